@@ -1,0 +1,5 @@
+import { profile } from './profile.js';
+
+export { profile };
+export * from './server/index.js';
+export default { profile };

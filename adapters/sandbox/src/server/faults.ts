@@ -1,0 +1,79 @@
+/**
+ * Injected failures, so tests can drive the proxy's retry, timeout and validation paths
+ * against a real socket rather than a mocked fetch.
+ */
+import type { ServerResponse } from 'node:http';
+import { sendJson, sendRaw } from './exchange.js';
+import type { Fault, FaultControl } from './types.js';
+
+export const TOKEN_ROUTE = 'POST /oauth/token';
+const DEFAULT_FAULT_BODY = { status: 'error', message: 'injected' };
+
+interface ArmedFault {
+  fault: Fault;
+  remaining: number;
+}
+
+export class FaultRegistry implements FaultControl {
+  private armed: ArmedFault[] = [];
+
+  add(fault: Fault): void {
+    const remaining = fault.times ?? Infinity;
+    if (!(remaining > 0)) return;
+    this.armed.push({ fault: { ...fault }, remaining });
+  }
+
+  clear(): void {
+    this.armed = [];
+  }
+
+  /**
+   * First armed fault matching `"METHOD /path"`, consumed once. The token route is only hit by
+   * a fault naming it exactly, so a catch-all fault does not also break authentication.
+   */
+  take(routeKey: string): Fault | undefined {
+    const index = this.armed.findIndex(({ fault }) =>
+      routeKey === TOKEN_ROUTE ? fault.route === TOKEN_ROUTE : fault.route === undefined || routeKey.startsWith(fault.route));
+    if (index < 0) return undefined;
+    const entry = this.armed[index]!;
+    entry.remaining--;
+    if (entry.remaining <= 0) this.armed.splice(index, 1);
+    return entry.fault;
+  }
+}
+
+/** What the server offers a fault: a sleep that close() interrupts. */
+export interface FaultContext {
+  /** Resolves true after `ms`, or false as soon as the sandbox closes. */
+  sleep(ms: number): Promise<boolean>;
+}
+
+/**
+ * Plays the fault. Returns true when the request is fully dealt with, false when normal
+ * handling must go on (a pure latency / header fault).
+ */
+export async function playFault(fault: Fault, res: ServerResponse, context: FaultContext): Promise<boolean> {
+  if (fault.latencyMs && fault.latencyMs > 0) {
+    if (!(await context.sleep(fault.latencyMs))) return true;
+  }
+  // Set now so that they also ride on a normal answer written later by the route.
+  for (const [name, value] of Object.entries(fault.headers ?? {})) res.setHeader(name, value);
+  if (fault.hang) return true;
+  if (fault.destroy) {
+    res.socket?.destroy();
+    return true;
+  }
+  if (fault.garbage) {
+    sendRaw(res, 200, 'text/html; charset=utf-8', '<html><body>oops: upstream maintenance</body></html>');
+    return true;
+  }
+  if (fault.nullBody) {
+    sendRaw(res, 200, 'application/json; charset=utf-8', 'null');
+    return true;
+  }
+  if (fault.status !== undefined) {
+    sendJson(res, fault.status, fault.body === undefined ? DEFAULT_FAULT_BODY : fault.body);
+    return true;
+  }
+  return false;
+}

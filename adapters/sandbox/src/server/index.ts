@@ -1,0 +1,18 @@
+export { startSandbox, SANDBOX_DEFAULTS } from './sandbox-server.js';
+export type {
+  AdvanceResult, Fault, FaultControl, ReceivedPart, ReceivedRequest, Sandbox, SandboxOptions, SandboxQuirks, SandboxStats,
+} from './types.js';
+export { Dataset } from './dataset.js';
+export type { DatasetOptions, NewDossier } from './dataset.js';
+export {
+  DOSSIER_ETATS, FACTURE_ETATS, STATE_TYPOS,
+} from './records.js';
+export type {
+  DossierEtat, Echeance, FactureDossierLine, FactureEtat, FraisAnnexe, Organisme, SandboxCerfa, SandboxDossier, SandboxFacture,
+} from './records.js';
+export { DATA_HORIZON, FIRST_YEAR, LAST_YEAR } from './generator.js';
+export { REFUSED_API_KEY, UPSTREAM_ROUTES } from './routes.js';
+export { REFUSED_CLIENT_SECRET } from './oauth.js';
+export { TOKEN_ROUTE } from './faults.js';
+export { CFA_KEY_END_OF_VALIDITY, MAX_LISTE_NUMBERS } from './read-routes.js';
+export { ibanValid, luhnValid } from './identities.js';

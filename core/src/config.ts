@@ -1,0 +1,149 @@
+/**
+ * Configuration (D2, D3): a JSON file validated against one schema, defaults from the spec,
+ * secrets from the environment only. An invalid config stops start-up with one message that
+ * names the bad key.
+ */
+import { readFileSync } from 'node:fs';
+import { validate } from '@opco-proxy/schemas';
+import { parseMasterKey } from './crypto.js';
+
+export interface OpcoConfig {
+  adapter: string;
+  baseUrl: string;
+  tokenUrl: string;
+  clientId: string;
+  clientSecretEnv: string;
+  scope?: string;
+  rateLimit?: { limit: number; windowMs: number };
+  pollingIntervalMs?: number;
+  /** Per-route cache lifetimes overriding the profile's, e.g. {"GET /dossiers/etats": 60}. */
+  cacheTtlS?: Record<string, number>;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  mode: 'production' | 'development';
+  store: { type: 'embedded'; path?: string } | { type: 'mongodb'; url: string; database?: string };
+  queue: { type: 'embedded' } | { type: 'rabbitmq'; url: string; prefix?: string };
+  plugins: string[];
+  publisher: { editeur: string; logiciel: string; version: string };
+  opcos: Record<string, OpcoConfig>;
+  hub?: { url: string; apiKeyEnv: string };
+  upstream: { timeoutMs: number };
+  jobs: { backoffMs: number[]; leaseMs: number; prefetch: number; retentionDays: number; sweepIntervalMs: number };
+  webhooks: { timeoutMs: number; retryDelaysMs: number[]; concurrency: number; retentionDays: number };
+  limits: { bodyBytes: number; fileBytes: number };
+  tenantRateLimit: { perSecond: number; burst: number };
+  /** D8: when non-empty, only these tenant hashes may use the service. */
+  allowedTenants: string[];
+  cache: { sweepIntervalMs: number };
+  logLevel: string;
+}
+
+/** What the kernel runs with: the file's config plus the secrets read from the environment. */
+export interface ResolvedConfig extends Config {
+  demo: boolean;
+  masterKey: Buffer;
+  clientSecrets: Record<string, string>;
+}
+
+/** Feature plugins enabled when `plugins` is not given (D3: all but hub). */
+export const DEFAULT_PLUGINS = ['cache', 'jobs', 'webhooks', 'sync'];
+
+/** Route prefixes of the service itself; an opcoId may not shadow them. */
+export const RESERVED_OPCO_IDS = ['health', 'ready', 'doc', 'metrics', 'sync', 'webhooks', 'pollers', 'admin', 'ws'];
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULTS: Omit<Config, 'opcos'> = {
+  port: 8080,
+  host: '0.0.0.0',
+  mode: 'production',
+  store: { type: 'embedded' },
+  queue: { type: 'embedded' },
+  plugins: DEFAULT_PLUGINS,
+  publisher: { editeur: 'opco-proxy', logiciel: 'opco-proxy', version: '0.1.0' },
+  upstream: { timeoutMs: 30_000 },
+  jobs: { backoffMs: [1000, 2000, 4000], leaseMs: 30_000, prefetch: 4, retentionDays: 30, sweepIntervalMs: 60_000 },
+  webhooks: { timeoutMs: 10_000, retryDelaysMs: [0, 1000, 5000, 15_000], concurrency: 16, retentionDays: 30 },
+  limits: { bodyBytes: 25 * 1024 * 1024, fileBytes: 10 * 1024 * 1024 },
+  tenantRateLimit: { perSecond: 50, burst: 100 },
+  allowedTenants: [],
+  cache: { sweepIntervalMs: 60_000 },
+  logLevel: 'info',
+};
+
+export function readConfigFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`config file ${path} cannot be read: ${(err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** Validates, fills defaults, reads secrets. `PORT` in the environment overrides `port`. */
+export function resolveConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, options: { demo?: boolean } = {}): ResolvedConfig {
+  const result = validate('config', raw);
+  if (!result.valid) throw new ConfigError(`invalid configuration: ${result.errors[0]}`);
+  const file = raw as Partial<Config> & { opcos?: Record<string, OpcoConfig> };
+  const config: Config = {
+    ...DEFAULTS,
+    ...file,
+    publisher: { ...DEFAULTS.publisher, ...file.publisher },
+    upstream: { ...DEFAULTS.upstream, ...file.upstream },
+    jobs: { ...DEFAULTS.jobs, ...file.jobs },
+    webhooks: { ...DEFAULTS.webhooks, ...file.webhooks },
+    limits: { ...DEFAULTS.limits, ...file.limits },
+    tenantRateLimit: { ...DEFAULTS.tenantRateLimit, ...file.tenantRateLimit },
+    cache: { ...DEFAULTS.cache, ...file.cache },
+    opcos: file.opcos ?? {},
+  };
+  if (env.PORT !== undefined) config.port = parsePort(env.PORT);
+  for (const opcoId of Object.keys(config.opcos)) {
+    if (RESERVED_OPCO_IDS.includes(opcoId)) throw new ConfigError(`invalid configuration: opcos.${opcoId}: "${opcoId}" is reserved for the service's own routes`);
+  }
+  if (config.plugins.includes('hub') && !config.hub) throw new ConfigError('invalid configuration: hub: required when the "hub" plugin is enabled');
+  const demo = options.demo ?? false;
+  return { ...config, demo, masterKey: readMasterKey(env, demo), clientSecrets: readClientSecrets(config, env) };
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`invalid configuration: PORT: "${value}" is not a port number`);
+  return port;
+}
+
+function readMasterKey(env: NodeJS.ProcessEnv, demo: boolean): Buffer {
+  const hex = env.OPCO_PROXY_MASTER_KEY;
+  if (!hex) {
+    if (demo) return Buffer.alloc(32, 7); // demo mode only: nothing it stores outlives the process
+    throw new ConfigError('invalid configuration: OPCO_PROXY_MASTER_KEY: required outside demo mode (64 hex characters)');
+  }
+  try {
+    return parseMasterKey(hex);
+  } catch {
+    throw new ConfigError('invalid configuration: OPCO_PROXY_MASTER_KEY: must be 64 hex characters (32 bytes)');
+  }
+}
+
+function readClientSecrets(config: Config, env: NodeJS.ProcessEnv): Record<string, string> {
+  const secrets: Record<string, string> = {};
+  for (const [opcoId, opco] of Object.entries(config.opcos)) {
+    const secret = env[opco.clientSecretEnv];
+    if (!secret) throw new ConfigError(`invalid configuration: opcos.${opcoId}.clientSecretEnv: environment variable ${opco.clientSecretEnv} is not set`);
+    secrets[opcoId] = secret;
+  }
+  return secrets;
+}

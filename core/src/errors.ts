@@ -1,0 +1,92 @@
+/**
+ * One table of error codes (SPEC 7 + D5), in the manner of Fastify's lib/errors.js.
+ * Every error that leaves the service is a ServiceError rendered by `toErrorBody`.
+ */
+
+export const ERROR_CODES = {
+  VALIDATION_ERROR: { status: 400, retryable: false, description: 'Invalid parameters or body' },
+  HTTP_ERROR: { status: 403, retryable: false, description: 'X-API-KEY missing or authentication failed' },
+  NOT_FOUND: { status: 404, retryable: false, description: 'Not found' },
+  CONFLICT: { status: 409, retryable: false, description: 'Conflict' },
+  PAYLOAD_TOO_LARGE: { status: 413, retryable: false, description: 'Request body too large' },
+  RATE_LIMITED: { status: 429, retryable: true, description: 'Rate limit exceeded' },
+  INTERNAL_ERROR: { status: 500, retryable: false, description: 'Unexpected internal error' },
+  NOT_SUPPORTED: { status: 501, retryable: false, description: 'Route not supported by this upstream body' },
+  NETWORK_ERROR: { status: 502, retryable: true, description: 'Network failure towards upstream' },
+  UPSTREAM_INVALID_RESPONSE: { status: 502, retryable: true, description: 'Upstream answer unusable' },
+  UNAVAILABLE: { status: 503, retryable: true, description: 'Service temporarily unavailable' },
+  TIMEOUT: { status: 504, retryable: true, description: 'Upstream did not answer in time' },
+  // The HTTP status of UPSTREAM_ERROR is the upstream's own; 502 is only the fallback.
+  UPSTREAM_ERROR: { status: 502, retryable: false, description: 'Error returned by the upstream body' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ErrorDetails {
+  status?: number;
+  errors?: string[];
+  upstream?: unknown;
+  retryable?: boolean;
+  headers?: Record<string, string>;
+  /** Extra top-level fields of the body, e.g. `syncId` of a CONFLICT (D5). */
+  extra?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly errors?: string[];
+  readonly upstream?: unknown;
+  readonly headers: Record<string, string>;
+  readonly extra?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, description?: string, details: ErrorDetails = {}) {
+    super(description ?? ERROR_CODES[code].description, { cause: details.cause });
+    this.name = 'ServiceError';
+    this.code = code;
+    this.status = details.status ?? ERROR_CODES[code].status;
+    this.retryable = details.retryable ?? (code === 'UPSTREAM_ERROR' ? isRetryableStatus(this.status) : ERROR_CODES[code].retryable);
+    this.errors = details.errors;
+    this.upstream = details.upstream;
+    this.headers = details.headers ?? {};
+    this.extra = details.extra;
+  }
+}
+
+/** SPEC 7: an upstream error is retryable when its status is 429, 503 or 500 and above. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+export function createError(code: ErrorCode, description?: string, details?: ErrorDetails): ServiceError {
+  return new ServiceError(code, description, details);
+}
+
+export function isServiceError(err: unknown): err is ServiceError {
+  return err instanceof ServiceError;
+}
+
+/** Anything thrown that is not a ServiceError becomes INTERNAL_ERROR, without leaking its message. */
+export function asServiceError(err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
+  return new ServiceError('INTERNAL_ERROR', undefined, { cause: err });
+}
+
+export interface ErrorBody {
+  status: 'error';
+  code: ErrorCode;
+  description: string;
+  errors?: string[];
+  upstream?: unknown;
+  [extra: string]: unknown;
+}
+
+export function toErrorBody(err: ServiceError): ErrorBody {
+  const body: ErrorBody = { status: 'error', code: err.code, description: err.message };
+  if (err.errors) body.errors = err.errors;
+  if (err.upstream !== undefined) body.upstream = err.upstream;
+  if (err.extra) Object.assign(body, err.extra, { status: 'error', code: err.code });
+  return body;
+}

@@ -1,0 +1,97 @@
+/**
+ * Pipeline steps 1 and 2 (SPEC 1.1): the configured opcoIds resolved against their adapters'
+ * profiles, and the making of a call context for a route they support.
+ */
+import { createError } from './errors.js';
+import { loadModule } from './module-loader.js';
+import { ConfigError, type ResolvedConfig } from './config.js';
+import type { AdapterModule, Profile, RouteKey, RouteProfile } from './profile.js';
+import type { CallContext, Opco, Tenant } from './call-context.js';
+import { PRIORITY } from './call-context.js';
+
+export interface CallInput {
+  query?: Record<string, string>;
+  body?: unknown;
+  files?: Record<string, Buffer>;
+  priority?: number;
+  cancelled?: () => boolean | Promise<boolean>;
+  fresh?: boolean;
+}
+
+export class OpcoRegistry {
+  private constructor(private readonly opcos: Map<string, Opco>) {}
+
+  static async load(config: ResolvedConfig): Promise<OpcoRegistry> {
+    const opcos = new Map<string, Opco>();
+    for (const [id, entry] of Object.entries(config.opcos)) {
+      const adapter = await loadModule<AdapterModule>('adapter', entry.adapter, `opcos.${id}.adapter`);
+      if (!adapter?.profile?.routes) throw new ConfigError(`invalid configuration: opcos.${id}.adapter: "${entry.adapter}" exports no profile`);
+      const profile = withCacheOverrides(adapter.profile, entry.cacheTtlS, id);
+      opcos.set(id, {
+        id,
+        adapter: entry.adapter,
+        profile,
+        baseUrl: entry.baseUrl,
+        tokenUrl: entry.tokenUrl,
+        clientId: entry.clientId,
+        clientSecret: config.clientSecrets[id],
+        scope: entry.scope,
+        rateLimit: entry.rateLimit ?? profile.rateLimit,
+        pollingIntervalMs: entry.pollingIntervalMs ?? profile.polling.intervalMs,
+      });
+    }
+    return new OpcoRegistry(opcos);
+  }
+
+  list(): Opco[] {
+    return [...this.opcos.values()];
+  }
+
+  /** Step 1: unknown opcoId gives 404 NOT_FOUND. */
+  get(opcoId: string): Opco {
+    const opco = this.opcos.get(opcoId);
+    if (!opco) throw createError('NOT_FOUND', `unknown opcoId "${opcoId}"`);
+    return opco;
+  }
+
+  /** Step 2: a route the profile does not declare gives 501 NOT_SUPPORTED. */
+  route(opco: Opco, route: RouteKey): RouteProfile {
+    const routeProfile = opco.profile.routes[route];
+    if (!routeProfile) throw createError('NOT_SUPPORTED', `${route} is not supported by ${opco.id}`);
+    return routeProfile;
+  }
+
+  context(opcoId: string, route: RouteKey, tenant: Tenant, input: CallInput = {}): CallContext {
+    const opco = this.get(opcoId);
+    const routeProfile = this.route(opco, route);
+    return {
+      opco,
+      route,
+      routeProfile,
+      method: route.startsWith('GET ') ? 'GET' : 'POST',
+      tenant,
+      query: input.query ?? {},
+      body: input.body,
+      files: input.files,
+      priority: input.priority ?? PRIORITY.client,
+      cancelled: input.cancelled,
+      fresh: input.fresh,
+      upstreamHeaders: {},
+      warnings: [],
+      startedAt: Date.now(),
+      cache: 'none',
+    };
+  }
+}
+
+/** The operator may shorten or lengthen a profile's cache lifetimes per route (config `cacheTtlS`). */
+function withCacheOverrides(profile: Profile, overrides: Record<string, number> | undefined, opcoId: string): Profile {
+  if (!overrides) return profile;
+  const routes = { ...profile.routes };
+  for (const [route, ttl] of Object.entries(overrides)) {
+    const routeProfile = routes[route as RouteKey];
+    if (!routeProfile) throw new ConfigError(`invalid configuration: opcos.${opcoId}.cacheTtlS: "${route}" is not a route of ${profile.id}`);
+    routes[route as RouteKey] = { ...routeProfile, cacheTtlS: ttl };
+  }
+  return { ...profile, routes };
+}

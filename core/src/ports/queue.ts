@@ -1,0 +1,52 @@
+/**
+ * The Queue port: durable work queues with priorities, delays and acknowledgements.
+ * Messages carry ids only (SPEC 5.4): keys and files never travel through the queue.
+ */
+
+/** SPEC 8 priorities: lower runs first (1 client POST, 5 default, 10 bulk sync and polling). */
+export type Priority = number;
+
+export interface PublishOptions {
+  /** 1 (first) to 10 (last); default 5. */
+  priority?: Priority;
+  /** Deliver no earlier than this many ms from now (retry backoff). */
+  delayMs?: number;
+}
+
+export interface ReceivedMessage<T> {
+  body: T;
+  priority: Priority;
+  /** True when this message was delivered before and not acknowledged (consumer died or failed). */
+  redelivered: boolean;
+}
+
+/**
+ * Resolving acknowledges the message. Rejecting hands it back: it is delivered again (with
+ * `redelivered: true`) after the consumer's `redeliveryDelayMs`, never lost.
+ */
+export type MessageHandler<T> = (message: ReceivedMessage<T>) => Promise<void>;
+
+export interface ConsumeOptions {
+  /** Unacknowledged messages this consumer holds at once; default 4. */
+  prefetch?: number;
+  /** Delay before a rejected message comes back; default 1000. */
+  redeliveryDelayMs?: number;
+}
+
+export interface Consumer {
+  /** Stops taking new messages and waits for the handlers in progress to settle. */
+  cancel(): Promise<void>;
+}
+
+export interface Queue {
+  readonly kind: string;
+  /**
+   * Resolves once the message is held durably by the backend (publisher confirm for RabbitMQ);
+   * rejects when it cannot be accepted, so the caller can refuse the work (503 UNAVAILABLE).
+   */
+  publish<T>(queue: string, body: T, options?: PublishOptions): Promise<void>;
+  consume<T>(queue: string, handler: MessageHandler<T>, options?: ConsumeOptions): Promise<Consumer>;
+  /** Resolves when the backend answers; rejects otherwise (used by /ready). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,85 @@
+/**
+ * The Store port: document collections with Mongo-style filters and updates.
+ *
+ * Kept to what FerretDB v1 supports too: no transactions, no change streams, no TTL or
+ * partial indexes, no projection on findOneAnd*. Expiry is an `expiresAt` Date field that
+ * readers filter on and `sweepExpired` deletes.
+ */
+
+/** Every stored document has a string `_id` chosen by the caller. */
+export interface Doc {
+  _id: string;
+}
+
+/**
+ * Mongo query subset both implementations understand: equality on (dotted) fields,
+ * `$eq $ne $gt $gte $lt $lte $in $nin $exists`, and `$and` / `$or`.
+ */
+export type Filter = Record<string, unknown>;
+
+/** Mongo update subset: `$set $unset $inc $push $setOnInsert`. */
+export type Update = {
+  $set?: Record<string, unknown>;
+  $unset?: Record<string, unknown>;
+  $inc?: Record<string, number>;
+  $push?: Record<string, unknown>;
+  $setOnInsert?: Record<string, unknown>;
+};
+
+export type SortSpec = Record<string, 1 | -1>;
+
+export interface FindOptions {
+  sort?: SortSpec;
+  limit?: number;
+  skip?: number;
+}
+
+export interface FindOneAndUpdateOptions {
+  /** Insert `{...equality fields of filter, ...$setOnInsert, ...$set}` when nothing matches. */
+  upsert?: boolean;
+  /** Which version to return; default 'after'. */
+  returnDocument?: 'before' | 'after';
+  /** When several match, update the first in this order. */
+  sort?: SortSpec;
+}
+
+export interface IndexOptions {
+  unique?: boolean;
+  name?: string;
+}
+
+export interface Collection<T extends Doc = Doc> {
+  /** Throws DuplicateKeyError when `_id` or a unique index already holds the value. */
+  insertOne(doc: T): Promise<void>;
+  findOne(filter: Filter): Promise<T | null>;
+  find(filter: Filter, options?: FindOptions): Promise<T[]>;
+  /** Atomic: the document matched is the document changed, even across instances. */
+  findOneAndUpdate(filter: Filter, update: Update, options?: FindOneAndUpdateOptions): Promise<T | null>;
+  /** Returns how many documents matched. */
+  updateMany(filter: Filter, update: Update): Promise<number>;
+  /** Returns how many documents were deleted (0 or 1). */
+  deleteOne(filter: Filter): Promise<number>;
+  deleteMany(filter: Filter): Promise<number>;
+  count(filter?: Filter): Promise<number>;
+  /** Idempotent. Unique indexes make concurrent inserts of one key fail with DuplicateKeyError. */
+  createIndex(keys: SortSpec, options?: IndexOptions): Promise<void>;
+  /** Deletes documents whose `expiresAt` is at or before `now`; returns the count. */
+  sweepExpired(now?: Date): Promise<number>;
+}
+
+export interface Store {
+  readonly kind: string;
+  collection<T extends Doc = Doc>(name: string): Collection<T>;
+  /** Resolves when the backend answers; rejects otherwise (used by /ready). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Raised by insertOne / upserts when a unique constraint is violated. */
+export class DuplicateKeyError extends Error {
+  readonly code = 'DUPLICATE_KEY';
+  constructor(message = 'duplicate key') {
+    super(message);
+    this.name = 'DuplicateKeyError';
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * One collection of the embedded store: a nedb Datastore behind the Store port.
+ *
+ * nedb keeps the data, the indexes and the file; this class supplies what nedb lacks or does
+ * differently: MongoDB filter semantics (filter-matching.ts), `$setOnInsert` and upserts seeded
+ * from the filter, returnDocument 'before', and atomic read-then-write under a mutex.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  DuplicateKeyError,
+  type Collection,
+  type Doc,
+  type Filter,
+  type FindOneAndUpdateOptions,
+  type FindOptions,
+  type IndexOptions,
+  type SortSpec,
+  type Update,
+} from '../ports/store.js';
+import { compileFilter, equalityFields, isPlainObject } from './filter-matching.js';
+import { Mutex } from './mutex.js';
+import { nedbModel, type Datastore } from './nedb.js';
+
+type Modifier = Omit<Update, '$setOnInsert'>;
+const MODIFIERS = new Set(['$set', '$unset', '$inc', '$push']);
+
+export class EmbeddedCollection<T extends Doc> implements Collection<T> {
+  /** Every write takes it, so a findOneAndUpdate's read and write see no other write between. */
+  private readonly writes = new Mutex();
+
+  constructor(
+    private readonly datastore: Promise<Datastore>,
+    /** Whether there is a datafile to compact. */
+    private readonly persistent: boolean,
+    private readonly assertOpen: () => void,
+  ) {}
+
+  async insertOne(doc: T): Promise<void> {
+    if (typeof doc !== 'object' || doc === null || typeof doc._id !== 'string' || doc._id === '') {
+      throw new TypeError('a document needs a non-empty string _id');
+    }
+    const copy = cloneDocument(doc);
+    await this.write((db) => db.insertAsync(copy));
+  }
+
+  async findOne(filter: Filter): Promise<T | null> {
+    const [doc] = await this.find(filter, { limit: 1 });
+    return doc ?? null;
+  }
+
+  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    const query = nedbQuery(filter);
+    const db = await this.open();
+    let cursor = db.findAsync<T>(query);
+    if (options.sort) cursor = cursor.sort(options.sort);
+    if (options.skip) cursor = cursor.skip(options.skip);
+    if (options.limit) cursor = cursor.limit(options.limit);
+    const docs = (await cursor) as unknown as T[];
+    return docs.map(cloneDocument);
+  }
+
+  async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
+    const query = nedbQuery(filter);
+    const { modifier, setOnInsert } = splitUpdate(update);
+    return this.write(async (db) => {
+      let cursor = db.findAsync<T>(query);
+      if (options.sort) cursor = cursor.sort(options.sort);
+      const [before] = (await cursor.limit(1)) as unknown as T[];
+      if (before) {
+        const after = modifier
+          ? ((await db.updateAsync({ _id: before._id }, modifier, { returnUpdatedDocs: true })).affectedDocuments as unknown as T)
+          : before;
+        return cloneDocument(options.returnDocument === 'before' ? before : after);
+      }
+      if (!options.upsert) return null;
+      const inserted = await db.insertAsync(upsertDocument(filter, setOnInsert, modifier));
+      return options.returnDocument === 'before' ? null : cloneDocument(inserted as unknown as T);
+    });
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<number> {
+    const query = nedbQuery(filter);
+    // $setOnInsert alone changes nothing in documents that already exist.
+    const { modifier } = splitUpdate(update);
+    return this.write(async (db) =>
+      modifier ? (await db.updateAsync(query, modifier, { multi: true })).numAffected : db.countAsync(query),
+    );
+  }
+
+  async deleteOne(filter: Filter): Promise<number> {
+    const query = nedbQuery(filter);
+    return this.write((db) => db.removeAsync(query, { multi: false }));
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    const query = nedbQuery(filter);
+    return this.write((db) => db.removeAsync(query, { multi: true }));
+  }
+
+  async count(filter: Filter = {}): Promise<number> {
+    const query = nedbQuery(filter);
+    const db = await this.open();
+    return db.countAsync(query) as unknown as Promise<number>;
+  }
+
+  async createIndex(keys: SortSpec, options: IndexOptions = {}): Promise<void> {
+    const fields = Object.keys(keys);
+    if (fields.length === 0) throw new TypeError('an index needs at least one field');
+    // nedb ignores direction and names; ensureIndex is a no-op when the fields are indexed already.
+    const fieldName = fields.length === 1 ? fields[0]! : fields;
+    await this.write((db) => db.ensureIndexAsync({ fieldName, unique: options.unique ?? false }));
+  }
+
+  sweepExpired(now: Date = new Date()): Promise<number> {
+    return this.deleteMany({ expiresAt: { $lte: now } });
+  }
+
+  /** Waits for queued writes, then rewrites the datafile compactly (no-op in memory). */
+  async close(): Promise<void> {
+    await this.writes.idle();
+    const db = await this.datastore.catch(() => undefined);
+    if (db && this.persistent) await db.compactDatafileAsync();
+  }
+
+  async compact(): Promise<void> {
+    if (!this.persistent) return;
+    const db = await this.open();
+    await this.writes.run(() => db.compactDatafileAsync());
+  }
+
+  private async open(): Promise<Datastore> {
+    this.assertOpen();
+    return this.datastore;
+  }
+
+  private async write<R>(task: (db: Datastore) => Promise<R>): Promise<R> {
+    const db = await this.open();
+    try {
+      return await this.writes.run(() => task(db));
+    } catch (err) {
+      if ((err as { errorType?: string }).errorType === 'uniqueViolated') {
+        throw new DuplicateKeyError(`duplicate key: ${(err as Error).message}`);
+      }
+      throw err;
+    }
+  }
+}
+
+/**
+ * nedb query for a port filter: our predicate through `$where`, plus the filter's top-level
+ * scalar equalities, which nedb matches identically and uses to pick candidates from indexes.
+ */
+function nedbQuery(filter: Filter): Record<string, unknown> {
+  const matches = compileFilter(filter);
+  const query: Record<string, unknown> = {
+    $where(this: unknown) {
+      return matches(this);
+    },
+  };
+  for (const [key, value] of Object.entries(filter)) {
+    if (!key.startsWith('$') && !key.includes('.') && ['string', 'number', 'boolean'].includes(typeof value)) {
+      query[key] = value;
+    }
+  }
+  return query;
+}
+
+/** Validates the update against the port's subset and separates what applies on insert only. */
+function splitUpdate(update: Update): { modifier: Modifier | undefined; setOnInsert: Record<string, unknown> } {
+  if (!isPlainObject(update)) throw new TypeError('an update must be a plain object');
+  const modifier: Record<string, unknown> = {};
+  let setOnInsert: Record<string, unknown> = {};
+  const operators = Object.entries(update);
+  if (operators.length === 0) throw new TypeError('an update needs at least one operator');
+  for (const [op, fields] of operators) {
+    if (!isPlainObject(fields)) throw new TypeError(`${op} needs an object of fields`);
+    if (op === '$setOnInsert') setOnInsert = fields;
+    else if (MODIFIERS.has(op)) {
+      if (Object.keys(fields).length > 0) modifier[op] = dropUndefined(fields);
+    } else throw new TypeError(`unsupported update operator ${op}`);
+  }
+  // An empty modifier would make nedb replace the whole document.
+  return { modifier: Object.keys(modifier).length > 0 ? (modifier as Modifier) : undefined, setOnInsert };
+}
+
+/** `{...equality fields of the filter, ...$setOnInsert, ...$set}`, then the other operators. */
+function upsertDocument(filter: Filter, setOnInsert: Record<string, unknown>, modifier: Modifier | undefined): Record<string, unknown> {
+  const seed = equalityFields(filter);
+  const _id = seed._id ?? setOnInsert._id ?? modifier?.$set?._id ?? randomUUID();
+  if (typeof _id !== 'string') throw new TypeError('an upserted document needs a string _id');
+  let doc: Record<string, unknown> = { _id };
+  for (const fields of [seed, setOnInsert]) {
+    const rest = dropUndefined(fields);
+    delete rest._id;
+    if (Object.keys(rest).length > 0) doc = nedbModel.modify(doc, { $set: rest });
+  }
+  if (modifier) doc = nedbModel.modify(doc, modifier as Record<string, unknown>);
+  return cloneDocument(doc);
+}
+
+function dropUndefined(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * A copy sharing nothing with the stored document: nedb copies documents but hands out its own
+ * Date instances, which a caller could mutate. Undefined fields are dropped, as in a datafile.
+ */
+function cloneDocument<D>(value: D): D {
+  if (value instanceof Date) return new Date(value.getTime()) as D;
+  if (Array.isArray(value)) return value.map((v: unknown) => (v === undefined ? null : cloneDocument(v))) as D;
+  if (isPlainObject(value)) {
+    const copy: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) copy[k] = cloneDocument(v);
+    return copy as D;
+  }
+  return value;
+}

@@ -1,0 +1,32 @@
+/**
+ * Client authentication (SPEC 4.0.1, 5.1, 5.3, D8): the X-API-KEY is checked for shape only
+ * (the upstream body owns the keys), hashed into the tenant identity, and optionally matched
+ * against an operator allow-list of tenant hashes.
+ */
+import { createError } from './errors.js';
+import { sha256Hex } from './crypto.js';
+import type { Tenant } from './call-context.js';
+
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
+export function tenantHash(apiKey: string): string {
+  return sha256Hex(apiKey);
+}
+
+export function authenticate(header: string | string[] | undefined, allowList?: ReadonlySet<string>): Tenant {
+  const apiKey = Array.isArray(header) ? header[0] : header;
+  if (!apiKey) throw createError('HTTP_ERROR', 'X-API-KEY header is required');
+  if (apiKey.length < 8 || apiKey.length > 512 || CONTROL_CHARACTERS.test(apiKey)) {
+    throw createError('HTTP_ERROR', 'X-API-KEY is malformed');
+  }
+  const hash = tenantHash(apiKey);
+  if (allowList && allowList.size > 0 && !allowList.has(hash)) {
+    throw createError('HTTP_ERROR', 'X-API-KEY is not allowed on this service');
+  }
+  return { hash, apiKey };
+}
+
+/** What logs show of a key (SPEC 5.5): enough to tell keys apart, never enough to use one. */
+export function maskApiKey(apiKey: string): string {
+  return apiKey.length <= 4 ? '****' : `${apiKey.slice(0, 4)}****`;
+}

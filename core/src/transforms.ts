@@ -1,0 +1,284 @@
+/**
+ * The transform vocabulary of upstream profiles (SPEC 1.1 steps 5 and 7, 4.16).
+ *
+ * Each export is a factory returning a named, pure `Transform`. Profiles compose them as data,
+ * so every transform follows the same three rules:
+ * - it never mutates its input: the output is a fresh copy that shares no object or array with
+ *   the input, so later pipeline steps may mutate it without touching what the caller kept
+ *   (a stored job body, for instance, is transformed again on retry);
+ * - a path that is missing, or that crosses a value of the wrong type, leaves the value as it
+ *   was: the upstream or the client may omit optional fields, and drift is reported by response
+ *   validation (step 8), not by a transform;
+ * - a value it cannot convert is left as is, so validation can name the bad field.
+ *
+ * Paths are dotted (`cerfa.apprenti.nom`). `*` matches every element of an array or every key of
+ * an object (`lignes.*.numeroDossier`); a number matches one array element (`lignes.0.montant`).
+ */
+import type { Transform } from './profile.js';
+
+type JsonObject = Record<string, unknown>;
+type Container = JsonObject | unknown[];
+
+function isPlainObject(value: unknown): value is JsonObject {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Deep copy of arrays and plain objects; any other value (string, number, Date...) is kept. */
+function cloneJson<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(cloneJson) as T;
+  if (isPlainObject(value)) {
+    const copy: JsonObject = {};
+    for (const [key, item] of Object.entries(value)) copy[key] = cloneJson(item);
+    return copy as T;
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The one path resolver every transform uses.
+
+/** Splits and checks a path once, when the profile is defined, so a typo fails at load time. */
+function parsePath(path: string): string[] {
+  const segments = path.split('.');
+  if (segments.some((segment) => segment === '')) {
+    throw new Error(`invalid transform path "${path}": empty segment`);
+  }
+  return segments;
+}
+
+/**
+ * Calls `visit(container, key)` for every existing slot the path designates inside `root`.
+ * The last segment names the slot; the ones before it are walked. Missing keys, out-of-range
+ * indexes and scalars in the way simply yield no slot.
+ */
+function forEachSlot(
+  root: unknown,
+  segments: readonly string[],
+  visit: (container: Container, key: string | number) => void,
+): void {
+  const [head, ...rest] = segments;
+  if (head === undefined) return;
+  for (const key of matchingKeys(root, head)) {
+    const container = root as Container;
+    if (rest.length === 0) visit(container, key);
+    else forEachSlot((container as JsonObject)[key], rest, visit);
+  }
+}
+
+function matchingKeys(value: unknown, segment: string): Array<string | number> {
+  if (Array.isArray(value)) {
+    if (segment === '*') return value.map((_, index) => index);
+    const index = /^\d+$/.test(segment) ? Number(segment) : -1;
+    return index >= 0 && index < value.length ? [index] : [];
+  }
+  if (isPlainObject(value)) {
+    if (segment === '*') return Object.keys(value);
+    return Object.hasOwn(value, segment) ? [segment] : [];
+  }
+  return [];
+}
+
+/** A transform that rewrites, on a copy, the value found at each of `paths` with `convert`. */
+function atPaths(name: string, paths: readonly string[], convert: (value: unknown) => unknown): Transform {
+  const parsed = paths.map(parsePath);
+  return {
+    name,
+    apply(value) {
+      const copy = cloneJson(value);
+      for (const segments of parsed) {
+        forEachSlot(copy, segments, (container, key) => {
+          (container as JsonObject)[key] = convert((container as JsonObject)[key]);
+        });
+      }
+      return copy;
+    },
+  };
+}
+
+/** Rebuilds a value deeply, letting `onEntry` keep, drop or rewrite each object property. */
+function mapDeep(value: unknown, onEntry: (key: string, item: unknown) => { keep: boolean; value?: unknown }): unknown {
+  if (Array.isArray(value)) return value.map((item) => mapDeep(item, onEntry));
+  if (!isPlainObject(value)) return value;
+  const result: JsonObject = {};
+  for (const [key, item] of Object.entries(value)) {
+    const entry = onEntry(key, item);
+    if (entry.keep) result[key] = mapDeep(entry.value, onEntry);
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The vocabulary.
+
+/** Removes leading and trailing white space from string values. */
+export function trim(paths: readonly string[]): Transform {
+  return atPaths('trim', paths, (value) => (typeof value === 'string' ? value.trim() : value));
+}
+
+/** Upper-cases string values (accents kept: `é` becomes `É`). Does not trim; compose with `trim`. */
+export function uppercase(paths: readonly string[]): Transform {
+  return atPaths('uppercase', paths, (value) => (typeof value === 'string' ? value.toUpperCase() : value));
+}
+
+export interface DateFormatOptions {
+  /**
+   * Time zone whose calendar date a timestamp with an offset (`Z`, `+02:00`) stands for.
+   * Contracts are French, and a client that serialises a local midnight with `toISOString()`
+   * sends the previous day in UTC (`2024-08-31T22:00:00.000Z`), so the default is Paris.
+   */
+  timeZone?: string;
+}
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const FRENCH_DATE = /^(\d{2})\/(\d{2})\/(\d{4})$/;
+const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+function calendarDate(year: string, month: string, day: string): string | undefined {
+  const y = Number(year), m = Number(month), d = Number(day);
+  const date = new Date(Date.UTC(y, m - 1, d));
+  const real = date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
+  return real ? `${year}-${month}-${day}` : undefined;
+}
+
+/**
+ * Writes dates as `YYYY-MM-DD`. Accepts `YYYY-MM-DD`, `DD/MM/YYYY` and ISO 8601 timestamps.
+ * A timestamp without offset keeps the date it states; one with an offset is read as an instant
+ * and given the calendar date of `timeZone`. Anything else (including impossible dates such as
+ * `31/02/2024`) is left as is for validation to report.
+ */
+export function dateFormat(paths: readonly string[], options: DateFormatOptions = {}): Transform {
+  const inZone = new Intl.DateTimeFormat('en-CA', {
+    timeZone: options.timeZone ?? 'Europe/Paris',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  });
+  const format = (value: unknown): unknown => {
+    if (typeof value !== 'string') return value;
+    let match = ISO_DATE.exec(value);
+    if (match) return value;
+    match = FRENCH_DATE.exec(value);
+    if (match) return calendarDate(match[3]!, match[2]!, match[1]!) ?? value;
+    match = ISO_TIMESTAMP.exec(value);
+    if (!match) return value;
+    const stated = calendarDate(match[1]!, match[2]!, match[3]!);
+    if (stated === undefined) return value;
+    if (match[4] === undefined) return stated;
+    const instant = new Date(value);
+    if (Number.isNaN(instant.getTime())) return value;
+    // en-CA formats as YYYY-MM-DD; formatToParts keeps this independent of that habit.
+    const parts = Object.fromEntries(inZone.formatToParts(instant).map((part) => [part.type, part.value]));
+    return `${parts.year}-${parts.month}-${parts.day}`;
+  };
+  return atPaths('dateFormat', paths, format);
+}
+
+/**
+ * Removes every object property whose value is null, at any depth, including in objects inside
+ * arrays. Null array elements are kept: removing them would shift the positions of the others.
+ * An object left empty stays (as `{}`).
+ */
+export function dropNulls(): Transform {
+  return {
+    name: 'dropNulls',
+    apply: (value) => mapDeep(value, (_key, item) => ({ keep: item !== null, value: item })),
+  };
+}
+
+/**
+ * Renames fields: each key of `map` is the dotted path of a field, its value the new name at the
+ * same level (`{ 'lignes.*.numDossier': 'numeroDossier' }`). Like `mv`, a field already bearing
+ * the new name is overwritten.
+ */
+export function rename(map: Readonly<Record<string, string>>): Transform {
+  const moves = Object.entries(map).map(([path, newName]) => {
+    const segments = parsePath(path);
+    if (segments[segments.length - 1] === '*' || newName === '' || newName.includes('.')) {
+      throw new Error(`invalid rename "${path}" -> "${newName}": rename one named field to a plain name`);
+    }
+    return { segments, newName };
+  });
+  return {
+    name: 'rename',
+    apply(value) {
+      const copy = cloneJson(value);
+      for (const { segments, newName } of moves) {
+        forEachSlot(copy, segments, (container, key) => {
+          if (Array.isArray(container) || key === newName) return;
+          const moved = container[key];
+          delete container[key];
+          container[newName] = moved;
+        });
+      }
+      return copy;
+    },
+  };
+}
+
+/** Writes finite numbers as strings (`35` becomes `"35"`); other values are left as is. */
+export function toString(paths: readonly string[]): Transform {
+  return atPaths('toString', paths, (value) =>
+    typeof value === 'number' && Number.isFinite(value) ? String(value) : value,
+  );
+}
+
+/** Replaces string values found in `map` by their image; strings not in `map` are left as is. */
+export function mapValues(paths: readonly string[], map: Readonly<Record<string, unknown>>): Transform {
+  return atPaths('mapValues', paths, (value) => lookup(map, value));
+}
+
+function lookup(map: Readonly<Record<string, unknown>>, value: unknown): unknown {
+  // Object.hasOwn, so that a value such as "constructor" is never mapped through the prototype.
+  return typeof value === 'string' && Object.hasOwn(map, value) ? cloneJson(map[value]) : value;
+}
+
+/** SPEC 4.16 "State corrections": typos and labels some upstreams send instead of the spec's states. */
+export const STATE_CORRECTIONS: Readonly<Record<string, string>> = Object.freeze({
+  RUTPURE: 'RUPTURE',
+  'En cours': 'EN_COURS_INSTRUCTION',
+  Valide: 'ENGAGE',
+  Refuse: 'REFUSE',
+});
+
+/** The property names that carry a dossier or invoice state in upstream answers (SPEC 2.1-2.4). */
+export const STATE_KEYS: readonly string[] = Object.freeze(['etat', 'etatDossier', 'etatFacture']);
+
+/**
+ * Corrects states wherever they appear: every property, at any depth, whose name is in `keys`
+ * has its value mapped with `map`. Deep rather than path-based because the same state shows up
+ * in a dossier record, in etats items and in each record of a liste.
+ */
+export function correctStates(
+  map: Readonly<Record<string, string>> = STATE_CORRECTIONS,
+  keys: readonly string[] = STATE_KEYS,
+): Transform {
+  const stateKeys = new Set(keys);
+  return {
+    name: 'correctStates',
+    apply: (value) =>
+      mapDeep(value, (key, item) => ({ keep: true, value: stateKeys.has(key) ? lookup(map, item) : item })),
+  };
+}
+
+/**
+ * Some upstreams answer a paged route with a bare array. This wraps it into the page object of
+ * the spec (SPEC 2.2): `{status: 'success', total: n, count: n, page: 1, [key]: array}`.
+ * Anything that is not an array is left as is.
+ */
+export function wrapBareArray(key: string): Transform {
+  return {
+    name: 'wrapBareArray',
+    apply(value) {
+      if (!Array.isArray(value)) return cloneJson(value);
+      const n = value.length;
+      return { status: 'success', total: n, count: n, page: 1, [key]: cloneJson(value) };
+    },
+  };
+}
+
+/** Applies transforms in order, as pipeline steps 5 and 7 do with a route's lists. */
+export function applyTransforms(value: unknown, transforms: readonly Transform[] = []): unknown {
+  return transforms.reduce((current, transform) => transform.apply(current), value);
+}

@@ -1,0 +1,120 @@
+/**
+ * Starts the real service on a free port against a real sandbox upstream, and speaks HTTP to it.
+ */
+import { Writable } from 'node:stream';
+import { createKernel, createLogger, resolveConfig, type Config, type HostResolver, type Kernel, type OpcoConfig, type Store } from '@opco-proxy/core';
+import { startSandbox, type Sandbox, type SandboxOptions } from '@opco-proxy/adapter-sandbox';
+
+export const TEST_MASTER_KEY = '0f'.repeat(32);
+export const KEY_A = 'tenant-a-key-0001';
+export const KEY_B = 'tenant-b-key-0002';
+
+export interface ServiceOptions {
+  config?: Partial<Config>;
+  /** Overrides of the `sandbox` opco entry (rateLimit, cacheTtlS, adapter, ...). */
+  opco?: Partial<OpcoConfig>;
+  /** More opcoIds pointing at the same sandbox, e.g. {common: {adapter: 'common-api'}}. */
+  opcos?: Record<string, Partial<OpcoConfig>>;
+  sandbox?: SandboxOptions;
+  /** Reuse a running sandbox (several instances against one upstream). */
+  upstream?: Sandbox;
+  store?: Store;
+  /** Replaces DNS for the kernel (SSRF tests). */
+  resolveHost?: HostResolver;
+  /** Extra environment (secrets) for resolveConfig. */
+  env?: Record<string, string>;
+  /** Collects log lines instead of printing them. */
+  logs?: string[];
+}
+
+export interface Service {
+  url: string;
+  kernel: Kernel;
+  sandbox: Sandbox;
+  get(path: string, options?: RequestOptions): Promise<Reply>;
+  request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  headers?: Record<string, string>;
+  body?: unknown;
+  rawBody?: string;
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function startService(options: ServiceOptions = {}): Promise<Service> {
+  const sandbox = options.upstream ?? (await startSandbox(options.sandbox));
+  const upstreamEntry = (overrides?: Partial<OpcoConfig>) => ({
+    adapter: 'sandbox', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'test-client', clientSecretEnv: 'TEST_SANDBOX_SECRET', ...overrides,
+  });
+  const opcos: Record<string, OpcoConfig> = { sandbox: upstreamEntry(options.opco) };
+  for (const [id, overrides] of Object.entries(options.opcos ?? {})) opcos[id] = upstreamEntry(overrides);
+  const raw = {
+    mode: 'development',
+    host: '127.0.0.1',
+    logLevel: options.logs ? 'debug' : 'silent',
+    ...options.config,
+    opcos,
+  };
+  try {
+    return await listen(options, sandbox, raw);
+  } catch (err) {
+    if (!options.upstream) await sandbox.close();
+    throw err;
+  }
+}
+
+async function listen(options: ServiceOptions, sandbox: Sandbox, raw: unknown): Promise<Service> {
+  const config = resolveConfig(raw, { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, TEST_SANDBOX_SECRET: 'test-secret', ...options.env });
+  const log = options.logs ? createLogger({ level: 'debug', destination: lineCollector(options.logs) }) : undefined;
+  const kernel = await createKernel(config, { store: options.store, log, resolveHost: options.resolveHost });
+  const url = await kernel.listen(0, '127.0.0.1');
+  const request = (method: string, path: string, req: RequestOptions = {}) => send(url, method, path, req);
+  return {
+    url,
+    kernel,
+    sandbox,
+    request,
+    get: (path, req) => request('GET', path, req),
+    async close() {
+      await kernel.close();
+      if (!options.upstream) await sandbox.close();
+    },
+  };
+}
+
+export async function send(url: string, method: string, path: string, req: RequestOptions = {}): Promise<Reply> {
+  const headers: Record<string, string> = { ...req.headers };
+  if (req.key !== null) headers['x-api-key'] = req.key ?? KEY_A;
+  let body: string | undefined = req.rawBody;
+  if (req.body !== undefined) {
+    body = JSON.stringify(req.body);
+    headers['content-type'] = 'application/json';
+  }
+  const response = await fetch(url + path, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+function lineCollector(lines: string[]): Writable {
+  return new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+}

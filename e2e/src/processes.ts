@@ -1,0 +1,67 @@
+/** Runs the real CLI as child processes (serve, api, worker) for process-level tests. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const CLI = fileURLToPath(new URL('../../../core/dist/src/cli.js', import.meta.url));
+
+export interface CliProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the URL once an HTTP role is listening. */
+  url: Promise<string>;
+  /** Resolves when a line matching `pattern` was printed. */
+  printed(pattern: RegExp, timeoutMs?: number): Promise<void>;
+}
+
+export function runCli(args: string[], env: Record<string, string> = {}): CliProcess {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    text += chunk;
+    for (const listener of listeners) listener();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const printed = (pattern: RegExp, timeoutMs = 20_000) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!pattern.test(text)) return;
+        listeners.delete(check);
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        listeners.delete(check);
+        reject(new Error(`no ${pattern} within ${timeoutMs} ms; output:\n${text.slice(-3000)}`));
+      }, timeoutMs);
+      listeners.add(check);
+      child.once('exit', (code) => {
+        if (listeners.delete(check)) {
+          clearTimeout(timer);
+          reject(new Error(`exited ${code} before ${pattern}; output:\n${text.slice(-3000)}`));
+        }
+      });
+      check();
+    });
+  const url = printed(/listening on http:\/\/\S+/).then(() => /listening on (http:\/\/[^\s"]+)/.exec(text)![1]);
+  url.catch(() => {});
+  return { child, output: () => text, url, printed };
+}
+
+export async function stopCli(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  child.kill(signal);
+  const [code] = await once(child, 'exit');
+  return code as number | null;
+}
+
+export function writeConfig(config: unknown): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'opco-config-')), 'config.json');
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+}

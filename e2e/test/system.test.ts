@@ -1,0 +1,77 @@
+// System routes (SPEC 4.1, 4.2, /ready, /metrics), interface version (D27), tenant rate (D6),
+// allow-list (D8).
+import t from 'tap';
+import { tenantHash } from '@opco-proxy/core';
+import { startService, KEY_A, KEY_B } from '../src/index.js';
+
+const SPEC_ROUTES = [
+  'get /health', 'get /doc', 'get /{opcoId}/status', 'get /{opcoId}/cfakeyinfo', 'get /{opcoId}/dossiers',
+  'get /{opcoId}/dossiers/etats', 'get /{opcoId}/dossiers/liste', 'post /{opcoId}/dossiers', 'post /{opcoId}/factures',
+  'get /{opcoId}/factures/etats', 'post /{opcoId}/conventions', 'post /{opcoId}/certificats', 'post /{opcoId}/documents',
+  'get /{opcoId}/jobs/{jobId}', 'post /sync/dossiers', 'get /sync/{syncId}', 'delete /sync/{syncId}',
+  'post /webhooks', 'get /webhooks', 'patch /webhooks/{id}', 'delete /webhooks/{id}', 'get /webhooks/{id}/logs',
+];
+
+const service = await startService({ config: { tenantRateLimit: { perSecond: 2, burst: 3 } } });
+t.teardown(() => service.close());
+
+t.test('GET /health needs no key', async (t) => {
+  const reply = await service.get('/health', { key: null });
+  t.equal(reply.status, 200);
+  t.same(reply.body, { status: 'ok' });
+  t.equal(reply.headers.get('svc-api-version'), '1');
+});
+
+t.test('GET /ready reports the store reachable', async (t) => {
+  const reply = await service.get('/ready', { key: null });
+  t.equal(reply.status, 200);
+  t.equal(reply.body.status, 'ready');
+});
+
+t.test('GET /doc is an OpenAPI 3.0 document listing every route of SPEC 4', async (t) => {
+  const reply = await service.get('/doc', { key: null });
+  t.equal(reply.status, 200);
+  t.match(reply.body.openapi, /^3\.0\./);
+  const listed = new Set<string>();
+  for (const [path, item] of Object.entries(reply.body.paths as Record<string, Record<string, unknown>>)) {
+    for (const method of Object.keys(item)) listed.add(`${method} ${path}`);
+  }
+  for (const route of SPEC_ROUTES) t.ok(listed.has(route), route);
+});
+
+t.test('GET /metrics exposes Prometheus text', async (t) => {
+  await service.get('/sandbox/dossiers/etats?numeroPage=1', { key: KEY_B });
+  const reply = await service.get('/metrics', { key: null });
+  t.equal(reply.status, 200);
+  t.match(reply.text, /opco_proxy_upstream_calls_total\{opco="sandbox",route="GET \/dossiers\/etats",status="200"\} \d+/);
+});
+
+t.test('a tenant over its own request rate gets 429; others are unaffected (D6)', async (t) => {
+  const statuses = [];
+  for (let i = 0; i < 6; i++) statuses.push((await service.get('/sandbox/status', { key: 'noisy-tenant-key' })).status);
+  t.ok(statuses.slice(0, 3).every((s) => s === 200), 'burst admitted');
+  t.ok(statuses.includes(429), 'then limited');
+  const limited = await service.get('/sandbox/status', { key: 'noisy-tenant-key' });
+  t.equal(limited.body.code, 'RATE_LIMITED');
+  t.ok(Number(limited.headers.get('retry-after')) >= 1);
+  t.equal((await service.get('/sandbox/status', { key: KEY_A })).status, 200, 'another tenant still served');
+  t.equal((await service.get('/health', { key: 'noisy-tenant-key' })).status, 200, '/health exempt');
+});
+
+t.test('an allow-list of tenant hashes restricts the service (D8)', async (t) => {
+  const restricted = await startService({ config: { allowedTenants: [tenantHash(KEY_A)] } });
+  t.teardown(() => restricted.close());
+  t.equal((await restricted.get('/sandbox/status', { key: KEY_A })).status, 200);
+  const refused = await restricted.get('/sandbox/status', { key: KEY_B });
+  t.equal(refused.status, 403);
+  t.equal(refused.body.code, 'HTTP_ERROR');
+});
+
+t.test('/ready answers 503 UNAVAILABLE when the store is gone', async (t) => {
+  const broken = await startService();
+  t.teardown(() => broken.close().catch(() => {}));
+  await broken.kernel.store.close();
+  const reply = await broken.get('/ready', { key: null });
+  t.equal(reply.status, 503, reply.text);
+  t.equal(reply.body.code, 'UNAVAILABLE');
+});

@@ -1,0 +1,115 @@
+// SPEC 6, D22, D23: job events reach subscribed, active webhooks as signed notifications;
+// a slow receiver does not hold back another; redirects are not followed.
+import t from 'tap';
+import { tenantHash } from '@opco-proxy/core';
+import { startService, startReceiver, signatureValid, dossierBody, factureBody, waitForJob, PDF, KEY_A, KEY_B } from '../src/index.js';
+
+const service = await startService({ config: { jobs: { backoffMs: [50, 50, 50] } as never } });
+const receiver = await startReceiver();
+t.teardown(async () => {
+  await service.close();
+  await receiver.close();
+});
+const subscribe = async (events: string[], path: string, key = KEY_A) => {
+  const reply = await service.request('POST', '/webhooks', { key, body: { callbackUrl: `${receiver.url}${path}`, events } });
+  if (reply.status !== 201) throw new Error(reply.text);
+  return reply.body as { id: string; secret: string };
+};
+const at = (path: string) => receiver.received.filter((r) => r.path === path);
+const settle = async (ms = 300) => new Promise((r) => setTimeout(r, ms));
+
+t.test('job events arrive signed, with the D22 data, on every delivery', async (t) => {
+  const all = await subscribe(['job.completed', 'job.failed', 'job.progress'], '/all');
+  const reply = await service.request('POST', '/sandbox/dossiers', { body: dossierBody({ _files: { cerfa: PDF.toString('base64') } }) });
+  const job = await waitForJob(service, reply.body.statusUrl);
+  t.equal(job.status, 'completed');
+  for (let i = 0; i < 100 && at('/all').length < 3; i++) await settle(50);
+  const requests = at('/all');
+  t.same(requests.map((r) => r.body.event), ['job.progress', 'job.progress', 'job.completed']);
+  for (const request of requests) {
+    t.ok(signatureValid(all.secret, request), 'valid Svc-Signature over the raw body');
+    t.match(String(request.headers['svc-signature']), /^[0-9a-f]{64}$/, 'lowercase hex');
+    t.equal(request.headers['svc-event'], request.body.event);
+    t.match(String(request.headers['content-type']), /^application\/json/);
+    t.match(String(request.headers['svc-delivery-id']), /^[0-9a-f]{32}$/);
+    t.ok(!Number.isNaN(Date.parse(String(request.headers['svc-timestamp']))));
+    t.same(Object.keys(request.body).sort(), ['data', 'event', 'opcoId', 'timestamp']);
+    t.equal(request.body.opcoId, 'sandbox');
+  }
+  t.equal(new Set(requests.map((r) => r.headers['svc-delivery-id'])).size, 3, 'one delivery id per event');
+  t.same(requests[0].body.data, { jobId: job.jobId, type: 'post-dossier', step: 1, totalSteps: 2, name: 'dossier', status: 'completed' });
+  t.same(requests[2].body.data, { jobId: job.jobId, type: 'post-dossier', status: 'completed', result: job.result, completedAt: job.completedAt });
+  const tampered = { ...requests[2], raw: requests[2].raw.replace('completed', 'failed') };
+  t.notOk(signatureValid(all.secret, tampered), 'a changed body fails the check');
+
+  const failing = await subscribe(['job.failed'], '/failed');
+  service.sandbox.faults.add({ route: 'POST /v1/factures', status: 422, body: { message: 'non' }, times: 1 });
+  const bad = await service.request('POST', '/sandbox/factures', { body: factureBody('DOS-1') });
+  const failedJob = await waitForJob(service, bad.body.statusUrl);
+  for (let i = 0; i < 100 && at('/failed').length < 1; i++) await settle(50);
+  const [failed] = at('/failed');
+  t.ok(signatureValid(failing.secret, failed));
+  t.same(failed.body.data, { jobId: failedJob.jobId, type: 'post-facture', status: 'failed', error: failedJob.error, retries: 0 });
+  await settle();
+  t.equal(at('/failed').length, 1, 'the job.failed-only webhook got nothing else');
+});
+
+t.test('inactive webhooks and other tenants receive nothing; logs show each delivery', async (t) => {
+  const inactive = await subscribe(['job.completed'], '/inactive');
+  await service.request('PATCH', `/webhooks/${inactive.id}`, { body: { active: false } });
+  await subscribe(['job.completed'], '/tenant-b', KEY_B);
+  const listening = await subscribe(['job.completed'], '/listening');
+  const reply = await service.request('POST', '/sandbox/factures', { body: factureBody('DOS-2') });
+  await waitForJob(service, reply.body.statusUrl);
+  for (let i = 0; i < 100 && at('/listening').length < 1; i++) await settle(50);
+  await settle();
+  t.equal(at('/listening').length, 1);
+  t.equal(at('/inactive').length, 0, 'inactive: nothing');
+  t.equal(at('/tenant-b').length, 0, 'another tenant: nothing');
+  const logs = await service.get(`/webhooks/${listening.id}/logs`);
+  t.equal(logs.status, 200);
+  t.equal(logs.body.length, 1);
+  t.match(logs.body[0], { webhookId: listening.id, event: 'job.completed', status: 'delivered', statusCode: 200, attempts: 1, error: null });
+  t.equal(logs.body[0].payload.data.jobId, reply.body.jobId);
+  t.ok(logs.body[0].deliveredAt);
+  t.same((await service.get(`/webhooks/${inactive.id}/logs`)).body, []);
+});
+
+t.test('a slow receiver does not hold back another', async (t) => {
+  const slow = await startReceiver({ status: 200, delayMs: 4000 });
+  t.teardown(() => slow.close());
+  const tenant = 'slow-fast-tenant-key';
+  await service.request('POST', '/webhooks', { key: tenant, body: { callbackUrl: `${slow.url}/slow`, events: ['sync.batch'] } });
+  await service.request('POST', '/webhooks', { key: tenant, body: { callbackUrl: `${receiver.url}/fast`, events: ['sync.batch'] } });
+  const started = Date.now();
+  for (let batch = 1; batch <= 5; batch++) {
+    await service.kernel.emit({ type: 'sync.batch', tenant: tenantHash(tenant), opcoId: 'sandbox', data: { syncId: 's', batch, totalBatches: 5, dossiers: [] } });
+  }
+  for (let i = 0; i < 100 && at('/fast').length < 5; i++) await settle(50);
+  const fastDone = Date.now() - started;
+  t.equal(at('/fast').length, 5, 'all five reached the fast receiver');
+  t.ok(fastDone < 3000, `fast receiver served in ${fastDone} ms while the slow one takes 4 s per request`);
+  await slow.waitFor(5, 10_000);
+  t.ok(slow.received.every((r) => r.at - started < 2500), 'the slow deliveries ran in parallel, not one after another');
+});
+
+t.test('a redirect is never followed', async (t) => {
+  const target = await startReceiver();
+  t.teardown(() => target.close());
+  const tenant = 'redirect-tenant-key';
+  const created = await service.request('POST', '/webhooks', { key: tenant, body: { callbackUrl: `${receiver.url}/redirect`, events: ['sync.completed'] } });
+  receiver.script.push({ status: 302, headers: { location: `${target.url}/private` } });
+  await service.kernel.emit({ type: 'sync.completed', tenant: tenantHash(tenant), opcoId: 'sandbox', data: { syncId: 's', total: 0, durationMs: 1 } });
+  for (let i = 0; i < 100 && at('/redirect').length < 1; i++) await settle(50);
+  await settle(500);
+  t.equal(target.received.length, 0, 'the redirect target was never contacted');
+  receiver.script.push({ status: 307, headers: { location: 'http://10.0.0.1/internal' } });
+  await service.kernel.emit({ type: 'sync.completed', tenant: tenantHash(tenant), opcoId: 'sandbox', data: { syncId: 's2', total: 0, durationMs: 1 } });
+  for (let i = 0; i < 100 && at('/redirect').length < 2; i++) await settle(50);
+  await settle(300);
+  const toPrivate = (await service.get(`/webhooks/${created.body.id}/logs`, { key: tenant })).body.find((d: any) => d.payload.data.syncId === 's2');
+  t.match(toPrivate, { statusCode: 307, error: 'receiver answered 307' }, 'a redirect to a private address is a failed attempt, not a hop');
+  const toLoopback = (await service.get(`/webhooks/${created.body.id}/logs`, { key: tenant })).body.find((d: any) => d.payload.data.syncId === 's');
+  t.equal(toLoopback.statusCode, 302);
+  t.not(toLoopback.status, 'delivered');
+});

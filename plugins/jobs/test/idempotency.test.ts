@@ -1,0 +1,37 @@
+// D15: keys per tenant, kept 24 hours, payload differences flagged, expired keys reusable.
+import t from 'tap';
+import { canonicalJson, createEmbeddedStore } from '@opco-proxy/core';
+import { IdempotencyKeys } from '../src/idempotency.js';
+
+t.test('reserve, duplicate, payload difference, tenant scope', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const keys = new IdempotencyKeys(store);
+  t.equal((await keys.reserve('tenant-1', 'k', 'job-1', { a: 1, b: 2 })).fresh, true);
+  t.same(await keys.reserve('tenant-1', 'k', 'job-2', { b: 2, a: 1 }), { fresh: false, jobId: 'job-1', payloadDiffers: false }, 'key order does not matter');
+  t.same(await keys.reserve('tenant-1', 'k', 'job-3', { a: 2 }), { fresh: false, jobId: 'job-1', payloadDiffers: true });
+  t.equal((await keys.reserve('tenant-2', 'k', 'job-4', {})).fresh, true, 'another tenant');
+});
+
+t.test('an expired key is free again; a released key too', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const keys = new IdempotencyKeys(store);
+  await keys.reserve('t', 'k', 'job-1', {});
+  await store.collection('idempotency_keys').updateMany({}, { $set: { expiresAt: new Date(Date.now() - 1) } });
+  const again = await keys.reserve('t', 'k', 'job-2', {});
+  t.equal(again.fresh, true);
+  if (again.fresh) await again.release();
+  t.equal((await keys.reserve('t', 'k', 'job-3', {})).fresh, true, 'released after a refused submission');
+});
+
+t.test('key length is checked', async (t) => {
+  t.equal(IdempotencyKeys.check(undefined), undefined);
+  t.equal(IdempotencyKeys.check('k'.repeat(255)), 'k'.repeat(255));
+  t.throws(() => IdempotencyKeys.check('k'.repeat(256)), { code: 'VALIDATION_ERROR' });
+  t.throws(() => IdempotencyKeys.check(''), { code: 'VALIDATION_ERROR' });
+});
+
+t.test('canonical JSON', async (t) => {
+  t.equal(canonicalJson({ b: [1, { d: 1, c: 2 }], a: null }), '{"a":null,"b":[1,{"c":2,"d":1}]}');
+});

@@ -1,0 +1,117 @@
+/**
+ * Atomic findOneAndUpdate for servers whose own is not: FerretDB v1 runs findAndModify (and
+ * update) as a read, then a write by _id that does not re-check the filter, so 50 concurrent
+ * claims of 10 free slots gave 32 "winners". Its inserts, though, are atomic against the unique
+ * _id index, and a delete reports a document as deleted to one caller only.
+ *
+ * So here a findOneAndUpdate first takes a short lease on a candidate document, an insert of
+ * `{_id: "<collection>/<document _id>"}` into one locks collection, and only the holder re-checks
+ * the filter and updates. Every findOneAndUpdate through this package takes the lease, in every
+ * process; other writes (updateMany, deleteOne) do not, which the port does not ask of them.
+ *
+ * A lease whose holder died is removed once expired by the next caller that finds everything it
+ * wants locked. FerretDB's delete does not re-check its filter either, so in a window of
+ * microseconds such a removal could hit a lease taken a moment before: a residual risk that only
+ * exists after a process died in the middle of a claim.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Collection as DriverCollection, Db, Document, Filter as DriverFilter } from 'mongodb';
+import type { Doc, Filter, FindOneAndUpdateOptions, Update } from '@opco-proxy/core';
+import { upsertDocument } from './upsert-document.js';
+
+export const LOCKS_COLLECTION = '_store_locks';
+
+/** Long enough for one find-and-update round trip many times over; bounds a dead holder's block. */
+const LEASE_MS = 15_000;
+/** Past this, a findOneAndUpdate that keeps finding its candidates locked gives up. */
+const CLAIM_TIMEOUT_MS = 2 * LEASE_MS;
+/** Candidates fetched per round, so that contenders spread over several documents. */
+const CANDIDATES = 16;
+
+interface Lock {
+  _id: string;
+  token: string;
+  expiresAt: Date;
+}
+
+export class DocumentLocks {
+  private readonly locks: DriverCollection<Lock>;
+
+  constructor(db: Db) {
+    this.locks = db.collection<Lock>(LOCKS_COLLECTION);
+  }
+
+  async findOneAndUpdate<T extends Doc>(
+    collection: DriverCollection<T>,
+    filter: Filter,
+    update: Update,
+    options: FindOneAndUpdateOptions,
+    isDuplicateKey: (err: unknown) => boolean,
+  ): Promise<T | null> {
+    const deadline = Date.now() + CLAIM_TIMEOUT_MS;
+    for (;;) {
+      const candidates = await collection
+        .find(filter as DriverFilter<T>, { sort: options.sort, limit: CANDIDATES })
+        .toArray();
+      if (candidates.length === 0) {
+        if (!options.upsert) return null;
+        const doc = upsertDocument(filter, update);
+        try {
+          await collection.insertOne(doc as never);
+          return options.returnDocument === 'before' ? null : (doc as unknown as T);
+        } catch (err) {
+          // Another caller inserted this _id first: go round again and update theirs.
+          if (isDuplicateKey(err) && (await collection.countDocuments({ _id: doc._id } as DriverFilter<T>)) > 0) continue;
+          throw err;
+        }
+      }
+      const keys = candidates.map((candidate) => `${collection.collectionName}/${candidate._id}`);
+      let contended = 0;
+      for (const [i, candidate] of candidates.entries()) {
+        const key = keys[i]!;
+        const token = await this.tryAcquire(key);
+        if (!token) {
+          contended++;
+          continue;
+        }
+        try {
+          const result = await collection.findOneAndUpdate(
+            { $and: [{ _id: candidate._id }, filter] } as DriverFilter<T>,
+            update as Document,
+            { returnDocument: options.returnDocument ?? 'after', includeResultMetadata: false },
+          );
+          // null: it stopped matching between our find and our lock; try the next one.
+          if (result) return result as T;
+        } finally {
+          // A failed release must not turn a done update into an error; the lease runs out.
+          await this.release(key, token).catch(() => undefined);
+        }
+      }
+      if (contended === candidates.length) {
+        if (Date.now() > deadline) {
+          throw new Error(`findOneAndUpdate on ${collection.collectionName}: matching documents stayed locked for ${CLAIM_TIMEOUT_MS} ms`);
+        }
+        // Everything we wanted was locked: maybe by a process that died holding the lease.
+        await this.locks.deleteMany({ _id: { $in: keys }, expiresAt: { $lte: new Date() } });
+        await sleep(2 + Math.random() * 8);
+      }
+    }
+  }
+
+  /** The lease's token, or null when someone else holds the lease. */
+  private async tryAcquire(key: string): Promise<string | null> {
+    const token = randomUUID();
+    try {
+      await this.locks.insertOne({ _id: key, token, expiresAt: new Date(Date.now() + LEASE_MS) });
+      return token;
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 11000) return null;
+      throw err;
+    }
+  }
+
+  private async release(key: string, token: string): Promise<void> {
+    await this.locks.deleteOne({ _id: key, token });
+  }
+}

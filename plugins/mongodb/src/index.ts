@@ -1,0 +1,101 @@
+/**
+ * The Store port on MongoDB, or on FerretDB v1 (what CI runs), through the official driver
+ * (D3 `store: {type: "mongodb", url, database?}`).
+ */
+import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import type { Collection, Doc, Store } from '@opco-proxy/core';
+import { DocumentLocks } from './document-locks.js';
+import { MongoCollection } from './mongo-collection.js';
+
+export interface MongoStoreOptions {
+  /** `mongodb://` or `mongodb+srv://`; options in the query string win over our defaults. */
+  url: string;
+  /** Defaults to the database named in the URL, else `test`. */
+  database?: string;
+  /**
+   * How findOneAndUpdate is made atomic: `server` trusts findAndModify (MongoDB), `lock` takes a
+   * lease per document (document-locks.ts). Detected when absent: `lock` on FerretDB.
+   */
+  atomicity?: 'server' | 'lock';
+}
+
+/** An unreachable server must fail start-up and /ready in seconds, not hang them (driver: 30 s). */
+const DEFAULT_TIMEOUT_MS = 5000;
+
+export async function createStore(options: MongoStoreOptions): Promise<Store> {
+  const client = new MongoClient(options.url, clientOptions(options.url));
+  try {
+    await client.connect();
+    const db = client.db(options.database);
+    const atomicity = options.atomicity ?? ((await isFerretDb(db)) ? 'lock' : 'server');
+    return new MongoStore(client, db, atomicity);
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    throw new Error(`cannot use MongoDB at ${redacted(options.url)}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+export default { createStore };
+
+class MongoStore implements Store {
+  readonly kind = 'mongodb';
+  private readonly collections = new Map<string, MongoCollection<Doc>>();
+  private readonly locks: DocumentLocks | undefined;
+
+  constructor(
+    private readonly client: MongoClient,
+    private readonly db: Db,
+    atomicity: 'server' | 'lock',
+  ) {
+    this.locks = atomicity === 'lock' ? new DocumentLocks(db) : undefined;
+  }
+
+  collection<T extends Doc = Doc>(name: string): Collection<T> {
+    let collection = this.collections.get(name);
+    if (!collection) {
+      collection = new MongoCollection<Doc>(this.db.collection<Doc>(name), this.locks);
+      this.collections.set(name, collection);
+    }
+    return collection as unknown as Collection<T>;
+  }
+
+  async ping(): Promise<void> {
+    // A server that stops answering on an open connection would hold the command forever
+    // (the driver has no socket timeout by default); /ready must answer anyway.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`MongoDB did not answer ping within ${DEFAULT_TIMEOUT_MS} ms`)), DEFAULT_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([this.db.command({ ping: 1 }), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}
+
+function clientOptions(url: string): MongoClientOptions {
+  const query = new URLSearchParams(url.split('?')[1] ?? '');
+  const has = (name: string) => [...query.keys()].some((key) => key.toLowerCase() === name.toLowerCase());
+  return {
+    // Stored documents never hold undefined (the embedded store drops such fields too).
+    ignoreUndefined: true,
+    ...(has('serverSelectionTimeoutMS') ? {} : { serverSelectionTimeoutMS: DEFAULT_TIMEOUT_MS }),
+    ...(has('connectTimeoutMS') ? {} : { connectTimeoutMS: DEFAULT_TIMEOUT_MS }),
+  };
+}
+
+/** FerretDB answers buildInfo with its own version next to the MongoDB one it emulates. */
+async function isFerretDb(db: Db): Promise<boolean> {
+  const info = await db.command({ buildInfo: 1 });
+  return typeof info.ferretdbVersion === 'string' || Boolean(info.ferretdbFeatures);
+}
+
+/** The URL without its password, for error messages that end up in logs. */
+function redacted(url: string): string {
+  return url.replace(/\/\/([^@/]*)@/, (_, credentials: string) => `//${credentials.split(':')[0]}:***@`);
+}

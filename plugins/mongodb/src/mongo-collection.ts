@@ -1,0 +1,147 @@
+/**
+ * One collection of the Store port on the official driver. Kept to what FerretDB v1 runs too:
+ * no transactions, no projection on findOneAnd*, no TTL or partial indexes.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Collection as DriverCollection, Document, Filter as DriverFilter } from 'mongodb';
+import {
+  DuplicateKeyError,
+  equalityFields,
+  type Collection,
+  type Doc,
+  type Filter,
+  type FindOneAndUpdateOptions,
+  type FindOptions,
+  type IndexOptions,
+  type SortSpec,
+  type Update,
+} from '@opco-proxy/core';
+import type { DocumentLocks } from './document-locks.js';
+import { isPlainObject } from './upsert-document.js';
+
+export class MongoCollection<T extends Doc> implements Collection<T> {
+  constructor(
+    private readonly collection: DriverCollection<T>,
+    /** Set when the server's findAndModify is not atomic (FerretDB v1). */
+    private readonly locks: DocumentLocks | undefined,
+  ) {}
+
+  async insertOne(doc: T): Promise<void> {
+    if (typeof doc !== 'object' || doc === null || typeof doc._id !== 'string' || doc._id === '') {
+      throw new TypeError('a document needs a non-empty string _id');
+    }
+    // The driver adds an ObjectId _id to the object it is given when there is none; give it a copy.
+    await translate(() => this.collection.insertOne({ ...doc } as never));
+  }
+
+  async findOne(filter: Filter): Promise<T | null> {
+    return (await this.collection.findOne(checked(filter))) as T | null;
+  }
+
+  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    const cursor = this.collection.find(checked(filter), { sort: options.sort, skip: options.skip, limit: options.limit });
+    return (await cursor.toArray()) as T[];
+  }
+
+  async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
+    checked(filter);
+    if (this.locks) {
+      const locks = this.locks;
+      return translate(() => locks.findOneAndUpdate(this.collection, filter, update, options, isDuplicateKey));
+    }
+    const withId = options.upsert ? withUpsertId(filter, update) : update;
+    const run = () =>
+      this.collection.findOneAndUpdate(filter as DriverFilter<T>, withId as Document, {
+        upsert: options.upsert ?? false,
+        sort: options.sort,
+        returnDocument: options.returnDocument ?? 'after',
+        includeResultMetadata: false,
+      }) as Promise<T | null>;
+    return translate(async () => {
+      try {
+        return await run();
+      } catch (err) {
+        // Two upserts of one _id raced and the server did not retry: the second now matches.
+        if (options.upsert && isDuplicateKey(err) && equalityFields(filter)._id !== undefined) return run();
+        throw err;
+      }
+    });
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<number> {
+    const result = await translate(() => this.collection.updateMany(checked(filter), update as Document));
+    return result.matchedCount;
+  }
+
+  async deleteOne(filter: Filter): Promise<number> {
+    return (await this.collection.deleteOne(checked(filter))).deletedCount;
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    return (await this.collection.deleteMany(checked(filter))).deletedCount;
+  }
+
+  async count(filter: Filter = {}): Promise<number> {
+    return this.collection.countDocuments(checked(filter));
+  }
+
+  async createIndex(keys: SortSpec, options: IndexOptions = {}): Promise<void> {
+    const unique = options.unique ?? false;
+    try {
+      await translate(() => this.collection.createIndex(keys, { unique, ...(options.name ? { name: options.name } : {}) }));
+    } catch (err) {
+      // Same keys under another name (or concurrent creation) is not a failure of an idempotent call.
+      if (!(await this.hasIndex(keys, unique))) throw err;
+    }
+  }
+
+  sweepExpired(now: Date = new Date()): Promise<number> {
+    return this.deleteMany({ expiresAt: { $lte: now } });
+  }
+
+  private async hasIndex(keys: SortSpec, unique: boolean): Promise<boolean> {
+    const indexes = await this.collection.listIndexes().toArray().catch(() => []);
+    const wanted = JSON.stringify(keys);
+    return indexes.some((index) => JSON.stringify(index.key) === wanted && Boolean(index.unique) === unique);
+  }
+}
+
+export function isDuplicateKey(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (code === 11000 || code === 11001) return true;
+  // FerretDB v1 (SQLite) reports a unique violation by an update as a generic error (code 1)
+  // carrying SQLite's own message; only inserts get E11000.
+  return code === 1 && typeof message === 'string' && message.includes('UNIQUE constraint failed');
+}
+
+/** Runs a driver call, turning a unique-constraint violation into the port's DuplicateKeyError. */
+async function translate<R>(call: () => Promise<R>): Promise<R> {
+  try {
+    return await call();
+  } catch (err) {
+    if (isDuplicateKey(err)) throw new DuplicateKeyError((err as Error).message);
+    throw err;
+  }
+}
+
+/**
+ * The driver drops undefined values (ignoreUndefined), which would turn `{tenant: undefined}`
+ * into "every document"; refuse such a filter instead.
+ */
+function checked<T>(filter: Filter): DriverFilter<T> {
+  const visit = (value: unknown, path: string): void => {
+    if (value === undefined) throw new TypeError(`filter field ${path} is undefined`);
+    if (Array.isArray(value)) value.forEach((item, i) => visit(item, `${path}.${i}`));
+    else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) visit(item, path ? `${path}.${key}` : key);
+  };
+  if (!isPlainObject(filter)) throw new TypeError('a filter must be a plain object');
+  visit(filter, '');
+  return filter as DriverFilter<T>;
+}
+
+/** Documents have string ids (the port); without one in the filter the server would pick an ObjectId. */
+function withUpsertId(filter: Filter, update: Update): Update {
+  if (equalityFields(filter)._id !== undefined || update.$setOnInsert?._id !== undefined || update.$set?._id !== undefined) return update;
+  if ('_id' in filter) return update;
+  return { ...update, $setOnInsert: { ...update.$setOnInsert, _id: randomUUID() } };
+}

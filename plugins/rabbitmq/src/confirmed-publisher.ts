@@ -1,0 +1,176 @@
+/**
+ * Publishing that resolves only once the broker holds the message: persistent messages on a
+ * confirm channel, `mandatory` so that a message no queue takes is reported instead of silently
+ * dropped, and every queue it targets declared first on this connection.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Channel, ConfirmChannel, ChannelModel, Message } from 'amqplib';
+import type { BrokerConnection } from './broker-connection.js';
+import { withDeadline } from './deadline.js';
+import {
+  DELAY_QUEUE_REDECLARE_MS,
+  REDELIVERED_HEADER,
+  delayQueueName,
+  delayQueueOptions,
+  toAmqpPriority,
+  workQueueOptions,
+} from './topology.js';
+
+export interface OutgoingMessage {
+  /** The work queue's name on the broker (prefix included). */
+  queue: string;
+  content: Buffer;
+  /** SPEC priority 1..10. */
+  priority: number;
+  delayMs: number;
+  redelivered: boolean;
+}
+
+/** How far a publish got, so that a publish that runs out of time can say why. */
+interface SendProgress {
+  /** False while it waits for the broker connection (reconnecting). */
+  connected: boolean;
+}
+
+/** A channel of one connection generation, so that a new connection gets new channels. */
+interface Held<C> {
+  generation: number;
+  channel: Promise<C>;
+}
+
+export class ConfirmedPublisher {
+  private confirm: Held<ConfirmChannel> | undefined;
+  /** Declarations run on their own channel: a refused one (different arguments) closes it, not the confirm channel. */
+  private declaring: Held<Channel> | undefined;
+  /** Queue name -> when it was declared, for the generation in `declaredIn`. */
+  private declared = new Map<string, number>();
+  private declaredIn = 0;
+  /** Message ids the broker returned as unroutable; a return always precedes the confirm. */
+  private readonly returned = new Set<string>();
+
+  constructor(
+    private readonly broker: BrokerConnection,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Resolves on the broker's confirm; rejects on a nack, a return, or past `timeoutMs`. */
+  publish(message: OutgoingMessage): Promise<void> {
+    const deadline = Date.now() + this.timeoutMs;
+    const progress: SendProgress = { connected: false };
+    // The wait for a connection has its own timer on the same deadline, and either may fire
+    // first (the clock can tick between the two): say what was being waited for, whichever wins.
+    return withDeadline(this.send(message, deadline, progress), deadline, () =>
+      progress.connected
+        ? new Error(`RabbitMQ did not confirm the message within ${this.timeoutMs} ms`)
+        : new Error(`RabbitMQ at ${this.broker.where} is unreachable (reconnecting); the message was not sent within ${this.timeoutMs} ms`),
+    );
+  }
+
+  private async send(message: OutgoingMessage, deadline: number, progress: SendProgress): Promise<void> {
+    const target = message.delayMs > 0 ? delayQueueName(message.queue, message.delayMs) : message.queue;
+    for (;;) {
+      progress.connected = false;
+      const model = await this.broker.connection(deadline);
+      progress.connected = true;
+      const generation = this.broker.generation;
+      await this.declare(model, generation, message);
+      const channel = await this.confirmChannel(model, generation);
+      const messageId = randomUUID();
+      let settle!: (err: unknown) => void;
+      const confirmed = new Promise<void>((resolve, reject) => {
+        settle = (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve());
+      });
+      try {
+        channel.publish(
+          '',
+          target,
+          message.content,
+          {
+            persistent: true,
+            mandatory: true,
+            contentType: 'application/json',
+            priority: toAmqpPriority(message.priority),
+            messageId,
+            headers: message.redelivered ? { [REDELIVERED_HEADER]: true } : {},
+          },
+          (err: unknown) => {
+            if (this.returned.delete(messageId)) {
+              this.declared.delete(target); // deleted behind our back: declare it again next time
+              settle(new Error(`RabbitMQ has no queue ${target} (deleted?); the message was not accepted`));
+            } else {
+              // amqplib fails unconfirmed messages with 'channel closed' when the connection drops:
+              // whether the broker kept them is unknown, so the caller hears a failure.
+              settle(err ? new Error(`RabbitMQ did not accept the message: ${(err as Error).message ?? String(err)}`) : null);
+            }
+          },
+        );
+      } catch (err) {
+        // The channel closed before we wrote to it: nothing was sent, so another channel may try.
+        if (this.confirm?.generation === generation) this.confirm = undefined;
+        if (Date.now() >= deadline) throw err;
+        continue;
+      }
+      return confirmed;
+    }
+  }
+
+  private async declare(model: ChannelModel, generation: number, message: OutgoingMessage): Promise<void> {
+    if (this.declaredIn !== generation) {
+      // A new connection may face a broker that lost non-durable state, or another broker.
+      this.declared.clear();
+      this.declaredIn = generation;
+    }
+    const now = Date.now();
+    if (!this.declared.has(message.queue)) {
+      await (await this.declaringChannel(model, generation)).assertQueue(message.queue, workQueueOptions());
+      this.declared.set(message.queue, now);
+    }
+    if (message.delayMs > 0) {
+      const name = delayQueueName(message.queue, message.delayMs);
+      const at = this.declared.get(name);
+      // Declaring again renews the delay queue's x-expires lease, which publishing does not.
+      if (at === undefined || now - at > DELAY_QUEUE_REDECLARE_MS) {
+        await (await this.declaringChannel(model, generation)).assertQueue(name, delayQueueOptions(message.queue, message.delayMs));
+        this.declared.set(name, now);
+      }
+    }
+  }
+
+  private confirmChannel(model: ChannelModel, generation: number): Promise<ConfirmChannel> {
+    if (this.confirm?.generation !== generation) {
+      const held: Held<ConfirmChannel> = { generation, channel: model.createConfirmChannel() };
+      this.confirm = held;
+      held.channel.then(
+        (channel) => {
+          channel.on('error', () => undefined); // 'close' follows
+          channel.on('close', () => {
+            if (this.confirm === held) this.confirm = undefined;
+          });
+          channel.on('return', (returned: Message) => {
+            const id = returned.properties.messageId as string | undefined;
+            if (id) this.returned.add(id);
+          });
+        },
+        () => {
+          if (this.confirm === held) this.confirm = undefined;
+        },
+      );
+    }
+    return this.confirm.channel;
+  }
+
+  private declaringChannel(model: ChannelModel, generation: number): Promise<Channel> {
+    if (this.declaring?.generation !== generation) {
+      const held: Held<Channel> = { generation, channel: model.createChannel() };
+      this.declaring = held;
+      const forget = () => {
+        if (this.declaring === held) this.declaring = undefined;
+      };
+      held.channel.then((channel) => {
+        channel.on('error', () => undefined); // a refused declaration: the publish that asked rejects with it
+        channel.on('close', forget);
+      }, forget);
+    }
+    return this.declaring.channel;
+  }
+}

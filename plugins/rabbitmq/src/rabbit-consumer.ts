@@ -1,0 +1,185 @@
+/**
+ * A consumer on its own channel, with manual acks and `prefetch` unacknowledged messages at most.
+ * It outlives its channel: when the channel or the connection is lost it subscribes again (the
+ * broker gives the unacknowledged messages to someone else, with `redelivered` set), until
+ * cancel() is called.
+ */
+import type { Channel, ConsumeMessage } from 'amqplib';
+import type { Consumer, MessageHandler, ReceivedMessage } from '@opco-proxy/core';
+import { CLOSE_TIMEOUT_MS, type BrokerConnection, type QueueLogger } from './broker-connection.js';
+import type { ConfirmedPublisher } from './confirmed-publisher.js';
+import { Pause, withDeadline } from './deadline.js';
+import { REDELIVERED_HEADER, fromAmqpPriority, workQueueOptions } from './topology.js';
+
+export interface ConsumerSettings {
+  /** The work queue's name on the broker (prefix included). */
+  queue: string;
+  handler: MessageHandler<unknown>;
+  prefetch: number;
+  redeliveryDelayMs: number;
+  reconnect: { initialDelayMs: number; maxDelayMs: number };
+  logger?: QueueLogger;
+}
+
+export class RabbitConsumer implements Consumer {
+  onCancel: () => void = () => undefined;
+  private channel: Channel | undefined;
+  private consumerTag: string | undefined;
+  /** Channels known to be closed: an ack there would throw, and the broker already took the message back. */
+  private readonly closedChannels = new WeakSet<Channel>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly backoff = new Pause();
+  private resubscribing: Promise<void> | undefined;
+  private cancelled = false;
+
+  constructor(
+    private readonly settings: ConsumerSettings,
+    private readonly broker: BrokerConnection,
+    private readonly publisher: ConfirmedPublisher,
+  ) {}
+
+  /** The first subscription, which the consume() call waits for: it fails when the broker is not there. */
+  async start(deadline: number): Promise<void> {
+    await withDeadline(this.subscribe(deadline), deadline, () => new Error(`RabbitMQ did not start the consumer of ${this.settings.queue} in time`));
+  }
+
+  async cancel(): Promise<void> {
+    if (!this.cancelled) {
+      this.cancelled = true;
+      this.backoff.wake();
+      this.onCancel();
+    }
+    const channel = this.channel;
+    // Bounded: on a connection whose peer went silent, no answer comes until heartbeats notice.
+    const within = (work: Promise<unknown>) => withDeadline(work, Date.now() + CLOSE_TIMEOUT_MS, () => new Error('timed out')).catch(() => undefined);
+    if (channel && this.consumerTag && !this.closedChannels.has(channel)) {
+      // Messages already sent to us before the broker's cancel-ok still run below.
+      await within(channel.cancel(this.consumerTag));
+    }
+    await this.settled();
+    // Closing returns anything still unacknowledged to the queue.
+    if (channel && !this.closedChannels.has(channel)) await within(channel.close());
+    this.channel = undefined;
+  }
+
+  private async subscribe(deadline = Infinity): Promise<void> {
+    const model = await this.broker.connection(deadline);
+    const channel = await model.createChannel();
+    channel.on('error', (err: Error) => this.settings.logger?.warn({ queue: this.settings.queue, err: err.message }, 'RabbitMQ consumer channel error'));
+    channel.on('close', () => this.lost(channel));
+    try {
+      await channel.assertQueue(this.settings.queue, workQueueOptions());
+      await channel.prefetch(this.settings.prefetch);
+      if (this.cancelled) throw new Error('cancelled');
+      this.channel = channel;
+      const { consumerTag } = await channel.consume(this.settings.queue, (msg) => (msg ? this.deliver(channel, msg) : this.cancelledByBroker(channel)), { noAck: false });
+      this.consumerTag = consumerTag;
+      // cancel() came while we were subscribing (start() timed out, or close()): do not stay on.
+      if (this.cancelled) throw new Error('cancelled');
+    } catch (err) {
+      if (this.channel === channel) this.channel = undefined;
+      await channel.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private deliver(channel: Channel, msg: ConsumeMessage): void {
+    let body: unknown;
+    try {
+      body = JSON.parse(msg.content.toString('utf8'));
+    } catch {
+      // Not ours (every message we publish is JSON); requeueing would loop on it forever.
+      this.settings.logger?.error({ queue: this.settings.queue }, 'dropped a message whose body is not JSON');
+      this.acknowledge(channel, () => channel.nack(msg, false, false));
+      return;
+    }
+    const headers = msg.properties.headers ?? {};
+    const message: ReceivedMessage<unknown> = {
+      body,
+      priority: fromAmqpPriority(msg.properties.priority),
+      redelivered: msg.fields.redelivered || headers[REDELIVERED_HEADER] === true,
+    };
+    const done: Promise<void> = Promise.resolve()
+      .then(() => this.settings.handler(message))
+      .then(
+        () => this.acknowledge(channel, () => channel.ack(msg)),
+        () => this.handBack(channel, msg, message.priority),
+      )
+      .finally(() => this.running.delete(done));
+    this.running.add(done);
+  }
+
+  /**
+   * A rejected message goes to the delay queue (marked redelivered) and only then is the original
+   * acknowledged, so it is always held somewhere. If that publish fails, the broker gets it back
+   * at once instead (nack with requeue): sooner than asked, but not lost.
+   */
+  private async handBack(channel: Channel, msg: ConsumeMessage, priority: number): Promise<void> {
+    if (this.closedChannels.has(channel)) return; // the broker took it back already
+    try {
+      await this.publisher.publish({ queue: this.settings.queue, content: msg.content, priority, delayMs: this.settings.redeliveryDelayMs, redelivered: true });
+    } catch (err) {
+      this.settings.logger?.warn({ queue: this.settings.queue, err: (err as Error).message }, 'could not delay a rejected message; requeueing it now');
+      this.acknowledge(channel, () => channel.nack(msg, false, true));
+      return;
+    }
+    this.acknowledge(channel, () => channel.ack(msg));
+  }
+
+  /** An ack or nack for a message of a lost channel is moot (the broker requeued it) and must not throw. */
+  private acknowledge(channel: Channel, send: () => void): void {
+    if (this.closedChannels.has(channel)) return;
+    try {
+      send();
+    } catch {
+      // closed between the check and the call: same as above
+    }
+  }
+
+  private lost(channel: Channel): void {
+    this.closedChannels.add(channel);
+    if (this.channel !== channel) return;
+    this.channel = undefined;
+    if (this.cancelled) return;
+    this.settings.logger?.warn({ queue: this.settings.queue }, 'RabbitMQ consumer channel lost; subscribing again');
+    this.resubscribe();
+  }
+
+  /** The queue was deleted or the broker cancelled us: subscribe again, which declares the queue anew. */
+  private cancelledByBroker(channel: Channel): void {
+    if (this.channel !== channel || this.cancelled) return;
+    this.channel = undefined;
+    this.settings.logger?.warn({ queue: this.settings.queue }, 'RabbitMQ cancelled the consumer; subscribing again');
+    this.resubscribe(channel);
+  }
+
+  private resubscribe(previous?: Channel): void {
+    if (this.resubscribing || this.cancelled) return;
+    this.resubscribing = (async () => {
+      // Handlers still running on the lost channel count against the prefetch: waiting for them
+      // keeps this consumer's concurrency at `prefetch` (what the worker sized its upstream use on).
+      await this.settled();
+      if (previous && !this.closedChannels.has(previous)) await previous.close().catch(() => undefined);
+      let delay = this.settings.reconnect.initialDelayMs;
+      while (!this.cancelled && this.channel === undefined) {
+        try {
+          await this.subscribe();
+          this.settings.logger?.info({ queue: this.settings.queue }, 'RabbitMQ consumer subscribed again');
+        } catch (err) {
+          if (this.cancelled) return;
+          this.settings.logger?.warn({ queue: this.settings.queue, err: (err as Error).message, retryInMs: delay }, 'RabbitMQ consumer could not subscribe again');
+          await this.backoff.for(delay);
+          delay = Math.min(delay * 2, this.settings.reconnect.maxDelayMs);
+        }
+      }
+    })().finally(() => {
+      this.resubscribing = undefined;
+      // Lost again while this round was finishing.
+      if (!this.cancelled && this.channel === undefined) this.resubscribe();
+    });
+  }
+
+  private async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+}

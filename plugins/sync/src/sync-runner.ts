@@ -1,0 +1,198 @@
+/**
+ * The sync process (SPEC 3.2, 4.14, D19, D20): discovery reads every page of dossiers/etats
+ * (one year at a time from `minYear`), keeps the numbers as batches of the profile's size, then
+ * each batch is fetched through dossiers/liste as its own queue message at low priority.
+ * Progress: discovery 0 to 0.5, fetch 0.5 to 1.
+ */
+import { DuplicateKeyError, PRIORITY, asServiceError, randomHex, type Logger, type PluginApi, type Queue, type Tenant } from '@opco-proxy/core';
+import { etatsPages, liste, type ReadDeps } from './upstream-reads.js';
+import { contentHash, type Snapshots } from './snapshots.js';
+import { FINISHED, type BatchRecord, type SyncRecord, type SyncRecords } from './sync-records.js';
+
+export const SYNC_QUEUE = 'sync';
+export type SyncMessage = { kind: 'sync-discovery'; syncId: string } | { kind: 'sync-batch'; syncId: string; batch: number };
+
+const MAX_BATCH_ATTEMPTS = 3;
+
+export interface RunnerDeps extends ReadDeps {
+  records: SyncRecords;
+  snapshots: Snapshots;
+  queue: Queue;
+  emit: PluginApi['emit'];
+  log: Logger;
+  prometheus: PluginApi['prometheus'];
+  backoffMs: number[];
+  leaseMs: number;
+  onCompleted(sync: SyncRecord): Promise<void>;
+}
+
+export class SyncRunner {
+  readonly owner = randomHex(8);
+
+  constructor(private readonly deps: RunnerDeps) {}
+
+  publish(message: SyncMessage, delayMs = 0): Promise<void> {
+    return this.deps.queue.publish(SYNC_QUEUE, message, { priority: PRIORITY.low, delayMs });
+  }
+
+  async handle(message: SyncMessage): Promise<void> {
+    if (message.kind === 'sync-discovery') await this.discover(message.syncId);
+    else await this.fetchBatch(message.syncId, message.batch);
+  }
+
+  private tenantOf(sync: SyncRecord): Tenant {
+    return { hash: sync.tenant, apiKey: this.deps.records.apiKeyOf(sync) };
+  }
+
+  private isStopped(syncId: string) {
+    return async () => {
+      const sync = await this.deps.records.syncs.findOne({ _id: syncId });
+      return !sync || FINISHED.includes(sync.status);
+    };
+  }
+
+  private async discover(syncId: string): Promise<void> {
+    const { records } = this.deps;
+    const now = new Date();
+    const sync = await records.syncs.findOneAndUpdate(
+      { _id: syncId, status: { $in: ['pending', 'processing'] }, phase: 'discovery', $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] },
+      { $set: { status: 'processing', leaseOwner: this.owner, leaseUntil: new Date(now.getTime() + this.deps.leaseMs) } },
+    );
+    if (!sync) return;
+    try {
+      const numeros = await this.readNumbers(sync);
+      if (numeros === null) return; // cancelled meanwhile
+      await this.planBatches(sync, numeros);
+    } catch (err) {
+      await this.fail(sync, `discovery failed: ${asServiceError(err).message}`);
+    }
+  }
+
+  /** Reads every page (per year from minYear); null when the sync stopped meanwhile. */
+  private async readNumbers(sync: SyncRecord): Promise<string[] | null> {
+    const tenant = this.tenantOf(sync);
+    const stopped = this.isStopped(sync._id);
+    const currentYear = new Date().getUTCFullYear();
+    const years = sync.minYear ? Array.from({ length: Math.max(0, currentYear - sync.minYear + 1) }, (_, i) => String(sync.minYear! + i)) : [undefined];
+    const numeros = new Set<string>();
+    let knownTotal = 0;
+    for (const year of years) {
+      let yearTotal = 0;
+      for await (const page of etatsPages(this.deps, sync.opcoId, tenant, year ? { anneeDossier: year } : {}, stopped)) {
+        if (yearTotal === 0) knownTotal += yearTotal = page.total;
+        for (const item of page.items) if (item.numeroInterne) numeros.add(String(item.numeroInterne));
+        const progress = 0.5 * Math.min(1, numeros.size / Math.max(knownTotal, numeros.size, 1));
+        const live = await this.deps.records.updateRunning(sync._id, { discovered: numeros.size, progress, leaseUntil: new Date(Date.now() + this.deps.leaseMs) });
+        if (!live) return null;
+      }
+    }
+    return [...numeros];
+  }
+
+  private async planBatches(sync: SyncRecord, numeros: string[]): Promise<void> {
+    const size = this.deps.opcos.get(sync.opcoId).profile.sync.batchSize;
+    const totalBatches = Math.ceil(numeros.length / size);
+    for (let i = 0; i < totalBatches; i++) {
+      const batch: BatchRecord = {
+        _id: `${sync._id}:${i + 1}`, syncId: sync._id, batch: i + 1, numeros: numeros.slice(i * size, (i + 1) * size),
+        status: 'pending', attempts: 0, leaseOwner: null, leaseUntil: null, nextAttemptAt: null,
+      };
+      await this.deps.records.batches.insertOne(batch).catch((err) => {
+        if (!(err instanceof DuplicateKeyError)) throw err; // a re-run discovery: the batch is already planned
+      });
+    }
+    const planned = await this.deps.records.updateRunning(sync._id, {
+      phase: 'fetch', total: numeros.length, discovered: numeros.length, totalBatches, progress: 0.5,
+      fetchStartedAt: new Date(), leaseOwner: null, leaseUntil: null,
+    });
+    if (!planned) return;
+    await this.deps.emit({ id: `${sync._id}:started`, type: 'sync.started', tenant: sync.tenant, opcoId: sync.opcoId, data: { syncId: sync._id, total: numeros.length } });
+    if (totalBatches === 0) return this.complete(planned);
+    for (let batch = 1; batch <= totalBatches; batch++) await this.publish({ kind: 'sync-batch', syncId: sync._id, batch });
+  }
+
+  private async fetchBatch(syncId: string, batchNo: number): Promise<void> {
+    const { records } = this.deps;
+    const sync = await records.syncs.findOne({ _id: syncId });
+    if (!sync || sync.status !== 'processing') return;
+    const now = new Date();
+    const batch = await records.batches.findOneAndUpdate(
+      {
+        _id: `${syncId}:${batchNo}`, status: 'pending',
+        $and: [{ $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] }, { $or: [{ nextAttemptAt: null }, { nextAttemptAt: { $lte: now } }] }],
+      },
+      { $set: { leaseOwner: this.owner, leaseUntil: new Date(now.getTime() + this.deps.leaseMs) }, $inc: { attempts: 1 } },
+    );
+    if (!batch) return; // completed already, or another worker has it
+    let dossiers: Array<Record<string, any>>;
+    try {
+      dossiers = await liste(this.deps, sync.opcoId, this.tenantOf(sync), batch.numeros, this.isStopped(syncId));
+    } catch (err) {
+      return this.batchFailed(sync, batch, asServiceError(err));
+    }
+    for (const dossier of dossiers) {
+      await this.deps.snapshots.put(sync.tenant, sync.opcoId, 'dossier', String(dossier.numeroInterne), { etat: dossier.etat ?? null, hash: contentHash(dossier) });
+    }
+    const done = await records.batches.findOneAndUpdate({ _id: batch._id, leaseOwner: this.owner, status: 'pending' }, { $set: { status: 'completed', leaseOwner: null, leaseUntil: null } });
+    if (!done) return;
+    const counted = await records.updateRunning(syncId, {}, { fetched: dossiers.length, batchesCompleted: 1 });
+    if (!counted) return;
+    const { progress, estimatedEnd } = progressOf(counted);
+    await records.advance(syncId, progress, estimatedEnd);
+    await this.deps.emit({
+      id: `${syncId}:batch:${batchNo}`, type: 'sync.batch', tenant: sync.tenant, opcoId: sync.opcoId,
+      data: { syncId, batch: batchNo, totalBatches: counted.totalBatches, dossiers },
+    });
+    if (counted.batchesCompleted >= counted.totalBatches) await this.complete(counted);
+  }
+
+  private async batchFailed(sync: SyncRecord, batch: BatchRecord, error: ReturnType<typeof asServiceError>): Promise<void> {
+    const { records } = this.deps;
+    if (error.code === 'UNAVAILABLE' && (await this.isStopped(sync._id)())) return; // cancelled while waiting
+    if (error.retryable && error.code !== 'UPSTREAM_INVALID_RESPONSE' && batch.attempts < MAX_BATCH_ATTEMPTS) {
+      const delayMs = this.deps.backoffMs[Math.min(batch.attempts - 1, this.deps.backoffMs.length - 1)] ?? 1000;
+      await records.batches.findOneAndUpdate({ _id: batch._id, leaseOwner: this.owner }, { $set: { leaseOwner: null, leaseUntil: null, nextAttemptAt: new Date(Date.now() + delayMs) } });
+      await this.publish({ kind: 'sync-batch', syncId: sync._id, batch: batch.batch }, delayMs);
+      return;
+    }
+    await this.fail(sync, `batch ${batch.batch} failed after ${batch.attempts} attempt(s): ${error.message}`);
+  }
+
+  private async complete(sync: SyncRecord): Promise<void> {
+    const completedAt = new Date();
+    const done = await this.deps.records.syncs.findOneAndUpdate(
+      { _id: sync._id, status: 'processing' },
+      { $set: { status: 'completed', progress: 1, completedAt, estimatedEnd: completedAt.toISOString(), leaseOwner: null, leaseUntil: null } },
+    );
+    if (!done) return;
+    this.deps.prometheus.syncsEnded.inc({ status: 'completed' });
+    await this.deps.records.unlock(done);
+    await this.deps.emit({
+      id: `${sync._id}:completed`, type: 'sync.completed', tenant: sync.tenant, opcoId: sync.opcoId,
+      data: { syncId: sync._id, total: done.total, durationMs: completedAt.getTime() - done.startedAt.getTime() },
+    });
+    await this.deps.onCompleted(done);
+  }
+
+  /** The route has marked it cancelled: say so to the tenant's webhooks (D22). */
+  async cancelled(sync: SyncRecord): Promise<void> {
+    await this.deps.emit({ id: `${sync._id}:cancelled`, type: 'sync.cancelled', tenant: sync.tenant, opcoId: sync.opcoId, data: { syncId: sync._id } });
+  }
+
+  async fail(sync: SyncRecord, message: string): Promise<void> {
+    const failed = await this.deps.records.updateRunning(sync._id, { status: 'failed', error: message, completedAt: new Date(), leaseOwner: null, leaseUntil: null });
+    if (!failed) return;
+    this.deps.prometheus.syncsEnded.inc({ status: 'failed' });
+    this.deps.log.warn({ syncId: sync._id, error: message }, 'sync failed');
+    await this.deps.records.unlock(failed);
+    await this.deps.emit({ id: `${sync._id}:failed`, type: 'sync.failed', tenant: sync.tenant, opcoId: sync.opcoId, data: { syncId: sync._id, error: message } });
+  }
+}
+
+/** Fetch covers 0.5 to 1; the end is estimated from the pace of the batches so far. */
+function progressOf(sync: SyncRecord): { progress: number; estimatedEnd: string } {
+  const share = sync.totalBatches === 0 ? 1 : sync.batchesCompleted / sync.totalBatches;
+  const elapsed = Date.now() - (sync.fetchStartedAt ?? sync.startedAt).getTime();
+  const remaining = sync.batchesCompleted === 0 ? 0 : (elapsed / sync.batchesCompleted) * (sync.totalBatches - sync.batchesCompleted);
+  return { progress: 0.5 + 0.5 * share, estimatedEnd: new Date(Date.now() + remaining).toISOString() };
+}

@@ -1,0 +1,1004 @@
+/* eslint-disable */
+/**
+ * generated — do not edit.
+ * Source: schemas/json/*.schema.json. Regenerate with `npm run generate -w @opco-proxy/schemas`.
+ */
+
+/**
+ * A webhook callback URL (SPEC 4.15). https is enforced outside development mode by the webhooks plugin.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "CallbackUrl".
+ */
+export type CallbackUrl = string;
+/**
+ * SPEC 6.1 event types, plus sync.failed and sync.cancelled (D22).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "EventType".
+ */
+export type EventType =
+  | "dossier.etat_changed"
+  | "dossier.updated"
+  | "facture.etat_changed"
+  | "job.completed"
+  | "job.failed"
+  | "job.progress"
+  | "sync.started"
+  | "sync.batch"
+  | "sync.completed"
+  | "sync.failed"
+  | "sync.cancelled";
+/**
+ * SPEC 4.15: GET /webhooks/{id}/logs.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "WebhookDeliveryList".
+ */
+export type WebhookDeliveryList = WebhookDelivery[];
+/**
+ * Event types a webhook subscribes to: at least one, no repeats.
+ *
+ * @minItems 1
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "EventList".
+ */
+export type EventList = [EventType, ...EventType[]];
+/**
+ * SPEC 3.1: states of a job and of each step of a composite job.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "JobStatus".
+ */
+export type JobStatus = "pending" | "processing" | "completed" | "failed";
+/**
+ * D21: GET /pollers, the tenant's pollers.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "PollerList".
+ */
+export type PollerList = Poller[];
+/**
+ * SPEC 3.2: states of a sync.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "SyncStatus".
+ */
+export type SyncStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";
+/**
+ * SPEC 4.15: GET /webhooks, the tenant's webhooks without secret.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "WebhookList".
+ */
+export type WebhookList = Webhook[];
+
+/**
+ * Every schema id of json/ mapped to its type.
+ */
+export interface SchemaTypes {
+  "async-accepted": AsyncAccepted;
+  "callback-url": CallbackUrl;
+  "certificat-body": CertificatBody;
+  "cfakeyinfo-query": CfaKeyInfoQuery;
+  "cfakeyinfo-response": CfaKeyInfo;
+  config: ConfigFile;
+  "convention-body": ConventionBody;
+  deleted: Deleted;
+  "delivery-list": WebhookDeliveryList;
+  delivery: WebhookDelivery;
+  "document-body": DocumentBody;
+  "dossier-body": DossierBody;
+  "dossier-query": DossierQuery;
+  dossier: Dossier;
+  "error-body": ErrorBody;
+  "etats-item": DossierEtat;
+  "etats-page": DossierEtatsPage;
+  "etats-query": DossierEtatsQuery;
+  "event-list": EventList;
+  "event-type": EventType;
+  "facture-body": FactureBody;
+  "factures-etats-item": FactureEtat;
+  "factures-etats-page": FactureEtatsPage;
+  "factures-etats-query": FactureEtatsQuery;
+  files: Files;
+  health: Health;
+  "job-status": JobStatus;
+  job: Job;
+  "liste-query": DossierListeQuery;
+  liste: DossierListe;
+  "poller-list": PollerList;
+  poller: Poller;
+  ready: Ready;
+  "status-response": OpcoStatus;
+  "sync-accepted": SyncAccepted;
+  "sync-body": SyncBody;
+  "sync-cancellation": SyncCancellation;
+  "sync-status": SyncStatus;
+  sync: Sync;
+  "webhook-create-body": WebhookCreateBody;
+  "webhook-list": WebhookList;
+  "webhook-notification": WebhookNotification;
+  "webhook-update-body": WebhookUpdateBody;
+  webhook: Webhook;
+}
+/**
+ * SPEC 4.0.4: answer to an asynchronous POST, 202 pending or 200 duplicate (Idempotency-Key already seen for the tenant). warning: D15, a duplicate whose body differs from the original.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AsyncAccepted".
+ */
+export interface AsyncAccepted {
+  jobId: string;
+  status: "pending" | "duplicate";
+  /**
+   * /{opcoId}/jobs/{jobId}
+   */
+  statusUrl: string;
+  warning?: "payload differs from the original request";
+}
+/**
+ * SPEC 4.12: body of POST /{opcoId}/certificats.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "CertificatBody".
+ */
+export interface CertificatBody {
+  typeCertificat: "Intermediaire" | "Final";
+  numeroInterneDossier: string;
+  numeroInterneFacture?: string | number;
+  dateSignature?: string;
+  lieuSignatureContrat?: string;
+  representantLegal?: {
+    nom?: string;
+    prenom?: string;
+    qualite?: string;
+    [k: string]: unknown;
+  };
+  attestationConservationPieces?: boolean;
+  natureAction?: string;
+  employeur: {
+    siret: string;
+    [k: string]: unknown;
+  };
+  apprenti: {
+    nom: string;
+    prenom: string;
+    nomUsage?: string;
+    [k: string]: unknown;
+  };
+  organismeFormation: {
+    siret: string;
+    [k: string]: unknown;
+  };
+  echeance?: {
+    numero: number;
+    codification?: string;
+    /**
+     * Hours.
+     */
+    duree?: number;
+    dateDebut?: string;
+    dateFin?: string;
+    echeancePartielle?: boolean;
+    [k: string]: unknown;
+  };
+  _files?: Files;
+  [k: string]: unknown;
+}
+/**
+ * SPEC 4.0.4: _files of an asynchronous POST, base64 contents keyed by file role (cerfa, facture, convention, certificat, document, ...). Roles become multipart part names and typeFichier values upstream, hence the plain key syntax.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "Files".
+ */
+export interface Files {
+  [k: string]: string;
+}
+/**
+ * SPEC 4.4: query of GET /{opcoId}/cfakeyinfo.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "CfaKeyInfoQuery".
+ */
+export interface CfaKeyInfoQuery {
+  siren: string;
+  /**
+   * Key assigned to that SIREN.
+   */
+  XAPIKEY: string;
+}
+/**
+ * SPEC 4.4: GET /{opcoId}/cfakeyinfo.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "CfaKeyInfo".
+ */
+export interface CfaKeyInfo {
+  status: "success" | "error";
+  dateFinValidite?: string;
+  comment?: string | null;
+  [k: string]: unknown;
+}
+/**
+ * The operator's JSON config file (D2, D3). Secrets are never in it: they come from the environment.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "ConfigFile".
+ */
+export interface ConfigFile {
+  port?: number;
+  host?: string;
+  mode?: "production" | "development";
+  store?: {
+    type: "embedded" | "mongodb";
+    path?: string;
+    url?: string;
+    database?: string;
+  };
+  queue?: {
+    type: "embedded" | "rabbitmq";
+    url?: string;
+    /**
+     * Prefix of the queue names, so several deployments can share one broker
+     */
+    prefix?: string;
+  };
+  plugins?: string[];
+  publisher?: {
+    editeur?: string;
+    logiciel?: string;
+    version?: string;
+  };
+  opcos?: {
+    [k: string]: {
+      adapter: string;
+      baseUrl: string;
+      tokenUrl: string;
+      clientId: string;
+      clientSecretEnv: string;
+      scope?: string;
+      rateLimit?: {
+        limit: number;
+        windowMs: number;
+      };
+      pollingIntervalMs?: number;
+      cacheTtlS?: {
+        [k: string]: number;
+      };
+    };
+  };
+  hub?: {
+    url: string;
+    apiKeyEnv: string;
+    expectedInstances?: number;
+  };
+  upstream?: {
+    timeoutMs?: number;
+  };
+  jobs?: {
+    /**
+     * @minItems 1
+     */
+    backoffMs?: [number, ...number[]];
+    /**
+     * How long a worker holds a job without renewing (a dead worker's job is taken over after it)
+     */
+    leaseMs?: number;
+    prefetch?: number;
+    retentionDays?: number;
+    sweepIntervalMs?: number;
+  };
+  webhooks?: {
+    timeoutMs?: number;
+    /**
+     * @minItems 1
+     */
+    retryDelaysMs?: [number, ...number[]];
+    /**
+     * Deliveries in flight per worker
+     */
+    concurrency?: number;
+    retentionDays?: number;
+  };
+  limits?: {
+    bodyBytes?: number;
+    fileBytes?: number;
+  };
+  tenantRateLimit?: {
+    perSecond?: number;
+    burst?: number;
+  };
+  allowedTenants?: string[];
+  cache?: {
+    sweepIntervalMs?: number;
+  };
+  logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+}
+/**
+ * SPEC 4.11: body of POST /{opcoId}/conventions. Whether the four attestations are required is not shown by the spec: they are optional booleans here and the upstream decides.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "ConventionBody".
+ */
+export interface ConventionBody {
+  numeroInterneDossier: string;
+  employeur: {
+    siret: string;
+    [k: string]: unknown;
+  };
+  apprenti: {
+    nom: string;
+    prenom: string;
+    nomUsage?: string | null;
+    [k: string]: unknown;
+  };
+  contrat: {
+    dateDebutContrat: string;
+    dateFinContrat: string;
+    [k: string]: unknown;
+  };
+  organismeFormation: {
+    siret: string;
+    uaiCfa?: string;
+    [k: string]: unknown;
+  };
+  formation: {
+    dateDebutFormation: string;
+    dateFinFormation: string;
+    /**
+     * Hours.
+     */
+    dureeFormation: number;
+    rncp?: string;
+    intituleQualification?: string;
+    [k: string]: unknown;
+  };
+  couts: {
+    coutTotalPedagogieCFA: number;
+    montantRQTHAnnee1?: number;
+    montantRQTHAnnee2?: number;
+    montantRQTHAnnee3?: number;
+    montantRQTHAnnee4?: number;
+    nombreRepasTotaux?: number;
+    nombreHebergementTotaux?: number;
+    montantPremierEquipement?: number;
+    mentionMobiliteInternationale?: boolean;
+    accompagnementDROM?: boolean;
+    [k: string]: unknown;
+  };
+  mandatEmployeur?: boolean;
+  dateSignature?: string;
+  attestationConventionSigneeEntreprise?: boolean;
+  attestationConventionSigneeCFA?: boolean;
+  attestationConventionSignatureProbante?: boolean;
+  attestationConventionConformeJSON?: boolean;
+  _files?: Files;
+  [k: string]: unknown;
+}
+/**
+ * SPEC 4.15: answer to DELETE /webhooks/{id}; also used by DELETE /pollers/{opcoId}.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "Deleted".
+ */
+export interface Deleted {
+  deleted: true;
+}
+/**
+ * SPEC 2.8: a delivery record of GET /webhooks/{id}/logs. statusCode is null when no answer came (timeout, network error).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "WebhookDelivery".
+ */
+export interface WebhookDelivery {
+  id: string;
+  webhookId: string;
+  event: EventType;
+  payload: WebhookNotification;
+  status: "delivered" | "retrying" | "failed";
+  statusCode?: number | null;
+  attempts: number;
+  error?: string | null;
+  deliveredAt?: string | null;
+}
+/**
+ * SPEC 6.2: the body POSTed to a callback URL; data per event type as in D22.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "WebhookNotification".
+ */
+export interface WebhookNotification {
+  event: EventType;
+  opcoId: string;
+  timestamp: string;
+  data: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * SPEC 4.12b: body of POST /{opcoId}/documents.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "DocumentBody".
+ */
+export interface DocumentBody {
+  typeFichier: string;
+  /**
+   * @minItems 1
+   */
+  objets: [
+    {
+      typeObjet: string;
+      idObjet: string;
+      [k: string]: unknown;
+    },
+    ...{
+      typeObjet: string;
+      idObjet: string;
+      [k: string]: unknown;
+    }[]
+  ];
+  _files?: Files;
+  [k: string]: unknown;
+}
+/**
+ * SPEC 4.8: body of POST /{opcoId}/dossiers. The cerfa carries many upstream fields beyond the required ones; they pass through.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "DossierBody".
+ */
+export interface DossierBody {
+  cerfa: {
+    employeur: {
+      siret: string;
+      [k: string]: unknown;
+    };
+    apprenti: {
+      nom: string;
+      prenom: string;
+      dateNaissance?: string;
+      [k: string]: unknown;
+    };
+    contrat: {
+      dateDebutContrat: string;
+      dateFinContrat?: string;
+      [k: string]: unknown;
+    };
+    formation: {
+      [k: string]: unknown;
+    };
+    organismeFormation: {
+      [k: string]: unknown;
+    };
+    [k: string]: unknown;
+  };
+  _files?: Files;
+  [k: string]: unknown;
+}
+/**
+ * SPEC 4.5: query of GET /{opcoId}/dossiers, exclusive modes: numeroInterne alone, or numeroExterne with numeroDeca.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "DossierQuery".
+ */
+export interface DossierQuery {
+  numeroInterne?: string;
+  numeroExterne?: string;
+  numeroDeca?: string;
+}
+/**
+ * SPEC 2.1: a dossier record as answered by GET /{opcoId}/dossiers. Upstream-defined, so fields beyond those listed are kept. Only status and cerfa are essential (pipeline step 8); anything else missing is drift.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "Dossier".
+ */
+export interface Dossier {
+  /**
+   * success
+   */
+  status: string;
+  /**
+   * Committed amount.
+   */
+  engagement?: number;
+  cerfa: {
+    employeur?: {
+      siret?: string;
+      denomination?: string;
+      [k: string]: unknown;
+    };
+    apprenti?: {
+      nom?: string;
+      prenom?: string;
+      dateNaissance?: string;
+      [k: string]: unknown;
+    };
+    contrat?: {
+      dateDebutContrat?: string;
+      dateFinContrat?: string;
+      [k: string]: unknown;
+    };
+    formation?: {
+      rncp?: string;
+      intituleQualification?: string;
+      [k: string]: unknown;
+    };
+    organismeFormation?: {
+      siret?: string;
+      [k: string]: unknown;
+    };
+    [k: string]: unknown;
+  };
+  echeances?: unknown[];
+  detailsFacturation?: {
+    [k: string]: unknown;
+  };
+  engagementsFraisAnnexe?: unknown[];
+  [k: string]: unknown;
+}
+/**
+ * SPEC 7: body of every error. Codes of SPEC 7 plus those of D5.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "ErrorBody".
+ */
+export interface ErrorBody {
+  status: "error";
+  code:
+    | "VALIDATION_ERROR"
+    | "HTTP_ERROR"
+    | "NOT_FOUND"
+    | "NOT_SUPPORTED"
+    | "UPSTREAM_ERROR"
+    | "TIMEOUT"
+    | "NETWORK_ERROR"
+    | "INTERNAL_ERROR"
+    | "RATE_LIMITED"
+    | "UPSTREAM_INVALID_RESPONSE"
+    | "PAYLOAD_TOO_LARGE"
+    | "CONFLICT"
+    | "UNAVAILABLE";
+  /**
+   * Readable message.
+   */
+  description: string;
+  /**
+   * VALIDATION_ERROR: one entry per field problem, as '<dotted.path>: <message>'.
+   */
+  errors?: string[];
+  /**
+   * UPSTREAM_ERROR (and 403 from upstream, D8): the raw upstream body.
+   */
+  upstream?: unknown;
+  /**
+   * CONFLICT (D5): the sync already pending or processing.
+   */
+  syncId?: string;
+  [k: string]: unknown;
+}
+/**
+ * SPEC 2.2: one item of a dossier state page.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "DossierEtat".
+ */
+export interface DossierEtat {
+  numeroExterne?: string;
+  numeroDeca?: string;
+  numeroInterne: string;
+  /**
+   * SPEC 3.3: TRANSMIS, EN_COURS_INSTRUCTION, ENGAGE, ANNULE, REFUSE, RUPTURE, SOLDE. Not an enum so that a new upstream state is drift, not a broken client.
+   */
+  etat: string;
+  [k: string]: unknown;
+}
+/**
+ * SPEC 2.2: a page of dossier states (GET /{opcoId}/dossiers/etats).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "DossierEtatsPage".
+ */
+export interface DossierEtatsPage {
+  status: string;
+  total?: number;
+  count?: number;
+  page?: number;
+  EtatDossierResult: DossierEtat[];
+  [k: string]: unknown;
+}
+/**
+ * SPEC 4.6: query of GET /{opcoId}/dossiers/etats.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "DossierEtatsQuery".
+ */
+export interface DossierEtatsQuery {
+  anneeDossier?: string;
+  /**
+   * Results modified from that date.
+   */
+  dateModification?: string;
+  numeroPage?: string;
+}
+/**
+ * SPEC 4.9: body of POST /{opcoId}/factures.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "FactureBody".
+ */
+export interface FactureBody {
+  /**
+   * Total amount including tax.
+   */
+  montantTotal: number;
+  /**
+   * CFA invoice number.
+   */
+  numero: string;
+  dateEmission: string;
+  ibanEmetteur: string;
+  siretEmetteur: string;
+  estCertificatRealisation?: boolean;
+  /**
+   * @minItems 1
+   */
+  lignes: [
+    {
+      montant: number;
+      natureLigne: "PEDAGOGIE" | "MOBILITE" | "HEBERGEMENT" | "RESTAURATION" | "PREMIEREQUIPEMENT" | "MAJORATION_RQTH";
+      quantite?: number;
+      numeroEcheance?: number;
+      codificationEcheance?: number;
+      numeroDeca?: string;
+      /**
+       * Internal dossier number.
+       */
+      numeroDossier: string;
+      [k: string]: unknown;
+    },
+    ...{
+      montant: number;
+      natureLigne: "PEDAGOGIE" | "MOBILITE" | "HEBERGEMENT" | "RESTAURATION" | "PREMIEREQUIPEMENT" | "MAJORATION_RQTH";
+      quantite?: number;
+      numeroEcheance?: number;
+      codificationEcheance?: number;
+      numeroDeca?: string;
+      /**
+       * Internal dossier number.
+       */
+      numeroDossier: string;
+      [k: string]: unknown;
+    }[]
+  ];
+  _files?: Files;
+  [k: string]: unknown;
+}
+/**
+ * SPEC 2.4: one item of an invoice state page.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "FactureEtat".
+ */
+export interface FactureEtat {
+  numeroInterneFacture: string;
+  referenceFactureCFA?: string;
+  organismeFormation?: {
+    siret?: string;
+    IBAN?: string;
+    [k: string]: unknown;
+  };
+  montantFacture?: number;
+  /**
+   * SPEC 3.4: TRANSMIS, EN_COURS_REGLEMENT, REGLE, BLOQUE, REFUSE, ANNULE, RELANCE. Not an enum so that a new upstream state is drift, not a broken client.
+   */
+  etatFacture: string;
+  referenceVirement?: string;
+  dateReglement?: string;
+  commentaire?: string | null;
+  dossiers?: {
+    numeroInterneDossier?: string;
+    numeroExterneDossier?: string;
+    montant?: number;
+    [k: string]: unknown;
+  }[];
+  [k: string]: unknown;
+}
+/**
+ * SPEC 2.4: a page of invoice states (GET /{opcoId}/factures/etats).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "FactureEtatsPage".
+ */
+export interface FactureEtatsPage {
+  status: string;
+  total?: number;
+  count?: number;
+  page?: number;
+  factures: FactureEtat[];
+  [k: string]: unknown;
+}
+/**
+ * SPEC 4.10: query of GET /{opcoId}/factures/etats.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "FactureEtatsQuery".
+ */
+export interface FactureEtatsQuery {
+  anneeFacture?: string;
+  numeroInterneDossier?: string;
+  numeroExterneDossier?: string;
+  referenceFactureCFA?: string;
+  referenceVirement?: string;
+  dateModification?: string;
+  numeroPage?: string;
+}
+/**
+ * SPEC 4.1: GET /health, the process answers.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "Health".
+ */
+export interface Health {
+  status: "ok";
+}
+/**
+ * SPEC 2.5: an asynchronous job (GET /{opcoId}/jobs/{jobId}).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "Job".
+ */
+export interface Job {
+  jobId: string;
+  opcoId: string;
+  type:
+    | "post-dossier"
+    | "post-facture"
+    | "post-convention"
+    | "post-certificat"
+    | "post-document"
+    | "sync-discovery"
+    | "sync-batch";
+  status: JobStatus;
+  /**
+   * Present when completed; upstream-defined (for example status, numeroInterne, comment).
+   */
+  result?: {
+    [k: string]: unknown;
+  };
+  /**
+   * Present when failed.
+   */
+  error?: {
+    message: string;
+    /**
+     * An error code of SPEC 7, for example UPSTREAM_ERROR.
+     */
+    code: string;
+    /**
+     * Raw upstream body, when the upstream answered.
+     */
+    upstream?: unknown;
+    /**
+     * Failed step of a composite job.
+     */
+    step?: number;
+  };
+  retries: number;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  /**
+   * Composite jobs only.
+   */
+  currentStep?: number;
+  /**
+   * Composite jobs only.
+   */
+  totalSteps?: number;
+  /**
+   * Composite jobs only (D16).
+   */
+  steps?: {
+    step: number;
+    name: string;
+    status: JobStatus;
+    /**
+     * Present when completed.
+     */
+    result?: {
+      [k: string]: unknown;
+    };
+  }[];
+}
+/**
+ * SPEC 4.7: query of GET /{opcoId}/dossiers/liste.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "DossierListeQuery".
+ */
+export interface DossierListeQuery {
+  /**
+   * Comma-separated internal numbers, at most 50 (SPEC 8).
+   */
+  numerosInternes: string;
+}
+/**
+ * SPEC 2.3: dossiers by internal numbers (GET /{opcoId}/dossiers/liste).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "DossierListe".
+ */
+export interface DossierListe {
+  status: string;
+  dossiers: Dossier[];
+  /**
+   * Requested internal numbers that were not found.
+   */
+  numerosInternesIntrouvables?: string[];
+  [k: string]: unknown;
+}
+/**
+ * D21: a poller started by a sync with enablePoller, one per tenant and opcoId.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "Poller".
+ */
+export interface Poller {
+  opcoId: string;
+  /**
+   * active while it polls.
+   */
+  status: string;
+  intervalMs: number;
+  /**
+   * Null before the first successful poll.
+   */
+  lastPollAt: string | null;
+  createdAt: string;
+}
+/**
+ * GET /ready: 200 when the store (and queue) answer; otherwise 503 UNAVAILABLE with the error body (D5).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "Ready".
+ */
+export interface Ready {
+  status: "ready";
+  /**
+   * Kind of store backend that answered, for example embedded or mongodb.
+   */
+  store?: string;
+  [k: string]: unknown;
+}
+/**
+ * SPEC 4.3 and D13: GET /{opcoId}/status.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "OpcoStatus".
+ */
+export interface OpcoStatus {
+  status: "healthy" | "degraded" | "unhealthy";
+  /**
+   * Versions of the upstream API.
+   */
+  supportedVersions: string[];
+  /**
+   * Seconds since the service started.
+   */
+  uptime: number;
+}
+/**
+ * SPEC 4.14: 202 answer to POST /sync/dossiers.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "SyncAccepted".
+ */
+export interface SyncAccepted {
+  syncId: string;
+  status: "pending";
+  /**
+   * /sync/{syncId}
+   */
+  statusUrl: string;
+}
+/**
+ * SPEC 4.14 and D19: body of POST /sync/dossiers.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "SyncBody".
+ */
+export interface SyncBody {
+  opcoId: string;
+  /**
+   * Default: all years.
+   */
+  minYear?: number;
+  /**
+   * Start a poller once the sync completes (D21).
+   */
+  enablePoller?: boolean;
+}
+/**
+ * SPEC 4.14: answer to DELETE /sync/{syncId}: cancelled, or the current state of an already finished sync with a message.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "SyncCancellation".
+ */
+export interface SyncCancellation {
+  syncId: string;
+  status: SyncStatus;
+  message?: string;
+}
+/**
+ * SPEC 2.6: a bulk sync (GET /sync/{syncId}).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "Sync".
+ */
+export interface Sync {
+  syncId: string;
+  opcoId: string;
+  status: SyncStatus;
+  /**
+   * Total dossiers.
+   */
+  total: number;
+  discovered: number;
+  fetched: number;
+  /**
+   * Discovery covers 0 to 0.5, fetch covers 0.5 to 1.
+   */
+  progress: number;
+  batchesCompleted: number;
+  totalBatches: number;
+  estimatedEnd?: string;
+  /**
+   * Message when failed.
+   */
+  error: string | null;
+  startedAt: string;
+  completedAt: string | null;
+}
+/**
+ * SPEC 4.15: body of POST /webhooks. HTTPS and the refusal of private targets (SPEC 5.6, D24) depend on the mode and on DNS, so the webhooks plugin checks them; the schema only requires an http(s) URL.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "WebhookCreateBody".
+ */
+export interface WebhookCreateBody {
+  callbackUrl: CallbackUrl;
+  events: EventList;
+  description?: string;
+}
+/**
+ * SPEC 2.7: a webhook subscription. secret is present only in the answer to its creation; createdAt is absent from the answer to PATCH (SPEC 4.15).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "Webhook".
+ */
+export interface Webhook {
+  id: string;
+  callbackUrl: string;
+  events: EventType[];
+  /**
+   * HMAC-SHA256 key of Svc-Signature, 64 hex characters.
+   */
+  secret?: string;
+  active: boolean;
+  description?: string;
+  createdAt?: string;
+}
+/**
+ * SPEC 4.15: body of PATCH /webhooks/{id}; only supplied fields change, at least one is needed.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "WebhookUpdateBody".
+ */
+export interface WebhookUpdateBody {
+  callbackUrl?: CallbackUrl;
+  events?: EventList;
+  active?: boolean;
+  description?: string;
+}

@@ -1,0 +1,244 @@
+/**
+ * The OpenAPI 3.0.3 document served at GET /doc (SPEC 4.2), built from the route table and the
+ * JSON Schemas, so /doc cannot describe a route or a field the service does not have.
+ */
+import { allSchemaIds, readSchema, refToSchemaId, type JsonSchema, type SchemaId } from './catalog.js';
+import { routeTable, type ErrorStatus, type ServiceRoute } from './routes.js';
+
+/** D27: the routes of the spec are version 1 of the interface; every answer carries Svc-Api-Version. */
+export const API_VERSION = '1';
+
+export interface OpenApiDocument {
+  openapi: '3.0.3';
+  info: { title: string; version: string; description: string };
+  tags: { name: string; description: string }[];
+  paths: Record<string, Record<string, unknown>>;
+  components: {
+    schemas: Record<string, unknown>;
+    securitySchemes: Record<string, unknown>;
+    parameters: Record<string, unknown>;
+    headers: Record<string, unknown>;
+    responses: Record<string, unknown>;
+  };
+}
+
+/** Which error codes (SPEC 7, D5) each error status stands for, and its component name. */
+const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
+  400: { name: 'ValidationError', description: 'VALIDATION_ERROR: invalid parameters or body; `errors` lists each problem.' },
+  403: { name: 'Forbidden', description: 'HTTP_ERROR: X-API-KEY missing or authentication failed.' },
+  404: { name: 'NotFound', description: 'NOT_FOUND: unknown opcoId, or resource not found or not visible to the tenant.' },
+  409: { name: 'Conflict', description: 'CONFLICT: a sync for this tenant and opcoId is pending or processing; `syncId` names it.' },
+  413: { name: 'PayloadTooLarge', description: 'PAYLOAD_TOO_LARGE: body or a decoded file over the limit (D7).' },
+  429: { name: 'RateLimited', description: 'RATE_LIMITED (or UPSTREAM_ERROR 429): retry after Retry-After seconds.' },
+  501: { name: 'NotSupported', description: 'NOT_SUPPORTED: this upstream body does not support the route.' },
+  502: { name: 'BadGateway', description: 'NETWORK_ERROR or UPSTREAM_INVALID_RESPONSE (or UPSTREAM_ERROR 502).' },
+  503: { name: 'Unavailable', description: 'UNAVAILABLE: the store or the queue is unreachable; nothing was accepted.' },
+  504: { name: 'Timeout', description: 'TIMEOUT: the upstream did not answer within 30 s.' },
+};
+
+const TAGS: Record<ServiceRoute['tag'], string> = {
+  system: 'Liveness, readiness, this document, metrics.',
+  opco: 'Status of an upstream body and key information.',
+  dossiers: 'Apprenticeship dossiers (SPEC 2.1 to 2.3, 4.5 to 4.8).',
+  factures: 'Invoices (SPEC 2.4, 4.9, 4.10).',
+  conventions: 'Training agreements (SPEC 4.11).',
+  certificats: 'Completion certificates (SPEC 4.12).',
+  documents: 'Documents attached to upstream objects (SPEC 4.12b).',
+  jobs: 'Asynchronous jobs created by the POST routes (SPEC 2.5, 4.13).',
+  sync: 'Bulk sync of all dossiers (SPEC 2.6, 4.14).',
+  webhooks: 'Event subscriptions and delivery logs (SPEC 2.7, 2.8, 4.15, 6).',
+  pollers: 'Automatic polling after a sync (D21).',
+};
+
+const PATH_PARAMETERS: Record<string, { component: string; description: string; format?: string }> = {
+  opcoId: { component: 'OpcoId', description: 'The upstream body (OPCO).' },
+  jobId: { component: 'JobId', description: 'Job identifier.', format: 'uuid' },
+  syncId: { component: 'SyncId', description: 'Sync identifier.' },
+  id: { component: 'WebhookId', description: 'Webhook identifier.' },
+};
+
+const COMPONENT = '#/components/';
+const ref = (section: string, name: string) => ({ $ref: `${COMPONENT}${section}/${name}` });
+const API_VERSION_HEADER = { 'Svc-Api-Version': ref('headers', 'SvcApiVersion') };
+
+let cached: OpenApiDocument | undefined;
+
+/** Built once, then the same frozen document. */
+export function buildOpenApi(): OpenApiDocument {
+  // A copy, so freezing it never freezes the schemas ajv holds.
+  cached ??= deepFreeze(structuredClone(build()));
+  return cached;
+}
+
+function build(): OpenApiDocument {
+  const titles = schemaTitles();
+  const schemas: Record<string, unknown> = {};
+  // The config file is the operator's, not part of the HTTP interface.
+  for (const id of allSchemaIds.filter((id) => id !== 'config')) schemas[titles.get(id)!] = toOpenApiSchema(readSchema(id), titles);
+
+  const paths: OpenApiDocument['paths'] = {};
+  for (const route of routeTable) {
+    paths[route.path] ??= {};
+    paths[route.path]![route.method.toLowerCase()] = operation(route, titles);
+  }
+
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'opco-proxy',
+      version: API_VERSION,
+      description:
+        'One REST API in front of the OPCO funding bodies. GET routes answer synchronously; POST routes on an upstream body ' +
+        'are asynchronous: 202 with a job to poll, and a webhook when it ends. Errors share one body (ErrorBody).',
+    },
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        ApiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-KEY',
+          description: 'The CFA key assigned by the upstream body; its SHA-256 is the tenant.',
+        },
+      },
+      parameters: {
+        ...Object.fromEntries(
+          Object.entries(PATH_PARAMETERS).map(([name, p]) => [
+            p.component,
+            {
+              name,
+              in: 'path',
+              required: true,
+              description: p.description,
+              schema: { type: 'string', ...(p.format ? { format: p.format } : {}) },
+            },
+          ]),
+        ),
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'Scoped to the tenant, kept 24 hours (D15): a repeat answers 200 duplicate with the first jobId.',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+        },
+      },
+      headers: {
+        SvcApiVersion: { description: 'Version of the service interface (D27).', schema: { type: 'string', enum: [API_VERSION] } },
+        RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+      },
+      responses: {
+        ...Object.fromEntries(
+          Object.entries(ERROR_RESPONSES).map(([status, e]) => [e.name, errorResponse(e.description, status === '429')]),
+        ),
+        Error: errorResponse('Any other error, e.g. UPSTREAM_ERROR with the upstream status, or INTERNAL_ERROR (500).', false),
+      },
+    },
+  };
+}
+
+function operation(route: ServiceRoute, titles: Map<SchemaId, string>): Record<string, unknown> {
+  const parameters: unknown[] = [...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) =>
+    ref('parameters', PATH_PARAMETERS[name!]!.component),
+  );
+  if (route.query) parameters.push(...queryParameters(route.query, titles));
+  if (route.async) parameters.push(ref('parameters', 'IdempotencyKey'));
+
+  const responses: Record<string, unknown> = {};
+  for (const r of route.responses) {
+    const mediaType = r.contentType ?? 'application/json';
+    const schema = r.schema ? ref('schemas', titles.get(r.schema)!) : mediaType === 'text/plain' ? { type: 'string' } : { type: 'object' };
+    responses[String(r.status)] = { description: r.description, headers: API_VERSION_HEADER, content: { [mediaType]: { schema } } };
+  }
+  for (const status of route.errors) responses[String(status)] = ref('responses', ERROR_RESPONSES[status].name);
+  responses.default = ref('responses', 'Error');
+
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    description: [route.description, `SPEC ${route.source}.`].filter(Boolean).join(' '),
+    tags: [route.tag],
+    security: route.apiKey ? [{ ApiKey: [] }] : [],
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(route.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', titles.get(route.body)!) } } } }
+      : {}),
+    responses,
+  };
+}
+
+/** Query schemas are flat objects of strings: one OpenAPI parameter per property. */
+function queryParameters(id: SchemaId, titles: Map<SchemaId, string>): unknown[] {
+  const schema = readSchema(id);
+  const required = (schema.required as string[] | undefined) ?? [];
+  return Object.entries(schema.properties as Record<string, JsonSchema>).map(([name, property]) => {
+    const { description, ...rest } = toOpenApiSchema(property, titles);
+    return { name, in: 'query', required: required.includes(name), ...(description ? { description } : {}), schema: rest };
+  });
+}
+
+function errorResponse(description: string, retryAfter: boolean): unknown {
+  return {
+    description,
+    headers: { ...API_VERSION_HEADER, ...(retryAfter ? { 'Retry-After': ref('headers', 'RetryAfter') } : {}) },
+    content: { 'application/json': { schema: ref('schemas', 'ErrorBody') } },
+  };
+}
+
+function schemaTitles(): Map<SchemaId, string> {
+  const titles = new Map<SchemaId, string>();
+  for (const id of allSchemaIds) {
+    const title = readSchema(id).title;
+    if (typeof title !== 'string') throw new Error(`schema ${id} has no title`);
+    if ([...titles.values()].includes(title)) throw new Error(`schema title ${title} is used twice`);
+    titles.set(id, title);
+  }
+  return titles;
+}
+
+const SCHEMA_MAPS = ['properties', 'patternProperties'];
+const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf'];
+const SUBSCHEMAS = ['items', 'additionalProperties', 'not'];
+/** Draft-07 keywords OpenAPI 3.0 does not know; they only tighten validation, which ajv does. */
+const DROPPED = new Set(['$schema', '$id', 'errorMessage', 'propertyNames', 'if', 'then', 'else', 'definitions', 'examples']);
+
+/**
+ * Draft-07 to the OpenAPI 3.0 schema dialect: file `$ref`s point into components, `const`
+ * becomes a one-value enum, and type lists become `nullable` or a oneOf of types.
+ */
+function toOpenApiSchema(schema: JsonSchema, titles: Map<SchemaId, string>): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (DROPPED.has(key)) continue;
+    if (key === '$ref') {
+      const id = refToSchemaId(String(value));
+      if (!id) throw new Error(`unresolvable $ref ${String(value)}`);
+      out.$ref = `${COMPONENT}schemas/${titles.get(id)}`;
+    } else if (key === 'const') out.enum = [value];
+    else if (key === 'type' && Array.isArray(value)) Object.assign(out, typeList(value as string[]));
+    else if (SCHEMA_MAPS.includes(key)) {
+      out[key] = Object.fromEntries(
+        Object.entries(value as Record<string, JsonSchema>).map(([name, sub]) => [name, toOpenApiSchema(sub, titles)]),
+      );
+    } else if (SCHEMA_LISTS.includes(key)) out[key] = (value as JsonSchema[]).map((sub) => toOpenApiSchema(sub, titles));
+    else if (SUBSCHEMAS.includes(key) && typeof value === 'object') out[key] = toOpenApiSchema(value as JsonSchema, titles);
+    else out[key] = value;
+  }
+  return out;
+}
+
+function typeList(types: string[]): JsonSchema {
+  const nullable = types.includes('null');
+  const others = types.filter((t) => t !== 'null');
+  const typed = others.length === 1 ? { type: others[0] } : { oneOf: others.map((type) => ({ type })) };
+  return nullable ? { ...typed, nullable: true } : typed;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

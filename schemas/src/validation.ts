@@ -1,0 +1,157 @@
+/**
+ * Validation of queries, bodies, responses and config against the JSON Schemas (SPEC 4.0.3, 7):
+ * one ajv instance, every schema compiled once, errors turned into the spec's messages,
+ * `<dotted.path>: <message>` (`lignes.0.natureLigne: Invalid enum value, expected one of ...`).
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import ajvFormats from 'ajv-formats';
+import ajvErrors from 'ajv-errors';
+import { allSchemaIds, isSchemaId, readSchema, schemaUri, type SchemaId } from './catalog.js';
+
+export type ValidationResult = { valid: true } | { valid: false; errors: string[] };
+
+let ajv: Ajv | undefined;
+const compiled = new Map<SchemaId, ValidateFunction>();
+
+/**
+ * Checks `data` against the schema `schemaId` (see `schemaIds`). Any string is accepted so callers
+ * holding an id in a plain string compile, but an id that is not in json/ throws: that is a bug,
+ * not a client error.
+ */
+export function validate(schemaId: SchemaId | (string & {}), data: unknown): ValidationResult {
+  const check = compile(schemaId);
+  if (check(data)) return { valid: true };
+  return { valid: false, errors: formatErrors(check.errors ?? [], rootLabel(schemaId)) };
+}
+
+function compile(schemaId: string): ValidateFunction {
+  if (!isSchemaId(schemaId)) throw new Error(`unknown schema id "${schemaId}"`);
+  let check = compiled.get(schemaId);
+  if (!check) {
+    check = instance().getSchema(schemaUri(schemaId));
+    if (!check) throw new Error(`schema "${schemaId}" is not registered`);
+    compiled.set(schemaId, check);
+  }
+  return check;
+}
+
+function instance(): Ajv {
+  if (ajv) return ajv;
+  ajv = new Ajv({
+    allErrors: true, // one entry per field problem (SPEC 7), and required by ajv-errors
+    strictSchema: true,
+    strictTypes: true,
+    strictTuples: true,
+    strictRequired: false, // DossierQuery's modes name properties declared at the root
+    allowUnionTypes: true, // "string or null" fields of the spec
+  });
+  ajvFormats.default(ajv, ['date', 'date-time', 'uri', 'uuid']);
+  // `byte` (OpenAPI's name for base64) for _files. ajv-formats' own regex recurses per 4 characters
+  // and overflows the stack on multi-MiB files, so this check is a flat scan plus a length rule.
+  ajv.addFormat('byte', { type: 'string', validate: isBase64 });
+  ajvErrors.default(ajv);
+  // Keyed by id as well as by $id, so a schema whose $id strays from the convention still resolves.
+  for (const id of allSchemaIds) ajv.addSchema(readSchema(id), schemaUri(id));
+  return ajv;
+}
+
+/** Standard base64, padded or not (Node decodes both); no line breaks. */
+export function isBase64(value: string): boolean {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(value)) return false;
+  const padded = value.endsWith('=');
+  return padded ? value.length % 4 === 0 : value.length % 4 !== 1;
+}
+
+/** What a problem of the whole value is called: `query: use either ...`, `body: Must contain ...`. */
+function rootLabel(schemaId: string): string {
+  if (schemaId.endsWith('-query')) return 'query';
+  if (schemaId.endsWith('-body')) return 'body';
+  if (schemaId === 'config') return 'config';
+  return 'value';
+}
+
+const FORMAT_MESSAGES: Record<string, string> = {
+  date: 'Invalid date',
+  'date-time': 'Invalid datetime',
+  uri: 'Invalid url',
+  uuid: 'Invalid uuid',
+  byte: 'Invalid base64',
+};
+
+function formatErrors(errors: ErrorObject[], root: string): string[] {
+  const messages: string[] = [];
+  for (const error of errors) {
+    // Errors about a property *name* are reported once, by the propertyNames error itself.
+    if (error.propertyName !== undefined) continue;
+    // `if` only says which branch failed; the `then` errors that follow say why.
+    if (error.keyword === 'if') continue;
+    const segments = pointerSegments(error.instancePath);
+    const params = error.params as Record<string, unknown>;
+    if (error.keyword === 'required') segments.push(String(params.missingProperty));
+    if (error.keyword === 'additionalProperties') segments.push(String(params.additionalProperty));
+    const path = segments.length > 0 ? segments.join('.') : root;
+    const line = `${path}: ${describe(error, params)}`;
+    if (!messages.includes(line)) messages.push(line);
+  }
+  return messages;
+}
+
+function pointerSegments(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+function describe(error: ErrorObject, params: Record<string, unknown>): string {
+  const limit = Number(params.limit);
+  switch (error.keyword) {
+    case 'errorMessage':
+      return error.message ?? 'Invalid value';
+    case 'required':
+      return 'Required';
+    case 'type':
+      return `Expected ${String(params.type).split(',').join(' or ')}`;
+    case 'format':
+      return FORMAT_MESSAGES[String(params.format)] ?? `Invalid ${String(params.format)}`;
+    case 'enum':
+      return `Invalid enum value, expected one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'const':
+      return `Invalid literal value, expected ${String(params.allowedValue)}`;
+    case 'minItems':
+      return `Must contain at least ${limit} ${plural(limit, 'item')}`;
+    case 'maxItems':
+      return `Must contain at most ${limit} ${plural(limit, 'item')}`;
+    case 'minLength':
+      return limit === 1 ? 'Must not be empty' : `Must be at least ${limit} ${plural(limit, 'character')}`;
+    case 'maxLength':
+      return `Must be at most ${limit} ${plural(limit, 'character')}`;
+    case 'minimum':
+      return `Must be greater than or equal to ${limit}`;
+    case 'maximum':
+      return `Must be less than or equal to ${limit}`;
+    case 'exclusiveMinimum':
+      return `Must be greater than ${limit}`;
+    case 'exclusiveMaximum':
+      return `Must be less than ${limit}`;
+    case 'minProperties':
+      return `Must contain at least ${limit} ${plural(limit, 'field')}`;
+    case 'maxProperties':
+      return `Must contain at most ${limit} ${plural(limit, 'field')}`;
+    case 'uniqueItems':
+      return 'Must not contain duplicate items';
+    case 'additionalProperties':
+      return 'Unrecognized field';
+    case 'propertyNames':
+      return `Invalid key "${String(params.propertyName)}"`;
+    case 'pattern':
+      return 'Invalid format';
+    default:
+      return 'Invalid value';
+  }
+}
+
+function plural(count: number, word: string): string {
+  return count === 1 ? word : `${word}s`;
+}
