@@ -91,7 +91,10 @@ export class JobRecords {
     return this.jobs.findOne({ _id: jobId, tenant, opcoId });
   }
 
-  /** Takes the job's lease if it is unfinished, due, and nobody else holds a live lease. */
+  /**
+   * Takes the job's lease if it is unfinished, due, and nobody holds a live lease — not even the
+   * caller: a duplicate message reaching the worker that is running the job must not start it twice.
+   */
   claim(jobId: string, owner: string, leaseMs: number): Promise<JobRecord | null> {
     const now = new Date();
     return this.jobs.findOneAndUpdate(
@@ -99,7 +102,7 @@ export class JobRecords {
         _id: jobId,
         status: { $in: ['pending', 'processing'] },
         $and: [
-          { $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }, { leaseOwner: owner }] },
+          { $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] },
           { $or: [{ nextAttemptAt: null }, { nextAttemptAt: { $exists: false } }, { nextAttemptAt: { $lte: now } }] },
         ],
       },

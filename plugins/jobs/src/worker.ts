@@ -47,16 +47,18 @@ export class JobWorker {
   /** Resolving acknowledges the message; throwing hands it back to the queue for later. */
   async handle(jobId: string, redelivered: boolean): Promise<void> {
     const { records, leaseMs } = this.deps;
-    const job = await records.claim(jobId, this.owner, leaseMs);
+    // One lease token per run: two runs of one job in this worker can never write for each other.
+    const lease = `${this.owner}:${randomHex(4)}`;
+    const job = await records.claim(jobId, lease, leaseMs);
     if (!job) return this.unclaimed(jobId, redelivered);
     const renewal = setInterval(() => {
-      records.update(jobId, this.owner, {}, leaseMs).catch(() => clearInterval(renewal));
+      records.update(jobId, lease, {}, leaseMs).catch(() => clearInterval(renewal));
     }, Math.max(50, Math.floor(leaseMs / 3)));
     try {
       await this.run(job);
     } catch (err) {
       if (err instanceof LeaseLost) return this.deps.log.warn({ jobId }, 'lease lost; another worker has the job');
-      await records.release(jobId, this.owner).catch(() => {});
+      await records.release(jobId, lease).catch(() => {});
       throw err;
     } finally {
       clearInterval(renewal);
@@ -85,7 +87,7 @@ export class JobWorker {
     const { records, secrets } = this.deps;
     const inputs = await secrets.get(job._id);
     if (!inputs) return this.finish(job, { message: 'the job inputs are gone (expired or purged)', code: 'INTERNAL_ERROR' });
-    if (!job.startedAt) job = await records.update(job._id, this.owner, { startedAt: new Date() });
+    if (!job.startedAt) job = await records.update(job._id, leaseOf(job), { startedAt: new Date() });
     for (const step of job.steps) {
       if (step.status === 'completed') continue;
       const moved = await this.runStep(job, step, inputs);
@@ -126,11 +128,14 @@ export class JobWorker {
     }
     // A wait for budget is not an attempt; a retry is, and counts in `retries`.
     const step = move.kind === 'wait' ? { status: 'pending' as const, attempts: attempts - 1, uncertain } : { status: 'failed' as const, uncertain };
+    // Scheduled and released in one write, then published: a message arriving before the lease
+    // is dropped would find the job still held and be lost; if the publish fails, the overdue
+    // sweep re-queues the job.
     const nextAttemptAt = new Date(Date.now() + move.delayMs);
-    job = await this.setStep(job, stepNumber, step, move.kind === 'retry' ? { retries: job.retries + 1, nextAttemptAt } : { nextAttemptAt });
+    const released = { nextAttemptAt, leaseOwner: null, leaseUntil: null };
+    await this.setStep(job, stepNumber, step, { ...released, ...(move.kind === 'retry' && { retries: job.retries + 1 }) });
     this.deps.log.info({ jobId: job._id, step: stepNumber, code: error.code, move }, 'job step rescheduled');
     await this.requeue(job._id, move.delayMs);
-    await this.deps.records.release(job._id, this.owner);
   }
 
   private async finish(job: JobRecord, error?: { message: string; code: string; upstream?: unknown; step?: number }): Promise<void> {
@@ -138,7 +143,7 @@ export class JobWorker {
     const end = error
       ? { status: 'failed' as const, error, completedAt: now }
       : { status: 'completed' as const, result: jobResult(job.steps), completedAt: now };
-    const ended = await this.deps.records.update(job._id, this.owner, {
+    const ended = await this.deps.records.update(job._id, leaseOf(job), {
       ...end, leaseOwner: null, leaseUntil: null, notified: false, expiresAt: new Date(now.getTime() + this.deps.retentionMs),
     });
     await this.deps.secrets.purge(job._id);
@@ -149,6 +154,12 @@ export class JobWorker {
 
   private setStep(job: JobRecord, stepNumber: number, changes: Partial<JobStep>, extra: Partial<JobRecord> = {}): Promise<JobRecord> {
     const steps = job.steps.map((step) => (step.step === stepNumber ? { ...step, ...changes } : step));
-    return this.deps.records.update(job._id, this.owner, { steps, ...extra }, this.deps.leaseMs);
+    const renew = extra.leaseOwner === null ? undefined : this.deps.leaseMs;
+    return this.deps.records.update(job._id, leaseOf(job), { steps, ...extra }, renew);
   }
+}
+
+/** The lease token the job was claimed with (records returned under a lease carry it). */
+function leaseOf(job: JobRecord): string {
+  return job.leaseOwner ?? '';
 }

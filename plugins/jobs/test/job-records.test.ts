@@ -20,6 +20,17 @@ t.test('one lease at a time; a lapsed lease can be taken over', async (t) => {
   await t.rejects(records.update('a', 'w1', { retries: 5 }), { name: 'LeaseLost' }, 'the old holder cannot write');
 });
 
+t.test('a live lease cannot be claimed again, not even by its holder', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const records = new JobRecords(store);
+  await records.jobs.insertOne(job('b'));
+  t.ok(await records.claim('b', 'w1', 10_000));
+  t.equal(await records.claim('b', 'w1', 10_000), null, 'a duplicate message must not start a second run');
+  await records.release('b', 'w1');
+  t.ok(await records.claim('b', 'w1', 10_000), 'free again once released');
+});
+
 t.test('a job waiting for its retry is not taken early, and finished jobs never', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
