@@ -4,41 +4,35 @@
  * names the bad key.
  */
 import { readFileSync } from 'node:fs';
-import { validate } from '@opco-proxy/schemas';
+import { validate, type ConfigFile } from '@opco-proxy/schemas';
 import { parseMasterKey } from './crypto.js';
 
-export interface OpcoConfig {
-  adapter: string;
-  baseUrl: string;
-  tokenUrl: string;
-  clientId: string;
-  clientSecretEnv: string;
-  scope?: string;
-  rateLimit?: { limit: number; windowMs: number };
-  pollingIntervalMs?: number;
-  /** Per-route cache lifetimes overriding the profile's, e.g. {"GET /dossiers/etats": 60}. */
-  cacheTtlS?: Record<string, number>;
-}
+type File = ConfigFile;
+type Section<K extends keyof File> = Required<NonNullable<File[K]>>;
 
+/** One upstream OPCO as the config file declares it (types generated from config.schema.json). */
+export type OpcoConfig = NonNullable<File['opcos']>[string];
+
+/** The config file with every default applied; store and queue narrowed to their two shapes. */
 export interface Config {
   port: number;
   host: string;
-  mode: 'production' | 'development';
+  mode: NonNullable<File['mode']>;
   store: { type: 'embedded'; path?: string } | { type: 'mongodb'; url: string; database?: string };
   queue: { type: 'embedded' } | { type: 'rabbitmq'; url: string; prefix?: string };
   plugins: string[];
-  publisher: { editeur: string; logiciel: string; version: string };
+  publisher: Section<'publisher'>;
   opcos: Record<string, OpcoConfig>;
-  hub?: { url: string; apiKeyEnv: string };
-  upstream: { timeoutMs: number };
-  jobs: { backoffMs: number[]; leaseMs: number; prefetch: number; retentionDays: number; sweepIntervalMs: number };
-  webhooks: { timeoutMs: number; retryDelaysMs: number[]; concurrency: number; retentionDays: number };
-  limits: { bodyBytes: number; fileBytes: number };
-  tenantRateLimit: { perSecond: number; burst: number };
+  hub?: File['hub'];
+  upstream: Section<'upstream'>;
+  jobs: Section<'jobs'>;
+  webhooks: Section<'webhooks'>;
+  limits: Section<'limits'>;
+  tenantRateLimit: Section<'tenantRateLimit'>;
   /** D8: when non-empty, only these tenant hashes may use the service. */
   allowedTenants: string[];
-  cache: { sweepIntervalMs: number };
-  logLevel: string;
+  cache: Section<'cache'>;
+  logLevel: NonNullable<File['logLevel']>;
 }
 
 /** What the kernel runs with: the file's config plus the secrets read from the environment. */

@@ -15,7 +15,7 @@ async function restartBetweenEventAndDelivery(t: Test, backends: Partial<Service
     await upstream.close();
   });
   // The first attempt waits 1.5 s: time enough to stop the process before it is made.
-  const config = { ...backends, webhooks: { retryDelaysMs: [1500, 500, 500, 500] } } as ServiceOptions['config'];
+  const config = { ...backends, webhooks: { retryDelaysMs: [1500, 500, 500, 500] } } as unknown as ServiceOptions['config'];
   const first = await startService({ upstream, config });
   const hook = (await first.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/r`, events: ['sync.completed'] } })).body;
   await first.kernel.emit({ type: 'sync.completed', tenant: tenantHash(KEY_A), opcoId: 'sandbox', data: { syncId: 'restart', total: 1, durationMs: 5 } });
