@@ -21,6 +21,6 @@ export * from './token-manager.js';
 export { createEmbeddedStore } from './store/embedded-store.js';
 export { createEmbeddedQueue } from './queue/embedded-queue.js';
 export * from './queue/message-rules.js';
-export { equalityFields } from './store/filter-matching.js';
+export { equalityFields, isPlainObject } from './store/filter-matching.js';
 export { canonicalJson } from './canonical-json.js';
 export { API_VERSION } from './http-middleware.js';

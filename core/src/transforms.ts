@@ -15,15 +15,10 @@
  * an object (`lignes.*.numeroDossier`); a number matches one array element (`lignes.0.montant`).
  */
 import type { Transform } from './profile.js';
+import { isPlainObject } from './store/filter-matching.js';
 
 type JsonObject = Record<string, unknown>;
 type Container = JsonObject | unknown[];
-
-function isPlainObject(value: unknown): value is JsonObject {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
 
 /** Deep copy of arrays and plain objects; any other value (string, number, Date...) is kept. */
 function cloneJson<T>(value: T): T {

@@ -153,6 +153,7 @@ export function valuesEqual(a: unknown, b: unknown): boolean {
   return a === b;
 }
 
+/** A JSON-like object: not an array, a Date, an ObjectId or a class instance. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object') return false;
   const proto = Object.getPrototypeOf(value) as unknown;

@@ -7,6 +7,7 @@ import type { Collection as DriverCollection, Document, Filter as DriverFilter }
 import {
   DuplicateKeyError,
   equalityFields,
+  isPlainObject,
   type Collection,
   type Doc,
   type Filter,
@@ -17,7 +18,6 @@ import {
   type Update,
 } from '@opco-proxy/core';
 import type { DocumentLocks } from './document-locks.js';
-import { isPlainObject } from './upsert-document.js';
 
 export class MongoCollection<T extends Doc> implements Collection<T> {
   constructor(

@@ -7,7 +7,7 @@
  * without holding its lock. MongoDB itself builds the same document for server-side upserts.
  */
 import { randomUUID } from 'node:crypto';
-import { equalityFields, type Filter, type Update } from '@opco-proxy/core';
+import { equalityFields, isPlainObject, type Filter, type Update } from '@opco-proxy/core';
 
 export function upsertDocument(filter: Filter, update: Update): Record<string, unknown> & { _id: string } {
   const seed = equalityFields(filter);
@@ -49,9 +49,4 @@ function unsetPath(doc: Record<string, unknown>, path: string): void {
   if (isPlainObject(parent)) delete parent[last];
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object') return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
-}
 
