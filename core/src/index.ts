@@ -24,3 +24,4 @@ export * from './queue/message-rules.js';
 export { equalityFields, isPlainObject } from './store/filter-matching.js';
 export { canonicalJson } from './canonical-json.js';
 export { API_VERSION } from './http-middleware.js';
+export { checkBody } from './request-validation.js';

@@ -5,8 +5,7 @@
  * half-accepted.
  */
 import { randomUUID } from 'node:crypto';
-import { PRIORITY, createError, isServiceError, type OpcoRegistry, type Queue, type Tenant } from '@opco-proxy/core';
-import { validate } from '@opco-proxy/schemas';
+import { PRIORITY, checkBody, createError, isServiceError, type OpcoRegistry, type Queue, type Tenant } from '@opco-proxy/core';
 import { IdempotencyKeys } from './idempotency.js';
 import { planSteps, routesOf, type JobKind } from './job-plan.js';
 import type { JobRecords } from './job-records.js';
@@ -30,7 +29,7 @@ export interface SubmissionDeps {
 
 export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: string, tenant: Tenant, rawBody: unknown, idempotencyKey?: string): Promise<Accepted> {
   const opco = deps.opcos.get(opcoId);
-  const body = checkBody(kind, rawBody);
+  const body = checkBody(kind.schema, rawBody);
   const { _files: encoded, ...payload } = body as { _files?: Record<string, string> } & Record<string, unknown>;
   const files = decodeFiles(encoded ?? {}, deps.fileBytes);
   for (const route of routesOf(kind.type, Object.keys(files))) deps.opcos.route(opco, route);
@@ -62,12 +61,6 @@ export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: str
     throw createError('UNAVAILABLE', 'the job could not be queued; nothing was accepted, retry later', { cause: err });
   }
   return { status: 202, body: { jobId, status: 'pending', statusUrl } };
-}
-
-function checkBody(kind: JobKind, body: unknown): Record<string, unknown> {
-  const result = validate(kind.schema, body);
-  if (!result.valid) throw createError('VALIDATION_ERROR', 'invalid request body', { errors: result.errors });
-  return body as Record<string, unknown>;
 }
 
 /** D7: each file is valid base64 of at most `fileBytes` once decoded. */

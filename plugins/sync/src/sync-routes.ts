@@ -1,8 +1,7 @@
 /** The sync routes of SPEC 4.14 and the poller routes of D21; each tenant sees only its own. */
 import { randomUUID } from 'node:crypto';
-import { createError, isServiceError, type OpcoRegistry, type Tenant } from '@opco-proxy/core';
+import { checkBody, createError, isServiceError, type OpcoRegistry, type Tenant } from '@opco-proxy/core';
 import type { PluginRoutes } from '@opco-proxy/core';
-import { validate } from '@opco-proxy/schemas';
 import { FINISHED, toResource, type SyncRecords } from './sync-records.js';
 import { toPollerResource, type Pollers } from './pollers.js';
 import type { SyncRunner } from './sync-runner.js';
@@ -19,9 +18,7 @@ export function mountSyncRoutes(router: PluginRoutes, deps: SyncRouteDeps): void
 
   router.post('/sync/dossiers', async (ctx) => {
     const body = (ctx.request as { body?: unknown }).body;
-    const result = validate('sync-body', body);
-    if (!result.valid) throw createError('VALIDATION_ERROR', 'invalid request body', { errors: result.errors });
-    const { opcoId, minYear, enablePoller } = body as { opcoId: string; minYear?: number; enablePoller?: boolean };
+    const { opcoId, minYear, enablePoller } = checkBody<{ opcoId: string; minYear?: number; enablePoller?: boolean }>('sync-body', body);
     const opco = knownOpco(deps.opcos, opcoId);
     deps.opcos.route(opco, 'GET /dossiers/etats');
     deps.opcos.route(opco, 'GET /dossiers/liste');

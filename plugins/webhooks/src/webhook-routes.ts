@@ -1,8 +1,7 @@
 /** The webhook routes of SPEC 4.15: each tenant sees only its own webhooks and logs. */
 import { randomUUID } from 'node:crypto';
-import { createError, randomHex, type HostResolver, type Tenant } from '@opco-proxy/core';
+import { checkBody, createError, randomHex, type HostResolver, type Tenant } from '@opco-proxy/core';
 import type { PluginRoutes } from '@opco-proxy/core';
-import { validate } from '@opco-proxy/schemas';
 import { assertCallbackTarget, CallbackUrlError, type Mode } from './ssrf.js';
 import { toResource, type WebhookChanges, type WebhookRecords } from './webhook-records.js';
 import { toDeliveryRecord, type Deliveries } from './deliveries.js';
@@ -18,7 +17,7 @@ export function mountWebhookRoutes(router: PluginRoutes, deps: WebhookRouteDeps)
   const tenantOf = (ctx: { state: { tenant?: Tenant } }) => ctx.state.tenant!.hash;
 
   router.post('/webhooks', async (ctx) => {
-    const body = checkBody('webhook-create-body', (ctx.request as { body?: unknown }).body) as { callbackUrl: string; events: string[]; description?: string };
+    const body = checkBody<{ callbackUrl: string; events: string[]; description?: string }>('webhook-create-body', (ctx.request as { body?: unknown }).body);
     await checkTarget(body.callbackUrl, deps);
     const secret = randomHex(32);
     const webhook = await deps.records.create({
@@ -34,7 +33,7 @@ export function mountWebhookRoutes(router: PluginRoutes, deps: WebhookRouteDeps)
   });
 
   router.patch('/webhooks/:id', async (ctx) => {
-    const changes = checkBody('webhook-update-body', (ctx.request as { body?: unknown }).body) as WebhookChanges;
+    const changes = checkBody<WebhookChanges>('webhook-update-body', (ctx.request as { body?: unknown }).body);
     if (!(await deps.records.find(ctx.params.id, tenantOf(ctx)))) throw notFound(ctx.params.id);
     if (changes.callbackUrl !== undefined) await checkTarget(changes.callbackUrl, deps);
     if (changes.events) changes.events = [...new Set(changes.events)];
@@ -53,12 +52,6 @@ export function mountWebhookRoutes(router: PluginRoutes, deps: WebhookRouteDeps)
     if (!(await deps.records.find(ctx.params.id, tenantOf(ctx)))) throw notFound(ctx.params.id);
     ctx.body = (await deps.deliveries.forWebhook(ctx.params.id, tenantOf(ctx))).map(toDeliveryRecord);
   });
-}
-
-function checkBody(schema: string, body: unknown): Record<string, unknown> {
-  const result = validate(schema, body);
-  if (!result.valid) throw createError('VALIDATION_ERROR', 'invalid request body', { errors: result.errors });
-  return body as Record<string, unknown>;
 }
 
 async function checkTarget(url: string, deps: WebhookRouteDeps): Promise<void> {
