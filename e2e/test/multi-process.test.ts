@@ -48,7 +48,10 @@ t.test('2 api + 2 worker processes', { skip }, async (t) => {
     const sent = sandbox.received.filter((r) => r.path === '/v1/factures' && r.parts?.some((p) => p.name === 'facture' && JSON.parse(p.content.toString()).numero === `MULTI-${i}`));
     t.equal(sent.length, 1, `MULTI-${i} sent exactly once`);
   }
-  const perWorker = processes.slice(2).map((p) => (p.output().match(/"msg":"job ended"/g) ?? []).length);
+  // A job reads as completed before its worker's "job ended" log line has crossed the pipe.
+  const endedLines = () => processes.slice(2).map((p) => (p.output().match(/"msg":"job ended"/g) ?? []).length);
+  for (let waited = 0; waited < 5000 && endedLines().reduce((a, b) => a + b) < 17; waited += 50) await new Promise((r) => setTimeout(r, 50));
+  const perWorker = endedLines();
   t.equal(perWorker[0] + perWorker[1], 17, `every job ended on a worker (${perWorker.join(' + ')})`);
   t.ok(perWorker.every((n) => n > 0), 'both workers took jobs');
 });
