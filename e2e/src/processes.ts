@@ -56,7 +56,7 @@ export function runCli(args: string[], env: Record<string, string> = {}): CliPro
 export async function stopCli(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
   child.kill(signal);
-  const [code] = await once(child, 'exit');
+  const [code] = await once(child, 'close');
   return code as number | null;
 }
 

@@ -54,7 +54,8 @@ t.test('a bad config stops start-up with one message naming the key', async (t) 
     const file = join(dir, `bad-${index}.json`);
     writeFileSync(file, JSON.stringify(config));
     const proc = run(['serve', '--config', file], { OPCO_PROXY_MASTER_KEY: '', ...env });
-    const [code] = await once(proc.child, 'exit');
+    // 'close', not 'exit': the error message may still be in the pipe when the process exits.
+    const [code] = await once(proc.child, 'close');
     t.equal(code, 1, `exit 1 for ${JSON.stringify(config)}`);
     t.match(proc.output(), pattern);
     t.notMatch(proc.output(), /at .*\.js:\d+/, 'no stack trace');
