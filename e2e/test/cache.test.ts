@@ -3,7 +3,9 @@ import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startService, KEY_A, KEY_B } from '../src/index.js';
 
-const service = await startService({ opco: { cacheTtlS: { 'GET /dossiers/etats': 1 } } });
+// etats entries live 2 s here: long enough that two back-to-back requests on a loaded machine
+// still meet in the cache, short enough to watch one expire.
+const service = await startService({ opco: { cacheTtlS: { 'GET /dossiers/etats': 2 } } });
 t.teardown(() => service.close());
 const { sandbox } = service;
 const etatsCalls = () => sandbox.received.filter((r) => r.path === '/v2/dossiers/etats').length;
@@ -48,7 +50,7 @@ t.test('an entry expires after its lifetime', async (t) => {
   sandbox.resetStats();
   await service.get('/sandbox/dossiers/etats?numeroPage=4');
   t.equal((await service.get('/sandbox/dossiers/etats?numeroPage=4')).headers.get('x-cache'), 'HIT');
-  await sleep(1100);
+  await sleep(2100);
   const after = await service.get('/sandbox/dossiers/etats?numeroPage=4');
   t.equal(after.headers.get('x-cache'), 'MISS', 'expired');
   t.equal(etatsCalls(), 2);
