@@ -6,3 +6,4 @@ export * from './processes.js';
 export * from './receiver.js';
 export * from './sync-client.js';
 export * from './rate-window.js';
+export * from './eventually.js';

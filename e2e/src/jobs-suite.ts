@@ -5,6 +5,7 @@
 import type { Test } from 'tap';
 import { tenantHash, type DomainEvent } from '@opco-proxy/core';
 import { startService, KEY_A, KEY_B, type Service, type ServiceOptions } from './harness.js';
+import { emitted } from './eventually.js';
 import { PDF, certificatBody, conventionBody, documentBody, dossierBody, factureBody, waitForJob } from './jobs-client.js';
 
 export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
@@ -171,8 +172,7 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
     t.equal(posted('/v1/factures').length - before, 3, 'exactly 3 upstream attempts');
     const metrics = await service.get('/metrics', { key: null });
     t.match(metrics.text, /opco_proxy_jobs_ended_total\{type="post-facture",status="failed"\} [1-9]/, 'counted for operators');
-    const failed = events.find((e) => e.type === 'job.failed' && e.data.jobId === job.jobId)!;
-    t.ok(failed, 'job.failed emitted');
+    const failed = await emitted(events, 'job.failed', { jobId: job.jobId });
     t.same(Object.keys(failed.data).sort(), ['error', 'jobId', 'retries', 'status', 'type']);
     t.equal(failed.data.retries, 2);
   });
@@ -195,7 +195,7 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
     t.same(info, { typeFichier: 'convention', objets: [{ typeObjet: 'dossier', idObjet: job.result.numeroInterne }] });
     const progress = events.filter((e) => e.type === 'job.progress' && e.data.jobId === job.jobId);
     t.same(progress.map((e) => [e.data.step, e.data.name, e.data.status, e.data.totalSteps]), [[1, 'dossier', 'completed', 3], [2, 'document:cerfa', 'completed', 3], [3, 'document:convention', 'completed', 3]]);
-    const completed = events.find((e) => e.type === 'job.completed' && e.data.jobId === job.jobId)!;
+    const completed = await emitted(events, 'job.completed', { jobId: job.jobId });
     t.same(Object.keys(completed.data).sort(), ['completedAt', 'jobId', 'result', 'status', 'type']);
     t.equal(completed.tenant, tenantHash(KEY_A), 'the tenant hash, not the key');
   });

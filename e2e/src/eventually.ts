@@ -1,0 +1,46 @@
+/**
+ * Waiting for what the service does after the state a test polled for: a job or a sync is
+ * stored as ended before its domain event is emitted, so a test that saw the end must wait
+ * for the event rather than expect it already there.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DomainEvent } from '@opco-proxy/core';
+
+export async function eventually<T>(probe: () => T | undefined | null | false, what: string, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`still waiting after ${timeoutMs} ms for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** The first event of `type` whose data matches `data` (shallowly), once it has been emitted. */
+export function emitted(events: DomainEvent[], type: string, data: Record<string, unknown>): Promise<DomainEvent> {
+  const matches = (event: DomainEvent) => event.type === type && Object.entries(data).every(([key, value]) => (event.data as Record<string, unknown>)[key] === value);
+  return eventually(() => events.find(matches), `${type} ${JSON.stringify(data)}`);
+}
+
+type LogReader = { get(path: string, options?: { key?: string | null }): Promise<{ status: number; body: any }> };
+
+/**
+ * A webhook's delivery logs once `until` holds: the receiver sees a request before the service
+ * has recorded its answer, so a test that saw the request must wait for the record.
+ */
+export function deliveryLogs(service: LogReader, webhookId: string, until: (logs: any[]) => boolean, key?: string): Promise<any[]> {
+  let last: any[] = [];
+  const read = async () => {
+    const reply = await service.get(`/webhooks/${webhookId}/logs`, key === undefined ? {} : { key });
+    last = reply.status === 200 ? reply.body : [];
+    return until(last);
+  };
+  return (async () => {
+    const deadline = Date.now() + 10_000;
+    while (!(await read())) {
+      if (Date.now() > deadline) throw new Error(`webhook ${webhookId}: logs never matched; last: ${JSON.stringify(last)}`);
+      await sleep(50);
+    }
+    return last;
+  })();
+}
