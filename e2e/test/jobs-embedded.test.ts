@@ -1,6 +1,10 @@
 // Async jobs end to end on the embedded store and queue.
 import t from 'tap';
-import { factureBody, jobsSuite, startService, waitForJob } from '../src/index.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSandbox } from '@opco-proxy/adapter-sandbox';
+import { factureBody, jobsSuite, signatureValid, startReceiver, startService, waitForJob } from '../src/index.js';
 
 jobsSuite(t, () => ({}));
 
@@ -16,4 +20,34 @@ t.test('retries scheduled with no delay still run and end every job', async (t) 
   t.same(jobs.map((job) => job.status === 'completed' || job.status === 'failed'), jobs.map(() => true));
   const attempts = service.sandbox.received.filter((r) => r.method === 'POST' && r.path === '/v1/factures').length;
   t.equal(attempts, jobs.reduce((sum, job) => sum + job.retries + 1, 0), 'every attempt counted once in retries');
+});
+
+// D25, D22: a worker that stopped between recording a job's end and emitting its event owes
+// that event; the next start emits it, and a webhook receives it.
+t.test('a job.completed owed from before a restart is emitted and delivered after it', async (t) => {
+  const path = mkdtempSync(join(tmpdir(), 'opco-owed-'));
+  const receiver = await startReceiver();
+  const upstream = await startSandbox();
+  t.teardown(async () => {
+    await receiver.close();
+    await upstream.close();
+  });
+  const first = await startService({ upstream, config: { store: { type: 'embedded', path } } });
+  const hook = (await first.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/owed`, events: ['job.completed'] } })).body;
+  const reply = await first.request('POST', '/sandbox/factures', { body: factureBody(upstream.dataset.dossiers[0].numeroInterne) });
+  const job = await waitForJob(first, reply.body.statusUrl);
+  await receiver.waitFor(1, 10_000);
+  // As if the worker had died after the end was stored and before the event went out.
+  await first.kernel.store.collection('jobs').updateMany({ _id: job.jobId }, { $set: { notified: false } });
+  await first.kernel.store.collection('webhook_deliveries').deleteMany({});
+  await first.close();
+
+  const second = await startService({ upstream, config: { store: { type: 'embedded', path } } });
+  t.teardown(() => second.close());
+  const [, again] = await receiver.waitFor(2, 10_000);
+  t.equal(again.body.event, 'job.completed');
+  t.equal(again.body.data.jobId, job.jobId);
+  t.ok(signatureValid(hook.secret, again));
+  const record = await second.kernel.store.collection('jobs').findOne({ _id: job.jobId });
+  t.equal((record as { notified?: boolean } | null)?.notified, true, 'recorded as told, so it is not emitted a third time');
 });

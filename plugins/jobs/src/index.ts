@@ -8,6 +8,7 @@ import { JobRecords } from './job-records.js';
 import { JobSecrets } from './job-secrets.js';
 import { mountJobRoutes } from './job-routes.js';
 import { JobWorker } from './worker.js';
+import { emitJobEnd } from './job-events.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A due job still untaken after this long has lost its queue message. */
@@ -34,9 +35,15 @@ export async function registerJobs(api: PluginApi): Promise<void> {
   const requeueOverdue = async (graceMs: number) => {
     for (const job of await records.overdue(graceMs)) await worker.requeue(job._id);
   };
+  const emitOwedEvents = async (graceMs: number) => {
+    for (const job of await records.unnotified(graceMs)) await emitJobEnd({ records, emit: api.emit }, job);
+  };
   api.hooks.add('ready', async () => {
     // The embedded queue lives in memory: after a restart, every unfinished job is queued again.
-    if (queue.kind === 'embedded') await requeueOverdue(-DAY_MS);
+    if (queue.kind === 'embedded') {
+      await requeueOverdue(-DAY_MS);
+      await emitOwedEvents(-DAY_MS);
+    }
     await worker.start();
   });
   const sweeper = setInterval(() => {
@@ -46,6 +53,7 @@ export async function registerJobs(api: PluginApi): Promise<void> {
   const sweep = async () => {
     // A job stored but never queued (a crash between the two) or whose message was lost.
     await requeueOverdue(REQUEUE_GRACE_MS);
+    await emitOwedEvents(REQUEUE_GRACE_MS);
     await records.jobs.sweepExpired();
     await idempotency.sweep();
     await secrets.sweepFiles(DAY_MS);

@@ -126,6 +126,14 @@ export class JobRecords {
     );
   }
 
+  /**
+   * Jobs that ended `graceMs` ago or more and still owe their job.completed / job.failed event:
+   * the worker stopped between recording the end and emitting it.
+   */
+  unnotified(graceMs: number, limit = 500): Promise<JobRecord[]> {
+    return this.jobs.find({ notified: false, completedAt: { $lte: new Date(Date.now() - graceMs) } }, { sort: { completedAt: 1 }, limit });
+  }
+
   /** Writes under the lease: a worker that lost its lease cannot overwrite its successor's work. */
   async update(jobId: string, owner: string, set: Partial<JobRecord> & Record<string, unknown>, leaseMs?: number): Promise<JobRecord> {
     const fields: Record<string, unknown> = { ...set };

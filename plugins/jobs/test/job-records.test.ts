@@ -54,3 +54,15 @@ t.test('overdue finds jobs never taken, not fresh or leased ones', async (t) => 
   await records.jobs.insertOne(job('ended', { createdAt: old, status: 'failed' }));
   t.same((await records.overdue(60_000)).map((j) => j._id).sort(), ['retry-due', 'stuck']);
 });
+
+t.test('unnotified finds ended jobs that still owe their event, once the grace has passed', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const records = new JobRecords(store);
+  const old = new Date(Date.now() - 120_000);
+  await records.jobs.insertOne(job('owed', { status: 'completed', completedAt: old, notified: false }));
+  await records.jobs.insertOne(job('just-ended', { status: 'failed', completedAt: new Date(), notified: false }));
+  await records.jobs.insertOne(job('told', { status: 'completed', completedAt: old, notified: true }));
+  await records.jobs.insertOne(job('running', { status: 'processing' }));
+  t.same((await records.unnotified(60_000)).map((j) => j._id), ['owed']);
+});
