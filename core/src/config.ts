@@ -7,23 +7,22 @@ import { readFileSync } from 'node:fs';
 import { validate, type ConfigFile } from '@opco-proxy/schemas';
 import { parseMasterKey } from './crypto.js';
 
-type File = ConfigFile;
-type Section<K extends keyof File> = Required<NonNullable<File[K]>>;
+type Section<K extends keyof ConfigFile> = Required<NonNullable<ConfigFile[K]>>;
 
 /** One upstream OPCO as the config file declares it (types generated from config.schema.json). */
-export type OpcoConfig = NonNullable<File['opcos']>[string];
+export type OpcoConfig = NonNullable<ConfigFile['opcos']>[string];
 
 /** The config file with every default applied; store and queue narrowed to their two shapes. */
 export interface Config {
   port: number;
   host: string;
-  mode: NonNullable<File['mode']>;
+  mode: NonNullable<ConfigFile['mode']>;
   store: { type: 'embedded'; path?: string } | { type: 'mongodb'; url: string; database?: string };
   queue: { type: 'embedded' } | { type: 'rabbitmq'; url: string; prefix?: string };
   plugins: string[];
   publisher: Section<'publisher'>;
   opcos: Record<string, OpcoConfig>;
-  hub?: File['hub'];
+  hub?: ConfigFile['hub'];
   upstream: Section<'upstream'>;
   jobs: Section<'jobs'>;
   webhooks: Section<'webhooks'>;
@@ -32,7 +31,7 @@ export interface Config {
   /** D8: when non-empty, only these tenant hashes may use the service. */
   allowedTenants: string[];
   cache: Section<'cache'>;
-  logLevel: NonNullable<File['logLevel']>;
+  logLevel: NonNullable<ConfigFile['logLevel']>;
 }
 
 /** What the kernel runs with: the file's config plus the secrets read from the environment. */

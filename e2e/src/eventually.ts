@@ -6,12 +6,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DomainEvent } from '@opco-proxy/core';
 
-export async function eventually<T>(probe: () => T | undefined | null | false, what: string, timeoutMs = 5000): Promise<T> {
+export async function eventually<T>(probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, what: string | (() => string), timeoutMs = 5000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`still waiting after ${timeoutMs} ms for ${what}`);
+    if (Date.now() > deadline) throw new Error(`still waiting after ${timeoutMs} ms for ${typeof what === 'string' ? what : what()}`);
     await sleep(20);
   }
 }
@@ -30,17 +30,10 @@ type LogReader = { get(path: string, options?: { key?: string | null }): Promise
  */
 export function deliveryLogs(service: LogReader, webhookId: string, until: (logs: any[]) => boolean, key?: string): Promise<any[]> {
   let last: any[] = [];
-  const read = async () => {
+  const probe = async () => {
     const reply = await service.get(`/webhooks/${webhookId}/logs`, key === undefined ? {} : { key });
     last = reply.status === 200 ? reply.body : [];
-    return until(last);
+    return until(last) && last;
   };
-  return (async () => {
-    const deadline = Date.now() + 10_000;
-    while (!(await read())) {
-      if (Date.now() > deadline) throw new Error(`webhook ${webhookId}: logs never matched; last: ${JSON.stringify(last)}`);
-      await sleep(50);
-    }
-    return last;
-  })();
+  return eventually(probe, () => `logs of webhook ${webhookId} to match; last: ${JSON.stringify(last)}`, 10_000);
 }

@@ -2,7 +2,7 @@
 // exactly once.
 import t from 'tap';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
-import { runCli, stopCli, writeConfig, realBackends, realBackendsSkip, factureBody, waitForJob, send, TEST_MASTER_KEY, KEY_A, KEY_B } from '../src/index.js';
+import { eventually, runCli, stopCli, writeConfig, realBackends, realBackendsSkip, factureBody, waitForJob, send, TEST_MASTER_KEY, KEY_A, KEY_B } from '../src/index.js';
 
 const skip = realBackendsSkip();
 t.test('2 api + 2 worker processes', { skip }, async (t) => {
@@ -50,8 +50,7 @@ t.test('2 api + 2 worker processes', { skip }, async (t) => {
   }
   // A job reads as completed before its worker's "job ended" log line has crossed the pipe.
   const endedLines = () => processes.slice(2).map((p) => (p.output().match(/"msg":"job ended"/g) ?? []).length);
-  for (let waited = 0; waited < 5000 && endedLines().reduce((a, b) => a + b) < 17; waited += 50) await new Promise((r) => setTimeout(r, 50));
-  const perWorker = endedLines();
+  const perWorker = await eventually(() => { const lines = endedLines(); return lines[0]! + lines[1]! >= 17 && lines; }, '17 "job ended" lines').catch(() => endedLines());
   t.equal(perWorker[0] + perWorker[1], 17, `every job ended on a worker (${perWorker.join(' + ')})`);
   t.ok(perWorker.every((n) => n > 0), 'both workers took jobs');
 });

@@ -84,6 +84,8 @@ export class JobRecords {
   async prepare(): Promise<void> {
     await this.jobs.createIndex({ tenant: 1, opcoId: 1 });
     await this.jobs.createIndex({ status: 1, leaseUntil: 1 });
+    // The sweep looks for ended jobs that still owe their event every minute.
+    await this.jobs.createIndex({ notified: 1, completedAt: 1 });
   }
 
   /** Only the tenant that created a job sees it (SPEC 4.13). */
