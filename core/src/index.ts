@@ -1,4 +1,6 @@
 export * from './profile.js';
+export * from './clock.js';
+export * from './admission/index.js';
 export * from './transforms.js';
 export * from './ports/store.js';
 export * from './ports/queue.js';

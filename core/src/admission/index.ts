@@ -1,0 +1,3 @@
+export * from './admission.js';
+export * from './fair-queue.js';
+export * from './local-bucket.js';

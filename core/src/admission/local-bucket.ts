@@ -1,0 +1,115 @@
+/**
+ * A budget of `limit` upstream calls per rolling `windowMs` kept in this process, that waits and
+ * never rejects (D12, D30: the hub's fallback when it is unreachable). A call holds a slot from
+ * admission to its end, and the slot stays counted for `windowMs` after the end: the upstream
+ * counts a call when it arrives, which is between the two, so no rolling window it sees can hold
+ * more than `limit` calls. Waiting asks are served in FairQueue order (D11).
+ */
+import type { Clock, Timer } from '../clock.js';
+import { FairQueue } from './fair-queue.js';
+
+export interface BucketAsk {
+  priority: number;
+  tenant: string;
+  /** Polled while waiting; once true the ask is dropped and `acquire` rejects with `cancelledError`. */
+  cancelled?: () => boolean | Promise<boolean>;
+}
+
+interface Waiter extends BucketAsk {
+  grant(release: () => void): void;
+  fail(err: unknown): void;
+}
+
+/** How often a waiting ask checks whether its work was cancelled. */
+const CANCEL_POLL_MS = 250;
+
+export class LocalBucket {
+  private held = 0;
+  /** End times of calls still inside the window, oldest first. */
+  private readonly ended: number[] = [];
+  private readonly waiting = new FairQueue<Waiter>();
+  private wake: Timer | undefined;
+
+  constructor(
+    private limit: number,
+    private windowMs: number,
+    private readonly clock: Clock,
+    private readonly cancelledError: () => Error = () => new Error('cancelled while waiting for upstream budget'),
+  ) {}
+
+  /** Resolves with the slot's release function once a slot is free; never rejects for lack of budget. */
+  acquire(ask: BucketAsk): Promise<() => void> {
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { ...ask, grant: resolve, fail: reject };
+      this.waiting.push(waiter);
+      if (ask.cancelled) void this.watchCancellation(waiter);
+      this.serve();
+    });
+  }
+
+  /** Calls admitted and not yet ended, plus ended ones still inside the window. */
+  used(): number {
+    this.forgetOld();
+    return this.held + this.ended.length;
+  }
+
+  waiters(): number {
+    return this.waiting.size;
+  }
+
+  /** New limits apply to the next admissions; calls in flight keep their slots. */
+  setLimit(limit: number, windowMs: number): void {
+    this.limit = limit;
+    this.windowMs = windowMs;
+    this.serve();
+  }
+
+  /** Rejects every waiting ask (the process is stopping). */
+  close(err: Error): void {
+    this.wake?.cancel();
+    for (const waiter of this.waiting.drain()) waiter.fail(err);
+  }
+
+  private serve(): void {
+    this.forgetOld();
+    while (this.waiting.size > 0 && this.held + this.ended.length < this.limit) {
+      const waiter = this.waiting.shift()!;
+      this.held += 1;
+      let released = false;
+      waiter.grant(() => {
+        if (released) return;
+        released = true;
+        this.held -= 1;
+        this.ended.push(this.clock.now());
+        this.serve();
+      });
+    }
+    this.scheduleWake();
+  }
+
+  /** When asks wait for the window to move, wake when its oldest call leaves it. */
+  private scheduleWake(): void {
+    this.wake?.cancel();
+    this.wake = undefined;
+    if (this.waiting.size === 0 || this.ended.length === 0) return;
+    const delay = this.ended[0]! + this.windowMs - this.clock.now();
+    this.wake = this.clock.setTimeout(() => this.serve(), Math.max(1, delay));
+  }
+
+  private forgetOld(): void {
+    const horizon = this.clock.now() - this.windowMs;
+    while (this.ended.length > 0 && this.ended[0]! <= horizon) this.ended.shift();
+  }
+
+  private async watchCancellation(waiter: Waiter): Promise<void> {
+    const waits = () => this.waiting.includes(waiter);
+    while (waits()) {
+      await this.clock.sleep(CANCEL_POLL_MS);
+      if (!waits()) return; // served, or drained by close()
+      const stop = await Promise.resolve()
+        .then(() => waiter.cancelled!())
+        .catch(() => false);
+      if (stop && this.waiting.remove(waiter)) return waiter.fail(this.cancelledError());
+    }
+  }
+}

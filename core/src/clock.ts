@@ -1,0 +1,135 @@
+/**
+ * The one source of time. Every timestamp and timer in core and plugins goes through a Clock,
+ * so tests of retries, leases, expiry, polling and grant lifetimes move time forward instead of
+ * sleeping on the real one.
+ */
+
+export interface Timer {
+  /** Stops the timer; harmless after it fired. */
+  cancel(): void;
+}
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  date(): Date;
+  /** Calls `fn` once after `ms`. The timer never keeps the process alive (housekeeping). */
+  setTimeout(fn: () => void, ms: number): Timer;
+  /** Resolves after `ms`; rejects with the signal's reason if it aborts first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new Error('aborted');
+}
+
+/** Sleep on top of a clock's setTimeout, shared by both clocks so they abort the same way. */
+function sleepWith(clock: Pick<Clock, 'setTimeout'>, ms: number, signal?: AbortSignal, keepAlive?: () => () => void): Promise<void> {
+  if (signal?.aborted) return Promise.reject(abortReason(signal));
+  return new Promise((resolve, reject) => {
+    const release = keepAlive?.();
+    const onAbort = () => {
+      timer.cancel();
+      release?.();
+      reject(abortReason(signal!));
+    };
+    const timer = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      release?.();
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** An awaited sleep must keep the process alive, as timers/promises does; housekeeping timers must not. */
+function holdProcess(): () => void {
+  const handle = setInterval(() => undefined, 1 << 30);
+  return () => clearInterval(handle);
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  date: () => new Date(),
+  setTimeout(fn, ms) {
+    const handle = setTimeout(fn, Math.max(0, ms));
+    handle.unref();
+    return { cancel: () => clearTimeout(handle) };
+  },
+  sleep(ms, signal) {
+    return sleepWith(systemClock, ms, signal, holdProcess);
+  },
+};
+
+interface PendingTimer {
+  dueAt: number;
+  fn: () => void;
+  handle: NodeJS.Timeout;
+}
+
+/**
+ * A clock for tests: real time keeps flowing, and `advance(ms)` jumps ahead, firing at once every
+ * timer that has become due. Code under test that waits 15 s for a webhook retry is therefore
+ * driven by the test in microseconds, while everything that does not look at the clock (sockets,
+ * the event loop) behaves as usual.
+ */
+export class TestClock implements Clock {
+  private offset = 0;
+  private readonly timers = new Set<PendingTimer>();
+
+  now(): number {
+    return Date.now() + this.offset;
+  }
+
+  date(): Date {
+    return new Date(this.now());
+  }
+
+  setTimeout(fn: () => void, ms: number): Timer {
+    const timer: PendingTimer = {
+      dueAt: this.now() + Math.max(0, ms),
+      fn,
+      handle: setTimeout(() => this.fire(timer), Math.max(0, ms)),
+    };
+    timer.handle.unref();
+    this.timers.add(timer);
+    return { cancel: () => this.drop(timer) };
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return sleepWith(this, ms, signal, holdProcess);
+  }
+
+  /** Moves time forward by `ms`, fires what became due (earliest first), then lets callbacks run. */
+  async advance(ms: number): Promise<void> {
+    if (!(ms >= 0)) throw new RangeError(`advance() needs a duration >= 0, got ${ms}`);
+    this.offset += ms;
+    const now = this.now();
+    const due = [...this.timers].filter((t) => t.dueAt <= now).sort((a, b) => a.dueAt - b.dueAt);
+    for (const timer of this.timers) {
+      if (timer.dueAt <= now) continue;
+      // Still in the future: its real timer must now ring at the remaining virtual delay.
+      clearTimeout(timer.handle);
+      timer.handle = setTimeout(() => this.fire(timer), timer.dueAt - now);
+      timer.handle.unref();
+    }
+    for (const timer of due) this.fire(timer);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /** Timers not yet fired, for tests that check nothing is left scheduled. */
+  pending(): number {
+    return this.timers.size;
+  }
+
+  private fire(timer: PendingTimer): void {
+    if (!this.timers.has(timer)) return;
+    this.drop(timer);
+    timer.fn();
+  }
+
+  private drop(timer: PendingTimer): void {
+    clearTimeout(timer.handle);
+    this.timers.delete(timer);
+  }
+}
