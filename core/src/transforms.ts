@@ -118,54 +118,36 @@ export function uppercase(paths: readonly string[]): Transform {
 }
 
 export interface DateFormatOptions {
-  /**
-   * Time zone whose calendar date a timestamp with an offset (`Z`, `+02:00`) stands for.
-   * Contracts are French, and a client that serialises a local midnight with `toISOString()`
-   * sends the previous day in UTC (`2024-08-31T22:00:00.000Z`), so the default is Paris.
-   */
-  timeZone?: string;
+  /** How dates are written: `YYYY-MM-DD` (the service's and most upstreams') or `DD/MM/YYYY`. */
+  to?: 'YYYY-MM-DD' | 'DD/MM/YYYY';
 }
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const FRENCH_DATE = /^(\d{2})\/(\d{2})\/(\d{4})$/;
-const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$/;
 
-function calendarDate(year: string, month: string, day: string): string | undefined {
+function realDate(year: string, month: string, day: string): boolean {
   const y = Number(year), m = Number(month), d = Number(day);
   const date = new Date(Date.UTC(y, m - 1, d));
-  const real = date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
-  return real ? `${year}-${month}-${day}` : undefined;
+  return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
 }
 
 /**
- * Writes dates as `YYYY-MM-DD`. Accepts `YYYY-MM-DD`, `DD/MM/YYYY` and ISO 8601 timestamps.
- * A timestamp without offset keeps the date it states; one with an offset is read as an instant
- * and given the calendar date of `timeZone`. Anything else (including impossible dates such as
- * `31/02/2024`) is left as is for validation to report.
+ * Writes dates as `to` (default `YYYY-MM-DD`). Reads `YYYY-MM-DD`, `DD/MM/YYYY` and ISO 8601
+ * timestamps; a timestamp stands for the calendar date written in it, its first ten characters
+ * (D31: CFA software sends what its date library prints, and the date it wrote is the date it
+ * meant, whatever the offset). Anything else, impossible dates included (`31/02/2024`), is left
+ * as is for validation to report.
  */
 export function dateFormat(paths: readonly string[], options: DateFormatOptions = {}): Transform {
-  const inZone = new Intl.DateTimeFormat('en-CA', {
-    timeZone: options.timeZone ?? 'Europe/Paris',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  });
+  const write = (y: string, m: string, d: string) => (options.to === 'DD/MM/YYYY' ? `${d}/${m}/${y}` : `${y}-${m}-${d}`);
   const format = (value: unknown): unknown => {
     if (typeof value !== 'string') return value;
-    let match = ISO_DATE.exec(value);
-    if (match) return value;
-    match = FRENCH_DATE.exec(value);
-    if (match) return calendarDate(match[3]!, match[2]!, match[1]!) ?? value;
-    match = ISO_TIMESTAMP.exec(value);
-    if (!match) return value;
-    const stated = calendarDate(match[1]!, match[2]!, match[3]!);
-    if (stated === undefined) return value;
-    if (match[4] === undefined) return stated;
-    const instant = new Date(value);
-    if (Number.isNaN(instant.getTime())) return value;
-    // en-CA formats as YYYY-MM-DD; formatToParts keeps this independent of that habit.
-    const parts = Object.fromEntries(inZone.formatToParts(instant).map((part) => [part.type, part.value]));
-    return `${parts.year}-${parts.month}-${parts.day}`;
+    const iso = ISO_DATE.exec(value) ?? ISO_TIMESTAMP.exec(value);
+    if (iso) return realDate(iso[1]!, iso[2]!, iso[3]!) ? write(iso[1]!, iso[2]!, iso[3]!) : value;
+    const french = FRENCH_DATE.exec(value);
+    if (french) return realDate(french[3]!, french[2]!, french[1]!) ? write(french[3]!, french[2]!, french[1]!) : value;
+    return value;
   };
   return atPaths('dateFormat', paths, format);
 }

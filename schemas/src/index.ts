@@ -2,17 +2,23 @@
  * @opco-proxy/schemas: the JSON Schemas of json/ as the single source of the service's types
  * (generated), of request and response validation, and of the OpenAPI document at /doc.
  */
-export { validate, isBase64, type ValidationResult } from './validation.js';
+export { validate, isBase64, isDateOrTimestamp, type ValidationResult } from './validation.js';
 export { schemaIds, allSchemaIds, isSchemaId, loadSchema, schemaUri, SCHEMA_BASE, type SchemaId, type JsonSchema } from './catalog.js';
 export {
-  routeTable,
+  operations,
+  operationIds,
+  isOperationId,
+  operation,
   routerPath,
-  findRoute,
-  type ServiceRoute,
-  type RouteResponse,
+  findOperation,
+  type Operations,
+  type OperationId,
+  type OperationSpec,
+  type ResponseSpec,
   type HttpMethod,
   type RouteTag,
   type ErrorStatus,
-} from './routes.js';
+} from './route-manifest.js';
+export type * from './operation-types.js';
 export { buildOpenApi, API_VERSION, type OpenApiDocument } from './openapi.js';
 export type * from './generated/types.js';

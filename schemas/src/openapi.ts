@@ -3,7 +3,7 @@
  * JSON Schemas, so /doc cannot describe a route or a field the service does not have.
  */
 import { allSchemaIds, readSchema, refToSchemaId, type JsonSchema, type SchemaId } from './catalog.js';
-import { routeTable, type ErrorStatus, type ServiceRoute } from './routes.js';
+import { operations, operationIds, type ErrorStatus, type OperationId, type OperationSpec, type RouteTag } from './route-manifest.js';
 
 /** D27: the routes of the spec are version 1 of the interface; every answer carries Svc-Api-Version. */
 export const API_VERSION = '1';
@@ -24,19 +24,22 @@ export interface OpenApiDocument {
 
 /** Which error codes (SPEC 7, D5) each error status stands for, and its component name. */
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
-  400: { name: 'ValidationError', description: 'VALIDATION_ERROR: invalid parameters or body; `errors` lists each problem.' },
+  400: { name: 'ValidationError', description: 'VALIDATION_ERROR: invalid parameters or body, `errors` lists each problem; or UPSTREAM_ERROR 400.' },
   403: { name: 'Forbidden', description: 'HTTP_ERROR: X-API-KEY missing or authentication failed.' },
-  404: { name: 'NotFound', description: 'NOT_FOUND: unknown opcoId, or resource not found or not visible to the tenant.' },
+  404: { name: 'NotFound', description: 'NOT_FOUND: unknown opcoId, or resource not found (at the upstream body too) or not visible to the tenant.' },
   409: { name: 'Conflict', description: 'CONFLICT: a sync for this tenant and opcoId is pending or processing; `syncId` names it.' },
   413: { name: 'PayloadTooLarge', description: 'PAYLOAD_TOO_LARGE: body or a decoded file over the limit (D7).' },
+  415: { name: 'UnsupportedMediaType', description: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or its Content-Encoding is unknown (P2).' },
+  422: { name: 'Unprocessable', description: 'UPSTREAM_ERROR 422: the upstream body refused the request; `upstream` holds its answer.' },
   429: { name: 'RateLimited', description: 'RATE_LIMITED (or UPSTREAM_ERROR 429): retry after Retry-After seconds.' },
+  500: { name: 'InternalError', description: 'INTERNAL_ERROR, or UPSTREAM_ERROR 500 with the upstream answer in `upstream`.' },
   501: { name: 'NotSupported', description: 'NOT_SUPPORTED: this upstream body does not support the route.' },
   502: { name: 'BadGateway', description: 'NETWORK_ERROR or UPSTREAM_INVALID_RESPONSE (or UPSTREAM_ERROR 502).' },
-  503: { name: 'Unavailable', description: 'UNAVAILABLE: the store or the queue is unreachable; nothing was accepted.' },
-  504: { name: 'Timeout', description: 'TIMEOUT: the upstream did not answer within 30 s.' },
+  503: { name: 'Unavailable', description: 'UNAVAILABLE: the store or the queue is unreachable, nothing was accepted (retry after Retry-After); or UPSTREAM_ERROR 503.' },
+  504: { name: 'Timeout', description: 'TIMEOUT: the upstream did not answer within the time limit (or UPSTREAM_ERROR 504).' },
 };
 
-const TAGS: Record<ServiceRoute['tag'], string> = {
+const TAGS: Record<RouteTag, string> = {
   system: 'Liveness, readiness, this document, metrics.',
   opco: 'Status of an upstream body and key information.',
   dossiers: 'Apprenticeship dossiers (SPEC 2.1 to 2.3, 4.5 to 4.8).',
@@ -61,25 +64,26 @@ const COMPONENT = '#/components/';
 const ref = (section: string, name: string) => ({ $ref: `${COMPONENT}${section}/${name}` });
 const API_VERSION_HEADER = { 'Svc-Api-Version': ref('headers', 'SvcApiVersion') };
 
-let cached: OpenApiDocument | undefined;
-
-/** Built once, then the same frozen document. */
-export function buildOpenApi(): OpenApiDocument {
+/**
+ * The document of the given operations (by default all of them): a kernel passes the operations
+ * it mounted, so /doc never lists a route of a plugin that is not enabled. Frozen.
+ */
+export function buildOpenApi(mounted: readonly OperationId[] = operationIds): OpenApiDocument {
   // A copy, so freezing it never freezes the schemas ajv holds.
-  cached ??= deepFreeze(structuredClone(build()));
-  return cached;
+  return deepFreeze(structuredClone(build(mounted)));
 }
 
-function build(): OpenApiDocument {
+function build(mounted: readonly OperationId[]): OpenApiDocument {
   const titles = schemaTitles();
   const schemas: Record<string, unknown> = {};
   // The config file is the operator's, not part of the HTTP interface.
   for (const id of allSchemaIds.filter((id) => id !== 'config')) schemas[titles.get(id)!] = toOpenApiSchema(readSchema(id), titles);
 
   const paths: OpenApiDocument['paths'] = {};
-  for (const route of routeTable) {
+  for (const id of mounted) {
+    const route = operations[id];
     paths[route.path] ??= {};
-    paths[route.path]![route.method.toLowerCase()] = operation(route, titles);
+    paths[route.path]![route.method.toLowerCase()] = operation(id, route, titles);
   }
 
   return {
@@ -138,7 +142,7 @@ function build(): OpenApiDocument {
   };
 }
 
-function operation(route: ServiceRoute, titles: Map<SchemaId, string>): Record<string, unknown> {
+function operation(operationId: OperationId, route: OperationSpec, titles: Map<SchemaId, string>): Record<string, unknown> {
   const parameters: unknown[] = [...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) =>
     ref('parameters', PATH_PARAMETERS[name!]!.component),
   );
@@ -146,16 +150,16 @@ function operation(route: ServiceRoute, titles: Map<SchemaId, string>): Record<s
   if (route.async) parameters.push(ref('parameters', 'IdempotencyKey'));
 
   const responses: Record<string, unknown> = {};
-  for (const r of route.responses) {
+  for (const [status, r] of Object.entries(route.responses)) {
     const mediaType = r.contentType ?? 'application/json';
     const schema = r.schema ? ref('schemas', titles.get(r.schema)!) : mediaType === 'text/plain' ? { type: 'string' } : { type: 'object' };
-    responses[String(r.status)] = { description: r.description, headers: API_VERSION_HEADER, content: { [mediaType]: { schema } } };
+    responses[status] = { description: r.description, headers: API_VERSION_HEADER, content: { [mediaType]: { schema } } };
   }
   for (const status of route.errors) responses[String(status)] = ref('responses', ERROR_RESPONSES[status].name);
   responses.default = ref('responses', 'Error');
 
   return {
-    operationId: route.operationId,
+    operationId,
     summary: route.summary,
     description: [route.description, `SPEC ${route.source}.`].filter(Boolean).join(' '),
     tags: [route.tag],

@@ -49,6 +49,8 @@ function instance(): Ajv {
   // `byte` (OpenAPI's name for base64) for _files. ajv-formats' own regex recurses per 4 characters
   // and overflows the stack on multi-MiB files, so this check is a flat scan plus a length rule.
   ajv.addFormat('byte', { type: 'string', validate: isBase64 });
+  // D31: date fields of request bodies take a calendar date or a full ISO 8601 timestamp.
+  ajv.addFormat('date-or-timestamp', { type: 'string', validate: isDateOrTimestamp });
   ajvErrors.default(ajv);
   // Keyed by id as well as by $id, so a schema whose $id strays from the convention still resolves.
   for (const id of allSchemaIds) ajv.addSchema(readSchema(id), schemaUri(id));
@@ -62,6 +64,17 @@ export function isBase64(value: string): boolean {
   return padded ? value.length % 4 === 0 : value.length % 4 !== 1;
 }
 
+const DATE_OR_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?)?$/;
+
+/** D31: `YYYY-MM-DD` or an ISO 8601 timestamp, whose date (its first ten characters) exists. */
+export function isDateOrTimestamp(value: string): boolean {
+  const match = DATE_OR_TIMESTAMP.exec(value);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
 /** What a problem of the whole value is called: `query: use either ...`, `body: Must contain ...`. */
 function rootLabel(schemaId: string): string {
   if (schemaId.endsWith('-query')) return 'query';
@@ -72,6 +85,7 @@ function rootLabel(schemaId: string): string {
 
 const FORMAT_MESSAGES: Record<string, string> = {
   date: 'Invalid date',
+  'date-or-timestamp': 'Invalid date',
   'date-time': 'Invalid datetime',
   uri: 'Invalid url',
   uuid: 'Invalid uuid',

@@ -111,7 +111,7 @@ t.test('4.8 dossier: nested required fields and dates', async (t) => {
 t.test('4.9 facture: required fields, types, enum and minimum lines', async (t) => {
   t.same(errorsOf(schemaIds.factureBody, without(facture, 'numero', 'lignes')), ['numero: Required', 'lignes: Required']);
   t.same(errorsOf(schemaIds.factureBody, { ...facture, montantTotal: '1200' }), ['montantTotal: Expected number']);
-  t.same(errorsOf(schemaIds.factureBody, { ...facture, dateEmission: '2024-10-01T00:00:00Z' }), ['dateEmission: Invalid date']);
+  t.same(errorsOf(schemaIds.factureBody, { ...facture, dateEmission: '01/10/2024' }), ['dateEmission: Invalid date']);
   t.same(errorsOf(schemaIds.factureBody, { ...facture, lignes: [] }), ['lignes: Must contain at least 1 item']);
   t.same(errorsOf(schemaIds.factureBody, { ...facture, lignes: [{ montant: 1, natureLigne: 'CANTINE', numeroDossier: 'D-1' }] }), [
     'lignes.0.natureLigne: Invalid enum value, expected one of PEDAGOGIE, MOBILITE, HEBERGEMENT, RESTAURATION, PREMIEREQUIPEMENT, MAJORATION_RQTH',
@@ -214,4 +214,15 @@ t.test('webhook bodies: events of SPEC 6.1 and D22, at least one change on PATCH
 
 t.test('an unknown schema id is a programming error', async (t) => {
   t.throws(() => validate('no-such-schema', {}), /unknown schema id "no-such-schema"/);
+});
+
+t.test('D31: body dates take YYYY-MM-DD or a full ISO 8601 timestamp, nothing else', async (t) => {
+  const withStart = (dateDebutContrat: string) => errorsOf(schemaIds.dossierBody, { cerfa: { ...dossier.cerfa, contrat: { dateDebutContrat } } });
+  for (const good of ['2025-09-01', '2025-09-01T12:00:00.000Z', '2025-09-01T00:00:00+02:00', '2025-09-01T00:00:00-0500', '2025-09-01T08:30', '2024-02-29T23:59:59.123456Z']) {
+    t.same(withStart(good), [], good);
+  }
+  for (const bad of ['2025-02-30', '2025-02-30T00:00:00Z', '01/09/2025', '2025-9-1', '2025-09-01T25:00:00Z', '2025-09-01 12:00', '2025-09-01T12:00:00.000Zjunk', '']) {
+    t.same(withStart(bad), ['cerfa.contrat.dateDebutContrat: Invalid date'], JSON.stringify(bad));
+  }
+  t.same(errorsOf(schemaIds.factureBody, { ...facture, dateEmission: '2024-10-01T00:00:00Z' }), [], 'facture dateEmission');
 });

@@ -54,6 +54,12 @@ const DOSSIER_HEBDO_DURATIONS = ['cerfa.contrat.dureeTravailHebdoHeures', 'cerfa
 
 const APPRENTI_NAMES = ['apprenti.nom', 'apprenti.prenom', 'apprenti.nomUsage'];
 const CONVENTION_DATES = ['contrat.dateDebutContrat', 'contrat.dateFinContrat'];
+/**
+ * Dates SPEC 4.16 lists no transform for, sent as the calendar date all the same: D31 lets
+ * clients send timestamps in every body date field, and the upstream wants YYYY-MM-DD.
+ */
+const FACTURE_DATES = ['dateEmission'];
+const CERTIFICAT_DATES = ['dateSignature', 'echeance.dateDebut', 'echeance.dateFin'];
 
 export const profile = defineProfile({
   id: 'common-api',
@@ -93,7 +99,7 @@ export const profile = defineProfile({
       ],
       response: [correctStates()],
     },
-    'POST /factures': { upstream: '/v1/factures', multipart: 'facture' },
+    'POST /factures': { upstream: '/v1/factures', multipart: 'facture', request: [dateFormat(FACTURE_DATES)] },
     'POST /conventions': {
       upstream: '/v1/conventions',
       multipart: 'convention',
@@ -102,7 +108,7 @@ export const profile = defineProfile({
     'POST /certificats': {
       upstream: '/v2/certificats',
       multipart: 'certificat',
-      request: [trim(APPRENTI_NAMES), uppercase(APPRENTI_NAMES), dropNulls()],
+      request: [trim(APPRENTI_NAMES), uppercase(APPRENTI_NAMES), dateFormat(CERTIFICAT_DATES), dropNulls()],
     },
     'POST /documents': { upstream: '/v1/documents', multipart: 'infosFichier' },
   },

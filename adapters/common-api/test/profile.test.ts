@@ -57,13 +57,15 @@ t.test('cfakeyinfo and factures/etats are absent (501 NOT_SUPPORTED)', async (t)
   t.notOk('GET /factures/etats' in profile.routes);
 });
 
-t.test('pass-through routes carry no transform', async (t) => {
-  for (const key of ['GET /status', 'POST /factures', 'POST /documents'] as const) {
+t.test('pass-through routes carry no transform; a facture only gets its date written as a date (D31)', async (t) => {
+  for (const key of ['GET /status', 'POST /documents'] as const) {
     t.notOk(route(key).request?.length, `${key} request`);
     t.notOk(route(key).response?.length, `${key} response`);
   }
-  const facture = { numero: 'F-1', montantTotal: 1200, lignes: [{ montant: 1200, natureLigne: 'PEDAGOGIE', numeroDossier: ' x ' }], commentaire: null };
-  t.strictSame(request('POST /factures', facture), facture);
+  t.notOk(route('POST /factures').response?.length, 'POST /factures response');
+  const facture = { numero: 'F-1', montantTotal: 1200, dateEmission: '2024-10-01', lignes: [{ montant: 1200, natureLigne: 'PEDAGOGIE', numeroDossier: ' x ' }], commentaire: null };
+  t.strictSame(request('POST /factures', facture), facture, 'nothing else changes');
+  t.strictSame(request('POST /factures', { ...facture, dateEmission: '2024-10-01T09:00:00+02:00' }), facture, 'a timestamp becomes its date');
 });
 
 t.test('GET /dossiers: state corrected in a dossier record', async (t) => {
@@ -148,7 +150,7 @@ t.test('POST /dossiers: the request sent upstream', async (t) => {
         dureeTravailHebdoMinutes: 0,
         salaireEmbauche: 1100.5,
       },
-      formation: { rncp: 'RNCP12345', dateDebutFormation: '2024-08-31T22:00:00.000Z', dateFinFormation: '30/06/2026', dureeFormation: 800 },
+      formation: { rncp: 'RNCP12345', dateDebutFormation: '2024-09-01T22:00:00.000Z', dateFinFormation: '30/06/2026', dureeFormation: 800 },
       organismeFormation: { siret: '98765432100019', uaiCfa: null },
     },
   };
@@ -220,7 +222,7 @@ t.test('POST /certificats: apprentice names, nulls', async (t) => {
     employeur: { siret: '12345678900011' },
     apprenti: { nom: 'dupont ', prenom: ' jean', nomUsage: 'martin' },
     organismeFormation: { siret: '98765432100019' },
-    echeance: { numero: 2, codification: null, dateDebut: '01/09/2025' },
+    echeance: { numero: 2, codification: null, dateDebut: '2025-09-01T00:00:00.000Z' },
   };
   t.strictSame(request('POST /certificats', body), {
     typeCertificat: 'Final',
@@ -228,8 +230,8 @@ t.test('POST /certificats: apprentice names, nulls', async (t) => {
     employeur: { siret: '12345678900011' },
     apprenti: { nom: 'DUPONT', prenom: 'JEAN', nomUsage: 'MARTIN' },
     organismeFormation: { siret: '98765432100019' },
-    echeance: { numero: 2, dateDebut: '01/09/2025' },
-  }, 'dates of a certificat are not reformatted: 4.16 lists none');
+    echeance: { numero: 2, dateDebut: '2025-09-01' },
+  }, 'dates of a certificat written as dates (D31)');
   t.notOk(route('POST /certificats').response?.length, 'no response transform');
 });
 

@@ -503,6 +503,26 @@ export interface Dossier {
    * Committed amount.
    */
   engagement?: number;
+  /**
+   * Internal number given by the upstream body.
+   */
+  numeroInterne?: string;
+  /**
+   * Number given by the CFA's software.
+   */
+  numeroExterne?: string;
+  /**
+   * DECA number of the contract.
+   */
+  numeroDeca?: string;
+  /**
+   * SPEC 3.3 state (TRANSMIS, EN_COURS_INSTRUCTION, ENGAGE, ANNULE, REFUSE, RUPTURE, SOLDE); not an enum, so a new upstream state is drift.
+   */
+  etat?: string;
+  /**
+   * Day of the last change upstream.
+   */
+  dateModification?: string;
   cerfa: {
     employeur?: {
       siret?: string;
@@ -694,8 +714,14 @@ export interface FactureEtat {
    * SPEC 3.4: TRANSMIS, EN_COURS_REGLEMENT, REGLE, BLOQUE, REFUSE, ANNULE, RELANCE. Not an enum so that a new upstream state is drift, not a broken client.
    */
   etatFacture: string;
-  referenceVirement?: string;
-  dateReglement?: string;
+  /**
+   * Null until the invoice is paid (REGLE).
+   */
+  referenceVirement?: string | null;
+  /**
+   * Null until the invoice is paid (REGLE).
+   */
+  dateReglement?: string | null;
   commentaire?: string | null;
   dossiers?: {
     numeroInterneDossier?: string;
@@ -857,6 +883,14 @@ export interface Poller {
    */
   lastPollAt: string | null;
   createdAt: string;
+  /**
+   * When the next poll is due.
+   */
+  nextPollAt: string;
+  /**
+   * Why the last poll failed; null after a successful one.
+   */
+  lastError: string | null;
 }
 /**
  * GET /ready: 200 when the store (and queue) answer; otherwise 503 UNAVAILABLE with the error body (D5).
@@ -953,7 +987,10 @@ export interface Sync {
   progress: number;
   batchesCompleted: number;
   totalBatches: number;
-  estimatedEnd?: string;
+  /**
+   * Null until the first batch is fetched; the end time once finished.
+   */
+  estimatedEnd: string | null;
   /**
    * Message when failed.
    */

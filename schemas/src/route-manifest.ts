@@ -1,0 +1,227 @@
+/**
+ * The route manifest: every HTTP operation of the service (SPEC 4, the decisions, /ready and
+ * /metrics) keyed by operationId. Core mounts a plugin's handler by operation and takes from here
+ * the method, path, authentication, query and body schemas and the answers; /doc is built from
+ * the operations actually mounted. Handler inputs and outputs are typed from the generated types
+ * through `schema` ids, so a route, its validation, its types and its documentation are one entry.
+ */
+import { schemaIds as ids, type SchemaId } from './catalog.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export type RouteTag =
+  'system' | 'opco' | 'dossiers' | 'factures' | 'conventions' | 'certificats' | 'documents' | 'jobs' | 'sync' | 'webhooks' | 'pollers';
+
+/** Statuses answered with the error body of SPEC 7 (what each stands for: openapi.ts). */
+export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 501 | 502 | 503 | 504;
+
+export interface ResponseSpec {
+  description: string;
+  /** JSON body schema; absent with text/plain or a free-form JSON document. */
+  schema?: SchemaId;
+  contentType?: 'application/json' | 'text/plain';
+}
+
+export interface OperationSpec {
+  method: HttpMethod;
+  /** OpenAPI template, `/{opcoId}/dossiers/etats`; `routerPath()` gives the @koa/router form. */
+  path: string;
+  summary: string;
+  description?: string;
+  tag: RouteTag;
+  /** Section of the spec (or decision) that defines it. */
+  source: string;
+  /** X-API-KEY needed (SPEC 4.0.1). */
+  apiKey: boolean;
+  query?: SchemaId;
+  body?: SchemaId;
+  responses: { readonly [status: number]: ResponseSpec };
+  errors: readonly ErrorStatus[];
+  /** Asynchronous POST (SPEC 4.0.4): takes an Idempotency-Key header, answers 202 or 200 duplicate. */
+  async?: boolean;
+  /** Job type created (SPEC 4.13). */
+  jobType?: string;
+  /** Key of the route in an adapter profile (core's RouteKey); a route absent from the profile is 501. */
+  profileRoute?: string;
+}
+
+const json = (description: string, schema: SchemaId) => ({ description, schema }) as const;
+
+/** What every route behind X-API-KEY may answer: no or refused key, the tenant's own rate (D6). */
+const KEYED = [403, 429] as const;
+/** A body is read: invalid, too large, not JSON. */
+const BODY = [400, 413, 415] as const;
+/**
+ * A synchronous upstream read: unknown opco, unsupported route, the upstream's own errors passed
+ * through with their status (UPSTREAM_ERROR 400, 404, 422, 5xx), TIMEOUT, NETWORK_ERROR, unusable
+ * answers, an exhausted upstream budget.
+ */
+const UPSTREAM_READ = [400, ...KEYED, 404, 422, 500, 501, 502, 503, 504] as const;
+/** Read or write of the Store: unreachable gives 503 UNAVAILABLE. */
+const STORED = [...KEYED, 404, 503] as const;
+
+function asyncPost<R extends string, B extends SchemaId>(resource: R, section: string, body: B, summary: string) {
+  return {
+    method: 'POST',
+    path: `/{opcoId}/${resource}`,
+    summary,
+    tag: resource,
+    source: section,
+    apiKey: true,
+    body,
+    responses: {
+      202: json('Accepted: the job is pending.', ids.asyncAccepted),
+      200: json('Idempotency-Key already seen for this tenant: the existing job (status duplicate).', ids.asyncAccepted),
+    },
+    errors: [...BODY, ...KEYED, 404, 501, 503],
+    async: true,
+    jobType: `post-${resource.slice(0, -1)}`,
+    profileRoute: `POST /${resource}`,
+  } as const;
+}
+
+export const operations = {
+  // System
+  getHealth: {
+    method: 'GET', path: '/health', summary: 'The process answers', tag: 'system', source: '4.1', apiKey: false,
+    responses: { 200: json('Alive.', ids.health) }, errors: [],
+  },
+  getReady: {
+    method: 'GET', path: '/ready', summary: 'The store and queue answer, and the process is not stopping', tag: 'system', source: 'P3',
+    apiKey: false, responses: { 200: json('Ready to serve.', ids.ready) }, errors: [503],
+  },
+  getOpenApi: {
+    method: 'GET', path: '/doc', summary: 'This OpenAPI 3.0 document', tag: 'system', source: '4.2', apiKey: false,
+    responses: { 200: { description: 'OpenAPI 3.0.3 document of the routes this instance serves.', contentType: 'application/json' } },
+    errors: [],
+  },
+  getMetrics: {
+    method: 'GET', path: '/metrics', summary: 'Prometheus metrics for operators', tag: 'system', source: 'P3', apiKey: false,
+    responses: { 200: { description: 'Prometheus text exposition format.', contentType: 'text/plain' } }, errors: [],
+  },
+
+  // Upstream body: status and key information
+  getOpcoStatus: {
+    method: 'GET', path: '/{opcoId}/status', summary: 'Health of an upstream body', tag: 'opco', source: '4.3', apiKey: true,
+    responses: { 200: json('Health verdict (D13).', ids.statusResponse) }, errors: [...KEYED, 404, 501],
+    profileRoute: 'GET /status',
+  },
+  getCfaKeyInfo: {
+    method: 'GET', path: '/{opcoId}/cfakeyinfo', summary: 'Validity of the key assigned to a SIREN', tag: 'opco', source: '4.4',
+    apiKey: true, query: ids.cfakeyinfoQuery, responses: { 200: json('Key information.', ids.cfakeyinfoResponse) },
+    errors: UPSTREAM_READ, profileRoute: 'GET /cfakeyinfo',
+  },
+
+  // Dossiers
+  getDossier: {
+    method: 'GET', path: '/{opcoId}/dossiers', summary: 'One dossier', tag: 'dossiers', source: '4.5', apiKey: true,
+    description: 'Exclusive modes: numeroInterne alone, or numeroExterne with numeroDeca. Mixed, partial or empty queries give 400.',
+    query: ids.dossierQuery, responses: { 200: json('The dossier.', ids.dossier) }, errors: UPSTREAM_READ,
+    profileRoute: 'GET /dossiers',
+  },
+  listDossierEtats: {
+    method: 'GET', path: '/{opcoId}/dossiers/etats', summary: 'A page of dossier states', tag: 'dossiers', source: '4.6',
+    apiKey: true, query: ids.etatsQuery, responses: { 200: json('A page of states.', ids.etatsPage) }, errors: UPSTREAM_READ,
+    profileRoute: 'GET /dossiers/etats',
+  },
+  listDossiers: {
+    method: 'GET', path: '/{opcoId}/dossiers/liste', summary: 'Dossiers by internal numbers (at most 50)', tag: 'dossiers',
+    source: '4.7', apiKey: true, query: ids.listeQuery,
+    responses: { 200: json('The dossiers found and the numbers not found.', ids.liste) }, errors: UPSTREAM_READ,
+    profileRoute: 'GET /dossiers/liste',
+  },
+  postDossier: asyncPost('dossiers', '4.8', ids.dossierBody, 'Submit a dossier (job post-dossier; composite with _files, D16)'),
+
+  // Factures
+  postFacture: asyncPost('factures', '4.9', ids.factureBody, 'Submit an invoice (job post-facture)'),
+  listFactureEtats: {
+    method: 'GET', path: '/{opcoId}/factures/etats', summary: 'A page of invoice states', tag: 'factures', source: '4.10',
+    apiKey: true, query: ids.facturesEtatsQuery, responses: { 200: json('A page of invoice states.', ids.facturesEtatsPage) },
+    errors: UPSTREAM_READ, profileRoute: 'GET /factures/etats',
+  },
+
+  // Conventions, certificats, documents
+  postConvention: asyncPost('conventions', '4.11', ids.conventionBody, 'Submit a training agreement (job post-convention)'),
+  postCertificat: asyncPost('certificats', '4.12', ids.certificatBody, 'Submit a completion certificate (job post-certificat)'),
+  postDocument: asyncPost('documents', '4.12b', ids.documentBody, 'Submit a document (job post-document)'),
+
+  // Jobs
+  getJob: {
+    method: 'GET', path: '/{opcoId}/jobs/{jobId}', summary: 'State and result of a job', tag: 'jobs', source: '4.13', apiKey: true,
+    description: 'Visible only to the tenant that created it. Poll after 2 s, then every 5 s for a minute, then every 30 s; or use webhooks.',
+    responses: { 200: json('The job.', ids.job) }, errors: STORED,
+  },
+
+  // Sync (SPEC 4.14, D19)
+  startSync: {
+    method: 'POST', path: '/sync/dossiers', summary: 'Start a bulk sync of all dossiers', tag: 'sync', source: '4.14', apiKey: true,
+    body: ids.syncBody, responses: { 202: json('Accepted: the sync is pending.', ids.syncAccepted) },
+    errors: [...BODY, ...KEYED, 409, 501, 503],
+  },
+  getSync: {
+    method: 'GET', path: '/sync/{syncId}', summary: 'Progress of a sync', tag: 'sync', source: '4.14', apiKey: true,
+    responses: { 200: json('The sync.', ids.sync) }, errors: STORED,
+  },
+  cancelSync: {
+    method: 'DELETE', path: '/sync/{syncId}', summary: 'Cancel a sync', tag: 'sync', source: '4.14', apiKey: true,
+    responses: { 200: json('Cancelled, or already finished (current state and a message).', ids.syncCancellation) },
+    errors: STORED,
+  },
+
+  // Webhooks (SPEC 4.15, D9)
+  createWebhook: {
+    method: 'POST', path: '/webhooks', summary: 'Subscribe to events', tag: 'webhooks', source: '4.15', apiKey: true,
+    body: ids.webhookCreateBody, responses: { 201: json('Created; the only answer that shows secret.', ids.webhook) },
+    errors: [...BODY, ...KEYED, 503],
+  },
+  listWebhooks: {
+    method: 'GET', path: '/webhooks', summary: "The tenant's webhooks", tag: 'webhooks', source: '4.15', apiKey: true,
+    responses: { 200: json('Webhooks, without secret.', ids.webhookList) }, errors: [...KEYED, 503],
+  },
+  updateWebhook: {
+    method: 'PATCH', path: '/webhooks/{id}', summary: 'Change a webhook', tag: 'webhooks', source: '4.15', apiKey: true,
+    body: ids.webhookUpdateBody, responses: { 200: json('The webhook after the change.', ids.webhook) },
+    errors: [...BODY, ...STORED],
+  },
+  deleteWebhook: {
+    method: 'DELETE', path: '/webhooks/{id}', summary: 'Delete a webhook', tag: 'webhooks', source: '4.15', apiKey: true,
+    responses: { 200: json('Deleted.', ids.deleted) }, errors: STORED,
+  },
+  listWebhookDeliveries: {
+    method: 'GET', path: '/webhooks/{id}/logs', summary: 'Delivery attempts of a webhook', tag: 'webhooks', source: '4.15',
+    apiKey: true, responses: { 200: json('Delivery records, newest first.', ids.deliveryList) }, errors: STORED,
+  },
+
+  // Pollers (D21)
+  listPollers: {
+    method: 'GET', path: '/pollers', summary: "The tenant's pollers", tag: 'pollers', source: 'D21', apiKey: true,
+    responses: { 200: json('Pollers.', ids.pollerList) }, errors: [...KEYED, 503],
+  },
+  deletePoller: {
+    method: 'DELETE', path: '/pollers/{opcoId}', summary: 'Stop the poller of an upstream body', tag: 'pollers', source: 'D21',
+    apiKey: true, responses: { 200: json('Stopped.', ids.deleted) }, errors: STORED,
+  },
+} as const satisfies Record<string, OperationSpec>;
+
+export type Operations = typeof operations;
+export type OperationId = keyof Operations;
+
+export const operationIds = Object.keys(operations) as OperationId[];
+
+export function isOperationId(id: string): id is OperationId {
+  return Object.hasOwn(operations, id);
+}
+
+export function operation(id: OperationId): OperationSpec {
+  return operations[id];
+}
+
+/** `/{opcoId}/jobs/{jobId}` -> `/:opcoId/jobs/:jobId` (@koa/router). */
+export function routerPath(path: string): string {
+  return path.replace(/\{([^}]+)\}/g, ':$1');
+}
+
+/** The operation of a method and OpenAPI path, e.g. findOperation('GET', '/{opcoId}/dossiers'). */
+export function findOperation(method: HttpMethod, path: string): OperationId | undefined {
+  return operationIds.find((id) => operations[id].method === method && operations[id].path === path);
+}
