@@ -8,16 +8,15 @@ export interface Tenant {
   apiKey: string;
 }
 
-/** An opcoId of the config resolved against its adapter's profile. */
+/**
+ * An opcoId of the config resolved against its adapter's profile. It holds no secret: the
+ * upstream credentials stay with the upstream client (upstream-auth/).
+ */
 export interface Opco {
   id: string;
   adapter: string;
   profile: Profile;
   baseUrl: string;
-  tokenUrl: string;
-  clientId: string;
-  clientSecret: string;
-  scope?: string;
   rateLimit: { limit: number; windowMs: number };
   pollingIntervalMs: number;
 }
@@ -33,6 +32,8 @@ export interface UpstreamAnswer {
 
 export interface CachedAnswer {
   body: unknown;
+  /** The answer's JSON text when the layer kept it serialised: written to the client as is. */
+  text?: string;
   /** Which layer answered, for the `X-Cache` header and metrics. */
   source: string;
 }
@@ -50,7 +51,9 @@ export interface CallContext {
   /** Decoded `_files` of a POST, by role. */
   files?: Record<string, Buffer>;
   priority: number;
-  /** Extra headers sent upstream, set by beforeCall hooks (e.g. Svc-Hub-Token). */
+  /** A client waits on the HTTP connection for this call's answer (step 4 may bound its wait). */
+  synchronous: boolean;
+  /** Extra headers sent upstream: the admission lease's, then those set by beforeCall hooks. */
   upstreamHeaders: Record<string, string>;
   response?: UpstreamAnswer;
   error?: ServiceError;
@@ -59,10 +62,12 @@ export interface CallContext {
   startedAt: number;
   /** Set by whoever answered at step 3. */
   cache: 'hit' | 'miss' | 'none';
+  /** Set with `cache: 'hit'` when the cached answer's JSON text is at hand. */
+  cachedText?: string;
   /** Skip the cache lookup (step 3): the caller needs the upstream's answer of now. */
   fresh?: boolean;
   /** Background work stops waiting for budget once this answers true (a cancelled sync). */
   cancelled?: () => boolean | Promise<boolean>;
-  /** Called after the upstream answered, so a budget slot is timed from the call's end. */
-  releaseBudget?: () => Promise<void>;
+  /** Request id of the HTTP request or job the call serves (logs). */
+  requestId?: string;
 }

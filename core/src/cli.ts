@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
  * opco-proxy serve|api|worker [--config FILE] (D2, D4). Without a config file (no --config, no
- * OPCO_PROXY_CONFIG) it runs demo mode (D1): embedded backends and the sandbox upstream in-process.
+ * OPCO_PROXY_CONFIG) it runs demo mode (D1): embedded backends and the sandbox upstream
+ * in-process, listening on 127.0.0.1 unless HOST says otherwise. SIGTERM or SIGINT stop it
+ * gracefully (P3); a second signal stops it at once.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, readConfigFile, resolveConfig, type ResolvedConfig } from './config.js';
@@ -30,27 +32,55 @@ async function main(): Promise<void> {
   }
 
   const kernel = await createKernel(config, { role });
+  const stop = stopOnSignals(async () => {
+    await kernel.close();
+    await stopDemo();
+  }, (message, fields) => kernel.log.info(fields, message));
   if (role === 'worker') {
     kernel.log.info('worker started');
   } else {
     const url = await kernel.listen();
     kernel.log.info({ url, demo: config.demo, store: config.store.type }, `opco-proxy ${role} listening on ${url}`);
-    if (config.demo) console.log(`demo mode: try  curl -H 'X-API-KEY: demo-key-123' ${url}/sandbox/dossiers/etats`);
+    if (config.demo) {
+      console.log(
+        `demo mode (development: any API key, loopback webhook targets allowed; listening on ${config.host} only, HOST overrides)\n` +
+          `try  curl -H 'X-API-KEY: demo-key-123' ${url}/sandbox/dossiers/etats`,
+      );
+    }
   }
-  const keepAlive = role === 'worker' ? setInterval(() => {}, 1 << 30) : undefined;
+  stop.keepAlive(role === 'worker');
+}
 
+/** First signal: graceful stop, then exit 0. Second signal: exit at once. */
+function stopOnSignals(close: () => Promise<void>, log: (message: string, fields: Record<string, unknown>) => void) {
+  let keepAlive: NodeJS.Timeout | undefined;
   let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log('second signal: stopping at once', { signal });
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
     stopping = true;
-    kernel.log.info({ signal }, 'shutting down');
-    clearInterval(keepAlive);
-    await kernel.close();
-    await stopDemo();
-    process.exit(0);
+    log('shutting down gracefully', { signal });
+    close().then(
+      () => {
+        clearInterval(keepAlive);
+        process.exit(0);
+      },
+      (err: unknown) => {
+        console.error('opco-proxy: failed to stop cleanly:', err);
+        process.exit(1);
+      },
+    );
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    /** A worker has no server to keep the event loop alive. */
+    keepAlive(needed: boolean) {
+      if (needed) keepAlive = setInterval(() => {}, 1 << 30);
+    },
+  };
 }
 
 main().catch((err) => {

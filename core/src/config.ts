@@ -1,7 +1,8 @@
 /**
  * Configuration (D2, D3): a JSON file validated against one schema, defaults from the spec,
  * secrets from the environment only. An invalid config stops start-up with one message that
- * names the bad key.
+ * names the bad key. Upstream credentials are read by each opco's authentication strategy
+ * (upstream-auth/), which knows which keys it needs.
  */
 import { readFileSync } from 'node:fs';
 import { validate, type ConfigFile } from '@opco-proxy/schemas';
@@ -11,6 +12,7 @@ type Section<K extends keyof ConfigFile> = Required<NonNullable<ConfigFile[K]>>;
 
 /** One upstream OPCO as the config file declares it (types generated from config.schema.json). */
 export type OpcoConfig = NonNullable<ConfigFile['opcos']>[string];
+export type HubConfig = NonNullable<ConfigFile['hub']>;
 
 /** The config file with every default applied; store and queue narrowed to their two shapes. */
 export interface Config {
@@ -22,30 +24,34 @@ export interface Config {
   plugins: string[];
   publisher: Section<'publisher'>;
   opcos: Record<string, OpcoConfig>;
-  hub?: ConfigFile['hub'];
+  hub?: HubConfig;
   upstream: Section<'upstream'>;
   jobs: Section<'jobs'>;
+  sync: Section<'sync'>;
   webhooks: Section<'webhooks'>;
   limits: Section<'limits'>;
   tenantRateLimit: Section<'tenantRateLimit'>;
   /** D8: when non-empty, only these tenant hashes may use the service. */
   allowedTenants: string[];
   cache: Section<'cache'>;
+  /** P3: how long a stopping process lets requests and jobs in flight finish. */
+  shutdownGraceMs: number;
   logLevel: NonNullable<ConfigFile['logLevel']>;
 }
 
-/** What the kernel runs with: the file's config plus the secrets read from the environment. */
+/** What the kernel runs with: the file's config plus what it reads from the environment. */
 export interface ResolvedConfig extends Config {
   demo: boolean;
   masterKey: Buffer;
-  clientSecrets: Record<string, string>;
+  /** The environment, for the opcos' authentication strategies (secrets named by the config). */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 /** Feature plugins enabled when `plugins` is not given (D3: all but hub). */
 export const DEFAULT_PLUGINS = ['cache', 'jobs', 'webhooks', 'sync'];
 
 /** Route prefixes of the service itself; an opcoId may not shadow them. */
-export const RESERVED_OPCO_IDS = ['health', 'ready', 'doc', 'metrics', 'sync', 'webhooks', 'pollers', 'admin', 'ws'];
+export const RESERVED_OPCO_IDS = ['health', 'ready', 'doc', 'docs', 'metrics', 'sync', 'webhooks', 'pollers', 'admin', 'ws', 'console'];
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -53,6 +59,8 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+const JOB_BACKOFF_MS: [number, ...number[]] = [1000, 2000, 4000];
 
 export const DEFAULTS: Omit<Config, 'opcos'> = {
   port: 8080,
@@ -62,15 +70,20 @@ export const DEFAULTS: Omit<Config, 'opcos'> = {
   queue: { type: 'embedded' },
   plugins: DEFAULT_PLUGINS,
   publisher: { editeur: 'opco-proxy', logiciel: 'opco-proxy', version: '0.1.0' },
-  upstream: { timeoutMs: 30_000 },
-  jobs: { backoffMs: [1000, 2000, 4000], leaseMs: 30_000, prefetch: 4, retentionDays: 30, sweepIntervalMs: 60_000 },
-  webhooks: { timeoutMs: 10_000, retryDelaysMs: [0, 1000, 5000, 15_000], concurrency: 16, retentionDays: 30 },
+  upstream: { timeoutMs: 30_000, maxAnswerBytes: 8 * 1024 * 1024 },
+  jobs: { backoffMs: JOB_BACKOFF_MS, leaseMs: 30_000, prefetch: 4, retentionDays: 30, sweepIntervalMs: 60_000 },
+  sync: { backoffMs: JOB_BACKOFF_MS, leaseMs: 30_000, prefetch: 4, sweepIntervalMs: 60_000, pollTickMs: 1000 },
+  webhooks: { timeoutMs: 10_000, retryDelaysMs: [0, 1000, 5000, 15_000] as [number, ...number[]], concurrency: 16, retentionDays: 30, sweepIntervalMs: 30_000 },
   limits: { bodyBytes: 25 * 1024 * 1024, fileBytes: 10 * 1024 * 1024 },
   tenantRateLimit: { perSecond: 50, burst: 100 },
   allowedTenants: [],
   cache: { sweepIntervalMs: 60_000 },
+  shutdownGraceMs: 25_000,
   logLevel: 'info',
 };
+
+/** D28: an instance's view of the hub; the hub plugin reads it. */
+export const HUB_DEFAULTS = { expectedInstances: 1, maxWaitMs: 30_000 };
 
 export function readConfigFile(path: string): unknown {
   let text: string;
@@ -86,7 +99,7 @@ export function readConfigFile(path: string): unknown {
   }
 }
 
-/** Validates, fills defaults, reads secrets. `PORT` in the environment overrides `port`. */
+/** Validates, fills defaults, reads secrets. `PORT`, `HOST` and `LOG_LEVEL` in the environment win over the file. */
 export function resolveConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, options: { demo?: boolean } = {}): ResolvedConfig {
   const result = validate('config', raw);
   if (!result.valid) throw new ConfigError(`invalid configuration: ${result.errors[0]}`);
@@ -97,6 +110,7 @@ export function resolveConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env
     publisher: { ...DEFAULTS.publisher, ...file.publisher },
     upstream: { ...DEFAULTS.upstream, ...file.upstream },
     jobs: { ...DEFAULTS.jobs, ...file.jobs },
+    sync: { ...DEFAULTS.sync, ...file.sync },
     webhooks: { ...DEFAULTS.webhooks, ...file.webhooks },
     limits: { ...DEFAULTS.limits, ...file.limits },
     tenantRateLimit: { ...DEFAULTS.tenantRateLimit, ...file.tenantRateLimit },
@@ -104,18 +118,27 @@ export function resolveConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env
     opcos: file.opcos ?? {},
   };
   if (env.PORT !== undefined) config.port = parsePort(env.PORT);
+  if (env.HOST) config.host = env.HOST;
+  if (env.LOG_LEVEL) config.logLevel = parseLogLevel(env.LOG_LEVEL);
   for (const opcoId of Object.keys(config.opcos)) {
     if (RESERVED_OPCO_IDS.includes(opcoId)) throw new ConfigError(`invalid configuration: opcos.${opcoId}: "${opcoId}" is reserved for the service's own routes`);
   }
   if (config.plugins.includes('hub') && !config.hub) throw new ConfigError('invalid configuration: hub: required when the "hub" plugin is enabled');
   const demo = options.demo ?? false;
-  return { ...config, demo, masterKey: readMasterKey(env, demo), clientSecrets: readClientSecrets(config, env) };
+  return { ...config, demo, masterKey: readMasterKey(env, demo), env: { ...env } };
 }
 
 function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`invalid configuration: PORT: "${value}" is not a port number`);
   return port;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function parseLogLevel(value: string): Config['logLevel'] {
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) throw new ConfigError(`invalid configuration: LOG_LEVEL: "${value}" is not one of ${LOG_LEVELS.join(', ')}`);
+  return value as Config['logLevel'];
 }
 
 function readMasterKey(env: NodeJS.ProcessEnv, demo: boolean): Buffer {
@@ -129,14 +152,4 @@ function readMasterKey(env: NodeJS.ProcessEnv, demo: boolean): Buffer {
   } catch {
     throw new ConfigError('invalid configuration: OPCO_PROXY_MASTER_KEY: must be 64 hex characters (32 bytes)');
   }
-}
-
-function readClientSecrets(config: Config, env: NodeJS.ProcessEnv): Record<string, string> {
-  const secrets: Record<string, string> = {};
-  for (const [opcoId, opco] of Object.entries(config.opcos)) {
-    const secret = env[opco.clientSecretEnv];
-    if (!secret) throw new ConfigError(`invalid configuration: opcos.${opcoId}.clientSecretEnv: environment variable ${opco.clientSecretEnv} is not set`);
-    secrets[opcoId] = secret;
-  }
-  return secrets;
 }

@@ -50,3 +50,20 @@ export function unseal(key: Buffer, sealed: Sealed, associatedData?: string): Bu
   decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
   return Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]);
 }
+
+/**
+ * Sealing bound to a record (SPEC 5.4): what plugins get instead of the master key. A value
+ * sealed for one record id cannot be unsealed as another's (the id is GCM associated data).
+ */
+export interface Sealer {
+  seal(plaintext: Buffer | string, recordId: string): Sealed;
+  /** Throws when the value was sealed for another record, with another key, or altered. */
+  unseal(sealed: Sealed, recordId: string): Buffer;
+}
+
+export function createSealer(masterKey: Buffer): Sealer {
+  return {
+    seal: (plaintext, recordId) => seal(masterKey, plaintext, recordId),
+    unseal: (sealed, recordId) => unseal(masterKey, sealed, recordId),
+  };
+}

@@ -15,6 +15,8 @@ export async function startDemoUpstream(): Promise<{ config: Partial<Config>; en
   return {
     config: {
       mode: 'development',
+      // Demo mode takes any key and lets webhooks target loopback: never reachable from the network.
+      host: '127.0.0.1',
       store: { type: 'embedded' },
       queue: { type: 'embedded' },
       opcos: {

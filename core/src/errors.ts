@@ -1,14 +1,19 @@
 /**
- * One table of error codes (SPEC 7 + D5), in the manner of Fastify's lib/errors.js.
- * Every error that leaves the service is a ServiceError rendered by `toErrorBody`.
+ * One table of error codes (SPEC 7 + D5 + P2), in the manner of Fastify's lib/errors.js.
+ * Every error that leaves the service is a ServiceError rendered by `toErrorBody`, and every
+ * failure becomes one through `asServiceError`.
  */
+import { StoreUnavailableError } from './ports/store.js';
+import { QueueUnavailableError } from './ports/queue.js';
 
 export const ERROR_CODES = {
   VALIDATION_ERROR: { status: 400, retryable: false, description: 'Invalid parameters or body' },
   HTTP_ERROR: { status: 403, retryable: false, description: 'X-API-KEY missing or authentication failed' },
   NOT_FOUND: { status: 404, retryable: false, description: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, retryable: false, description: 'Method not allowed on this path; see the Allow header' },
   CONFLICT: { status: 409, retryable: false, description: 'Conflict' },
   PAYLOAD_TOO_LARGE: { status: 413, retryable: false, description: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, description: 'The body must be application/json, without an unknown Content-Encoding' },
   RATE_LIMITED: { status: 429, retryable: true, description: 'Rate limit exceeded' },
   INTERNAL_ERROR: { status: 500, retryable: false, description: 'Unexpected internal error' },
   NOT_SUPPORTED: { status: 501, retryable: false, description: 'Route not supported by this upstream body' },
@@ -68,10 +73,30 @@ export function isServiceError(err: unknown): err is ServiceError {
   return err instanceof ServiceError;
 }
 
-/** Anything thrown that is not a ServiceError becomes INTERNAL_ERROR, without leaking its message. */
+/** Seconds a client is told to wait when the store or the queue is unreachable. */
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
+
+/**
+ * The one mapping of failures onto the table, used by every route and every worker: a
+ * ServiceError stays as it is; an unreachable store or queue is 503 UNAVAILABLE with
+ * Retry-After (D5: nothing was accepted); anything else is INTERNAL_ERROR, its message kept
+ * out of the answer (it may name internals) and in `cause` for the log.
+ */
 export function asServiceError(err: unknown): ServiceError {
   if (err instanceof ServiceError) return err;
+  if (err instanceof StoreUnavailableError || err instanceof QueueUnavailableError) {
+    const what = err instanceof StoreUnavailableError ? 'the store' : 'the queue';
+    return new ServiceError('UNAVAILABLE', `${what} is unreachable; nothing was done, retry later`, {
+      cause: err,
+      headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S) },
+    });
+  }
   return new ServiceError('INTERNAL_ERROR', undefined, { cause: err });
+}
+
+/** Whether a failure is an outage of the store or the queue (retry the same work later). */
+export function isUnavailable(err: unknown): boolean {
+  return err instanceof StoreUnavailableError || err instanceof QueueUnavailableError || (err instanceof ServiceError && err.code === 'UNAVAILABLE');
 }
 
 export interface ErrorBody {

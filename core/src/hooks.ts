@@ -2,8 +2,9 @@
  * The typed hook registry: the only way plugins touch the request pipeline.
  * Modelled on Fastify's lib/hooks.js: a fixed list of names, one array of handlers per
  * name, one runner per family, and an error for a hook name that does not exist.
- * The pipeline hooks follow SPEC 1.1: lookup (3), admit (4), beforeCall (5),
- * afterCall (7-9), store (10).
+ * The pipeline hooks follow SPEC 1.1: lookup (3), beforeCall (5), afterCall (7-9), store (10).
+ * Step 4 is not a hook but a seam with one provider (seams.ts: admission), since exactly one
+ * thing may decide whether a call goes out.
  */
 import type { CallContext, CachedAnswer } from './call-context.js';
 import type { DomainEvent } from './events.js';
@@ -11,8 +12,6 @@ import type { DomainEvent } from './events.js';
 export interface HookHandlers {
   /** Step 3: may answer the call without an upstream request (first answer wins). */
   lookup: (ctx: CallContext) => Promise<CachedAnswer | undefined> | CachedAnswer | undefined;
-  /** Step 4: waits for or refuses upstream budget; throws a ServiceError to refuse. */
-  admit: (ctx: CallContext) => Promise<void> | void;
   /** Step 5: last changes to the outgoing request, after the profile's transforms. */
   beforeCall: (ctx: CallContext) => Promise<void> | void;
   /** Steps 7-9: sees the transformed, validated answer or the error of the call. */
@@ -22,24 +21,33 @@ export interface HookHandlers {
   /** A domain event was emitted (job.completed, sync.batch, ...). */
   event: (event: DomainEvent) => Promise<void> | void;
   ready: () => Promise<void> | void;
-  close: () => Promise<void> | void;
+  /** The kernel is stopping: finish or hand back work in progress by `deadline` (clock time, P3). */
+  close: (stopping: { deadline: number }) => Promise<void> | void;
 }
 
 export type HookName = keyof HookHandlers;
 
 export const HOOK_NAMES: readonly HookName[] = [
-  'lookup', 'admit', 'beforeCall', 'afterCall', 'store', 'event', 'ready', 'close',
+  'lookup', 'beforeCall', 'afterCall', 'store', 'event', 'ready', 'close',
 ];
 
 export class Hooks {
   private readonly handlers: { [K in HookName]: HookHandlers[K][] } = {
-    lookup: [], admit: [], beforeCall: [], afterCall: [], store: [], event: [], ready: [], close: [],
+    lookup: [], beforeCall: [], afterCall: [], store: [], event: [], ready: [], close: [],
   };
 
+  private frozen = false;
+
   add<K extends HookName>(name: K, handler: HookHandlers[K]): void {
+    if (this.frozen) throw new Error(`hook "${String(name)}" added after the kernel was ready: hooks are fixed at start-up`);
     if (!HOOK_NAMES.includes(name)) throw new Error(`hook "${String(name)}" is not supported; known hooks: ${HOOK_NAMES.join(', ')}`);
     if (typeof handler !== 'function') throw new Error(`hook "${name}" handler must be a function`);
     this.handlers[name].push(handler);
+  }
+
+  /** Called once the kernel is ready: from then on, add() throws. */
+  freeze(): void {
+    this.frozen = true;
   }
 
   count(name: HookName): number {
@@ -56,7 +64,7 @@ export class Hooks {
   }
 
   /** Pipeline family: every handler in registration order; a throw stops the call. */
-  async runPipeline(name: 'admit' | 'beforeCall' | 'afterCall' | 'store', ctx: CallContext): Promise<void> {
+  async runPipeline(name: 'beforeCall' | 'afterCall' | 'store', ctx: CallContext): Promise<void> {
     for (const handler of this.handlers[name]) await handler(ctx);
   }
 
@@ -72,11 +80,11 @@ export class Hooks {
   }
 
   /** Lifecycle family: `ready` in registration order, `close` in reverse (last opened, first closed). */
-  async runLifecycle(name: 'ready' | 'close', onError?: (err: unknown) => void): Promise<void> {
+  async runLifecycle(name: 'ready' | 'close', onError?: (err: unknown) => void, stopping = { deadline: Number.POSITIVE_INFINITY }): Promise<void> {
     const list = name === 'close' ? [...this.handlers.close].reverse() : this.handlers.ready;
     for (const handler of list) {
       try {
-        await handler();
+        await handler(stopping);
       } catch (err) {
         if (!onError) throw err;
         onError(err);

@@ -1,37 +1,46 @@
 /**
- * createKernel(config): validates nothing twice (config is resolved by `resolveConfig`), opens
- * the store, resolves adapters, registers plugins in dependency order, then builds the Koa app.
- * `close()` stops the server and runs the plugins' close hooks in reverse order.
+ * createKernel(config): opens the store and queue, resolves adapters and their authentication,
+ * registers plugins in dependency order (each with its own narrow API), fills the seams plugins
+ * left to the defaults, then builds the Koa app. Once ready, hooks, seams and routes are fixed.
+ * `close()` stops gracefully (P3): no new connections, requests in flight finish within the
+ * grace period, workers finish or release their work, then the plugins' close hooks run in
+ * reverse order and the backends close.
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { lookup } from 'node:dns/promises';
 import Koa from 'koa';
-import Router from '@koa/router';
 import { Hooks } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
-import { MetricsWindow, createPrometheusMetrics } from './metrics.js';
-import { TokenManager } from './token-manager.js';
+import { MetricsWindow, createPrometheusMetrics, pluginMetrics, type PrometheusMetrics } from './metrics.js';
 import { UpstreamClient } from './upstream-client.js';
-import { UpstreamBudget } from './upstream-budget.js';
+import { StoreBudgetAdmission, UpstreamBudget } from './upstream-budget.js';
 import { Pipeline } from './pipeline.js';
-import { OpcoRegistry } from './opco-registry.js';
+import { OpcoDirectory } from './opco-registry.js';
 import { RequestRate } from './request-rate.js';
-import { loadPlugins, type HostResolver, type PluginApi, type ProcessRole } from './plugin.js';
-import { lookup } from 'node:dns/promises';
+import { SeamRegistry } from './seams.js';
+import { loadPlugins, type HostResolver, type Plugin, type ProcessRole } from './plugin.js';
 import { openStore } from './store-backends.js';
 import { openQueue } from './queue-backends.js';
-import { accessLog, apiVersion, parseBody, renderErrors, requireTenant, type State } from './http-middleware.js';
+import { systemClock, type Clock } from './clock.js';
+import { randomHex } from './crypto.js';
+import { oauthClientCredentials } from './upstream-auth/oauth-client-credentials.js';
+import { OperationRouter } from './http/operation-router.js';
+import { InFlight, requestContext } from './http/request-context.js';
+import { accessLog } from './http/access-log.js';
+import { renderErrors } from './http/error-renderer.js';
+import { answerClientErrors } from './http/client-errors.js';
+import { closeGracefully } from './http/graceful-close.js';
+import { httpMetrics } from './http/http-metrics.js';
 import { mountReadRoutes } from './read-routes.js';
 import { mountSystemRoutes } from './system-routes.js';
-import { PluginRoutes } from './plugin-routes.js';
-import { randomHex } from './crypto.js';
-import { createError } from './errors.js';
-import { PRIORITY } from './call-context.js';
+import { PluginHost, type Emit } from './plugin-host.js';
 import type { ResolvedConfig } from './config.js';
 import type { Store } from './ports/store.js';
 import type { Queue } from './ports/queue.js';
 import type { DomainEvent } from './events.js';
+import type { State } from './http/state.js';
 
 export interface KernelOptions {
   /** A store shared with other kernels (tests of several instances); not closed by this kernel. */
@@ -42,103 +51,118 @@ export interface KernelOptions {
   role?: ProcessRole;
   /** Replaces the system resolver (tests of DNS-dependent checks). */
   resolveHost?: HostResolver;
+  /** Replaces the system clock (tests move time instead of sleeping). */
+  clock?: Clock;
+  /** Plugins given as objects, registered with the configured ones (tests, embedders). */
+  plugins?: Plugin[];
 }
 
 export interface Kernel {
   config: ResolvedConfig;
   role: ProcessRole;
   log: Logger;
+  clock: Clock;
   store: Store;
   queue: Queue;
-  hooks: Hooks;
-  opcos: OpcoRegistry;
+  opcos: OpcoDirectory;
   pipeline: Pipeline;
-  tokens: TokenManager;
   window: MetricsWindow;
+  prometheus: PrometheusMetrics;
   app: Koa<State>;
-  emit: PluginApi['emit'];
+  emit: Emit;
   /** Starts HTTP (not in the worker role); resolves with the base URL. */
   listen(port?: number, host?: string): Promise<string>;
-  close(): Promise<void>;
+  /** Stops gracefully within `graceMs` (default: config `shutdownGraceMs`). */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 export async function createKernel(config: ResolvedConfig, options: KernelOptions = {}): Promise<Kernel> {
   const log = options.log ?? createLogger({ level: config.logLevel });
+  const clock = options.clock ?? systemClock;
   const role = options.role ?? 'serve';
   const store = options.store ?? (await openStore(config.store));
-  const ownsStore = !options.store;
   const queue = options.queue ?? (await openQueue(config.queue));
-  const ownsQueue = !options.queue;
   const hooks = new Hooks();
-  const window = new MetricsWindow();
+  const seams = new SeamRegistry();
+  const window = new MetricsWindow(clock);
   const prometheus = createPrometheusMetrics();
-  const tokens = new TokenManager({ timeoutMs: config.upstream.timeoutMs });
-  const client = new UpstreamClient({ tokens, publisher: config.publisher, timeoutMs: config.upstream.timeoutMs });
-  const pipeline = new Pipeline({ hooks, client, window, prometheus, log });
-  const budget = new UpstreamBudget(store);
-  const opcos = await OpcoRegistry.load(config);
-  const emit: PluginApi['emit'] = async (event) => {
-    const full: DomainEvent = { ...event, id: event.id ?? randomHex(16), timestamp: new Date().toISOString() };
+  const inFlight = new InFlight();
+  const router = new OperationRouter({
+    bodyBytes: config.limits.bodyBytes,
+    rate: new RequestRate(config.tenantRateLimit, clock),
+    allowList: new Set(config.allowedTenants),
+  });
+  const opcos = await OpcoDirectory.load(config.opcos, clock);
+  const client = new UpstreamClient({ publisher: config.publisher, timeoutMs: config.upstream.timeoutMs, maxAnswerBytes: config.upstream.maxAnswerBytes });
+  for (const opco of opcos.list()) {
+    const strategy = opco.profile.auth ?? oauthClientCredentials();
+    const entry = config.opcos[opco.id] as unknown as Record<string, unknown>;
+    client.authenticate(opco.id, strategy.setup({
+      opcoId: opco.id, adapter: opco.adapter, entry, env: config.env, clock, timeoutMs: config.upstream.timeoutMs, send: client.transport,
+    }));
+  }
+  const pipeline = new Pipeline({ hooks, client, window, prometheus, log, clock, admission: () => seams.get('admission') });
+  const emit: Emit = async (event) => {
+    const full: DomainEvent = { ...event, id: event.id ?? randomHex(16), timestamp: clock.date().toISOString() };
     await hooks.runEvent(full, (err) => log.error({ err, event: full.type }, 'event handler failed'));
   };
 
-  if (!config.plugins.includes('hub')) {
-    // Step 4 without a hub: the shared budget, which refuses with 429 when exhausted.
-    // Client requests are refused when it is exhausted; background work (sync, polling) waits.
-    hooks.add('admit', async (ctx) => {
-      const lease = ctx.priority > PRIORITY.client
-        ? await budget.acquireWaiting(ctx.opco, ctx.priority, ctx.cancelled)
-        : await budget.acquire(ctx.opco, ctx.priority);
-      if (!lease) throw createError('UNAVAILABLE', 'the work was cancelled while waiting for upstream budget');
-      ctx.releaseBudget = () => lease.release();
-    });
-  }
+  mountSystemRoutes(router, { store, queue, prometheus, inFlight, clock });
+  mountReadRoutes(router, { opcos, pipeline, window, clock, startedAt: clock.now() });
 
-  const pluginRoutes = new PluginRoutes();
   const resolveHost: HostResolver = options.resolveHost ?? (async (hostname) => (await lookup(hostname, { all: true, verbatim: true })) as Array<{ address: string; family: 4 | 6 }>);
-  const api: PluginApi = { config, role, log, store, queue, hooks, router: pluginRoutes, opcos, pipeline, budget, window, prometheus, emit, resolveHost };
-  for (const plugin of await loadPlugins(config.plugins)) {
-    await plugin.register(api);
+  const host = new PluginHost({ config, role, log, clock, store, queue, hooks, seams, router, opcos, pipeline, window, registry: prometheus.registry, emit, resolveHost });
+  for (const plugin of await loadPlugins(config.plugins, options.plugins)) {
+    await plugin.register(host.apiFor(plugin.name, pluginMetrics(prometheus.registry, plugin.name)));
     log.debug({ plugin: plugin.name }, 'plugin registered');
   }
+  if (!seams.has('admission')) seams.provide('admission', new StoreBudgetAdmission(new UpstreamBudget(store, clock)), 'kernel');
 
   const app = new Koa<State>();
   app.proxy = false;
   app.silent = true;
-  const router = new Router<State>();
-  mountSystemRoutes(router as unknown as Router, { store, queue, prometheus });
-  router.use(pluginRoutes.fixed.routes());
-  mountReadRoutes(router, { opcos, pipeline, window, startedAt: Date.now() });
-  router.use(pluginRoutes.byOpco.routes());
-  app.use(apiVersion());
+  app.use(requestContext(inFlight));
+  app.use(httpMetrics(prometheus, clock));
+  app.use(accessLog(log, clock));
   app.use(renderErrors(log));
-  app.use(accessLog(log));
-  app.use(requireTenant(new RequestRate(config.tenantRateLimit), new Set(config.allowedTenants)));
-  app.use(parseBody(config.limits.bodyBytes));
-  app.use(router.routes());
+  app.use(router.middleware());
+
+  await hooks.runLifecycle('ready');
+  await host.start();
+  hooks.freeze();
+  seams.freeze();
 
   let server: Server | undefined;
-  await hooks.runLifecycle('ready');
+  let closing: Promise<void> | undefined;
+  const close = async (graceMs: number) => {
+    const deadline = clock.now() + graceMs;
+    if (server) {
+      const { cut } = await closeGracefully(server, inFlight, graceMs, clock);
+      if (cut > 0) log.warn({ cut }, 'requests still in flight at the end of the grace period were cut');
+    }
+    inFlight.draining = true;
+    await host.stop();
+    await hooks.runLifecycle('close', (err) => log.error({ err }, 'close hook failed'), { deadline });
+    const backends: Promise<unknown>[] = [];
+    if (!options.queue) backends.push(queue.close());
+    if (!options.store) backends.push(store.close());
+    // A backend that does not answer must not keep a stopping process alive past its grace.
+    await Promise.race([Promise.allSettled(backends), clock.sleep(Math.max(1000, deadline - clock.now()))]);
+  };
 
   return {
-    config, role, log, store, queue, hooks, opcos, pipeline, tokens, window, app, emit,
-    async listen(port = config.port, host = config.host) {
-      server = app.listen(port, host);
+    config, role, log, clock, store, queue, opcos, pipeline, window, prometheus, app, emit,
+    async listen(port = config.port, hostName = config.host) {
+      server = app.listen(port, hostName);
+      answerClientErrors(server);
       await once(server, 'listening');
       const address = server.address() as AddressInfo;
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       return `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`;
     },
-    async close() {
-      if (server) {
-        const closing = once(server, 'close');
-        server.close();
-        server.closeAllConnections();
-        await closing;
-      }
-      await hooks.runLifecycle('close', (err) => log.error({ err }, 'close hook failed'));
-      if (ownsQueue) await queue.close();
-      if (ownsStore) await store.close();
+    close(closeOptions = {}) {
+      closing ??= close(closeOptions.graceMs ?? config.shutdownGraceMs);
+      return closing;
     },
   };
 }

@@ -2,7 +2,8 @@
  * Pipeline step 9: per-opco figures over a sliding 60-second window (SPEC 1.1, 8), read by
  * GET /{opcoId}/status (D13) and by the hub; plus Prometheus counters for operators at /metrics.
  */
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration } from 'prom-client';
+import { systemClock, type Clock } from './clock.js';
 
 interface Bucket {
   start: number;
@@ -34,9 +35,18 @@ export interface CallOutcome {
 /** Per-second buckets in a ring: memory stays fixed however many calls are made. */
 export class MetricsWindow {
   private readonly buckets = new Map<string, Bucket[]>();
-  constructor(private readonly windowMs = 60_000, private readonly bucketMs = 1_000) {}
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly windowMs = 60_000,
+    private readonly bucketMs = 1_000,
+  ) {}
 
-  record(opcoId: string, outcome: CallOutcome, now = Date.now()): void {
+  /** Every opcoId that has figures. */
+  opcoIds(): string[] {
+    return [...this.buckets.keys()];
+  }
+
+  record(opcoId: string, outcome: CallOutcome, now = this.clock.now()): void {
     const bucket = this.bucketAt(opcoId, now);
     bucket.requests += 1;
     bucket.latencyMs += outcome.latencyMs;
@@ -45,7 +55,7 @@ export class MetricsWindow {
     if (outcome.status === 429) bucket.rateLimited += 1;
   }
 
-  snapshot(opcoId: string, now = Date.now()): WindowSnapshot {
+  snapshot(opcoId: string, now = this.clock.now()): WindowSnapshot {
     const total: WindowSnapshot = { requests: 0, errors: 0, rateLimited: 0, warnings: 0, errorRate: 0, averageLatencyMs: 0 };
     let latency = 0;
     for (const bucket of this.buckets.get(opcoId) ?? []) {
@@ -84,6 +94,7 @@ function emptyBucket(start: number): Bucket {
 /** One registry per kernel, so several kernels in one process (tests) do not collide. */
 export function createPrometheusMetrics() {
   const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'opco_proxy_' });
   const upstreamCalls = new Counter({
     name: 'opco_proxy_upstream_calls_total',
     help: 'Upstream calls by opco, route and outcome status',
@@ -97,36 +108,44 @@ export function createPrometheusMetrics() {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
-  const cacheLookups = new Counter({
-    name: 'opco_proxy_cache_lookups_total',
-    help: 'Cache lookups by result',
-    labelNames: ['opco', 'result'] as const,
-    registers: [registry],
-  });
   const driftWarnings = new Counter({
     name: 'opco_proxy_response_drift_warnings_total',
     help: 'Upstream answers that drifted from the schema (D14)',
     labelNames: ['opco', 'route'] as const,
     registers: [registry],
   });
-  const jobsEnded = new Counter({
-    name: 'opco_proxy_jobs_ended_total',
-    help: 'Jobs that ended, by type and final status',
-    labelNames: ['type', 'status'] as const,
+  const httpRequests = new Counter({
+    name: 'opco_proxy_http_requests_total',
+    help: 'Requests answered, by route template, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
     registers: [registry],
   });
-  const deliveryAttempts = new Counter({
-    name: 'opco_proxy_webhook_attempts_total',
-    help: 'Webhook delivery attempts, by outcome (delivered, retrying, failed)',
-    labelNames: ['outcome'] as const,
+  const httpDuration = new Histogram({
+    name: 'opco_proxy_http_request_duration_seconds',
+    help: 'Time to answer a request, by route template and method',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
-  const syncsEnded = new Counter({
-    name: 'opco_proxy_syncs_ended_total',
-    help: 'Bulk syncs that ended, by final status',
-    labelNames: ['status'] as const,
-    registers: [registry],
-  });
-  return { registry, upstreamCalls, upstreamLatency, cacheLookups, driftWarnings, jobsEnded, deliveryAttempts, syncsEnded };
+  return { registry, upstreamCalls, upstreamLatency, driftWarnings, httpRequests, httpDuration };
 }
 export type PrometheusMetrics = ReturnType<typeof createPrometheusMetrics>;
+
+/** How a plugin adds its own metrics to the kernel's registry; every name starts with `opco_proxy_`. */
+export interface PluginMetrics {
+  counter<L extends string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L>;
+  gauge<L extends string>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L>;
+  histogram<L extends string>(config: Omit<HistogramConfiguration<L>, 'registers'>): Histogram<L>;
+}
+
+export function pluginMetrics(registry: Registry, plugin: string): PluginMetrics {
+  const named = <T extends { name: string }>(config: T): T & { registers: Registry[] } => {
+    if (!config.name.startsWith('opco_proxy_')) throw new Error(`plugin ${plugin}: metric ${config.name} must be named opco_proxy_*`);
+    return { ...config, registers: [registry] };
+  };
+  return {
+    counter: (config) => new Counter(named(config)),
+    gauge: (config) => new Gauge(named(config)),
+    histogram: (config) => new Histogram(named(config)),
+  };
+}

@@ -1,46 +1,48 @@
 /**
  * Pipeline steps 1 and 2 (SPEC 1.1): the configured opcoIds resolved against their adapters'
- * profiles, and the making of a call context for a route they support.
+ * profiles, and the making of a call context for a route they support. Plugins get this
+ * directory; the upstream credentials are not in it (upstream-auth/).
  */
 import { createError } from './errors.js';
 import { loadModule } from './module-loader.js';
-import { ConfigError, type ResolvedConfig } from './config.js';
+import { ConfigError, type OpcoConfig } from './config.js';
 import type { AdapterModule, Profile, RouteKey, RouteProfile } from './profile.js';
 import type { CallContext, Opco, Tenant } from './call-context.js';
 import { PRIORITY } from './call-context.js';
+import type { Clock } from './clock.js';
 
 export interface CallInput {
   query?: Record<string, string>;
   body?: unknown;
   files?: Record<string, Buffer>;
   priority?: number;
+  /** A client waits for the answer over HTTP (the read routes); false for workers (default). */
+  synchronous?: boolean;
   cancelled?: () => boolean | Promise<boolean>;
   fresh?: boolean;
+  requestId?: string;
 }
 
-export class OpcoRegistry {
-  private constructor(private readonly opcos: Map<string, Opco>) {}
+export class OpcoDirectory {
+  private constructor(
+    private readonly opcos: Map<string, Opco>,
+    private readonly clock: Clock,
+  ) {}
 
-  static async load(config: ResolvedConfig): Promise<OpcoRegistry> {
+  static async load(entries: Record<string, OpcoConfig>, clock: Clock): Promise<OpcoDirectory> {
     const opcos = new Map<string, Opco>();
-    for (const [id, entry] of Object.entries(config.opcos)) {
-      const adapter = await loadModule<AdapterModule>('adapter', entry.adapter, `opcos.${id}.adapter`);
-      if (!adapter?.profile?.routes) throw new ConfigError(`invalid configuration: opcos.${id}.adapter: "${entry.adapter}" exports no profile`);
-      const profile = withCacheOverrides(adapter.profile, entry.cacheTtlS, id);
+    for (const [id, entry] of Object.entries(entries)) {
+      const profile = await loadProfile(id, entry.adapter);
       opcos.set(id, {
         id,
         adapter: entry.adapter,
-        profile,
+        profile: withCacheOverrides(profile, entry.cacheTtlS, id),
         baseUrl: entry.baseUrl,
-        tokenUrl: entry.tokenUrl,
-        clientId: entry.clientId,
-        clientSecret: config.clientSecrets[id],
-        scope: entry.scope,
         rateLimit: entry.rateLimit ?? profile.rateLimit,
         pollingIntervalMs: entry.pollingIntervalMs ?? profile.polling.intervalMs,
       });
     }
-    return new OpcoRegistry(opcos);
+    return new OpcoDirectory(opcos, clock);
   }
 
   list(): Opco[] {
@@ -64,6 +66,7 @@ export class OpcoRegistry {
   context(opcoId: string, route: RouteKey, tenant: Tenant, input: CallInput = {}): CallContext {
     const opco = this.get(opcoId);
     const routeProfile = this.route(opco, route);
+    const priority = input.priority ?? PRIORITY.client;
     return {
       opco,
       route,
@@ -73,15 +76,23 @@ export class OpcoRegistry {
       query: input.query ?? {},
       body: input.body,
       files: input.files,
-      priority: input.priority ?? PRIORITY.client,
+      priority,
+      synchronous: input.synchronous ?? false,
       cancelled: input.cancelled,
       fresh: input.fresh,
+      requestId: input.requestId,
       upstreamHeaders: {},
       warnings: [],
-      startedAt: Date.now(),
+      startedAt: this.clock.now(),
       cache: 'none',
     };
   }
+}
+
+export async function loadProfile(opcoId: string, adapter: string): Promise<Profile> {
+  const module = await loadModule<AdapterModule>('adapter', adapter, `opcos.${opcoId}.adapter`);
+  if (!module?.profile?.routes) throw new ConfigError(`invalid configuration: opcos.${opcoId}.adapter: "${adapter}" exports no profile`);
+  return module.profile;
 }
 
 /** The operator may shorten or lengthen a profile's cache lifetimes per route (config `cacheTtlS`). */

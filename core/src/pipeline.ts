@@ -1,7 +1,8 @@
 /**
  * The request pipeline of SPEC 1.1, for every upstream call, synchronous or from a worker.
- * Steps 1-2 (adapter, capability) happen when the call context is made (`call-context`
- * factory in opco-registry); this runs steps 3 to 10.
+ * Steps 1-2 (adapter, capability) happen when the call context is made (OpcoDirectory.context);
+ * this runs steps 3 to 10. Step 4 asks the admission seam's one provider for a lease, whose
+ * headers go upstream with the call and which is released with the call's outcome.
  */
 import { applyTransforms } from './transforms.js';
 import { asServiceError } from './errors.js';
@@ -11,13 +12,18 @@ import type { CallContext } from './call-context.js';
 import type { UpstreamClient } from './upstream-client.js';
 import type { MetricsWindow, PrometheusMetrics } from './metrics.js';
 import type { Logger } from './logger.js';
+import type { Clock } from './clock.js';
+import type { AdmissionProvider } from './admission/admission.js';
 
 export interface PipelineDeps {
   hooks: Hooks;
   client: UpstreamClient;
+  /** The admission seam's provider, known once every plugin has registered. */
+  admission: () => AdmissionProvider;
   window: MetricsWindow;
   prometheus: PrometheusMetrics;
   log: Logger;
+  clock: Clock;
 }
 
 export class Pipeline {
@@ -25,22 +31,28 @@ export class Pipeline {
 
   /** Runs the call and returns the transformed upstream answer (or throws a ServiceError). */
   async run(ctx: CallContext): Promise<unknown> {
-    const { hooks } = this.deps;
+    const { hooks, clock } = this.deps;
     if (ctx.method === 'GET' && !ctx.fresh) {
       const cached = await hooks.runLookup(ctx); // step 3
       if (cached) {
         ctx.cache = 'hit';
+        ctx.cachedText = cached.text;
         return cached.body;
       }
       if (hooks.count('lookup') > 0) ctx.cache = 'miss';
     }
-    await hooks.runPipeline('admit', ctx); // step 4
+    const lease = await this.deps.admission().admit({
+      opcoId: ctx.opco.id, rateLimit: ctx.opco.rateLimit, route: ctx.route, method: ctx.method, priority: ctx.priority,
+      tenant: ctx.tenant.hash, synchronous: ctx.synchronous, cancelled: ctx.cancelled,
+    }); // step 4
+    Object.assign(ctx.upstreamHeaders, lease.headers);
+    const calledAt = clock.now();
     try {
       await this.callUpstream(ctx);
     } catch (err) {
       ctx.error = asServiceError(err);
     } finally {
-      await ctx.releaseBudget?.();
+      await lease.release({ status: answeredStatus(ctx), latencyMs: clock.now() - calledAt });
     }
     this.record(ctx); // step 9
     await hooks.runPipeline('afterCall', ctx);
@@ -61,18 +73,24 @@ export class Pipeline {
   }
 
   private record(ctx: CallContext): void {
-    const { window, prometheus, log } = this.deps;
-    const latencyMs = Date.now() - ctx.startedAt;
+    const { window, prometheus, log, clock } = this.deps;
+    const latencyMs = clock.now() - ctx.startedAt;
     const status = ctx.error ? ctx.error.status : (ctx.response?.status ?? 0);
     window.record(ctx.opco.id, { route: ctx.route, latencyMs, status, error: Boolean(ctx.error), warnings: ctx.warnings.length });
     prometheus.upstreamCalls.inc({ opco: ctx.opco.id, route: ctx.route, status: String(status) });
     prometheus.upstreamLatency.observe({ opco: ctx.opco.id, route: ctx.route }, latencyMs / 1000);
     if (ctx.warnings.length > 0) {
       prometheus.driftWarnings.inc({ opco: ctx.opco.id, route: ctx.route });
-      log.warn({ opcoId: ctx.opco.id, route: ctx.route, warnings: ctx.warnings.slice(0, 20) }, 'upstream answer drifted from the schema');
+      log.warn({ requestId: ctx.requestId, opcoId: ctx.opco.id, route: ctx.route, warnings: ctx.warnings.slice(0, 20) }, 'upstream answer drifted from the schema');
     }
     if (ctx.error) {
-      log.warn({ opcoId: ctx.opco.id, route: ctx.route, code: ctx.error.code, status, latencyMs }, 'upstream call failed');
+      log.warn({ requestId: ctx.requestId, opcoId: ctx.opco.id, route: ctx.route, code: ctx.error.code, status, latencyMs }, 'upstream call failed');
     }
   }
+}
+
+/** The status the upstream answered with, 0 when no answer came (the hub adapts on 429s, D29). */
+function answeredStatus(ctx: CallContext): number {
+  if (!ctx.error) return ctx.response?.status ?? 0;
+  return ctx.error.code === 'TIMEOUT' || ctx.error.code === 'NETWORK_ERROR' ? 0 : ctx.error.status;
 }

@@ -1,62 +1,100 @@
 /**
  * Feature plugins (cache, jobs, sync, webhooks, hub): each a package exporting a Plugin whose
- * `register(api)` adds hooks and routes. Registered in dependency order, closed in reverse.
+ * `register(api)` mounts operations, adds hooks, provides seams and registers its metrics. A
+ * plugin gets only what it needs (in the manner of Fastify's encapsulated instances): its own
+ * config section, a sealer instead of the master key, the opco directory without secrets.
+ * Plugins are registered in dependency order; hooks, seams and routes are fixed once the kernel
+ * is ready, and a later change is an error.
  */
-import { ConfigError, type ResolvedConfig } from './config.js';
+import { ConfigError } from './config.js';
 import { loadModule } from './module-loader.js';
-import type { Hooks } from './hooks.js';
+import type { OperationId } from '@opco-proxy/schemas';
+import type { Clock } from './clock.js';
+import type { Sealer } from './crypto.js';
+import type { HookHandlers, HookName } from './hooks.js';
 import type { Store } from './ports/store.js';
 import type { Queue } from './ports/queue.js';
 import type { Logger } from './logger.js';
-import type { OpcoRegistry } from './opco-registry.js';
+import type { OpcoDirectory } from './opco-registry.js';
 import type { Pipeline } from './pipeline.js';
-import type { MetricsWindow, PrometheusMetrics } from './metrics.js';
+import type { MetricsWindow, PluginMetrics } from './metrics.js';
 import type { DomainEvent } from './events.js';
-import type { UpstreamBudget } from './upstream-budget.js';
-import type { PluginRoutes } from './plugin-routes.js';
+import type { SeamName, Seams } from './seams.js';
+import type { OperationHandler } from './http/operation-router.js';
 
 export type ProcessRole = 'serve' | 'api' | 'worker';
 
 /** Resolves a host name to all its addresses; the kernel's default is the system resolver. */
 export type HostResolver = (hostname: string) => Promise<Array<{ address: string; family: 4 | 6 }>>;
 
-export interface PluginApi {
-  config: ResolvedConfig;
-  role: ProcessRole;
-  log: Logger;
-  store: Store;
-  queue: Queue;
-  hooks: Pick<Hooks, 'add'>;
-  /** Routes of the plugin; literal paths are mounted before `/:opcoId/...` ones. */
-  router: PluginRoutes;
-  opcos: OpcoRegistry;
-  pipeline: Pipeline;
-  budget: UpstreamBudget;
-  window: MetricsWindow;
-  prometheus: PrometheusMetrics;
+/**
+ * Durable work a worker restores and keeps moving (SPEC 3.1, D20, D25): `requeue(graceMs)` queues
+ * again the unfinished records due `graceMs` ago or more (their message may be lost). With a
+ * queue that does not outlive the process, every unfinished record is requeued at start.
+ */
+export interface RecoverySpec {
+  name: string;
+  intervalMs: number;
+  graceMs: number;
+  requeue(graceMs: number): Promise<unknown>;
+}
+
+export interface PluginApi<C = unknown> {
+  /** The plugin's short name (`jobs`). */
+  readonly name: string;
+  readonly role: ProcessRole;
+  /** `development` allows http:// and loopback webhook targets (D3). */
+  readonly mode: 'production' | 'development';
+  /** The plugin's own config section, defaults applied. */
+  readonly config: C;
+  /** Request body and file limits (D7). */
+  readonly limits: { bodyBytes: number; fileBytes: number };
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly store: Store;
+  readonly queue: Queue;
+  /** Seals secrets bound to a record id (SPEC 5.4). */
+  readonly sealer: Sealer;
+  readonly opcos: OpcoDirectory;
+  readonly pipeline: Pipeline;
+  /** Step 9's sliding windows, per opcoId. */
+  readonly window: MetricsWindow;
+  /** Registers the plugin's own Prometheus metrics on the kernel's registry. */
+  readonly metrics: PluginMetrics;
+  readonly resolveHost: HostResolver;
+  addHook<K extends HookName>(name: K, handler: HookHandlers[K]): void;
+  /** Takes a seam (admission): a second provider of one seam is a start-up error naming both. */
+  provide<K extends SeamName>(seam: K, provider: Seams[K]): void;
+  /** Serves an operation of the route manifest (schemas/src/route-manifest.ts). */
+  route<Op extends OperationId>(operation: Op, handler: NoInfer<OperationHandler<Op>>): void;
   /** Emits a domain event; an `id` derived from its cause makes a re-emitted event the same one. */
   emit(event: Omit<DomainEvent, 'id' | 'timestamp'> & { id?: string }): Promise<void>;
-  resolveHost: HostResolver;
+  /** Runs `task` every `intervalMs` once the kernel is ready (workers only), until it closes. */
+  every(name: string, intervalMs: number, task: () => Promise<unknown>): void;
+  /** Restores durable work at start and re-queues lost work periodically (workers only). */
+  recover(spec: RecoverySpec): void;
 }
 
-export interface Plugin {
+export interface Plugin<C = unknown> {
   name: string;
+  /** Plugins it needs registered before it (a missing one is a start-up error). */
   dependencies?: string[];
-  register(api: PluginApi): Promise<void> | void;
+  register(api: PluginApi<C>): Promise<void> | void;
 }
 
-export function definePlugin(plugin: Plugin): Plugin {
+export function definePlugin<C>(plugin: Plugin<C>): Plugin<C> {
   return plugin;
 }
 
 /** Loads the named plugins and orders them so that each comes after its dependencies. */
-export async function loadPlugins(names: string[]): Promise<Plugin[]> {
+export async function loadPlugins(names: string[], extra: Plugin[] = []): Promise<Plugin[]> {
   const loaded = new Map<string, Plugin>();
   for (const [index, name] of names.entries()) {
     const plugin = await loadModule<Plugin>('plugin', name, `plugins[${index}]`);
     if (typeof plugin?.register !== 'function') throw new ConfigError(`invalid configuration: plugins[${index}]: "${name}" is not a plugin`);
     loaded.set(plugin.name, plugin);
   }
+  for (const plugin of extra) loaded.set(plugin.name, plugin);
   const ordered: Plugin[] = [];
   const visiting = new Set<string>();
   const visit = (plugin: Plugin) => {

@@ -1,23 +1,15 @@
 /**
- * Declarative upstream profiles (SPEC 1 rule 5, 4.16): an adapter package exports one.
- * Data first; a transform is the only code a profile carries.
+ * Declarative upstream profiles (SPEC 1 rule 5, 4.16): an adapter package exports one. Data
+ * first: routes, transforms at declared paths, cache lifetimes, limits, the authentication
+ * scheme and the meaning of the upstream's error answers. Code only where data cannot say it.
  */
+import { profileRoutes, type ProfileRoute } from '@opco-proxy/schemas';
+import type { AuthStrategy } from './upstream-auth/auth-strategy.js';
+import type { ErrorCode } from './errors.js';
 
 /** The service routes a profile can support; a route absent from `routes` answers 501. */
-export const ROUTE_KEYS = [
-  'GET /status',
-  'GET /cfakeyinfo',
-  'GET /dossiers',
-  'GET /dossiers/etats',
-  'GET /dossiers/liste',
-  'GET /factures/etats',
-  'POST /dossiers',
-  'POST /factures',
-  'POST /conventions',
-  'POST /certificats',
-  'POST /documents',
-] as const;
-export type RouteKey = (typeof ROUTE_KEYS)[number];
+export const ROUTE_KEYS = profileRoutes;
+export type RouteKey = ProfileRoute;
 
 /** A named, pure transform of a JSON value (request body/query or response body). */
 export interface Transform {
@@ -38,6 +30,22 @@ export interface RouteProfile {
   multipart?: string;
 }
 
+/**
+ * What an upstream error answer means, when the upstream does not say it the standard way: an
+ * upstream that answers 400 "Dossier inconnu" for a dossier it does not have means 404 NOT_FOUND.
+ * The first rule that matches wins; without a match the status decides (SPEC 7).
+ */
+export interface UpstreamErrorRule {
+  status: number;
+  /** Tested against the upstream answer's text; absent matches any answer of that status. */
+  body?: RegExp;
+  /** Routes it applies to; absent means every route. */
+  routes?: RouteKey[];
+  code: Extract<ErrorCode, 'NOT_FOUND' | 'VALIDATION_ERROR' | 'HTTP_ERROR' | 'UPSTREAM_ERROR' | 'RATE_LIMITED'>;
+  /** The answer's description (default: the code's). */
+  description?: string;
+}
+
 export interface Profile {
   id: string;
   /** Versions of the upstream API, reported by GET /{opcoId}/status when the upstream does not. */
@@ -45,6 +53,9 @@ export interface Profile {
   rateLimit: { limit: number; windowMs: number };
   sync: { batchSize: number };
   polling: { intervalMs: number };
+  /** How the service authenticates to this upstream (default: OAuth client credentials, form). */
+  auth?: AuthStrategy;
+  errors?: UpstreamErrorRule[];
   routes: Partial<Record<RouteKey, RouteProfile>>;
 }
 

@@ -1,48 +1,39 @@
 /**
- * The synchronous GET routes (SPEC 1 rule 2, 4.3-4.7, 4.10): query validated by the schemas,
- * then the pipeline. GET /{opcoId}/status turns the pipeline's outcome into a health verdict (D13).
+ * The synchronous GET operations (SPEC 1 rule 2, 4.3-4.7, 4.10): the operation router has
+ * validated the query; the pipeline does the rest. GET /{opcoId}/status turns the pipeline's
+ * outcome into a health verdict (D13).
  */
-import type Router from '@koa/router';
-import { validate } from '@opco-proxy/schemas';
-import { createError, type ServiceError } from './errors.js';
+import { operations, type OperationId } from '@opco-proxy/schemas';
+import type { ServiceError } from './errors.js';
 import type { RouteKey } from './profile.js';
-import type { OpcoRegistry } from './opco-registry.js';
+import type { OpcoDirectory } from './opco-registry.js';
 import type { Pipeline } from './pipeline.js';
 import type { MetricsWindow } from './metrics.js';
-import type { State } from './http-middleware.js';
+import type { Clock } from './clock.js';
+import { RawJson, type OperationRouter } from './http/operation-router.js';
 
-interface ReadRoute {
-  route: RouteKey;
-  path: string;
-  querySchema?: string;
-}
-
-export const READ_ROUTES: ReadRoute[] = [
-  { route: 'GET /cfakeyinfo', path: '/:opcoId/cfakeyinfo', querySchema: 'cfakeyinfo-query' },
-  { route: 'GET /dossiers', path: '/:opcoId/dossiers', querySchema: 'dossier-query' },
-  { route: 'GET /dossiers/etats', path: '/:opcoId/dossiers/etats', querySchema: 'etats-query' },
-  { route: 'GET /dossiers/liste', path: '/:opcoId/dossiers/liste', querySchema: 'liste-query' },
-  { route: 'GET /factures/etats', path: '/:opcoId/factures/etats', querySchema: 'factures-etats-query' },
-];
+const READS = ['getCfaKeyInfo', 'getDossier', 'listDossierEtats', 'listDossiers', 'listFactureEtats'] as const satisfies readonly OperationId[];
 
 export interface ReadRouteDeps {
-  opcos: OpcoRegistry;
+  opcos: OpcoDirectory;
   pipeline: Pipeline;
   window: MetricsWindow;
+  clock: Clock;
   startedAt: number;
 }
 
-export function mountReadRoutes(router: Router<State>, deps: ReadRouteDeps): void {
-  for (const read of READ_ROUTES) {
-    router.get(read.path, async (ctx) => {
-      const call = deps.opcos.context(ctx.params.opcoId, read.route, ctx.state.tenant!);
-      call.query = checkQuery(ctx.query, read.querySchema);
-      ctx.body = await deps.pipeline.run(call);
-      if (call.cache !== 'none') ctx.set('X-Cache', call.cache === 'hit' ? 'HIT' : 'MISS');
-    });
+export function mountReadRoutes(router: OperationRouter, deps: ReadRouteDeps): void {
+  for (const id of READS) {
+    const route = operations[id].profileRoute as RouteKey;
+    router.mount(id, async ({ params, query, tenant, requestId }) => {
+      const call = deps.opcos.context(params.opcoId!, route, tenant, { query: query as Record<string, string>, synchronous: true, requestId });
+      const body = await deps.pipeline.run(call);
+      const headers: Record<string, string> = call.cache === 'none' ? {} : { 'X-Cache': call.cache === 'hit' ? 'HIT' : 'MISS' };
+      return { status: 200, body: (call.cachedText !== undefined ? new RawJson(call.cachedText) : body) as never, headers };
+    }, 'kernel');
   }
-  router.get('/:opcoId/status', async (ctx) => {
-    const call = deps.opcos.context(ctx.params.opcoId, 'GET /status', ctx.state.tenant!);
+  router.mount('getOpcoStatus', async ({ params, tenant, requestId }) => {
+    const call = deps.opcos.context(params.opcoId!, 'GET /status', tenant, { synchronous: true, requestId });
     const { profile } = call.opco;
     let upstream: unknown;
     let failure: ServiceError | undefined;
@@ -50,30 +41,19 @@ export function mountReadRoutes(router: Router<State>, deps: ReadRouteDeps): voi
       upstream = await deps.pipeline.run(call);
     } catch (err) {
       failure = err as ServiceError;
+      // SPEC 4.3: a key the upstream refuses is 403, as on every other route, not a verdict.
+      if (failure.code === 'HTTP_ERROR') throw failure;
     }
     const window = deps.window.snapshot(call.opco.id);
-    ctx.body = {
-      status: healthVerdict(failure, window.errorRate, window.rateLimited),
-      supportedVersions: upstreamVersions(upstream) ?? profile.versions,
-      uptime: Math.round((Date.now() - deps.startedAt) / 1000),
+    return {
+      status: 200,
+      body: {
+        status: healthVerdict(failure, window.errorRate, window.rateLimited),
+        supportedVersions: upstreamVersions(upstream) ?? profile.versions,
+        uptime: Math.round((deps.clock.now() - deps.startedAt) / 1000),
+      },
     };
-  });
-}
-
-/** Query strings arrive as strings; a repeated parameter is refused rather than guessed at. */
-function checkQuery(query: Record<string, string | string[] | undefined>, schema?: string): Record<string, string> {
-  const flat: Record<string, string> = {};
-  const errors: string[] = [];
-  for (const [name, value] of Object.entries(query)) {
-    if (Array.isArray(value)) errors.push(`${name}: must be given once`);
-    else if (value !== undefined) flat[name] = value;
-  }
-  if (errors.length === 0 && schema) {
-    const result = validate(schema, flat);
-    if (!result.valid) errors.push(...result.errors);
-  }
-  if (errors.length > 0) throw createError('VALIDATION_ERROR', 'invalid query parameters', { errors });
-  return flat;
+  }, 'kernel');
 }
 
 /** D13: unreachable or 5xx is unhealthy; errors >= 5% or any 429 in the window is degraded. */

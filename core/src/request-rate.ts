@@ -3,6 +3,7 @@
  * Buckets idle long enough to be full again are dropped, so memory follows active tenants.
  */
 import { createError } from './errors.js';
+import type { Clock } from './clock.js';
 
 interface Bucket {
   tokens: number;
@@ -16,12 +17,17 @@ export interface RequestRateOptions {
 
 export class RequestRate {
   private readonly buckets = new Map<string, Bucket>();
-  private lastSweep = Date.now();
+  private lastSweep: number;
 
-  constructor(private readonly options: RequestRateOptions) {}
+  constructor(
+    private readonly options: RequestRateOptions,
+    private readonly clock: Clock,
+  ) {
+    this.lastSweep = clock.now();
+  }
 
   /** Takes one token for the tenant or throws RATE_LIMITED with Retry-After. */
-  take(tenant: string, now = Date.now()): void {
+  take(tenant: string, now = this.clock.now()): void {
     const { perSecond, burst } = this.options;
     this.sweep(now);
     const bucket = this.buckets.get(tenant) ?? { tokens: burst, updatedAt: now };

@@ -1,48 +1,30 @@
 /**
- * Pipeline step 8 (SPEC 1.1, D14): an answer without its root fields is unusable and fails the
- * call; an answer that merely drifts from the schema is returned, its drift kept as warnings.
+ * Pipeline step 8 (SPEC 1.1, D14): an answer that is not an object, or lacks one of the
+ * `required` fields of the schema the route manifest names for it (or has it of the wrong
+ * kind), is unusable and fails the call; an answer that merely drifts from that schema is
+ * returned, its drift kept as warnings.
  */
-import { validate } from '@opco-proxy/schemas';
+import { operationOfRoute, readSchemaShape, validate } from '@opco-proxy/schemas';
 import { createError } from './errors.js';
 import type { RouteKey } from './profile.js';
-
-interface AnswerRule {
-  /** Fields without which the answer cannot be used. */
-  root: string[];
-  /** Arrays among the root fields. */
-  arrays?: string[];
-  /** Schema the full answer is compared with, for drift warnings. */
-  schema?: string;
-}
-
-const ANSWER_RULES: Record<RouteKey, AnswerRule> = {
-  'GET /status': { root: [] },
-  'GET /cfakeyinfo': { root: ['status'], schema: 'cfakeyinfo-response' },
-  'GET /dossiers': { root: ['status', 'cerfa'], schema: 'dossier' },
-  'GET /dossiers/etats': { root: ['status', 'EtatDossierResult'], arrays: ['EtatDossierResult'], schema: 'etats-page' },
-  'GET /dossiers/liste': { root: ['status', 'dossiers'], arrays: ['dossiers'], schema: 'liste' },
-  'GET /factures/etats': { root: ['status', 'factures'], arrays: ['factures'], schema: 'factures-etats-page' },
-  'POST /dossiers': { root: [] },
-  'POST /factures': { root: [] },
-  'POST /conventions': { root: [] },
-  'POST /certificats': { root: [] },
-  'POST /documents': { root: [] },
-};
 
 /** Returns drift warnings; throws UPSTREAM_INVALID_RESPONSE when the answer is unusable. */
 export function checkAnswer(route: RouteKey, body: unknown): string[] {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw createError('UPSTREAM_INVALID_RESPONSE', `upstream answer to ${route} is not an object`);
   }
-  const rule = ANSWER_RULES[route];
+  const schema = operationOfRoute(route).upstreamAnswer;
+  if (!schema) return [];
   const record = body as Record<string, unknown>;
-  const missing = rule.root.filter((field) => record[field] === undefined || record[field] === null);
-  const notArrays = (rule.arrays ?? []).filter((field) => record[field] !== undefined && !Array.isArray(record[field]));
-  if (missing.length > 0 || notArrays.length > 0) {
-    const problems = [...missing.map((f) => `${f}: missing`), ...notArrays.map((f) => `${f}: not an array`)];
-    throw createError('UPSTREAM_INVALID_RESPONSE', `upstream answer to ${route} is unusable: ${problems.join(', ')}`);
+  const shape = readSchemaShape(schema);
+  const problems: string[] = [];
+  for (const field of shape.required) {
+    const value = record[field];
+    if (value === undefined || value === null) problems.push(`${field}: missing`);
+    else if (shape.types[field] === 'array' && !Array.isArray(value)) problems.push(`${field}: not an array`);
+    else if (shape.types[field] === 'object' && (typeof value !== 'object' || Array.isArray(value))) problems.push(`${field}: not an object`);
   }
-  if (!rule.schema) return [];
-  const result = validate(rule.schema, body);
+  if (problems.length > 0) throw createError('UPSTREAM_INVALID_RESPONSE', `upstream answer to ${route} is unusable: ${problems.join(', ')}`);
+  const result = validate(schema, body);
   return result.valid ? [] : result.errors;
 }

@@ -1,13 +1,17 @@
 /**
- * Pipeline step 6: the one upstream client. Adds the headers of SPEC 1.1 (bearer token,
- * forwarded X-API-KEY, publisher identification), speaks JSON or multipart as the profile
- * says, refreshes the token and retries once on 401 (D10), and maps every failure onto the
- * error table (SPEC 7, D5, D8).
+ * Pipeline step 6: the one upstream client. Sends the headers of SPEC 1.1 (the profile's
+ * authentication, the forwarded X-API-KEY, publisher identification, then the admission lease's
+ * and the hooks' headers, which may override), speaks JSON or multipart as the profile says,
+ * retries once on 401 when the authentication says a refresh may help (D10), and maps every
+ * failure onto the error table (SPEC 7, D5, D8), the profile's error rules first. Answers are
+ * bounded: over `maxAnswerBytes` or MAX_ANSWER_DEPTH levels deep they are unusable.
  */
-import got, { type OptionsOfTextResponseBody, type Response } from 'got';
-import { createError, type ServiceError } from './errors.js';
+import got, { type OptionsOfBufferResponseBody, type Response } from 'got';
+import { createError, isServiceError, type ServiceError } from './errors.js';
+import { KEPT_TEXT_CHARS, MAX_ANSWER_DEPTH, MAX_KEPT_ERROR_BYTES, jsonDepth, truncatedText } from './json-limits.js';
 import type { CallContext, UpstreamAnswer } from './call-context.js';
-import type { TokenManager } from './token-manager.js';
+import type { AuthTransport, UpstreamAuth } from './upstream-auth/auth-strategy.js';
+import type { UpstreamErrorRule } from './profile.js';
 
 export interface Publisher {
   editeur: string;
@@ -16,54 +20,92 @@ export interface Publisher {
 }
 
 export interface UpstreamClientOptions {
-  tokens: TokenManager;
   publisher: Publisher;
   timeoutMs: number;
+  /** Answers larger than this are unusable (D5). */
+  maxAnswerBytes: number;
 }
 
 export class UpstreamClient {
+  private readonly auths = new Map<string, UpstreamAuth>();
+
   constructor(private readonly options: UpstreamClientOptions) {}
 
-  async call(ctx: CallContext): Promise<UpstreamAnswer> {
-    let token = await this.options.tokens.token(ctx.opco);
-    let response = await this.send(ctx, token);
-    if (response.statusCode === 401) {
-      this.options.tokens.invalidate(ctx.opco, token);
-      token = await this.options.tokens.token(ctx.opco);
-      response = await this.send(ctx, token);
-    }
-    return toAnswer(response);
+  /** The opco's authentication, set up by the kernel from its profile's strategy. */
+  authenticate(opcoId: string, auth: UpstreamAuth): void {
+    this.auths.set(opcoId, auth);
   }
 
-  private async send(ctx: CallContext, token: string): Promise<Response<string>> {
-    const { publisher, timeoutMs } = this.options;
+  /** How token requests and the like go out: the same client, same limits. */
+  readonly transport: AuthTransport = async (request) => {
+    const response = await got.post(request.url, {
+      headers: request.headers,
+      body: request.body,
+      timeout: { request: request.timeoutMs },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      followRedirect: false,
+      responseType: 'text',
+    }).catch((err: unknown) => {
+      throw Object.assign(new Error((err as Error).message), { code: (err as { name?: string }).name === 'TimeoutError' ? 'TIMEOUT' : 'NETWORK' });
+    });
+    return { status: response.statusCode, text: response.body };
+  };
+
+  async call(ctx: CallContext): Promise<UpstreamAnswer> {
+    const auth = this.auths.get(ctx.opco.id);
+    if (!auth) throw new Error(`no upstream authentication for ${ctx.opco.id}`);
+    let authHeaders = await auth.headers();
+    let response = await this.send(ctx, authHeaders);
+    if (response.statusCode === 401 && auth.refused(authHeaders)) {
+      authHeaders = await auth.headers();
+      response = await this.send(ctx, authHeaders);
+    }
+    return toAnswer(ctx, response);
+  }
+
+  private async send(ctx: CallContext, authHeaders: Record<string, string>): Promise<Response<Buffer>> {
+    const { publisher, timeoutMs, maxAnswerBytes } = this.options;
     const url = ctx.opco.baseUrl.replace(/\/+$/, '') + ctx.routeProfile.upstream;
-    const options: OptionsOfTextResponseBody = {
+    const options: OptionsOfBufferResponseBody = {
       method: ctx.method,
       headers: {
-        ...ctx.upstreamHeaders,
-        authorization: `Bearer ${token}`,
         'x-api-key': ctx.tenant.apiKey,
         editeur: publisher.editeur,
         logiciel: publisher.logiciel,
         version: publisher.version,
         accept: 'application/json',
+        ...authHeaders,
+        ...lowerCased(ctx.upstreamHeaders),
       },
       timeout: { request: timeoutMs },
       retry: { limit: 0 },
       throwHttpErrors: false,
       followRedirect: false,
-      responseType: 'text',
+      responseType: 'buffer',
     };
     if (ctx.method === 'GET') options.searchParams = ctx.query;
     else if (ctx.routeProfile.multipart) options.body = multipartBody(ctx.routeProfile.multipart, ctx.body, ctx.files);
     else options.json = ctx.body;
+    const request = got(url, options);
+    let tooLarge = false;
+    request.on('downloadProgress', (progress: { transferred: number }) => {
+      if (progress.transferred > maxAnswerBytes && !tooLarge) {
+        tooLarge = true;
+        request.cancel();
+      }
+    });
     try {
-      return await got(url, options);
+      return await request;
     } catch (err) {
+      if (tooLarge) throw createError('UPSTREAM_INVALID_RESPONSE', `upstream ${ctx.opco.id} answered more than ${maxAnswerBytes} bytes`);
       throw networkError(ctx, err);
     }
   }
+}
+
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 }
 
 /** JSON metadata in the profile's part, then one `fichier` part per uploaded file, named by role. */
@@ -78,34 +120,62 @@ function multipartBody(metadataPart: string, metadata: unknown, files: Record<st
 }
 
 function networkError(ctx: CallContext, err: unknown): ServiceError {
+  if (isServiceError(err)) return err;
   const name = (err as { name?: string }).name;
   if (name === 'TimeoutError') {
-    return createError('TIMEOUT', `upstream ${ctx.opco.id} did not answer within ${ctx.route} time limit`, { cause: err });
+    return createError('TIMEOUT', `upstream ${ctx.opco.id} did not answer ${ctx.route} within the time limit`, { cause: err });
   }
   return createError('NETWORK_ERROR', `network failure towards upstream ${ctx.opco.id}`, { cause: err });
 }
 
-function toAnswer(response: Response<string>): UpstreamAnswer {
+function toAnswer(ctx: CallContext, response: Response<Buffer>): UpstreamAnswer {
   const status = response.statusCode;
-  const parsed = parseBody(response.body);
+  const text = response.body.toString('utf8');
   if (status >= 200 && status < 300) {
-    if (!parsed.ok) throw createError('UPSTREAM_INVALID_RESPONSE', 'upstream answer is not JSON');
+    const parsed = parseJson(text);
+    if (!parsed.ok) throw createError('UPSTREAM_INVALID_RESPONSE', 'upstream answer is not JSON', { upstream: truncatedText(text) });
+    if (jsonDepth(parsed.value, MAX_ANSWER_DEPTH) > MAX_ANSWER_DEPTH) {
+      throw createError('UPSTREAM_INVALID_RESPONSE', `upstream answer is nested deeper than ${MAX_ANSWER_DEPTH} levels`, { upstream: truncatedText(text) });
+    }
     return { status, body: parsed.value, headers: response.headers };
   }
-  const upstream = parsed.ok ? parsed.value : response.body.slice(0, 2000);
-  if (status === 401 || status === 403) {
-    throw createError('HTTP_ERROR', 'the upstream body refused the authentication', { upstream });
+  throw upstreamError(ctx, status, text, response.headers['retry-after']);
+}
+
+/** An upstream error answer as the table says (SPEC 7, D8), after the profile's own rules. */
+function upstreamError(ctx: CallContext, status: number, text: string, retryAfter: string | undefined): ServiceError {
+  const upstream = keptErrorBody(text);
+  const rule = matchingRule(ctx.opco.profile.errors, ctx, status, text);
+  if (rule) {
+    return createError(rule.code, rule.description ?? `upstream ${ctx.opco.id} answered ${status}`, {
+      upstream,
+      ...(rule.code === 'VALIDATION_ERROR' ? { errors: [`upstream: ${rule.description ?? `refused with ${status}`}`] } : {}),
+      ...(rule.code === 'UPSTREAM_ERROR' ? { status } : {}),
+    });
   }
-  if (status === 404) throw createError('NOT_FOUND', 'not found at the upstream body', { upstream });
-  const retryAfter = response.headers['retry-after'];
-  throw createError('UPSTREAM_ERROR', `upstream answered ${status}`, {
+  if (status === 401 || status === 403) return createError('HTTP_ERROR', 'the upstream body refused the authentication', { upstream });
+  if (status === 404) return createError('NOT_FOUND', 'not found at the upstream body', { upstream });
+  return createError('UPSTREAM_ERROR', `upstream answered ${status}`, {
     status: status >= 400 && status <= 599 ? status : 502,
     upstream,
-    headers: typeof retryAfter === 'string' ? { 'Retry-After': retryAfter } : undefined,
+    headers: typeof retryAfter === 'string' && /^\d{1,6}$/.test(retryAfter.trim()) ? { 'Retry-After': retryAfter.trim() } : undefined,
   });
 }
 
-function parseBody(text: string): { ok: true; value: unknown } | { ok: false } {
+function matchingRule(rules: UpstreamErrorRule[] | undefined, ctx: CallContext, status: number, text: string): UpstreamErrorRule | undefined {
+  return rules?.find((rule) => rule.status === status && (!rule.routes || rule.routes.includes(ctx.route)) && (!rule.body || rule.body.test(text)));
+}
+
+/** The upstream's error body for `upstream` (SPEC 7): its JSON when small and shallow, else its text cut short. */
+function keptErrorBody(text: string): unknown {
+  if (Buffer.byteLength(text) <= MAX_KEPT_ERROR_BYTES) {
+    const parsed = parseJson(text);
+    if (parsed.ok && jsonDepth(parsed.value, 16) <= 16) return parsed.value;
+  }
+  return text.length > KEPT_TEXT_CHARS ? truncatedText(text) : text;
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   if (text.trim() === '') return { ok: true, value: null };
   try {
     return { ok: true, value: JSON.parse(text) };

@@ -1,14 +1,14 @@
 // D11, D12: never more than `limit` calls per window; background work leaves a reserve to
 // client requests and waits instead of being refused.
 import t from 'tap';
-import { createEmbeddedStore, UpstreamBudget, PRIORITY, type Opco } from '../src/index.js';
+import { createEmbeddedStore, UpstreamBudget, PRIORITY, systemClock, type Opco } from '../src/index.js';
 
 const opco = (limit: number, windowMs: number) => ({ id: `o${limit}-${windowMs}-${Math.random()}`, rateLimit: { limit, windowMs } }) as Opco;
 
 t.test('client requests: exactly limit per window, then RATE_LIMITED with Retry-After', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
-  const budget = new UpstreamBudget(store);
+  const budget = new UpstreamBudget(store, systemClock);
   const o = opco(5, 3000);
   const leases = await Promise.all(Array.from({ length: 8 }, () => budget.acquire(o).catch((err) => err)));
   t.equal(leases.filter((l) => !(l instanceof Error)).length, 5);
@@ -20,7 +20,7 @@ t.test('client requests: exactly limit per window, then RATE_LIMITED with Retry-
 t.test('background work leaves 10% of the budget to clients', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
-  const budget = new UpstreamBudget(store);
+  const budget = new UpstreamBudget(store, systemClock);
   const o = opco(10, 60_000);
   let background = 0;
   while (await budget.tryAcquire(o, PRIORITY.low)) background++;
@@ -32,7 +32,7 @@ t.test('background work leaves 10% of the budget to clients', async (t) => {
 t.test('background work waits for the window, and stops waiting when cancelled', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
-  const budget = new UpstreamBudget(store);
+  const budget = new UpstreamBudget(store, systemClock);
   const o = opco(2, 400);
   const started = Date.now();
   const leases = [];

@@ -104,3 +104,19 @@ export function refToSchemaId(ref: string): SchemaId | undefined {
   const id = file.slice(0, -SCHEMA_FILE_SUFFIX.length);
   return isSchemaId(id) ? id : undefined;
 }
+
+export interface SchemaShape {
+  /** Top-level fields the schema requires. */
+  required: string[];
+  /** JSON type of each top-level property whose type is one word (`array`, `object`, ...). */
+  types: Record<string, string>;
+}
+
+/** The top level of a schema (pipeline step 8 uses it to tell unusable answers from drift). */
+export function readSchemaShape(id: SchemaId): SchemaShape {
+  const schema = readSchema(id);
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const types: Record<string, string> = {};
+  for (const [name, property] of Object.entries(properties)) if (typeof property.type === 'string') types[name] = property.type;
+  return { required: [...((schema.required as string[] | undefined) ?? [])], types };
+}

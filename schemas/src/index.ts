@@ -3,7 +3,7 @@
  * (generated), of request and response validation, and of the OpenAPI document at /doc.
  */
 export { validate, isBase64, isDateOrTimestamp, type ValidationResult } from './validation.js';
-export { schemaIds, allSchemaIds, isSchemaId, loadSchema, schemaUri, SCHEMA_BASE, type SchemaId, type JsonSchema } from './catalog.js';
+export { schemaIds, allSchemaIds, isSchemaId, loadSchema, readSchemaShape, schemaUri, SCHEMA_BASE, type SchemaId, type JsonSchema, type SchemaShape } from './catalog.js';
 export {
   operations,
   operationIds,
@@ -11,6 +11,9 @@ export {
   operation,
   routerPath,
   findOperation,
+  profileRoutes,
+  operationOfRoute,
+  type ProfileRoute,
   type Operations,
   type OperationId,
   type OperationSpec,

@@ -43,9 +43,14 @@ export interface OperationSpec {
   jobType?: string;
   /** Key of the route in an adapter profile (core's RouteKey); a route absent from the profile is 501. */
   profileRoute?: string;
+  /**
+   * Schema the transformed upstream answer is checked against (pipeline step 8): its `required`
+   * fields are what makes the answer usable, any other mismatch is drift (D14).
+   */
+  upstreamAnswer?: SchemaId;
 }
 
-const json = (description: string, schema: SchemaId) => ({ description, schema }) as const;
+const json = <S extends SchemaId>(description: string, schema: S) => ({ description, schema }) as const;
 
 /** What every route behind X-API-KEY may answer: no or refused key, the tenant's own rate (D6). */
 const KEYED = [403, 429] as const;
@@ -109,7 +114,7 @@ export const operations = {
   getCfaKeyInfo: {
     method: 'GET', path: '/{opcoId}/cfakeyinfo', summary: 'Validity of the key assigned to a SIREN', tag: 'opco', source: '4.4',
     apiKey: true, query: ids.cfakeyinfoQuery, responses: { 200: json('Key information.', ids.cfakeyinfoResponse) },
-    errors: UPSTREAM_READ, profileRoute: 'GET /cfakeyinfo',
+    errors: UPSTREAM_READ, profileRoute: 'GET /cfakeyinfo', upstreamAnswer: ids.cfakeyinfoResponse,
   },
 
   // Dossiers
@@ -117,18 +122,18 @@ export const operations = {
     method: 'GET', path: '/{opcoId}/dossiers', summary: 'One dossier', tag: 'dossiers', source: '4.5', apiKey: true,
     description: 'Exclusive modes: numeroInterne alone, or numeroExterne with numeroDeca. Mixed, partial or empty queries give 400.',
     query: ids.dossierQuery, responses: { 200: json('The dossier.', ids.dossier) }, errors: UPSTREAM_READ,
-    profileRoute: 'GET /dossiers',
+    profileRoute: 'GET /dossiers', upstreamAnswer: ids.dossier,
   },
   listDossierEtats: {
     method: 'GET', path: '/{opcoId}/dossiers/etats', summary: 'A page of dossier states', tag: 'dossiers', source: '4.6',
     apiKey: true, query: ids.etatsQuery, responses: { 200: json('A page of states.', ids.etatsPage) }, errors: UPSTREAM_READ,
-    profileRoute: 'GET /dossiers/etats',
+    profileRoute: 'GET /dossiers/etats', upstreamAnswer: ids.etatsPage,
   },
   listDossiers: {
     method: 'GET', path: '/{opcoId}/dossiers/liste', summary: 'Dossiers by internal numbers (at most 50)', tag: 'dossiers',
     source: '4.7', apiKey: true, query: ids.listeQuery,
     responses: { 200: json('The dossiers found and the numbers not found.', ids.liste) }, errors: UPSTREAM_READ,
-    profileRoute: 'GET /dossiers/liste',
+    profileRoute: 'GET /dossiers/liste', upstreamAnswer: ids.liste,
   },
   postDossier: asyncPost('dossiers', '4.8', ids.dossierBody, 'Submit a dossier (job post-dossier; composite with _files, D16)'),
 
@@ -137,7 +142,7 @@ export const operations = {
   listFactureEtats: {
     method: 'GET', path: '/{opcoId}/factures/etats', summary: 'A page of invoice states', tag: 'factures', source: '4.10',
     apiKey: true, query: ids.facturesEtatsQuery, responses: { 200: json('A page of invoice states.', ids.facturesEtatsPage) },
-    errors: UPSTREAM_READ, profileRoute: 'GET /factures/etats',
+    errors: UPSTREAM_READ, profileRoute: 'GET /factures/etats', upstreamAnswer: ids.facturesEtatsPage,
   },
 
   // Conventions, certificats, documents
@@ -207,6 +212,19 @@ export type Operations = typeof operations;
 export type OperationId = keyof Operations;
 
 export const operationIds = Object.keys(operations) as OperationId[];
+
+/** The routes a profile can support (`'GET /dossiers'`), from the operations that go upstream. */
+export type ProfileRoute = { [K in OperationId]: Operations[K] extends { profileRoute: infer R extends string } ? R : never }[OperationId];
+
+export const profileRoutes: readonly ProfileRoute[] = operationIds.flatMap((id) => {
+  const spec: OperationSpec = operations[id];
+  return spec.profileRoute ? [spec.profileRoute as ProfileRoute] : [];
+});
+
+/** The operation that calls a profile route. */
+export function operationOfRoute(route: ProfileRoute): OperationSpec {
+  return operations[operationIds.find((id) => (operations[id] as OperationSpec).profileRoute === route)!];
+}
 
 export function isOperationId(id: string): id is OperationId {
   return Object.hasOwn(operations, id);

@@ -38,8 +38,25 @@ export interface Consumer {
   cancel(): Promise<void>;
 }
 
+/**
+ * The broker cannot take or hand out messages for a while: retry later. Implementations raise it
+ * from publish() when the message was not accepted, so one mapping answers 503 UNAVAILABLE (D5).
+ */
+export class QueueUnavailableError extends Error {
+  readonly code = 'QUEUE_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'QueueUnavailableError';
+  }
+}
+
 export interface Queue {
   readonly kind: string;
+  /**
+   * Whether queued and delayed messages outlive this process (RabbitMQ) or not (the embedded
+   * queue). Work that is not durable is restored from the Store when a worker starts.
+   */
+  readonly durable: boolean;
   /**
    * Resolves once the message is held durably by the backend (publisher confirm for RabbitMQ);
    * rejects when it cannot be accepted, so the caller can refuse the work (503 UNAVAILABLE).

@@ -75,6 +75,27 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/**
+ * Documents are refused (TypeError, before any work) when nested deeper than this. Our own
+ * records are a few levels deep; values that come from clients or upstreams are stored as JSON
+ * text or sealed, never as nested documents, so this only stops a mistake from reaching a
+ * backend whose own checks recurse (nedb's walk is exponential in nested arrays).
+ */
+export const MAX_DOCUMENT_DEPTH = 16;
+
+/**
+ * The backend cannot be reached or refused to serve for a while (connection lost, server
+ * selection timed out, store closed): retry later. Every Store implementation raises this for
+ * such failures, so one mapping turns it into 503 UNAVAILABLE (D5) everywhere.
+ */
+export class StoreUnavailableError extends Error {
+  readonly code = 'STORE_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 /** Raised by insertOne / upserts when a unique constraint is violated. */
 export class DuplicateKeyError extends Error {
   readonly code = 'DUPLICATE_KEY';

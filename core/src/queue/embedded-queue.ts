@@ -23,6 +23,7 @@ interface Envelope {
 
 class EmbeddedQueue implements Queue {
   readonly kind = 'embedded';
+  readonly durable = false;
   private readonly queues = new Map<string, WorkQueue>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly consumers = new Set<EmbeddedConsumer>();

@@ -19,6 +19,7 @@ import {
 } from '../ports/store.js';
 import { compileFilter, equalityFields, isPlainObject } from './filter-matching.js';
 import { Mutex } from './mutex.js';
+import { assertStorable } from './document-depth.js';
 import { nedbModel, type Datastore } from './nedb.js';
 
 type Modifier = Omit<Update, '$setOnInsert'>;
@@ -39,6 +40,7 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     if (typeof doc !== 'object' || doc === null || typeof doc._id !== 'string' || doc._id === '') {
       throw new TypeError('a document needs a non-empty string _id');
     }
+    assertStorable(doc);
     const copy = cloneDocument(doc);
     await this.write((db) => db.insertAsync(copy));
   }
@@ -60,6 +62,7 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   }
 
   async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
+    assertStorable(update, 'an update');
     const query = nedbQuery(filter);
     const { modifier, setOnInsert } = splitUpdate(update);
     return this.write(async (db) => {
@@ -79,6 +82,7 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   }
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
+    assertStorable(update, 'an update');
     const query = nedbQuery(filter);
     // $setOnInsert alone changes nothing in documents that already exist.
     const { modifier } = splitUpdate(update);

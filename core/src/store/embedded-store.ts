@@ -7,7 +7,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Collection, Doc, Store } from '../ports/store.js';
+import { StoreUnavailableError, type Collection, type Doc, type Store } from '../ports/store.js';
 import { EmbeddedCollection } from './embedded-collection.js';
 import { Datastore } from './nedb.js';
 
@@ -80,6 +80,6 @@ class EmbeddedStore implements Store {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new Error('the embedded store is closed');
+    if (this.closed) throw new StoreUnavailableError('the embedded store is closed');
   }
 }

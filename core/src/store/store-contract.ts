@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
-import { DuplicateKeyError, type Collection, type Doc, type Filter, type Store } from '../ports/store.js';
+import { DuplicateKeyError, MAX_DOCUMENT_DEPTH, type Collection, type Doc, type Filter, type Store } from '../ports/store.js';
 
 /** Test documents carry whatever fields a case needs. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -33,6 +33,21 @@ export function storeContract(t: Test, makeStore: () => Promise<Store>): void {
       await body(t, store, collection);
     });
   };
+
+  run('documents and updates nested deeper than MAX_DOCUMENT_DEPTH are refused at once, whatever their shape', async (t, _store, collection) => {
+    const c = collection('depth');
+    const nested = (depth: number, leaf: unknown = 1): unknown => {
+      let value: unknown = leaf;
+      for (let i = 1; i < depth; i++) value = i % 2 ? [value, value] : { a: value };
+      return depth > 0 ? [value] : leaf;
+    };
+    // A walk that recursed over these values would not end (nedb's is exponential in nested arrays).
+    await t.rejects(c.insertOne({ _id: 'deep', v: nested(MAX_DOCUMENT_DEPTH + 40) } as Loose), TypeError, 'a deep document');
+    await c.insertOne({ _id: 'ok', v: nested(MAX_DOCUMENT_DEPTH - 2) } as Loose);
+    await t.rejects(c.findOneAndUpdate({ _id: 'ok' }, { $set: { v: nested(MAX_DOCUMENT_DEPTH + 40) } }), TypeError, 'a deep update');
+    await t.rejects(c.updateMany({}, { $set: { w: nested(5000) } }), TypeError, 'a very deep update');
+    t.equal((await c.findOne({ _id: 'ok' }))!._id, 'ok');
+  });
 
   run('ping resolves and kind names the backend', async (t, store) => {
     await store.ping();

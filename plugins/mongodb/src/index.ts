@@ -3,7 +3,7 @@
  * (D3 `store: {type: "mongodb", url, database?}`).
  */
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
-import type { Collection, Doc, Store } from '@opco-proxy/core';
+import { StoreUnavailableError, type Collection, type Doc, type Store } from '@opco-proxy/core';
 import { DocumentLocks } from './document-locks.js';
 import { MongoCollection } from './mongo-collection.js';
 
@@ -68,6 +68,8 @@ class MongoStore implements Store {
     });
     try {
       await Promise.race([this.db.command({ ping: 1 }), timeout]);
+    } catch (err) {
+      throw new StoreUnavailableError(`MongoDB does not answer: ${(err as Error).message}`, { cause: err });
     } finally {
       clearTimeout(timer);
     }

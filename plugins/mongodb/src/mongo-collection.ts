@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { Collection as DriverCollection, Document, Filter as DriverFilter } from 'mongodb';
 import {
   DuplicateKeyError,
+  StoreUnavailableError,
+  assertStorable,
   equalityFields,
   isPlainObject,
   type Collection,
@@ -30,21 +32,24 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     if (typeof doc !== 'object' || doc === null || typeof doc._id !== 'string' || doc._id === '') {
       throw new TypeError('a document needs a non-empty string _id');
     }
+    assertStorable(doc);
     // The driver adds an ObjectId _id to the object it is given when there is none; give it a copy.
     await translate(() => this.collection.insertOne({ ...doc } as never));
   }
 
   async findOne(filter: Filter): Promise<T | null> {
-    return (await this.collection.findOne(checked(filter))) as T | null;
+    const query = checked<T>(filter);
+    return (await translate(() => this.collection.findOne(query))) as T | null;
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    const cursor = this.collection.find(checked(filter), { sort: options.sort, skip: options.skip, limit: options.limit });
-    return (await cursor.toArray()) as T[];
+    const query = checked<T>(filter);
+    return (await translate(() => this.collection.find(query, { sort: options.sort, skip: options.skip, limit: options.limit }).toArray())) as T[];
   }
 
   async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
     checked(filter);
+    assertStorable(update, 'an update');
     if (this.locks) {
       const locks = this.locks;
       return translate(() => locks.findOneAndUpdate(this.collection, filter, update, options, isDuplicateKey));
@@ -69,20 +74,25 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
-    const result = await translate(() => this.collection.updateMany(checked(filter), update as Document));
+    const query = checked<T>(filter);
+    assertStorable(update, 'an update');
+    const result = await translate(() => this.collection.updateMany(query, update as Document));
     return result.matchedCount;
   }
 
   async deleteOne(filter: Filter): Promise<number> {
-    return (await this.collection.deleteOne(checked(filter))).deletedCount;
+    const query = checked<T>(filter);
+    return (await translate(() => this.collection.deleteOne(query))).deletedCount;
   }
 
   async deleteMany(filter: Filter): Promise<number> {
-    return (await this.collection.deleteMany(checked(filter))).deletedCount;
+    const query = checked<T>(filter);
+    return (await translate(() => this.collection.deleteMany(query))).deletedCount;
   }
 
   async count(filter: Filter = {}): Promise<number> {
-    return this.collection.countDocuments(checked(filter));
+    const query = checked<T>(filter);
+    return translate(() => this.collection.countDocuments(query));
   }
 
   async createIndex(keys: SortSpec, options: IndexOptions = {}): Promise<void> {
@@ -114,12 +124,28 @@ export function isDuplicateKey(err: unknown): boolean {
   return code === 1 && typeof message === 'string' && message.includes('UNIQUE constraint failed');
 }
 
-/** Runs a driver call, turning a unique-constraint violation into the port's DuplicateKeyError. */
-async function translate<R>(call: () => Promise<R>): Promise<R> {
+/** Driver errors that mean "the server cannot be reached or is not serving now". */
+const UNAVAILABLE_ERRORS = new Set([
+  'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoServerSelectionError', 'MongoTopologyClosedError',
+  'MongoNotConnectedError', 'MongoPoolClearedError', 'PoolClearedError', 'PoolClosedError', 'MongoWaitQueueTimeoutError',
+]);
+
+function isServerUnavailable(err: unknown): boolean {
+  const { name, errorLabels } = (err ?? {}) as { name?: string; errorLabels?: unknown };
+  if (name && UNAVAILABLE_ERRORS.has(name)) return true;
+  return Array.isArray(errorLabels) && (errorLabels.includes('NetworkError') || errorLabels.includes('ResetPool'));
+}
+
+/**
+ * Runs a driver call, turning a unique-constraint violation into the port's DuplicateKeyError
+ * and an unreachable server into StoreUnavailableError (503 UNAVAILABLE for clients).
+ */
+export async function translate<R>(call: () => Promise<R>): Promise<R> {
   try {
     return await call();
   } catch (err) {
     if (isDuplicateKey(err)) throw new DuplicateKeyError((err as Error).message);
+    if (isServerUnavailable(err)) throw new StoreUnavailableError(`MongoDB unavailable: ${(err as Error).message}`, { cause: err });
     throw err;
   }
 }

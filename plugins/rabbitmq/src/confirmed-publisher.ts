@@ -9,7 +9,9 @@ import type { BrokerConnection } from './broker-connection.js';
 import { withDeadline } from './deadline.js';
 import {
   DELAY_QUEUE_REDECLARE_MS,
+  DELIVER_AT_HEADER,
   REDELIVERED_HEADER,
+  delayBucket,
   delayQueueName,
   delayQueueOptions,
   toAmqpPriority,
@@ -67,13 +69,16 @@ export class ConfirmedPublisher {
   }
 
   private async send(message: OutgoingMessage, deadline: number, progress: SendProgress): Promise<void> {
-    const target = message.delayMs > 0 ? delayQueueName(message.queue, message.delayMs) : message.queue;
+    const bucket = message.delayMs > 0 ? delayBucket(message.delayMs) : 0;
+    const target = bucket > 0 ? delayQueueName(message.queue, bucket) : message.queue;
+    const headers: Record<string, unknown> = message.redelivered ? { [REDELIVERED_HEADER]: true } : {};
+    if (message.delayMs > bucket) headers[DELIVER_AT_HEADER] = Date.now() + message.delayMs;
     for (;;) {
       progress.connected = false;
       const model = await this.broker.connection(deadline);
       progress.connected = true;
       const generation = this.broker.generation;
-      await this.declare(model, generation, message);
+      await this.declare(model, generation, message.queue, bucket);
       const channel = await this.confirmChannel(model, generation);
       const messageId = randomUUID();
       let settle!: (err: unknown) => void;
@@ -91,7 +96,7 @@ export class ConfirmedPublisher {
             contentType: 'application/json',
             priority: toAmqpPriority(message.priority),
             messageId,
-            headers: message.redelivered ? { [REDELIVERED_HEADER]: true } : {},
+            headers,
           },
           (err: unknown) => {
             if (this.returned.delete(messageId)) {
@@ -114,23 +119,23 @@ export class ConfirmedPublisher {
     }
   }
 
-  private async declare(model: ChannelModel, generation: number, message: OutgoingMessage): Promise<void> {
+  private async declare(model: ChannelModel, generation: number, queue: string, bucket: number): Promise<void> {
     if (this.declaredIn !== generation) {
       // A new connection may face a broker that lost non-durable state, or another broker.
       this.declared.clear();
       this.declaredIn = generation;
     }
     const now = Date.now();
-    if (!this.declared.has(message.queue)) {
-      await (await this.declaringChannel(model, generation)).assertQueue(message.queue, workQueueOptions());
-      this.declared.set(message.queue, now);
+    if (!this.declared.has(queue)) {
+      await (await this.declaringChannel(model, generation)).assertQueue(queue, workQueueOptions());
+      this.declared.set(queue, now);
     }
-    if (message.delayMs > 0) {
-      const name = delayQueueName(message.queue, message.delayMs);
+    if (bucket > 0) {
+      const name = delayQueueName(queue, bucket);
       const at = this.declared.get(name);
       // Declaring again renews the delay queue's x-expires lease, which publishing does not.
       if (at === undefined || now - at > DELAY_QUEUE_REDECLARE_MS) {
-        await (await this.declaringChannel(model, generation)).assertQueue(name, delayQueueOptions(message.queue, message.delayMs));
+        await (await this.declaringChannel(model, generation)).assertQueue(name, delayQueueOptions(queue, bucket));
         this.declared.set(name, now);
       }
     }

@@ -3,7 +3,7 @@
  * durable priority queues, per-delay queues for delayed messages, publisher confirms, manual acks
  * with a bounded prefetch, and automatic reconnection. README.md describes the topology.
  */
-import type { Consumer, ConsumeOptions, MessageHandler, PublishOptions, Queue } from '@opco-proxy/core';
+import { QueueUnavailableError, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue } from '@opco-proxy/core';
 import { BrokerConnection, type QueueLogger } from './broker-connection.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
 import { checkConsume, checkPublish } from '@opco-proxy/core';
@@ -50,6 +50,7 @@ interface ConnectionSettings {
 
 class RabbitQueue implements Queue {
   readonly kind = 'rabbitmq';
+  readonly durable = true;
   private readonly publisher: ConfirmedPublisher;
   /**
    * Consumers get their own connection, opened on the first consume(): under a resource alarm the
@@ -72,7 +73,11 @@ class RabbitQueue implements Queue {
   async publish<T>(queue: string, body: T, options?: PublishOptions): Promise<void> {
     this.assertOpen();
     const { payload, priority, delayMs } = checkPublish(queue, body, options);
-    await this.publisher.publish({ queue: this.brokerName(queue), content: Buffer.from(payload), priority, delayMs, redelivered: false });
+    try {
+      await this.publisher.publish({ queue: this.brokerName(queue), content: Buffer.from(payload), priority, delayMs, redelivered: false });
+    } catch (err) {
+      throw new QueueUnavailableError((err as Error).message, { cause: err });
+    }
   }
 
   async consume<T>(queue: string, handler: MessageHandler<T>, options?: ConsumeOptions): Promise<Consumer> {

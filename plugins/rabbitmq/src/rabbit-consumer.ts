@@ -9,7 +9,7 @@ import type { Consumer, MessageHandler, ReceivedMessage } from '@opco-proxy/core
 import { CLOSE_TIMEOUT_MS, type BrokerConnection, type QueueLogger } from './broker-connection.js';
 import type { ConfirmedPublisher } from './confirmed-publisher.js';
 import { Pause, withDeadline } from './deadline.js';
-import { REDELIVERED_HEADER, fromAmqpPriority, workQueueOptions } from './topology.js';
+import { DELIVER_AT_HEADER, REDELIVERED_HEADER, fromAmqpPriority, workQueueOptions } from './topology.js';
 
 export interface ConsumerSettings {
   /** The work queue's name on the broker (prefix included). */
@@ -99,6 +99,19 @@ export class RabbitConsumer implements Consumer {
       priority: fromAmqpPriority(msg.properties.priority),
       redelivered: msg.fields.redelivered || headers[REDELIVERED_HEADER] === true,
     };
+    const deliverAt = Number(headers[DELIVER_AT_HEADER]);
+    if (Number.isFinite(deliverAt) && deliverAt > Date.now()) {
+      // Delayed longer than the longest delay queue: wait out the rest before the handler sees it.
+      const rest = this.publisher.publish({ queue: this.settings.queue, content: msg.content, priority: message.priority, delayMs: deliverAt - Date.now(), redelivered: message.redelivered });
+      const done: Promise<void> = rest
+        .then(
+          () => this.acknowledge(channel, () => channel.ack(msg)),
+          () => this.acknowledge(channel, () => channel.nack(msg, false, true)),
+        )
+        .finally(() => this.running.delete(done));
+      this.running.add(done);
+      return;
+    }
     const done: Promise<void> = Promise.resolve()
       .then(() => this.settings.handler(message))
       .then(

@@ -25,6 +25,23 @@ export function workQueueOptions(): Options.AssertQueue {
 }
 
 /**
+ * The delays a broker may hold a queue for. A message's delay is rounded up to the next one (a
+ * retry is never early), so a work queue never has more than this many delay queues however
+ * varied its delays; a delay longer than the last goes through it and its remainder is served by
+ * the consumer (DELIVER_AT_HEADER).
+ */
+export const DELAY_BUCKETS_MS = [
+  50, 100, 250, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000,
+] as const;
+
+export function delayBucket(delayMs: number): number {
+  return DELAY_BUCKETS_MS.find((bucket) => bucket >= delayMs) ?? DELAY_BUCKETS_MS[DELAY_BUCKETS_MS.length - 1];
+}
+
+/** When a message delayed longer than the last bucket is due (epoch ms); the consumer waits out the rest. */
+export const DELIVER_AT_HEADER = 'x-opco-deliver-at';
+
+/**
  * Each delay gets its own queue because RabbitMQ only expires messages at the head of a queue:
  * with one TTL per queue, the head is always the first to expire, so nothing waits behind a
  * longer delay.

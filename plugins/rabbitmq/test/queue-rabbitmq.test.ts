@@ -2,7 +2,7 @@ import amqp from 'amqplib';
 import t, { type Test } from 'tap';
 import { queueContract } from '@opco-proxy/core/queue-contract';
 import { createQueue, type QueueLogger } from '../src/index.js';
-import { DELAY_QUEUE_IDLE_MS } from '../src/topology.js';
+import { DELAY_BUCKETS_MS, DELAY_QUEUE_IDLE_MS, DELIVER_AT_HEADER, delayBucket, workQueueOptions } from '../src/topology.js';
 import { brokerUrl } from './fixtures/broker-under-test.js';
 import { waitFor } from './fixtures/eventually.js';
 import { ScratchQueues } from './fixtures/scratch-queues.js';
@@ -33,7 +33,7 @@ if (url) {
       await connection.close();
       await scratch.deleteAll();
     });
-    return { scratch, queue, channel, logged };
+    return { scratch, queue, channel, connection, logged };
   };
 
   t.test('work queues are durable priority queues; messages persistent JSON with AMQP priority 11 - p', async (t) => {
@@ -59,11 +59,49 @@ if (url) {
     }
   });
 
+  t.test('a thousand retries with varied delays use a bounded set of delay queues, never an early delivery', async (t) => {
+    const { scratch, queue, connection } = await setUp(t);
+    const name = scratch.name('buckets');
+    const delays = Array.from({ length: 1000 }, (_, i) => 1 + ((i * 7919) % 3_600_000));
+    for (const delayMs of delays) await queue.publish(name, { delayMs }, { delayMs });
+    const exists = async (queueName: string) => {
+      const probe = await connection.createChannel();
+      probe.on('error', () => undefined);
+      try {
+        await probe.checkQueue(queueName);
+        return true;
+      } catch {
+        return false;
+      } finally {
+        await probe.close().catch(() => undefined);
+      }
+    };
+    const made = [];
+    for (const bucket of DELAY_BUCKETS_MS) if (await exists(`${name}.delay.${bucket}`)) made.push(bucket);
+    t.ok(made.length <= DELAY_BUCKETS_MS.length, `${made.length} delay queues for ${new Set(delays).size} distinct delays`);
+    const strays = [...new Set(delays)].filter((d) => !(DELAY_BUCKETS_MS as readonly number[]).includes(d)).slice(0, 50);
+    for (const d of strays) t.notOk(await exists(`${name}.delay.${d}`), `no queue for a delay of ${d} ms`);
+    for (const d of [1, 999, 1000, 1001, 3_600_000, 7_200_000]) t.ok(delayBucket(d) >= Math.min(d, 3_600_000), `${d} ms waits at least that long in ${delayBucket(d)}`);
+  });
+
+  t.test('a message due later than its delay queue held it waits out the rest before its handler runs', async (t) => {
+    const { scratch, queue, channel } = await setUp(t);
+    const name = scratch.name('deliverat');
+    await channel.assertQueue(name, workQueueOptions());
+    const due = Date.now() + 400;
+    channel.sendToQueue(name, Buffer.from(JSON.stringify({ id: 'late' })), { persistent: true, headers: { [DELIVER_AT_HEADER]: due } });
+    const handled: number[] = [];
+    const consumer = await queue.consume(name, async () => void handled.push(Date.now()));
+    t.teardown(() => consumer.cancel());
+    await waitFor(() => handled.length === 1, 10_000, 'the late message');
+    t.ok(handled[0]! >= due, 'not handed to the handler before it was due');
+  });
+
   t.test('a delayed message waits in <queue>.delay.<ms>, which dead-letters it to the work queue', async (t) => {
     const { scratch, queue, channel } = await setUp(t);
     const name = scratch.name('delayqueue');
     await queue.publish(name, { id: 'later' }, { delayMs: 60_000 });
-    await queue.publish(name, { id: 'soon' }, { delayMs: 300, priority: 2 });
+    await queue.publish(name, { id: 'soon' }, { delayMs: 250, priority: 2 });
     await channel.assertQueue(`${name}.delay.60000`, {
       durable: true,
       arguments: { 'x-message-ttl': 60_000, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': name, 'x-expires': 60_000 + DELAY_QUEUE_IDLE_MS },

@@ -252,12 +252,15 @@ export interface ConfigFile {
     version?: string;
   };
   opcos?: {
+    /**
+     * One upstream OPCO. Which authentication keys it needs (tokenUrl, clientId, clientSecretEnv, scope for OAuth client credentials; apiKeyEnv for a static API-key header) depends on its adapter's profile, whose strategy checks them at start-up.
+     */
     [k: string]: {
       adapter: string;
       baseUrl: string;
-      tokenUrl: string;
-      clientId: string;
-      clientSecretEnv: string;
+      tokenUrl?: string;
+      clientId?: string;
+      clientSecretEnv?: string;
       scope?: string;
       rateLimit?: {
         limit: number;
@@ -267,15 +270,36 @@ export interface ConfigFile {
       cacheTtlS?: {
         [k: string]: number;
       };
+      /**
+       * Environment variable holding the upstream API key (profiles authenticating with a static API-key header).
+       */
+      apiKeyEnv?: string;
+      /**
+       * Settings read by a custom authentication strategy of the adapter.
+       */
+      auth?: {
+        [k: string]: unknown;
+      };
     };
   };
   hub?: {
     url: string;
     apiKeyEnv: string;
+    /**
+     * Instances sharing the hub tenant's budget; each uses limit/expectedInstances when the hub is unreachable (D12, D30).
+     */
     expectedInstances?: number;
+    /**
+     * How long a client GET waits for a hub grant before 429 (D29).
+     */
+    maxWaitMs?: number;
   };
   upstream?: {
     timeoutMs?: number;
+    /**
+     * Upstream answers larger than this are unusable (502 UPSTREAM_INVALID_RESPONSE).
+     */
+    maxAnswerBytes?: number;
   };
   jobs?: {
     /**
@@ -288,7 +312,34 @@ export interface ConfigFile {
     leaseMs?: number;
     prefetch?: number;
     retentionDays?: number;
+    /**
+     * How often jobs whose queue message was lost are re-queued and expired records deleted.
+     */
     sweepIntervalMs?: number;
+  };
+  /**
+   * Bulk sync and pollers (D19-D21).
+   */
+  sync?: {
+    /**
+     * Waits between the 3 attempts of a batch.
+     *
+     * @minItems 1
+     */
+    backoffMs?: [number, ...number[]];
+    /**
+     * How long a worker holds a discovery, a batch or a poll without renewing.
+     */
+    leaseMs?: number;
+    prefetch?: number;
+    /**
+     * How often lost sync messages are re-queued.
+     */
+    sweepIntervalMs?: number;
+    /**
+     * How often a worker looks for due polls.
+     */
+    pollTickMs?: number;
   };
   webhooks?: {
     timeoutMs?: number;
@@ -301,6 +352,10 @@ export interface ConfigFile {
      */
     concurrency?: number;
     retentionDays?: number;
+    /**
+     * How often deliveries whose queue message was lost are re-queued and expired logs deleted.
+     */
+    sweepIntervalMs?: number;
   };
   limits?: {
     bodyBytes?: number;
@@ -314,6 +369,10 @@ export interface ConfigFile {
   cache?: {
     sweepIntervalMs?: number;
   };
+  /**
+   * On SIGTERM, how long requests and jobs in flight may take to finish before the process stops (P3).
+   */
+  shutdownGraceMs?: number;
   logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
 /**

@@ -1,0 +1,3 @@
+export * from './leased-records.js';
+export * from './retry-policy.js';
+export * from './periodic-task.js';

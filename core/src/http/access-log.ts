@@ -1,0 +1,34 @@
+/**
+ * One log line per request, written after the error renderer so it shows the status the client
+ * got (SPEC 5.5: the API key masked). The route is the template (`/{opcoId}/jobs/{jobId}`), so
+ * logs group by route without leaking ids.
+ */
+import type Koa from 'koa';
+import { maskApiKey } from '../tenant.js';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import type { State } from './state.js';
+
+export function accessLog(log: Logger, clock: Clock): Koa.Middleware<State> {
+  return async (ctx, next) => {
+    const started = clock.now();
+    try {
+      await next();
+    } finally {
+      const key = ctx.get('x-api-key');
+      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      log.info(
+        {
+          requestId: ctx.state.requestId,
+          method: ctx.method,
+          route: typeof matched === 'string' ? matched.replace(/:([A-Za-z]+)/g, '{$1}') : null,
+          operationId: ctx.state.operationId,
+          status: ctx.status,
+          ms: clock.now() - started,
+          apiKey: key ? maskApiKey(key) : undefined,
+        },
+        'request',
+      );
+    }
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * Every error leaves in the body of SPEC 7, mapped once by `asServiceError`: validation, auth,
+ * unknown routes (404), a wrong method on a known path (405 with `Allow`), outages (503 with
+ * `Retry-After`) and anything unexpected (500, logged with its cause, never shown).
+ */
+import type Koa from 'koa';
+import { asServiceError, createError, toErrorBody } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { State } from './state.js';
+
+export function renderErrors(log: Logger): Koa.Middleware<State> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 405 && ctx.body === undefined) {
+        throw createError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`);
+      }
+      if (ctx.status === 404 && ctx.body === undefined) throw createError('NOT_FOUND', `no route ${ctx.method} ${ctx.path}`);
+    } catch (err) {
+      const error = asServiceError(err);
+      if (error.code === 'INTERNAL_ERROR') {
+        log.error({ err: error.cause ?? err, requestId: ctx.state.requestId, path: ctx.path }, 'unexpected error');
+      } else if (error.code === 'UNAVAILABLE') {
+        log.warn({ err: error.cause, requestId: ctx.state.requestId, path: ctx.path }, 'backend unavailable');
+      }
+      ctx.status = error.status;
+      for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+      ctx.body = toErrorBody(error);
+    }
+  };
+}

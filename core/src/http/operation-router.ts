@@ -1,0 +1,126 @@
+/**
+ * Mounts handlers by operation (the route manifest of schemas/): method, path, authentication,
+ * query and body validation all come from the manifest, so a plugin only writes what the
+ * operation does. Paths that start with a literal segment (`/sync/dossiers`, `/webhooks`) are
+ * matched before those under `/{opcoId}/`, whatever the order of mounting, so an opcoId can never
+ * shadow a service route. A wrong method on a known path answers 405 with `Allow`.
+ */
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { operations, routerPath, type BodyOf, type OperationId, type QueryOf, type ReplyOf } from '@opco-proxy/schemas';
+import { createError } from '../errors.js';
+import { checkRequest } from '../request-validation.js';
+import { authenticate } from '../tenant.js';
+import type { Tenant } from '../call-context.js';
+import type { RequestRate } from '../request-rate.js';
+import { readJsonBody } from './request-body.js';
+import type { State } from './state.js';
+
+export interface OperationInput<Op extends OperationId> {
+  params: Record<string, string>;
+  query: QueryOf<Op>;
+  body: BodyOf<Op>;
+  /** The caller (SPEC 5.3); set for every operation behind X-API-KEY. */
+  tenant: Tenant;
+  requestId: string;
+  header(name: string): string | undefined;
+}
+
+export type OperationHandler<Op extends OperationId> = (input: OperationInput<Op>) => Promise<ReplyOf<Op>> | ReplyOf<Op>;
+
+/** An answer whose JSON text is already at hand (a cache hit): written as is, not re-serialised. */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+export interface OperationRouterOptions {
+  bodyBytes: number;
+  rate: RequestRate;
+  allowList: ReadonlySet<string>;
+}
+
+interface Mounted {
+  owner: string;
+  handler: OperationHandler<OperationId>;
+}
+
+export class OperationRouter {
+  private readonly mounted = new Map<OperationId, Mounted>();
+  private frozen = false;
+
+  constructor(private readonly options: OperationRouterOptions) {}
+
+  mount<Op extends OperationId>(id: Op, handler: NoInfer<OperationHandler<Op>>, owner: string): void {
+    if (this.frozen) throw new Error(`operation ${id} cannot be mounted by ${owner}: routes are fixed once the kernel is ready`);
+    if (!Object.hasOwn(operations, id)) throw new Error(`${owner} mounts an unknown operation "${id}"`);
+    const existing = this.mounted.get(id);
+    if (existing) throw new Error(`operation ${id} is mounted twice: by ${existing.owner} and by ${owner}`);
+    this.mounted.set(id, { owner, handler: handler as unknown as OperationHandler<OperationId> });
+  }
+
+  /** The operations served, in manifest order (what /doc documents). */
+  ids(): OperationId[] {
+    return (Object.keys(operations) as OperationId[]).filter((id) => this.mounted.has(id));
+  }
+
+  /** Builds the router once every plugin has mounted its operations; no mounting afterwards. */
+  middleware(): Koa.Middleware<State> {
+    this.frozen = true;
+    const router = new Router<State>();
+    const literalFirst = this.ids().sort((a, b) => Number(operations[a].path.startsWith('/{')) - Number(operations[b].path.startsWith('/{')));
+    for (const id of literalFirst) {
+      const spec = operations[id];
+      router.register(routerPath(spec.path), [spec.method], this.endpoint(id, this.mounted.get(id)!.handler));
+    }
+    const routes = router.routes();
+    const allowed = router.allowedMethods();
+    return (ctx, next) => routes(ctx as never, () => allowed(ctx as never, next));
+  }
+
+  private endpoint(id: OperationId, handler: OperationHandler<OperationId>): Router.Middleware<State> {
+    const spec = operations[id] as (typeof operations)[OperationId] & { query?: string; body?: string };
+    const { bodyBytes, rate, allowList } = this.options;
+    return async (ctx) => {
+      ctx.state.operationId = id;
+      let tenant: Tenant | undefined;
+      if (spec.apiKey) {
+        tenant = authenticate(ctx.headers['x-api-key'], allowList);
+        rate.take(tenant.hash);
+        ctx.state.tenant = tenant;
+      }
+      const query = spec.query ? checkQuery(ctx.query, spec.query) : {};
+      const body = spec.body ? checkRequest(spec.body, await readJsonBody(ctx, bodyBytes)) : undefined;
+      const reply: { status: number; body: unknown; headers?: Record<string, string> } = await handler({
+        params: ctx.params,
+        query: query as never,
+        body: body as never,
+        tenant: tenant as Tenant,
+        requestId: ctx.state.requestId,
+        header: (name) => {
+          const value = ctx.headers[name.toLowerCase()];
+          return Array.isArray(value) ? value[0] : value;
+        },
+      });
+      ctx.status = reply.status;
+      for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+      if (reply.body instanceof RawJson) {
+        ctx.type = 'application/json';
+        ctx.body = reply.body.text;
+      } else {
+        ctx.body = reply.body;
+      }
+    };
+  }
+}
+
+/** Query strings arrive as strings; a repeated parameter is refused rather than guessed at. */
+function checkQuery(query: Record<string, string | string[] | undefined>, schema: string): Record<string, string> {
+  const flat: Record<string, string> = {};
+  const errors: string[] = [];
+  for (const [name, value] of Object.entries(query)) {
+    if (Array.isArray(value)) errors.push(`${name}: must be given once`);
+    else if (value !== undefined) flat[name] = value;
+  }
+  if (errors.length > 0) throw createError('VALIDATION_ERROR', 'invalid query parameters', { errors });
+  return checkRequest(schema, flat, 'invalid query parameters');
+}

@@ -1,0 +1,53 @@
+/**
+ * The first middleware: every answer carries `Svc-Api-Version` (D27) and an `X-Request-Id` (the
+ * client's when it sent a sensible one), and requests in flight are counted so that a stopping
+ * process can wait for them (graceful-close.ts). While the process stops, answers ask the client
+ * to close its connection, so keep-alive clients move to another instance.
+ */
+import { randomUUID } from 'node:crypto';
+import type Koa from 'koa';
+import { API_VERSION } from '@opco-proxy/schemas';
+import type { State } from './state.js';
+
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export class InFlight {
+  private count = 0;
+  private waiters: Array<() => void> = [];
+  draining = false;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Resolves once no request is in flight. */
+  idle(): Promise<void> {
+    if (this.count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  enter(): void {
+    this.count += 1;
+  }
+
+  leave(): void {
+    this.count -= 1;
+    if (this.count === 0) for (const resolve of this.waiters.splice(0)) resolve();
+  }
+}
+
+export function requestContext(inFlight: InFlight): Koa.Middleware<State> {
+  return async (ctx, next) => {
+    const sent = ctx.get('x-request-id');
+    ctx.state.requestId = CLIENT_REQUEST_ID.test(sent) ? sent : randomUUID();
+    ctx.set('Svc-Api-Version', API_VERSION);
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    inFlight.enter();
+    try {
+      await next();
+    } finally {
+      if (inFlight.draining) ctx.set('Connection', 'close');
+      inFlight.leave();
+    }
+  };
+}

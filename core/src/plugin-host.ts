@@ -1,0 +1,101 @@
+/**
+ * What the kernel gives each plugin (plugin.ts PluginApi), and the background tasks plugins ask
+ * for: periodic tasks and the recovery of durable work, started once the kernel is ready in
+ * roles that run workers, stopped when it closes. With a queue that does not outlive the process
+ * (embedded), recovery first queues again every unfinished record: that is the one place the
+ * "restore after start" rule lives.
+ */
+import { createSealer } from './crypto.js';
+import { PeriodicTask } from './durable/periodic-task.js';
+import type { ResolvedConfig } from './config.js';
+import type { Clock } from './clock.js';
+import type { Hooks } from './hooks.js';
+import type { Logger } from './logger.js';
+import type { MetricsWindow, PluginMetrics } from './metrics.js';
+import type { OpcoDirectory } from './opco-registry.js';
+import type { Pipeline } from './pipeline.js';
+import type { HostResolver, PluginApi, ProcessRole, RecoverySpec } from './plugin.js';
+import type { Queue } from './ports/queue.js';
+import type { Store } from './ports/store.js';
+import type { SeamRegistry } from './seams.js';
+import type { OperationRouter } from './http/operation-router.js';
+import type { Registry } from 'prom-client';
+
+export type Emit = PluginApi['emit'];
+
+/** A grace that covers every record ever scheduled: restoring work lost with an in-memory queue. */
+const EVERYTHING_MS = -100 * 365 * 24 * 60 * 60 * 1000;
+
+export interface PluginHostDeps {
+  config: ResolvedConfig;
+  role: ProcessRole;
+  log: Logger;
+  clock: Clock;
+  store: Store;
+  queue: Queue;
+  hooks: Hooks;
+  seams: SeamRegistry;
+  router: OperationRouter;
+  opcos: OpcoDirectory;
+  pipeline: Pipeline;
+  window: MetricsWindow;
+  registry: Registry;
+  emit: Emit;
+  resolveHost: HostResolver;
+}
+
+export class PluginHost {
+  private readonly tasks: PeriodicTask[] = [];
+  private readonly recoveries: Array<{ spec: RecoverySpec; log: Logger }> = [];
+  private readonly sealer;
+
+  constructor(private readonly deps: PluginHostDeps) {
+    this.sealer = createSealer(deps.config.masterKey);
+  }
+
+  apiFor(name: string, metrics: PluginMetrics): PluginApi<unknown> {
+    const { config, role, clock, store, queue, hooks, seams, router, opcos, pipeline, window, emit, resolveHost } = this.deps;
+    const log = this.deps.log.child({ plugin: name });
+    const runsWorkers = role !== 'api';
+    return {
+      name,
+      role,
+      mode: config.mode,
+      config: (config as unknown as Record<string, unknown>)[name] ?? {},
+      limits: config.limits,
+      log,
+      clock,
+      store,
+      queue,
+      sealer: this.sealer,
+      opcos,
+      pipeline,
+      window,
+      metrics,
+      resolveHost,
+      addHook: (hook, handler) => hooks.add(hook, handler),
+      provide: (seam, provider) => seams.provide(seam, provider, `plugin ${name}`),
+      route: (operation, handler) => router.mount(operation, handler, `plugin ${name}`),
+      emit,
+      every: (task, intervalMs, run) => {
+        if (runsWorkers) this.tasks.push(new PeriodicTask(`${name}:${task}`, intervalMs, run, clock, (err) => log.warn({ err, task }, 'periodic task failed')));
+      },
+      recover: (spec) => {
+        if (runsWorkers) this.recoveries.push({ spec, log });
+      },
+    };
+  }
+
+  /** After the plugins' ready hooks: restore lost work (non-durable queue), then start the tasks. */
+  async start(): Promise<void> {
+    for (const { spec, log } of this.recoveries) {
+      if (!this.deps.queue.durable) await spec.requeue(EVERYTHING_MS).catch((err) => log.warn({ err, work: spec.name }, 'restoring work failed'));
+      this.tasks.push(new PeriodicTask(`recover:${spec.name}`, spec.intervalMs, () => spec.requeue(spec.graceMs), this.deps.clock, (err) => log.warn({ err, work: spec.name }, 'recovery sweep failed')));
+    }
+    for (const task of this.tasks) task.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.tasks.map((task) => task.stop()));
+  }
+}
