@@ -31,10 +31,9 @@ export interface UpstreamAnswer {
 }
 
 export interface CachedAnswer {
-  body: unknown;
-  /** The answer's JSON text when the layer kept it serialised: written to the client as is. */
-  text?: string;
-  /** Which layer answered, for the `X-Cache` header and metrics. */
+  /** The answer's JSON text as kept: written to an HTTP client as is. */
+  text: string;
+  /** Which layer answered (`memory`, `store`), for metrics. */
   source: string;
 }
 
@@ -62,8 +61,8 @@ export interface CallContext {
   startedAt: number;
   /** Set by whoever answered at step 3. */
   cache: 'hit' | 'miss' | 'none';
-  /** Set with `cache: 'hit'` when the cached answer's JSON text is at hand. */
-  cachedText?: string;
+  /** The answer's JSON text, when a step already serialised it (the cache's store): not done twice. */
+  answerText?: string;
   /** Skip the cache lookup (step 3): the caller needs the upstream's answer of now. */
   fresh?: boolean;
   /** Background work stops waiting for budget once this answers true (a cancelled sync). */

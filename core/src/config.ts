@@ -77,7 +77,7 @@ export const DEFAULTS: Omit<Config, 'opcos'> = {
   limits: { bodyBytes: 25 * 1024 * 1024, fileBytes: 10 * 1024 * 1024 },
   tenantRateLimit: { perSecond: 50, burst: 100 },
   allowedTenants: [],
-  cache: { sweepIntervalMs: 60_000 },
+  cache: { sweepIntervalMs: 60_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 },
   shutdownGraceMs: 25_000,
   logLevel: 'info',
 };

@@ -31,13 +31,21 @@ export class Pipeline {
 
   /** Runs the call and returns the transformed upstream answer (or throws a ServiceError). */
   async run(ctx: CallContext): Promise<unknown> {
+    const answer = await this.serve(ctx);
+    return answer.body !== undefined ? answer.body : JSON.parse(answer.text!);
+  }
+
+  /**
+   * Runs the call for an HTTP answer: a cache hit comes back as the JSON text that was kept (no
+   * parse, no re-serialisation), a fresh answer as its value and, once cached, its text.
+   */
+  async serve(ctx: CallContext): Promise<{ body?: unknown; text?: string }> {
     const { hooks, clock } = this.deps;
     if (ctx.method === 'GET' && !ctx.fresh) {
       const cached = await hooks.runLookup(ctx); // step 3
       if (cached) {
         ctx.cache = 'hit';
-        ctx.cachedText = cached.text;
-        return cached.body;
+        return { text: cached.text };
       }
       if (hooks.count('lookup') > 0) ctx.cache = 'miss';
     }
@@ -58,7 +66,7 @@ export class Pipeline {
     await hooks.runPipeline('afterCall', ctx);
     if (ctx.error) throw ctx.error;
     if (ctx.method === 'GET') await hooks.runPipeline('store', ctx); // step 10
-    return ctx.response!.body;
+    return { body: ctx.response!.body, text: ctx.answerText };
   }
 
   private async callUpstream(ctx: CallContext): Promise<void> {

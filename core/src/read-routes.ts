@@ -27,9 +27,9 @@ export function mountReadRoutes(router: OperationRouter, deps: ReadRouteDeps): v
     const route = operations[id].profileRoute as RouteKey;
     router.mount(id, async ({ params, query, tenant, requestId }) => {
       const call = deps.opcos.context(params.opcoId!, route, tenant, { query: query as Record<string, string>, synchronous: true, requestId });
-      const body = await deps.pipeline.run(call);
+      const answer = await deps.pipeline.serve(call);
       const headers: Record<string, string> = call.cache === 'none' ? {} : { 'X-Cache': call.cache === 'hit' ? 'HIT' : 'MISS' };
-      return { status: 200, body: (call.cachedText !== undefined ? new RawJson(call.cachedText) : body) as never, headers };
+      return { status: 200, body: (answer.text !== undefined ? new RawJson(answer.text) : answer.body) as never, headers };
     }, 'kernel');
   }
   router.mount('getOpcoStatus', async ({ params, tenant, requestId }) => {

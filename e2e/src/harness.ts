@@ -2,15 +2,17 @@
  * Starts the real service on a free port against a real sandbox upstream, and speaks HTTP to it.
  */
 import { Writable } from 'node:stream';
-import { createKernel, createLogger, resolveConfig, type Config, type HostResolver, type Kernel, type OpcoConfig, type Store } from '@opco-proxy/core';
+import { createKernel, createLogger, resolveConfig, type Clock, type DomainEvent, type HostResolver, type Kernel, type OpcoConfig, type Plugin, type Store } from '@opco-proxy/core';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@opco-proxy/adapter-sandbox';
+import { contractProblems } from './contract.js';
 
 export const TEST_MASTER_KEY = '0f'.repeat(32);
 export const KEY_A = 'tenant-a-key-0001';
 export const KEY_B = 'tenant-b-key-0002';
 
 export interface ServiceOptions {
-  config?: Partial<Config>;
+  /** Config file keys, merged over the test defaults (sections as a file would give them). */
+  config?: Record<string, unknown>;
   /** Overrides of the `sandbox` opco entry (rateLimit, cacheTtlS, adapter, ...). */
   opco?: Partial<OpcoConfig>;
   /** More opcoIds pointing at the same sandbox, e.g. {common: {adapter: 'common-api'}}. */
@@ -25,6 +27,11 @@ export interface ServiceOptions {
   env?: Record<string, string>;
   /** Collects log lines instead of printing them. */
   logs?: string[];
+  /** Collects every domain event the service emits. */
+  events?: DomainEvent[];
+  /** Plugins given as objects, registered with the configured ones. */
+  plugins?: Plugin[];
+  clock?: Clock;
 }
 
 export interface Service {
@@ -41,6 +48,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   body?: unknown;
   rawBody?: string;
+  /** The upstream was made to drift from the schema (D14): the answer's body is not checked against /doc. */
+  drift?: boolean;
 }
 
 export interface Reply {
@@ -75,7 +84,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
 async function listen(options: ServiceOptions, sandbox: Sandbox, raw: unknown): Promise<Service> {
   const config = resolveConfig(raw, { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, TEST_SANDBOX_SECRET: 'test-secret', ...options.env });
   const log = options.logs ? createLogger({ level: 'debug', destination: lineCollector(options.logs) }) : undefined;
-  const kernel = await createKernel(config, { store: options.store, log, resolveHost: options.resolveHost });
+  const plugins = [...(options.plugins ?? [])];
+  const events = options.events;
+  if (events) plugins.push({ name: 'test-event-collector', register: (api) => api.addHook('event', (event) => void events.push(event)) });
+  const kernel = await createKernel(config, { store: options.store, log, resolveHost: options.resolveHost, clock: options.clock, plugins });
   const url = await kernel.listen(0, '127.0.0.1');
   const request = (method: string, path: string, req: RequestOptions = {}) => send(url, method, path, req);
   return {
@@ -101,6 +113,8 @@ export async function send(url: string, method: string, path: string, req: Reque
   }
   const response = await fetch(url + path, { method, headers, body });
   const text = await response.text();
+  const problems = contractProblems(method, url + path, response.status, response.headers, text, { checkBody: !req.drift });
+  if (problems.length > 0) throw new Error(`${method} ${path} answered ${response.status}, not as /doc says:\n- ${problems.join('\n- ')}`);
   let parsed: unknown = undefined;
   try {
     parsed = text ? JSON.parse(text) : undefined;

@@ -13,8 +13,7 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
   const events: DomainEvent[] = [];
   t.before(async () => {
     const options = backend();
-    service = await startService({ ...options, opcos: { common: { adapter: 'common-api' } }, config: { ...options.config, jobs: { backoffMs: [100, 200, 400] } as never } });
-    service.kernel.hooks.add('event', (event) => void events.push(event));
+    service = await startService({ ...options, events, opcos: { common: { adapter: 'common-api' } }, config: { ...options.config, jobs: { backoffMs: [100, 200, 400] } } });
   });
   t.teardown(() => service.close());
   t.afterEach(() => service.sandbox.faults.clear());

@@ -1,5 +1,6 @@
 // Every error code reachable without jobs leaves in the SPEC 7 body with the right status.
 import t, { type Test } from 'tap';
+import type { PluginApi } from '@opco-proxy/core';
 import { startService, KEY_A, type Reply } from '../src/index.js';
 
 const service = await startService({
@@ -113,7 +114,7 @@ t.test('a body over the limit gives 413 PAYLOAD_TOO_LARGE; broken JSON gives 400
 t.test('a drifting answer is still returned (D14) and counted for operators', async (t) => {
   const page = { status: 'success', total: 'many', count: 1, page: 1, EtatDossierResult: [{ numeroInterne: 42, etat: 'ENGAGE' }] };
   sandbox.faults.add({ route: 'GET /v2/dossiers/etats', status: 200, body: page, times: 1 });
-  const reply = await service.get('/sandbox/dossiers/etats?numeroPage=12', { key: KEY_A });
+  const reply = await service.get('/sandbox/dossiers/etats?numeroPage=12', { key: KEY_A, drift: true });
   t.equal(reply.status, 200, reply.text);
   t.equal(reply.body.total, 'many');
   const metrics = await service.get('/metrics', { key: null });
@@ -122,12 +123,12 @@ t.test('a drifting answer is still returned (D14) and counted for operators', as
 
 t.test('an unexpected failure gives 500 INTERNAL_ERROR without leaking its message, and the service lives on', async (t) => {
   const logs: string[] = [];
-  const fragile = await startService({ logs });
-  t.teardown(() => fragile.close());
   let armed = true;
-  fragile.kernel.hooks.add('beforeCall', () => {
+  const fragility = { name: 'fragile', register: (api: PluginApi) => api.addHook('beforeCall', () => {
     if (armed) throw new Error('secret internal detail');
-  });
+  }) };
+  const fragile = await startService({ logs, plugins: [fragility] });
+  t.teardown(() => fragile.close());
   const reply = await fragile.get('/sandbox/dossiers/etats?numeroPage=2');
   isErrorBody(t, reply, 500, 'INTERNAL_ERROR');
   t.notOk(reply.text.includes('secret internal detail'));
@@ -137,5 +138,6 @@ t.test('an unexpected failure gives 500 INTERNAL_ERROR without leaking its messa
 });
 
 t.test('unknown hook names are refused at registration', async (t) => {
-  t.throws(() => service.kernel.hooks.add('onWhatever' as never, (() => {}) as never), /not supported/);
+  const typo = { name: 'typo', register: (api: PluginApi) => api.addHook('onWhatever' as never, (() => {}) as never) };
+  await t.rejects(startService({ plugins: [typo] }), /hook "onWhatever" is not supported/);
 });

@@ -11,7 +11,7 @@ async function restartMidSync(t: Test, backends: ServiceOptions['config']) {
   const upstream = await startSandbox({ dossierCount: 400, pageSize: 100 });
   t.teardown(() => upstream.close());
   upstream.faults.add({ route: 'GET /v1/dossiers/liste', latencyMs: 150 });
-  const config = { ...backends, jobs: { prefetch: 1 } } as ServiceOptions['config'];
+  const config = { ...backends, sync: { prefetch: 1 } };
   const first = await startService({ upstream, config });
   const accepted = await first.request('POST', '/sync/dossiers', { body: { opcoId: 'sandbox' } });
   t.equal(accepted.status, 202);
@@ -34,7 +34,7 @@ async function restartMidSync(t: Test, backends: ServiceOptions['config']) {
 }
 
 t.test('embedded store on disk, embedded queue', async (t) => {
-  await restartMidSync(t, { store: { type: 'embedded', path: mkdtempSync(join(tmpdir(), 'opco-sync-')) } } as ServiceOptions['config']);
+  await restartMidSync(t, { store: { type: 'embedded', path: mkdtempSync(join(tmpdir(), 'opco-sync-')) } });
 });
 
 t.test('MongoDB and RabbitMQ', { skip: realBackendsSkip() }, async (t) => {

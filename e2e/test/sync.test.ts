@@ -5,8 +5,7 @@ import type { DomainEvent } from '@opco-proxy/core';
 import { emitted, startService, watchSync, KEY_A, KEY_B } from '../src/index.js';
 
 const events: DomainEvent[] = [];
-const service = await startService({ sandbox: { dossierCount: 320, pageSize: 40 } });
-service.kernel.hooks.add('event', (event) => void events.push(event));
+const service = await startService({ sandbox: { dossierCount: 320, pageSize: 40 }, events });
 t.teardown(() => service.close());
 const { sandbox } = service;
 const listeCalls = () => sandbox.received.filter((r) => r.path === '/v1/dossiers/liste');

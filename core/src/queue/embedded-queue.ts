@@ -6,7 +6,7 @@
  * In memory only: what is queued or delayed when the process stops is gone. Several processes
  * need the RabbitMQ queue.
  */
-import type { Consumer, ConsumeOptions, MessageHandler, PublishOptions, Queue, ReceivedMessage } from '../ports/queue.js';
+import { QueueUnavailableError, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type ReceivedMessage } from '../ports/queue.js';
 import { checkConsume, checkPublish } from './message-rules.js';
 
 export function createEmbeddedQueue(): Queue {
@@ -91,7 +91,7 @@ class EmbeddedQueue implements Queue {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new Error('the embedded queue is closed');
+    if (this.closed) throw new QueueUnavailableError('the embedded queue is closed');
   }
 }
 

@@ -1,9 +1,18 @@
 /**
  * The cache plugin: pipeline steps 3 and 10 (SPEC 1.1). Entries live in the Store, so every
- * instance on MongoDB shares them; each is keyed by opcoId, tenant hash, method, path and a
- * hash of the query, so no tenant ever reads another's. POST is never cached.
+ * instance on MongoDB shares them, and in a bounded in-process LRU in front of it, so a hit
+ * usually costs no round trip. Each is keyed by opcoId, tenant hash, method, path and a hash of
+ * the query, so no tenant ever reads another's; an answer is kept as JSON text and served as
+ * such (no parse and re-serialisation per hit). POST is never cached.
  */
+import { LRUCache } from 'lru-cache';
 import { definePlugin, sha256Hex, type CallContext, type PluginApi } from '@opco-proxy/core';
+
+export interface CacheConfig {
+  sweepIntervalMs: number;
+  maxEntries: number;
+  maxBytes: number;
+}
 
 interface CacheEntry {
   _id: string;
@@ -23,33 +32,54 @@ export function cacheKey(ctx: Pick<CallContext, 'opco' | 'tenant' | 'route' | 'q
   return sha256Hex(JSON.stringify([ctx.opco.id, ctx.tenant.hash, ctx.route, sha256Hex(JSON.stringify(query))]));
 }
 
-export function registerCache(api: PluginApi): void {
+export function registerCache(api: PluginApi<CacheConfig>): void {
   const entries = api.store.collection<CacheEntry>('cache');
+  const { maxEntries, maxBytes } = api.config;
+  const memory = maxEntries > 0 && maxBytes > 0
+    ? new LRUCache<string, { text: string; expiresAt: number }>({
+        max: maxEntries,
+        maxSize: maxBytes,
+        sizeCalculation: (value) => Math.max(1, value.text.length),
+      })
+    : undefined;
   const keys = new WeakMap<CallContext, string>();
+  const lookups = api.metrics.counter({
+    name: 'opco_proxy_cache_lookups_total',
+    help: 'Cache lookups by result (memory: in-process hit, store: shared hit, miss)',
+    labelNames: ['opco', 'result'] as const,
+  });
 
-  api.hooks.add('lookup', async (ctx) => {
+  api.addHook('lookup', async (ctx) => {
     if (!ctx.routeProfile.cacheTtlS) return undefined;
     const key = cacheKey(ctx);
     keys.set(ctx, key);
-    const entry = await entries.findOne({ _id: key, expiresAt: { $gt: new Date() } });
-    api.prometheus.cacheLookups.inc({ opco: ctx.opco.id, result: entry ? 'hit' : 'miss' });
-    return entry ? { body: JSON.parse(entry.payload), source: 'store' } : undefined;
+    const now = api.clock.now();
+    const local = memory?.get(key);
+    if (local && local.expiresAt > now) {
+      lookups.inc({ opco: ctx.opco.id, result: 'memory' });
+      return { text: local.text, source: 'memory' };
+    }
+    const entry = await entries.findOne({ _id: key, expiresAt: { $gt: new Date(now) } });
+    lookups.inc({ opco: ctx.opco.id, result: entry ? 'store' : 'miss' });
+    if (!entry) return undefined;
+    memory?.set(key, { text: entry.payload, expiresAt: entry.expiresAt.getTime() }, { ttl: entry.expiresAt.getTime() - now });
+    return { text: entry.payload, source: 'store' };
   });
 
-  api.hooks.add('store', async (ctx) => {
+  api.addHook('store', async (ctx) => {
     const ttlS = ctx.routeProfile.cacheTtlS;
     const key = keys.get(ctx);
     if (!ttlS || !key || !ctx.response) return;
-    const entry = { tenant: ctx.tenant.hash, opcoId: ctx.opco.id, route: ctx.route, payload: JSON.stringify(ctx.response.body), expiresAt: new Date(Date.now() + ttlS * 1000) };
+    const payload = JSON.stringify(ctx.response.body);
+    ctx.answerText = payload;
+    const expiresAt = api.clock.now() + ttlS * 1000;
+    memory?.set(key, { text: payload, expiresAt }, { ttl: ttlS * 1000 });
+    const entry = { tenant: ctx.tenant.hash, opcoId: ctx.opco.id, route: ctx.route, payload, expiresAt: new Date(expiresAt) };
     await entries.findOneAndUpdate({ _id: key }, { $set: entry }, { upsert: true });
   });
 
-  // Expired entries are never served (the lookup filters on expiresAt); the sweep only frees space.
-  const sweeper = setInterval(() => {
-    entries.sweepExpired().catch((err) => api.log.warn({ err }, 'cache sweep failed'));
-  }, api.config.cache.sweepIntervalMs);
-  sweeper.unref();
-  api.hooks.add('close', () => clearInterval(sweeper));
+  // Expired entries are never served (lookups check expiresAt); the sweep only frees space.
+  api.every('sweep', api.config.sweepIntervalMs, () => entries.sweepExpired(api.clock.date()));
 }
 
 export default definePlugin({ name: 'cache', register: registerCache });

@@ -3,7 +3,7 @@
  * characters. The key's record is inserted under a unique `_id` before the job exists, so of
  * two requests racing on two instances exactly one creates a job; the other reads the winner's.
  */
-import { DuplicateKeyError, canonicalJson, createError, sha256Hex, type Collection, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, canonicalJson, createError, sha256Hex, type Clock, type Collection, type Store } from '@opco-proxy/core';
 
 interface KeyRecord {
   _id: string;
@@ -21,7 +21,10 @@ const MAX_KEY_LENGTH = 255;
 export class IdempotencyKeys {
   private readonly keys: Collection<KeyRecord>;
 
-  constructor(store: Store) {
+  constructor(
+    store: Store,
+    private readonly clock: Clock,
+  ) {
     this.keys = store.collection<KeyRecord>('idempotency_keys');
   }
 
@@ -40,20 +43,20 @@ export class IdempotencyKeys {
     const payloadHash = sha256Hex(canonicalJson(payload));
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await this.keys.insertOne({ _id, tenant, jobId, payloadHash, expiresAt: new Date(Date.now() + IDEMPOTENCY_TTL_MS) });
+        await this.keys.insertOne({ _id, tenant, jobId, payloadHash, expiresAt: new Date(this.clock.now() + IDEMPOTENCY_TTL_MS) });
         return { fresh: true, release: async () => void (await this.keys.deleteOne({ _id, jobId })) };
       } catch (err) {
         if (!(err instanceof DuplicateKeyError)) throw err;
       }
       const held = await this.keys.findOne({ _id });
-      if (held && held.expiresAt > new Date()) return { fresh: false, jobId: held.jobId, payloadDiffers: held.payloadHash !== payloadHash };
+      if (held && held.expiresAt > this.clock.date()) return { fresh: false, jobId: held.jobId, payloadDiffers: held.payloadHash !== payloadHash };
       // Expired but not yet swept: free it and try once more.
-      await this.keys.deleteOne({ _id, expiresAt: { $lte: new Date() } });
+      await this.keys.deleteOne({ _id, expiresAt: { $lte: this.clock.date() } });
     }
     throw createError('UNAVAILABLE', 'idempotency key could not be reserved; retry');
   }
 
   sweep(): Promise<number> {
-    return this.keys.sweepExpired();
+    return this.keys.sweepExpired(this.clock.date());
   }
 }

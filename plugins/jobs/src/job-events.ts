@@ -4,7 +4,7 @@
  * and the webhook outbox keeps one.
  */
 import type { PluginApi } from '@opco-proxy/core';
-import type { JobRecord, JobRecords } from './job-records.js';
+import { errorResource, type JobRecord, type JobRecords } from './job-records.js';
 
 interface EventDeps {
   records: JobRecords;
@@ -32,8 +32,8 @@ export async function emitJobEnd(deps: EventDeps, job: JobRecord): Promise<void>
     tenant: job.tenant,
     opcoId: job.opcoId,
     data: completed
-      ? { jobId: job._id, type: job.type, status: job.status, result: job.result, completedAt: job.completedAt?.toISOString() }
-      : { jobId: job._id, type: job.type, status: job.status, error: job.error, retries: job.retries },
+      ? { jobId: job._id, type: job.type, status: job.status, result: job.resultJson === undefined ? {} : JSON.parse(job.resultJson), completedAt: job.completedAt?.toISOString() }
+      : { jobId: job._id, type: job.type, status: job.status, error: job.error ? errorResource(job.error) : undefined, retries: job.retries },
   });
-  await deps.records.jobs.findOneAndUpdate({ _id: job._id, notified: false }, { $set: { notified: true } });
+  await deps.records.markNotified(job._id);
 }

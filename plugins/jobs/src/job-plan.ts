@@ -1,33 +1,33 @@
 /**
- * What each job type sends upstream, step by step (SPEC 4.8-4.12b, D16). A dossier with files
- * is composite: step 1 posts the dossier, then one step per file posts it as a document
- * attached to the new dossier. Every other job is a single step carrying all its files.
+ * What each job type sends upstream, step by step (SPEC 4.8-4.12b, D16), from the route
+ * manifest: each asynchronous POST operation names its job type and profile route. A dossier
+ * with files is composite: step 1 posts the dossier, then one step per file posts it as a
+ * document attached to the new dossier. Every other job is a single step carrying all its files.
  */
 import { createError, type RouteKey } from '@opco-proxy/core';
+import { operations } from '@opco-proxy/schemas';
 import type { JobInputs } from './job-secrets.js';
 import type { JobStep, JobType } from './job-records.js';
+
+/** The operations that become jobs (SPEC 4.0.4). */
+export const JOB_OPERATIONS = ['postDossier', 'postFacture', 'postConvention', 'postCertificat', 'postDocument'] as const;
+export type JobOperation = (typeof JOB_OPERATIONS)[number];
 
 export interface JobKind {
   type: JobType;
   route: RouteKey;
-  /** Schema id of the request body. */
-  schema: string;
-  path: string;
 }
 
-export const JOB_KINDS: JobKind[] = [
-  { type: 'post-dossier', route: 'POST /dossiers', schema: 'dossier-body', path: '/:opcoId/dossiers' },
-  { type: 'post-facture', route: 'POST /factures', schema: 'facture-body', path: '/:opcoId/factures' },
-  { type: 'post-convention', route: 'POST /conventions', schema: 'convention-body', path: '/:opcoId/conventions' },
-  { type: 'post-certificat', route: 'POST /certificats', schema: 'certificat-body', path: '/:opcoId/certificats' },
-  { type: 'post-document', route: 'POST /documents', schema: 'document-body', path: '/:opcoId/documents' },
-];
-
-const DOCUMENT_STEP = 'document:';
+export function kindOfOperation(operation: JobOperation): JobKind {
+  const spec = operations[operation];
+  return { type: spec.jobType as JobType, route: spec.profileRoute as RouteKey };
+}
 
 export function kindOf(type: JobType): JobKind {
-  return JOB_KINDS.find((kind) => kind.type === type)!;
+  return JOB_OPERATIONS.map(kindOfOperation).find((kind) => kind.type === type)!;
 }
+
+const DOCUMENT_STEP = 'document:';
 
 /** The steps of a new job; `fileRoles` in the order the files will be sent. */
 export function planSteps(type: JobType, fileRoles: string[]): JobStep[] {
@@ -54,7 +54,8 @@ export function stepCall(type: JobType, step: JobStep, steps: JobStep[], inputs:
     return { route: kindOf(type).route, body: inputs.body, files: composite ? {} : inputs.files };
   }
   const role = step.name.slice(DOCUMENT_STEP.length);
-  const numeroInterne = (steps[0].result as { numeroInterne?: unknown } | undefined)?.numeroInterne;
+  const first = steps[0]!.resultJson;
+  const numeroInterne = first === undefined ? undefined : (JSON.parse(first) as { numeroInterne?: unknown }).numeroInterne;
   if (typeof numeroInterne !== 'string' && typeof numeroInterne !== 'number') {
     throw createError('UPSTREAM_INVALID_RESPONSE', 'the upstream answer to the dossier gave no numeroInterne to attach documents to');
   }
@@ -66,9 +67,13 @@ export function stepCall(type: JobType, step: JobStep, steps: JobStep[], inputs:
   };
 }
 
-/** The composite job's result: the dossier's answer, plus what each document step answered. */
-export function jobResult(steps: JobStep[]): unknown {
-  if (steps.length === 1) return steps[0].result;
+/** The job's result as JSON text: the dossier's answer, plus what each document step answered. */
+export function jobResultJson(steps: JobStep[]): string {
+  if (steps.length === 1) return steps[0]!.resultJson ?? '{}';
   const [dossier, ...documents] = steps;
-  return { ...(dossier.result as object), documents: documents.map((step) => ({ name: step.name, result: step.result })) };
+  const result = dossier!.resultJson === undefined ? {} : (JSON.parse(dossier!.resultJson) as object);
+  return JSON.stringify({
+    ...result,
+    documents: documents.map((step) => ({ name: step.name, result: step.resultJson === undefined ? {} : JSON.parse(step.resultJson) })),
+  });
 }

@@ -1,59 +1,60 @@
 /**
  * Job records (SPEC 2.5, 3.1) in the Store. The record holds no secret and no personal data:
- * the API key, the body and the files are sealed apart (job-secrets.ts). A worker works on a
- * job only while it holds its lease, renewed as it goes, so a dead worker's job is taken over
- * once the lease lapses and never run by two workers at once.
+ * the API key, the body and the files are sealed apart (job-secrets.ts). What the upstream
+ * answered is kept as JSON text, never as nested documents: its shape is not ours to trust.
+ * A worker works on a job only under its lease (the durable-work kit's LeasedRecords), so a dead
+ * worker's job is taken over once the lease lapses and never run by two workers at once.
  */
-import type { Collection, Store } from '@opco-proxy/core';
+import { LeasedRecords, type Claimed, type Clock, type Collection, type Leased, type Store } from '@opco-proxy/core';
+import type { Job, JobStatus } from '@opco-proxy/schemas';
 
-export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
-export type StepStatus = 'pending' | 'processing' | 'completed' | 'failed';
-export type JobType = 'post-dossier' | 'post-facture' | 'post-convention' | 'post-certificat' | 'post-document';
+export type { JobStatus };
+export type StepStatus = JobStatus;
+export type JobType = Exclude<Job['type'], 'sync-discovery' | 'sync-batch'>;
 
 export interface JobStep {
   step: number;
   name: string;
   status: StepStatus;
-  result?: unknown;
+  /** The upstream's answer to the step, as JSON text. */
+  resultJson?: string;
   /** Upstream attempts made for this step (SPEC 8: at most 3). */
   attempts: number;
   /** The last call may have reached the upstream without an answer (crash, timeout). */
   uncertain?: boolean;
 }
 
-export interface JobError {
+export interface JobErrorRecord {
   message: string;
   code: string;
-  upstream?: unknown;
+  /** The upstream's error body, as JSON text. */
+  upstreamJson?: string;
   step?: number;
 }
 
-export interface JobRecord {
-  _id: string;
+export interface JobRecord extends Leased {
   tenant: string;
   opcoId: string;
   type: JobType;
   status: JobStatus;
-  result?: unknown;
-  error?: JobError;
+  resultJson?: string;
+  error?: JobErrorRecord;
   retries: number;
   createdAt: Date;
   startedAt: Date | null;
   completedAt: Date | null;
   steps: JobStep[];
-  leaseOwner?: string | null;
-  leaseUntil?: Date | null;
-  /** Set while the job waits for a retry: no worker takes it earlier. */
-  nextAttemptAt?: Date | null;
   /** False from the job's end until its job.completed / job.failed event was emitted. */
   notified?: boolean;
   /** D17: the record is deleted 30 days (configurable) after the job ended. */
   expiresAt?: Date;
 }
 
+const UNFINISHED = { status: { $in: ['pending', 'processing'] } };
+
 /** The job as SPEC 2.5 shows it; composite fields only for jobs of more than one step. */
-export function toResource(job: JobRecord): Record<string, unknown> {
-  const resource: Record<string, unknown> = {
+export function toResource(job: JobRecord): Job {
+  const resource: Job = {
     jobId: job._id,
     opcoId: job.opcoId,
     type: job.type,
@@ -63,29 +64,55 @@ export function toResource(job: JobRecord): Record<string, unknown> {
     startedAt: job.startedAt?.toISOString() ?? null,
     completedAt: job.completedAt?.toISOString() ?? null,
   };
-  if (job.status === 'completed') resource.result = job.result ?? {};
-  if (job.status === 'failed' && job.error) resource.error = job.error;
+  if (job.status === 'completed') resource.result = parsed(job.resultJson) ?? {};
+  if (job.status === 'failed' && job.error) resource.error = errorResource(job.error);
   if (job.steps.length > 1) {
-    const current = job.steps.find((step) => step.status !== 'completed') ?? job.steps[job.steps.length - 1];
+    const current = job.steps.find((step) => step.status !== 'completed') ?? job.steps[job.steps.length - 1]!;
     resource.currentStep = current.step;
     resource.totalSteps = job.steps.length;
-    resource.steps = job.steps.map(({ step, name, status, result }) => (status === 'completed' ? { step, name, status, result } : { step, name, status }));
+    resource.steps = job.steps.map(({ step, name, status, resultJson }) =>
+      status === 'completed' ? { step, name, status, result: parsed(resultJson) ?? {} } : { step, name, status },
+    );
   }
   return resource;
 }
 
-export class JobRecords {
-  readonly jobs: Collection<JobRecord>;
+export function errorResource(error: JobErrorRecord): NonNullable<Job['error']> {
+  const { upstreamJson, ...rest } = error;
+  return upstreamJson === undefined ? rest : { ...rest, upstream: parsed(upstreamJson) };
+}
 
-  constructor(store: Store) {
+function parsed(text: string | undefined): any {
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+export class JobRecords {
+  private readonly jobs: Collection<JobRecord>;
+  readonly leases: LeasedRecords<JobRecord>;
+
+  constructor(store: Store, private readonly clock: Clock, owner: string) {
     this.jobs = store.collection<JobRecord>('jobs');
+    this.leases = new LeasedRecords(this.jobs, clock, owner);
   }
 
   async prepare(): Promise<void> {
     await this.jobs.createIndex({ tenant: 1, opcoId: 1 });
-    await this.jobs.createIndex({ status: 1, leaseUntil: 1 });
+    await this.jobs.createIndex({ status: 1, nextAttemptAt: 1 });
     // The sweep looks for ended jobs that still owe their event every minute.
     await this.jobs.createIndex({ notified: 1, completedAt: 1 });
+  }
+
+  insert(job: JobRecord): Promise<void> {
+    return this.jobs.insertOne(job);
+  }
+
+  /** Undoes a submission the queue refused (SPEC 3.1: the stored job is discarded). */
+  async discard(jobId: string): Promise<void> {
+    await this.jobs.deleteOne({ _id: jobId });
+  }
+
+  get(jobId: string): Promise<JobRecord | null> {
+    return this.jobs.findOne({ _id: jobId });
   }
 
   /** Only the tenant that created a job sees it (SPEC 4.13). */
@@ -93,66 +120,26 @@ export class JobRecords {
     return this.jobs.findOne({ _id: jobId, tenant, opcoId });
   }
 
-  /**
-   * Takes the job's lease if it is unfinished, due, and nobody holds a live lease — not even the
-   * caller: a duplicate message reaching the worker that is running the job must not start it twice.
-   */
-  claim(jobId: string, owner: string, leaseMs: number): Promise<JobRecord | null> {
-    const now = new Date();
-    return this.jobs.findOneAndUpdate(
-      {
-        _id: jobId,
-        status: { $in: ['pending', 'processing'] },
-        $and: [
-          { $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] },
-          { $or: [{ nextAttemptAt: null }, { nextAttemptAt: { $exists: false } }, { nextAttemptAt: { $lte: now } }] },
-        ],
-      },
-      { $set: { status: 'processing', leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs), nextAttemptAt: null } },
-    );
+  /** Takes the job's lease if it is unfinished, due, and nobody holds a live lease (not even this worker). */
+  claim(jobId: string, leaseMs: number): Promise<Claimed<JobRecord> | null> {
+    return this.leases.claim({ _id: jobId, ...UNFINISHED }, leaseMs, { set: { status: 'processing' } });
   }
 
-  /** Unfinished jobs, due for `graceMs`, that no worker holds: their queue message may be lost. */
-  overdue(graceMs: number, limit = 500): Promise<JobRecord[]> {
-    const now = Date.now();
-    const before = new Date(now - graceMs);
-    return this.jobs.find(
-      {
-        status: { $in: ['pending', 'processing'] },
-        $and: [
-          { $or: [{ leaseUntil: null }, { leaseUntil: { $lte: new Date(now) } }] },
-          { $or: [{ nextAttemptAt: { $lte: before } }, { $and: [{ $or: [{ nextAttemptAt: null }, { nextAttemptAt: { $exists: false } }] }, { createdAt: { $lte: before } }] }] },
-        ],
-      },
-      { sort: { createdAt: 1 }, limit },
-    );
+  /** Unfinished jobs nobody holds, due `graceMs` ago or more: their queue message may be lost. */
+  overdue(graceMs: number): Promise<JobRecord[]> {
+    return this.leases.overdue(UNFINISHED, graceMs);
   }
 
-  /**
-   * Jobs that ended `graceMs` ago or more and still owe their job.completed / job.failed event:
-   * the worker stopped between recording the end and emitting it.
-   */
+  /** Jobs that ended `graceMs` ago or more and still owe their job.completed / job.failed event. */
   unnotified(graceMs: number, limit = 500): Promise<JobRecord[]> {
-    return this.jobs.find({ notified: false, completedAt: { $lte: new Date(Date.now() - graceMs) } }, { sort: { completedAt: 1 }, limit });
+    return this.jobs.find({ notified: false, completedAt: { $lte: new Date(this.clock.now() - graceMs) } }, { sort: { completedAt: 1 }, limit });
   }
 
-  /** Writes under the lease: a worker that lost its lease cannot overwrite its successor's work. */
-  async update(jobId: string, owner: string, set: Partial<JobRecord> & Record<string, unknown>, leaseMs?: number): Promise<JobRecord> {
-    const fields: Record<string, unknown> = { ...set };
-    if (leaseMs !== undefined) fields.leaseUntil = new Date(Date.now() + leaseMs);
-    const updated = await this.jobs.findOneAndUpdate({ _id: jobId, leaseOwner: owner }, { $set: fields });
-    if (!updated) throw new LeaseLost(jobId);
-    return updated;
+  async markNotified(jobId: string): Promise<void> {
+    await this.jobs.findOneAndUpdate({ _id: jobId, notified: false }, { $set: { notified: true } });
   }
 
-  async release(jobId: string, owner: string): Promise<void> {
-    await this.jobs.findOneAndUpdate({ _id: jobId, leaseOwner: owner }, { $set: { leaseOwner: null, leaseUntil: null } });
-  }
-}
-
-export class LeaseLost extends Error {
-  constructor(jobId: string) {
-    super(`lease on job ${jobId} was lost`);
-    this.name = 'LeaseLost';
+  sweepExpired(): Promise<number> {
+    return this.jobs.sweepExpired(this.clock.date());
   }
 }

@@ -3,11 +3,11 @@
  * up by its numeroExterne (the upstream allows that lookup); if it exists, the step is done.
  * Other resources cannot be looked up and are sent again.
  */
-import { PRIORITY, isServiceError, type OpcoRegistry, type Pipeline, type Tenant } from '@opco-proxy/core';
+import { PRIORITY, isServiceError, type OpcoDirectory, type Pipeline, type Tenant } from '@opco-proxy/core';
 import type { StepCall } from './job-plan.js';
 
 interface RecoveryDeps {
-  opcos: OpcoRegistry;
+  opcos: OpcoDirectory;
   pipeline: Pipeline;
 }
 

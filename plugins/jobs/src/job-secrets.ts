@@ -4,7 +4,7 @@
  * and bound to its job id. Nothing of it goes on the queue; all of it is deleted when the job
  * ends, and a sweeper removes files left older than 24 hours.
  */
-import { seal, unseal, type Collection, type Sealed, type Store } from '@opco-proxy/core';
+import type { Clock, Collection, Sealed, Sealer, Store } from '@opco-proxy/core';
 
 interface SecretRecord {
   _id: string;
@@ -31,7 +31,11 @@ export class JobSecrets {
   private readonly secrets: Collection<SecretRecord>;
   private readonly files: Collection<FileRecord>;
 
-  constructor(store: Store, private readonly masterKey: Buffer) {
+  constructor(
+    store: Store,
+    private readonly sealer: Sealer,
+    private readonly clock: Clock,
+  ) {
     this.secrets = store.collection<SecretRecord>('job_secrets');
     this.files = store.collection<FileRecord>('job_files');
   }
@@ -42,15 +46,15 @@ export class JobSecrets {
   }
 
   async put(jobId: string, inputs: JobInputs): Promise<void> {
-    const createdAt = new Date();
+    const createdAt = this.clock.date();
     await this.secrets.insertOne({
       _id: jobId,
-      apiKey: seal(this.masterKey, inputs.apiKey, jobId),
-      body: seal(this.masterKey, JSON.stringify(inputs.body ?? {}), jobId),
+      apiKey: this.sealer.seal(inputs.apiKey, jobId),
+      body: this.sealer.seal(JSON.stringify(inputs.body ?? {}), jobId),
       createdAt,
     });
     for (const [role, content] of Object.entries(inputs.files)) {
-      await this.files.insertOne({ _id: `${jobId}:${role}`, jobId, role, content: seal(this.masterKey, content, `${jobId}:${role}`), createdAt });
+      await this.files.insertOne({ _id: `${jobId}:${role}`, jobId, role, content: this.sealer.seal(content, `${jobId}:${role}`), createdAt });
     }
   }
 
@@ -60,11 +64,11 @@ export class JobSecrets {
     if (!secret) return null;
     const files: Record<string, Buffer> = {};
     for (const file of await this.files.find({ jobId }, { sort: { _id: 1 } })) {
-      files[file.role] = unseal(this.masterKey, file.content, `${jobId}:${file.role}`);
+      files[file.role] = this.sealer.unseal(file.content, `${jobId}:${file.role}`);
     }
     return {
-      apiKey: unseal(this.masterKey, secret.apiKey, jobId).toString('utf8'),
-      body: JSON.parse(unseal(this.masterKey, secret.body, jobId).toString('utf8')),
+      apiKey: this.sealer.unseal(secret.apiKey, jobId).toString('utf8'),
+      body: JSON.parse(this.sealer.unseal(secret.body, jobId).toString('utf8')),
       files,
     };
   }
@@ -76,11 +80,11 @@ export class JobSecrets {
 
   /** D17: files older than `maxAgeMs` go whatever their job's state. */
   async sweepFiles(maxAgeMs: number): Promise<number> {
-    return this.files.deleteMany({ createdAt: { $lte: new Date(Date.now() - maxAgeMs) } });
+    return this.files.deleteMany({ createdAt: { $lte: new Date(this.clock.now() - maxAgeMs) } });
   }
 
   /** Secrets of jobs that no longer exist (for instance expired records). */
   async sweepSecrets(maxAgeMs: number): Promise<number> {
-    return this.secrets.deleteMany({ createdAt: { $lte: new Date(Date.now() - maxAgeMs) } });
+    return this.secrets.deleteMany({ createdAt: { $lte: new Date(this.clock.now() - maxAgeMs) } });
   }
 }

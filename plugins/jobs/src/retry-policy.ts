@@ -1,21 +1,21 @@
 /**
  * What a failed step does next (SPEC 3.1, 8, D5): retryable errors (429, timeout, 5xx,
- * network) are tried again after 1 s, 2 s, 4 s up to 3 attempts; 400/403/404/422 and unusable
- * answers (the upstream may have acted) fail at once. An exhausted local budget is not an
- * attempt: the job simply waits for the next free slot.
+ * network) are tried again after 1 s, 2 s up to 3 attempts (the kit's RetryPolicy);
+ * 400/403/404/422 and unusable answers (the upstream may have acted) fail at once. A refusal for
+ * lack of budget is not an attempt: the job simply waits.
  */
-import type { ServiceError } from '@opco-proxy/core';
+import type { RetryPolicy, ServiceError } from '@opco-proxy/core';
 
+/** SPEC 8: job attempts. */
 export const MAX_ATTEMPTS = 3;
 
 export type NextMove = { kind: 'retry'; delayMs: number } | { kind: 'wait'; delayMs: number } | { kind: 'fail' };
 
-export function nextMove(error: ServiceError, attemptsMade: number, backoffMs: number[]): NextMove {
+export function nextMove(error: ServiceError, attemptsMade: number, policy: RetryPolicy): NextMove {
   if (error.code === 'RATE_LIMITED') return { kind: 'wait', delayMs: retryAfterMs(error) };
   if (error.code === 'UPSTREAM_INVALID_RESPONSE' || !error.retryable) return { kind: 'fail' };
-  if (attemptsMade >= MAX_ATTEMPTS) return { kind: 'fail' };
-  const delayMs = backoffMs[Math.min(attemptsMade - 1, backoffMs.length - 1)] ?? 1000;
-  return { kind: 'retry', delayMs };
+  const delayMs = policy.nextDelay(attemptsMade);
+  return delayMs === null ? { kind: 'fail' } : { kind: 'retry', delayMs };
 }
 
 /** Whether the upstream may have acted on a call that ended with this error. */

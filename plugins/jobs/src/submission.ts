@@ -1,11 +1,12 @@
 /**
- * The asynchronous POST routes (SPEC 1 rule 3, 3.1, 4.0.4, 4.8-4.12b): validate, decode the
- * files (D7), reserve the Idempotency-Key, store the job and its sealed inputs, then queue its
- * id. If the queue refuses, everything stored is removed and the client gets 503: nothing is
- * half-accepted.
+ * The asynchronous POST operations (SPEC 1 rule 3, 3.1, 4.0.4, 4.8-4.12b): the operation router
+ * has validated the body; here the files are decoded (D7), the Idempotency-Key reserved, the job
+ * and its sealed inputs stored, then its id queued. If the store or the queue fails, everything
+ * stored is removed and the client gets 503: nothing is half-accepted.
  */
 import { randomUUID } from 'node:crypto';
-import { PRIORITY, checkBody, createError, isServiceError, type OpcoRegistry, type Queue, type Tenant } from '@opco-proxy/core';
+import { PRIORITY, asServiceError, createError, type Clock, type OpcoDirectory, type Queue, type Tenant } from '@opco-proxy/core';
+import type { AsyncAccepted } from '@opco-proxy/schemas';
 import { IdempotencyKeys } from './idempotency.js';
 import { planSteps, routesOf, type JobKind } from './job-plan.js';
 import type { JobRecords } from './job-records.js';
@@ -15,7 +16,7 @@ export const JOBS_QUEUE = 'jobs';
 
 export interface Accepted {
   status: 202 | 200;
-  body: { jobId: string; status: 'pending' | 'duplicate'; statusUrl: string; warning?: string };
+  body: AsyncAccepted;
 }
 
 export interface SubmissionDeps {
@@ -23,44 +24,46 @@ export interface SubmissionDeps {
   secrets: JobSecrets;
   idempotency: IdempotencyKeys;
   queue: Queue;
-  opcos: OpcoRegistry;
+  opcos: OpcoDirectory;
+  clock: Clock;
   fileBytes: number;
 }
 
-export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: string, tenant: Tenant, rawBody: unknown, idempotencyKey?: string): Promise<Accepted> {
+export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: string, tenant: Tenant, body: Record<string, unknown>, idempotencyKey?: string): Promise<Accepted> {
   const opco = deps.opcos.get(opcoId);
-  const body = checkBody(kind.schema, rawBody);
   const { _files: encoded, ...payload } = body as { _files?: Record<string, string> } & Record<string, unknown>;
   const files = decodeFiles(encoded ?? {}, deps.fileBytes);
   for (const route of routesOf(kind.type, Object.keys(files))) deps.opcos.route(opco, route);
   const key = IdempotencyKeys.check(idempotencyKey);
 
   const jobId = randomUUID();
-  const statusUrl = `/${opcoId}/jobs/${jobId}`;
   let releaseKey = async () => {};
   if (key !== undefined) {
-    const reservation = await unavailableOnFailure(() => deps.idempotency.reserve(tenant.hash, key, jobId, body));
+    const reservation = await deps.idempotency.reserve(tenant.hash, key, jobId, body);
     if (!reservation.fresh) {
-      const accepted: Accepted['body'] = { jobId: reservation.jobId, status: 'duplicate', statusUrl: `/${opcoId}/jobs/${reservation.jobId}` };
+      const accepted: AsyncAccepted = { jobId: reservation.jobId, status: 'duplicate', statusUrl: `/${opcoId}/jobs/${reservation.jobId}` };
       if (reservation.payloadDiffers) accepted.warning = 'payload differs from the original request';
       return { status: 200, body: accepted };
     }
     releaseKey = reservation.release;
   }
 
+  const now = deps.clock.date();
   try {
     await deps.secrets.put(jobId, { apiKey: tenant.apiKey, body: payload, files });
-    await deps.records.jobs.insertOne({
+    await deps.records.insert({
       _id: jobId, tenant: tenant.hash, opcoId, type: kind.type, status: 'pending', retries: 0,
-      createdAt: new Date(), startedAt: null, completedAt: null, steps: planSteps(kind.type, Object.keys(files)),
-      leaseOwner: null, leaseUntil: null,
+      createdAt: now, startedAt: null, completedAt: null, steps: planSteps(kind.type, Object.keys(files)),
+      leaseOwner: null, leaseUntil: null, nextAttemptAt: now,
     });
     await deps.queue.publish(JOBS_QUEUE, { jobId }, { priority: PRIORITY.client });
   } catch (err) {
-    await Promise.allSettled([deps.records.jobs.deleteOne({ _id: jobId }), deps.secrets.purge(jobId), releaseKey()]);
-    throw createError('UNAVAILABLE', 'the job could not be queued; nothing was accepted, retry later', { cause: err });
+    await Promise.allSettled([deps.records.discard(jobId), deps.secrets.purge(jobId), releaseKey()]);
+    const error = asServiceError(err);
+    if (error.code === 'UNAVAILABLE') throw createError('UNAVAILABLE', 'the job could not be stored or queued; nothing was accepted, retry later', { cause: err, headers: error.headers });
+    throw error;
   }
-  return { status: 202, body: { jobId, status: 'pending', statusUrl } };
+  return { status: 202, body: { jobId, status: 'pending', statusUrl: `/${opcoId}/jobs/${jobId}` } };
 }
 
 /** D7: each file is valid base64 of at most `fileBytes` once decoded. */
@@ -81,13 +84,4 @@ function decodeFiles(encoded: Record<string, string>, fileBytes: number): Record
   }
   if (errors.length > 0) throw createError('VALIDATION_ERROR', 'invalid files', { errors });
   return files;
-}
-
-async function unavailableOnFailure<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (isServiceError(err)) throw err;
-    throw createError('UNAVAILABLE', 'the store is unreachable; nothing was accepted', { cause: err });
-  }
 }

@@ -1,12 +1,12 @@
 // D15: keys per tenant, kept 24 hours, payload differences flagged, expired keys reusable.
 import t from 'tap';
-import { canonicalJson, createEmbeddedStore } from '@opco-proxy/core';
+import { canonicalJson, createEmbeddedStore, TestClock } from '@opco-proxy/core';
 import { IdempotencyKeys } from '../src/idempotency.js';
 
 t.test('reserve, duplicate, payload difference, tenant scope', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
-  const keys = new IdempotencyKeys(store);
+  const keys = new IdempotencyKeys(store, new TestClock());
   t.equal((await keys.reserve('tenant-1', 'k', 'job-1', { a: 1, b: 2 })).fresh, true);
   t.same(await keys.reserve('tenant-1', 'k', 'job-2', { b: 2, a: 1 }), { fresh: false, jobId: 'job-1', payloadDiffers: false }, 'key order does not matter');
   t.same(await keys.reserve('tenant-1', 'k', 'job-3', { a: 2 }), { fresh: false, jobId: 'job-1', payloadDiffers: true });
@@ -16,9 +16,10 @@ t.test('reserve, duplicate, payload difference, tenant scope', async (t) => {
 t.test('an expired key is free again; a released key too', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
-  const keys = new IdempotencyKeys(store);
+  const clock = new TestClock();
+  const keys = new IdempotencyKeys(store, clock);
   await keys.reserve('t', 'k', 'job-1', {});
-  await store.collection('idempotency_keys').updateMany({}, { $set: { expiresAt: new Date(Date.now() - 1) } });
+  await clock.advance(24 * 60 * 60 * 1000);
   const again = await keys.reserve('t', 'k', 'job-2', {});
   t.equal(again.fresh, true);
   if (again.fresh) await again.release();

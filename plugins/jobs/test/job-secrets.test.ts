@@ -1,6 +1,6 @@
 // SPEC 5.4, D17: sealed inputs round-trip, are bound to their job, and leftovers are swept.
 import t from 'tap';
-import { createEmbeddedStore } from '@opco-proxy/core';
+import { createEmbeddedStore, createSealer, systemClock } from '@opco-proxy/core';
 import { JobSecrets } from '../src/job-secrets.js';
 
 const key = Buffer.alloc(32, 9);
@@ -8,7 +8,7 @@ const key = Buffer.alloc(32, 9);
 t.test('inputs round-trip and are sealed at rest', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
-  const secrets = new JobSecrets(store, key);
+  const secrets = new JobSecrets(store, createSealer(key), systemClock);
   await secrets.put('job-1', { apiKey: 'the-api-key-123', body: { nom: 'Dupont' }, files: { cerfa: Buffer.from('%PDF-secret') } });
   const back = await secrets.get('job-1');
   t.equal(back?.apiKey, 'the-api-key-123');
@@ -21,18 +21,18 @@ t.test('inputs round-trip and are sealed at rest', async (t) => {
 t.test('a sealed value moved to another job or read with another key fails', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
-  const secrets = new JobSecrets(store, key);
+  const secrets = new JobSecrets(store, createSealer(key), systemClock);
   await secrets.put('job-a', { apiKey: 'key-a-123456', body: {}, files: {} });
   const record = await store.collection<any>('job_secrets').findOne({ _id: 'job-a' });
   await store.collection<any>('job_secrets').insertOne({ ...record, _id: 'job-b' });
   await t.rejects(secrets.get('job-b'), 'bound to its job id');
-  await t.rejects(new JobSecrets(store, Buffer.alloc(32, 1)).get('job-a'), 'another master key cannot read it');
+  await t.rejects(new JobSecrets(store, createSealer(Buffer.alloc(32, 1)), systemClock).get('job-a'), 'another master key cannot read it');
 });
 
 t.test('purge removes everything; the sweeper removes only old files', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
-  const secrets = new JobSecrets(store, key);
+  const secrets = new JobSecrets(store, createSealer(key), systemClock);
   await secrets.put('old', { apiKey: 'key-old-1234', body: {}, files: { a: Buffer.from('1') } });
   await secrets.put('new', { apiKey: 'key-new-1234', body: {}, files: { b: Buffer.from('2') } });
   await store.collection('job_files').updateMany({ jobId: 'old' }, { $set: { createdAt: new Date(Date.now() - 25 * 3600_000) } });

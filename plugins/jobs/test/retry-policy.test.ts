@@ -1,9 +1,9 @@
 // SPEC 3.1, 8, D5: which errors are retried, after how long, and how many times.
 import t from 'tap';
-import { createError } from '@opco-proxy/core';
+import { RetryPolicy, createError } from '@opco-proxy/core';
 import { nextMove, mayHaveReachedUpstream } from '../src/retry-policy.js';
 
-const backoff = [1000, 2000, 4000];
+const backoff = new RetryPolicy(3, [1000, 2000, 4000]);
 
 t.test('retryable errors back off 1 s then 2 s, and stop at 3 attempts', async (t) => {
   for (const error of [

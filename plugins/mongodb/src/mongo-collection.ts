@@ -119,9 +119,9 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
 export function isDuplicateKey(err: unknown): boolean {
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
   if (code === 11000 || code === 11001) return true;
-  // FerretDB v1 (SQLite) reports a unique violation by an update as a generic error (code 1)
-  // carrying SQLite's own message; only inserts get E11000.
-  return code === 1 && typeof message === 'string' && message.includes('UNIQUE constraint failed');
+  // FerretDB v1 reports a unique violation by an update as a generic error (code 1) carrying
+  // its backend's own message (SQLite's, or PostgreSQL's SQLSTATE 23505); only inserts get E11000.
+  return code === 1 && typeof message === 'string' && (message.includes('UNIQUE constraint failed') || message.includes('(SQLSTATE 23505)'));
 }
 
 /** Driver errors that mean "the server cannot be reached or is not serving now". */

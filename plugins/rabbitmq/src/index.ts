@@ -135,6 +135,6 @@ class RabbitQueue implements Queue {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new Error('the RabbitMQ queue is closed');
+    if (this.closed) throw new QueueUnavailableError('the RabbitMQ queue is closed');
   }
 }

@@ -1,64 +1,67 @@
 /**
  * The sync plugin: bulk sync of a CFA's dossiers and the pollers that follow it (SPEC 1 rule 4,
- * 2.6, 3.2, 4.14, 6.1; D19-D21). Routes on the API side; discovery, batches and polls on workers.
+ * 2.6, 3.2, 4.14, 6.1; D19-D21). Operations on the API side; discovery, batches and polls on workers.
  */
-import { definePlugin, type PluginApi } from '@opco-proxy/core';
+import { RetryPolicy, definePlugin, randomHex, type PluginApi } from '@opco-proxy/core';
 import { Snapshots } from './snapshots.js';
 import { Pollers } from './pollers.js';
 import { SyncRecords, type SyncRecord } from './sync-records.js';
 import { SYNC_QUEUE, SyncRunner, type SyncMessage } from './sync-runner.js';
 import { mountSyncRoutes } from './sync-routes.js';
 
+export interface SyncConfig {
+  backoffMs: number[];
+  leaseMs: number;
+  prefetch: number;
+  sweepIntervalMs: number;
+  pollTickMs: number;
+}
+
+/** SPEC 8: like jobs, a batch is tried 3 times. */
+const BATCH_ATTEMPTS = 3;
 /** A due sync message still unhandled after this long was lost (or never published). */
 const REQUEUE_GRACE_MS = 60_000;
-const POLL_TICK_MS = 1000;
 
-export async function registerSync(api: PluginApi): Promise<void> {
-  const { store, config, log, queue } = api;
-  const records = new SyncRecords(store, config.masterKey);
-  const snapshots = new Snapshots(store);
-  const pollers = new Pollers(store, config.masterKey, { opcos: api.opcos, pipeline: api.pipeline, snapshots, emit: api.emit, log });
+export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
+  const { store, config, log, queue, clock } = api;
+  const owner = `sync-${randomHex(4)}`;
+  const records = new SyncRecords(store, api.sealer, clock, owner);
+  const snapshots = new Snapshots(store, clock);
+  const pollers = new Pollers(store, { opcos: api.opcos, pipeline: api.pipeline, snapshots, emit: api.emit, log, clock, sealer: api.sealer, leaseMs: config.leaseMs }, owner);
   await Promise.all([records.prepare(), snapshots.prepare(), pollers.prepare()]);
+  const syncsEnded = api.metrics.counter({
+    name: 'opco_proxy_syncs_ended_total',
+    help: 'Bulk syncs that ended, by final status',
+    labelNames: ['status'] as const,
+  });
   const runner = new SyncRunner({
-    opcos: api.opcos, pipeline: api.pipeline, records, snapshots, queue, emit: api.emit, log, prometheus: api.prometheus,
-    backoffMs: config.jobs.backoffMs, leaseMs: config.jobs.leaseMs,
+    opcos: api.opcos, pipeline: api.pipeline, records, snapshots, queue, emit: api.emit, log, clock, syncsEnded,
+    retries: new RetryPolicy(BATCH_ATTEMPTS, config.backoffMs), leaseMs: config.leaseMs,
     onCompleted: async (sync: SyncRecord) => {
       if (sync.enablePoller) await pollers.start({ hash: sync.tenant, apiKey: records.apiKeyOf(sync) }, sync.opcoId, sync.startedAt);
     },
   });
 
-  if (api.role !== 'worker') mountSyncRoutes(api.router, { records, runner, pollers, opcos: api.opcos });
+  if (api.role !== 'worker') mountSyncRoutes(api, { records, runner, pollers, opcos: api.opcos, clock });
   if (api.role === 'api') return;
 
-  const requeue = async (graceMs: number) => {
-    const before = new Date(Date.now() - graceMs);
-    const free = { $or: [{ leaseUntil: null }, { leaseUntil: { $lte: new Date() } }] };
-    for (const sync of await records.syncs.find({ status: { $in: ['pending', 'processing'] }, phase: 'discovery', startedAt: { $lte: before }, ...free })) {
-      await runner.publish({ kind: 'sync-discovery', syncId: sync._id });
-    }
-    const running = await records.syncs.find({ status: 'processing', phase: 'fetch', startedAt: { $lte: before } });
-    for (const sync of running) {
-      for (const batch of await records.batches.find({ syncId: sync._id, status: 'pending', ...free })) {
-        await runner.publish({ kind: 'sync-batch', syncId: sync._id, batch: batch.batch });
-      }
-    }
-  };
-  let polling = false;
-  const timers: NodeJS.Timeout[] = [];
-  api.hooks.add('ready', async () => {
-    // The embedded queue forgets everything on restart: D20 resumes from the store.
-    if (queue.kind === 'embedded') await requeue(-REQUEUE_GRACE_MS);
-    const consumer = await queue.consume<SyncMessage>(SYNC_QUEUE, (message) => runner.handle(message.body), { prefetch: config.jobs.prefetch });
-    api.hooks.add('close', () => consumer.cancel());
-    timers.push(setInterval(() => void requeue(REQUEUE_GRACE_MS).catch((err) => log.warn({ err }, 'sync requeue failed')), REQUEUE_GRACE_MS));
-    timers.push(setInterval(() => {
-      if (polling) return;
-      polling = true;
-      pollers.runDue().catch((err) => log.warn({ err }, 'polling failed')).finally(() => (polling = false));
-    }, POLL_TICK_MS));
-    for (const timer of timers) timer.unref();
+  api.recover({
+    name: 'sync',
+    intervalMs: config.sweepIntervalMs,
+    graceMs: REQUEUE_GRACE_MS,
+    requeue: async (graceMs) => {
+      for (const sync of await records.overdueDiscoveries(graceMs)) await runner.publish({ kind: 'sync-discovery', syncId: sync._id });
+      for (const batch of await records.overdueBatches(graceMs)) await runner.publish({ kind: 'sync-batch', syncId: batch.syncId, batch: batch.batch });
+    },
   });
-  api.hooks.add('close', () => timers.forEach(clearInterval));
+  api.every('polls', config.pollTickMs, () => pollers.runDue());
+  let consumer: { cancel(): Promise<void> } | undefined;
+  api.addHook('ready', async () => {
+    consumer = await queue.consume<SyncMessage>(SYNC_QUEUE, (message) => runner.handle(message.body), { prefetch: config.prefetch });
+  });
+  api.addHook('close', async ({ deadline }) => {
+    await Promise.race([consumer?.cancel(), clock.sleep(Math.max(0, deadline - clock.now()))]);
+  });
 }
 
 export default definePlugin({ name: 'sync', register: registerSync });

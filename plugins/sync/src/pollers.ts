@@ -4,12 +4,12 @@
  * emits dossier.etat_changed, dossier.updated and facture.etat_changed. A poll is claimed with
  * its next date moved forward in one atomic write, so two workers never run the same poll.
  */
-import { asServiceError, randomHex, seal, sha256Hex, unseal, type Collection, type Logger, type PluginApi, type Sealed, type Store, type Tenant } from '@opco-proxy/core';
+import { LeasedRecords, asServiceError, sha256Hex, type Claimed, type Clock, type Collection, type Leased, type Logger, type PluginApi, type Sealed, type Sealer, type Store, type Tenant } from '@opco-proxy/core';
+import type { Poller } from '@opco-proxy/schemas';
 import { allFactures, etatsPages, liste, type EtatItem, type ReadDeps } from './upstream-reads.js';
 import { contentHash, type Snapshots } from './snapshots.js';
 
-export interface PollerRecord {
-  _id: string;
+export interface PollerRecord extends Leased {
   tenant: string;
   opcoId: string;
   apiKey: Sealed;
@@ -18,41 +18,44 @@ export interface PollerRecord {
   /** False until the first poll recorded the invoices as they are (no event for what was already there). */
   baselined: boolean;
   lastPollAt: Date;
-  nextPollAt: Date;
+  /** When the next poll is due (the kit's `nextAttemptAt`, shown as `nextPollAt`). */
   lastError: string | null;
   createdAt: Date;
-  leaseOwner: string | null;
-  leaseUntil: Date | null;
 }
 
 export interface PollerDeps extends ReadDeps {
   snapshots: Snapshots;
   emit: PluginApi['emit'];
   log: Logger;
+  clock: Clock;
+  sealer: Sealer;
+  leaseMs: number;
 }
 
 export class Pollers {
-  readonly pollers: Collection<PollerRecord>;
-  readonly owner = randomHex(8);
+  private readonly pollers: Collection<PollerRecord>;
+  private readonly leases: LeasedRecords<PollerRecord>;
 
-  constructor(store: Store, private readonly masterKey: Buffer, private readonly deps: PollerDeps) {
+  constructor(store: Store, private readonly deps: PollerDeps, owner: string) {
     this.pollers = store.collection<PollerRecord>('pollers');
+    this.leases = new LeasedRecords(this.pollers, deps.clock, owner);
   }
 
   async prepare(): Promise<void> {
     await this.pollers.createIndex({ tenant: 1 });
-    await this.pollers.createIndex({ status: 1, nextPollAt: 1 });
+    await this.pollers.createIndex({ status: 1, nextAttemptAt: 1 });
   }
 
   /** Starts (or restarts with a fresh key) the poller of a tenant and opcoId, reading from `since`. */
   async start(tenant: Tenant, opcoId: string, since: Date): Promise<void> {
     const _id = pollerId(tenant.hash, opcoId);
     const intervalMs = this.deps.opcos.get(opcoId).pollingIntervalMs;
+    const now = this.deps.clock.now();
     await this.pollers.findOneAndUpdate(
       { _id },
       {
-        $set: { apiKey: seal(this.masterKey, tenant.apiKey, _id), intervalMs, status: 'active', nextPollAt: new Date(Date.now() + intervalMs) },
-        $setOnInsert: { tenant: tenant.hash, opcoId, baselined: false, lastPollAt: since, lastError: null, createdAt: new Date(), leaseOwner: null, leaseUntil: null },
+        $set: { apiKey: this.deps.sealer.seal(tenant.apiKey, _id), intervalMs, status: 'active', nextAttemptAt: new Date(now + intervalMs) },
+        $setOnInsert: { tenant: tenant.hash, opcoId, baselined: false, lastPollAt: since, lastError: null, createdAt: new Date(now), leaseOwner: null, leaseUntil: null },
       },
       { upsert: true },
     );
@@ -76,29 +79,25 @@ export class Pollers {
     return ran;
   }
 
-  private claimDue(): Promise<PollerRecord | null> {
-    const now = new Date();
-    return this.pollers.findOneAndUpdate(
-      { status: 'active', nextPollAt: { $lte: now }, $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] },
-      { $set: { leaseOwner: this.owner, leaseUntil: new Date(now.getTime() + 10 * 60_000) } },
-      { sort: { nextPollAt: 1 } },
-    ).then(async (claimed) => {
-      if (!claimed) return null;
-      return this.pollers.findOneAndUpdate({ _id: claimed._id, leaseOwner: this.owner }, { $set: { nextPollAt: new Date(now.getTime() + claimed.intervalMs) } });
-    });
+  /** The earliest due poll, leased, its next date moved one interval on in the same write as its end. */
+  private claimDue(): Promise<Claimed<PollerRecord> | null> {
+    return this.leases.claim({ status: 'active' }, this.deps.leaseMs, { sort: { nextAttemptAt: 1 } });
   }
 
-  private async run(poller: PollerRecord): Promise<void> {
-    const startedAt = new Date();
+  private async run({ record: poller, token }: Claimed<PollerRecord>): Promise<void> {
+    const startedAt = this.deps.clock.date();
+    const nextAttemptAt = new Date(startedAt.getTime() + poller.intervalMs);
     try {
-      const tenant = { hash: poller.tenant, apiKey: unseal(this.masterKey, poller.apiKey, poller._id).toString('utf8') };
-      await this.pollDossiers(poller, tenant);
-      await this.pollFactures(poller, tenant);
-      await this.pollers.findOneAndUpdate({ _id: poller._id, leaseOwner: this.owner }, { $set: { lastPollAt: startedAt, baselined: true, lastError: null, leaseOwner: null, leaseUntil: null } });
+      const tenant = { hash: poller.tenant, apiKey: this.deps.sealer.unseal(poller.apiKey, poller._id).toString('utf8') };
+      await this.leases.hold(poller._id, token, this.deps.leaseMs, async () => {
+        await this.pollDossiers(poller, tenant);
+        await this.pollFactures(poller, tenant);
+      });
+      await this.leases.release(poller._id, token, { lastPollAt: startedAt, baselined: true, lastError: null, nextAttemptAt });
     } catch (err) {
       const message = asServiceError(err).message;
       this.deps.log.warn({ opcoId: poller.opcoId, error: message }, 'poll failed; the next one starts from the last successful poll');
-      await this.pollers.findOneAndUpdate({ _id: poller._id, leaseOwner: this.owner }, { $set: { lastError: message, leaseOwner: null, leaseUntil: null } });
+      await this.leases.release(poller._id, token, { lastError: message, nextAttemptAt });
     }
   }
 
@@ -166,13 +165,13 @@ function isoDate(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-export function toPollerResource(poller: PollerRecord): Record<string, unknown> {
+export function toPollerResource(poller: PollerRecord): Poller {
   return {
     opcoId: poller.opcoId,
     status: poller.status,
     intervalMs: poller.intervalMs,
     lastPollAt: poller.lastPollAt.toISOString(),
-    nextPollAt: poller.nextPollAt.toISOString(),
+    nextPollAt: poller.nextAttemptAt.toISOString(),
     lastError: poller.lastError,
     createdAt: poller.createdAt.toISOString(),
   };

@@ -2,7 +2,7 @@
  * What a tenant last saw of each dossier and invoice (D21), to tell what changed. Snapshots are
  * per tenant: two CFAs polling the same OPCO never compare against each other's data.
  */
-import { canonicalJson, sha256Hex, type Collection, type Store } from '@opco-proxy/core';
+import { canonicalJson, sha256Hex, type Clock, type Collection, type Store } from '@opco-proxy/core';
 
 export interface Snapshot {
   _id: string;
@@ -17,9 +17,12 @@ export interface Snapshot {
 }
 
 export class Snapshots {
-  readonly snapshots: Collection<Snapshot>;
+  private readonly snapshots: Collection<Snapshot>;
 
-  constructor(store: Store) {
+  constructor(
+    store: Store,
+    private readonly clock: Clock,
+  ) {
     this.snapshots = store.collection<Snapshot>('snapshots');
   }
 
@@ -34,7 +37,7 @@ export class Snapshots {
   async put(tenant: string, opcoId: string, kind: Snapshot['kind'], key: string, changes: Partial<Pick<Snapshot, 'etat' | 'hash'>>): Promise<void> {
     await this.snapshots.findOneAndUpdate(
       { _id: snapshotId(tenant, opcoId, kind, key) },
-      { $set: { ...changes, updatedAt: new Date() }, $setOnInsert: { tenant, opcoId, kind, key, ...defaults(changes) } },
+      { $set: { ...changes, updatedAt: this.clock.date() }, $setOnInsert: { tenant, opcoId, kind, key, ...defaults(changes) } },
       { upsert: true },
     );
   }

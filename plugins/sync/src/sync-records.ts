@@ -1,14 +1,15 @@
 /**
  * Syncs (SPEC 2.6, 3.2, D19, D20) and their batches in the Store. A sync's discovered numbers
  * are kept as batch documents, each `pending` until fetched, so a restarted worker goes on from
- * the first batch not completed. The tenant's API key is sealed on the record (SPEC 5.4).
+ * the first batch not completed. Discovery and batches are leased with the durable-work kit. The
+ * tenant's API key is sealed on the record (SPEC 5.4).
  */
-import { DuplicateKeyError, createError, seal, sha256Hex, unseal, type Collection, type Sealed, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, LeasedRecords, createError, sha256Hex, type Claimed, type Clock, type Collection, type Leased, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import type { Sync, SyncStatus } from '@opco-proxy/schemas';
 
-export type SyncStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'cancelled';
+export type { SyncStatus };
 
-export interface SyncRecord {
-  _id: string;
+export interface SyncRecord extends Leased {
   tenant: string;
   opcoId: string;
   status: SyncStatus;
@@ -27,20 +28,14 @@ export interface SyncRecord {
   startedAt: Date;
   fetchStartedAt: Date | null;
   completedAt: Date | null;
-  leaseOwner: string | null;
-  leaseUntil: Date | null;
 }
 
-export interface BatchRecord {
-  _id: string;
+export interface BatchRecord extends Leased {
   syncId: string;
   batch: number;
   numeros: string[];
   status: 'pending' | 'completed';
   attempts: number;
-  leaseOwner: string | null;
-  leaseUntil: Date | null;
-  nextAttemptAt: Date | null;
 }
 
 interface RunningLock {
@@ -49,21 +44,26 @@ interface RunningLock {
 }
 
 export const FINISHED: SyncStatus[] = ['completed', 'failed', 'cancelled'];
+const RUNNING = { status: { $in: ['pending', 'processing'] } };
 
 export class SyncRecords {
-  readonly syncs: Collection<SyncRecord>;
-  readonly batches: Collection<BatchRecord>;
+  private readonly syncs: Collection<SyncRecord>;
+  private readonly batches: Collection<BatchRecord>;
   private readonly locks: Collection<RunningLock>;
+  readonly syncLeases: LeasedRecords<SyncRecord>;
+  readonly batchLeases: LeasedRecords<BatchRecord>;
 
-  constructor(store: Store, private readonly masterKey: Buffer) {
+  constructor(store: Store, private readonly sealer: Sealer, private readonly clock: Clock, owner: string) {
     this.syncs = store.collection<SyncRecord>('syncs');
     this.batches = store.collection<BatchRecord>('sync_batches');
     this.locks = store.collection<RunningLock>('sync_locks');
+    this.syncLeases = new LeasedRecords(this.syncs, clock, owner);
+    this.batchLeases = new LeasedRecords(this.batches, clock, owner);
   }
 
   async prepare(): Promise<void> {
     await this.syncs.createIndex({ tenant: 1, opcoId: 1 });
-    await this.syncs.createIndex({ status: 1 });
+    await this.syncs.createIndex({ status: 1, nextAttemptAt: 1 });
     await this.batches.createIndex({ syncId: 1, status: 1 });
   }
 
@@ -96,15 +96,37 @@ export class SyncRecords {
   }
 
   sealKey(syncId: string, apiKey: string): Sealed {
-    return seal(this.masterKey, apiKey, syncId);
+    return this.sealer.seal(apiKey, syncId);
   }
 
   apiKeyOf(sync: SyncRecord): string {
-    return unseal(this.masterKey, sync.apiKey, sync._id).toString('utf8');
+    return this.sealer.unseal(sync.apiKey, sync._id).toString('utf8');
+  }
+
+  insert(sync: SyncRecord): Promise<void> {
+    return this.syncs.insertOne(sync);
+  }
+
+  async discard(syncId: string): Promise<void> {
+    await this.syncs.deleteOne({ _id: syncId });
+  }
+
+  get(syncId: string): Promise<SyncRecord | null> {
+    return this.syncs.findOne({ _id: syncId });
   }
 
   findForTenant(syncId: string, tenant: string): Promise<SyncRecord | null> {
     return this.syncs.findOne({ _id: syncId, tenant });
+  }
+
+  /** SPEC 3.2: pending or processing becomes cancelled; null when it was not running. */
+  cancel(syncId: string, tenant: string): Promise<SyncRecord | null> {
+    return this.syncs.findOneAndUpdate({ _id: syncId, tenant, ...RUNNING }, { $set: { status: 'cancelled', completedAt: this.clock.date(), leaseOwner: null, leaseUntil: null } });
+  }
+
+  /** The discovery of a sync, under a lease: the sync becomes processing. */
+  claimDiscovery(syncId: string, leaseMs: number): Promise<Claimed<SyncRecord> | null> {
+    return this.syncLeases.claim({ _id: syncId, ...RUNNING, phase: 'discovery' }, leaseMs, { set: { status: 'processing' } });
   }
 
   /** Moves a sync that is still running; null when it already finished (cancelled, failed). */
@@ -112,17 +134,48 @@ export class SyncRecords {
     const update: { $set?: Partial<SyncRecord>; $inc?: Record<string, number> } = {};
     if (Object.keys(set).length > 0) update.$set = set;
     if (inc) update.$inc = inc;
-    return this.syncs.findOneAndUpdate({ _id: syncId, status: { $in: ['pending', 'processing'] } }, update);
+    return this.syncs.findOneAndUpdate({ _id: syncId, ...RUNNING }, update);
   }
 
   /** Progress only moves forward, whichever of two concurrent batches writes last. */
   advance(syncId: string, progress: number, estimatedEnd: string): Promise<SyncRecord | null> {
     return this.syncs.findOneAndUpdate({ _id: syncId, status: 'processing', progress: { $lt: progress } }, { $set: { progress, estimatedEnd } });
   }
+
+  complete(syncId: string, completedAt: Date): Promise<SyncRecord | null> {
+    return this.syncs.findOneAndUpdate(
+      { _id: syncId, status: 'processing' },
+      { $set: { status: 'completed', progress: 1, completedAt, estimatedEnd: completedAt.toISOString(), leaseOwner: null, leaseUntil: null } },
+    );
+  }
+
+  /** Plans a batch; a re-run discovery finds it planned already. */
+  async planBatch(batch: BatchRecord): Promise<void> {
+    await this.batches.insertOne(batch).catch((err) => {
+      if (!(err instanceof DuplicateKeyError)) throw err;
+    });
+  }
+
+  /** A pending batch, due and unheld, under a lease; its attempt counted. */
+  claimBatch(syncId: string, batch: number, leaseMs: number): Promise<Claimed<BatchRecord> | null> {
+    return this.batchLeases.claim({ _id: `${syncId}:${batch}`, status: 'pending' }, leaseMs, { inc: { attempts: 1 } });
+  }
+
+  /** Discoveries whose message may be lost: running syncs in discovery, unheld, due `graceMs` ago. */
+  overdueDiscoveries(graceMs: number): Promise<SyncRecord[]> {
+    return this.syncLeases.overdue({ ...RUNNING, phase: 'discovery' }, graceMs);
+  }
+
+  /** Batches whose message may be lost: pending, unheld, due `graceMs` ago, of processing syncs. */
+  async overdueBatches(graceMs: number): Promise<BatchRecord[]> {
+    const running = await this.syncs.find({ status: 'processing', phase: 'fetch' });
+    if (running.length === 0) return [];
+    return this.batchLeases.overdue({ status: 'pending', syncId: { $in: running.map((s) => s._id) } }, graceMs);
+  }
 }
 
 /** SPEC 2.6 as the client sees it. */
-export function toResource(sync: SyncRecord): Record<string, unknown> {
+export function toResource(sync: SyncRecord): Sync {
   return {
     syncId: sync._id,
     opcoId: sync.opcoId,

@@ -4,7 +4,7 @@
  * each batch is fetched through dossiers/liste as its own queue message at low priority.
  * Progress: discovery 0 to 0.5, fetch 0.5 to 1.
  */
-import { DuplicateKeyError, PRIORITY, asServiceError, randomHex, type Logger, type PluginApi, type Queue, type Tenant } from '@opco-proxy/core';
+import { PRIORITY, asServiceError, type Claimed, type Clock, type Logger, type PluginApi, type Queue, type RetryPolicy, type ServiceError, type Tenant } from '@opco-proxy/core';
 import { etatsPages, liste, type ReadDeps } from './upstream-reads.js';
 import { contentHash, type Snapshots } from './snapshots.js';
 import { FINISHED, type BatchRecord, type SyncRecord, type SyncRecords } from './sync-records.js';
@@ -12,23 +12,21 @@ import { FINISHED, type BatchRecord, type SyncRecord, type SyncRecords } from '.
 export const SYNC_QUEUE = 'sync';
 export type SyncMessage = { kind: 'sync-discovery'; syncId: string } | { kind: 'sync-batch'; syncId: string; batch: number };
 
-const MAX_BATCH_ATTEMPTS = 3;
-
 export interface RunnerDeps extends ReadDeps {
   records: SyncRecords;
   snapshots: Snapshots;
   queue: Queue;
   emit: PluginApi['emit'];
   log: Logger;
-  prometheus: PluginApi['prometheus'];
-  backoffMs: number[];
+  clock: Clock;
+  syncsEnded: { inc(labels: { status: string }): void };
+  /** 3 attempts per batch, with the jobs' backoff (SPEC 8). */
+  retries: RetryPolicy;
   leaseMs: number;
   onCompleted(sync: SyncRecord): Promise<void>;
 }
 
 export class SyncRunner {
-  readonly owner = randomHex(8);
-
   constructor(private readonly deps: RunnerDeps) {}
 
   publish(message: SyncMessage, delayMs = 0): Promise<void> {
@@ -46,25 +44,21 @@ export class SyncRunner {
 
   private isStopped(syncId: string) {
     return async () => {
-      const sync = await this.deps.records.syncs.findOne({ _id: syncId });
+      const sync = await this.deps.records.get(syncId);
       return !sync || FINISHED.includes(sync.status);
     };
   }
 
   private async discover(syncId: string): Promise<void> {
-    const { records } = this.deps;
-    const now = new Date();
-    const sync = await records.syncs.findOneAndUpdate(
-      { _id: syncId, status: { $in: ['pending', 'processing'] }, phase: 'discovery', $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] },
-      { $set: { status: 'processing', leaseOwner: this.owner, leaseUntil: new Date(now.getTime() + this.deps.leaseMs) } },
-    );
-    if (!sync) return;
+    const { records, leaseMs } = this.deps;
+    const claimed = await records.claimDiscovery(syncId, leaseMs);
+    if (!claimed) return;
     try {
-      const numeros = await this.readNumbers(sync);
+      const numeros = await records.syncLeases.hold(syncId, claimed.token, leaseMs, () => this.readNumbers(claimed.record));
       if (numeros === null) return; // cancelled meanwhile
-      await this.planBatches(sync, numeros);
+      await this.planBatches(claimed, numeros);
     } catch (err) {
-      await this.fail(sync, `discovery failed: ${asServiceError(err).message}`);
+      await this.fail(claimed.record, `discovery failed: ${asServiceError(err).message}`);
     }
   }
 
@@ -72,7 +66,7 @@ export class SyncRunner {
   private async readNumbers(sync: SyncRecord): Promise<string[] | null> {
     const tenant = this.tenantOf(sync);
     const stopped = this.isStopped(sync._id);
-    const currentYear = new Date().getUTCFullYear();
+    const currentYear = this.deps.clock.date().getUTCFullYear();
     const years = sync.minYear ? Array.from({ length: Math.max(0, currentYear - sync.minYear + 1) }, (_, i) => String(sync.minYear! + i)) : [undefined];
     const numeros = new Set<string>();
     let knownTotal = 0;
@@ -82,62 +76,52 @@ export class SyncRunner {
         if (yearTotal === 0) knownTotal += yearTotal = page.total;
         for (const item of page.items) if (item.numeroInterne) numeros.add(String(item.numeroInterne));
         const progress = 0.5 * Math.min(1, numeros.size / Math.max(knownTotal, numeros.size, 1));
-        const live = await this.deps.records.updateRunning(sync._id, { discovered: numeros.size, progress, leaseUntil: new Date(Date.now() + this.deps.leaseMs) });
+        const live = await this.deps.records.updateRunning(sync._id, { discovered: numeros.size, progress });
         if (!live) return null;
       }
     }
     return [...numeros];
   }
 
-  private async planBatches(sync: SyncRecord, numeros: string[]): Promise<void> {
+  private async planBatches({ record: sync, token }: Claimed<SyncRecord>, numeros: string[]): Promise<void> {
+    const { records, clock } = this.deps;
     const size = this.deps.opcos.get(sync.opcoId).profile.sync.batchSize;
     const totalBatches = Math.ceil(numeros.length / size);
     for (let i = 0; i < totalBatches; i++) {
-      const batch: BatchRecord = {
+      await records.planBatch({
         _id: `${sync._id}:${i + 1}`, syncId: sync._id, batch: i + 1, numeros: numeros.slice(i * size, (i + 1) * size),
-        status: 'pending', attempts: 0, leaseOwner: null, leaseUntil: null, nextAttemptAt: null,
-      };
-      await this.deps.records.batches.insertOne(batch).catch((err) => {
-        if (!(err instanceof DuplicateKeyError)) throw err; // a re-run discovery: the batch is already planned
+        status: 'pending', attempts: 0, leaseOwner: null, leaseUntil: null, nextAttemptAt: clock.date(),
       });
     }
-    const planned = await this.deps.records.updateRunning(sync._id, {
-      phase: 'fetch', total: numeros.length, discovered: numeros.length, totalBatches, progress: 0.5,
-      fetchStartedAt: new Date(), leaseOwner: null, leaseUntil: null,
+    const planned = await records.syncLeases.release(sync._id, token, {
+      phase: 'fetch', total: numeros.length, discovered: numeros.length, totalBatches, progress: 0.5, fetchStartedAt: clock.date(),
     });
-    if (!planned) return;
+    if (!planned || FINISHED.includes(planned.status)) return;
     await this.deps.emit({ id: `${sync._id}:started`, type: 'sync.started', tenant: sync.tenant, opcoId: sync.opcoId, data: { syncId: sync._id, total: numeros.length } });
     if (totalBatches === 0) return this.complete(planned);
     for (let batch = 1; batch <= totalBatches; batch++) await this.publish({ kind: 'sync-batch', syncId: sync._id, batch });
   }
 
   private async fetchBatch(syncId: string, batchNo: number): Promise<void> {
-    const { records } = this.deps;
-    const sync = await records.syncs.findOne({ _id: syncId });
+    const { records, leaseMs } = this.deps;
+    const sync = await records.get(syncId);
     if (!sync || sync.status !== 'processing') return;
-    const now = new Date();
-    const batch = await records.batches.findOneAndUpdate(
-      {
-        _id: `${syncId}:${batchNo}`, status: 'pending',
-        $and: [{ $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] }, { $or: [{ nextAttemptAt: null }, { nextAttemptAt: { $lte: now } }] }],
-      },
-      { $set: { leaseOwner: this.owner, leaseUntil: new Date(now.getTime() + this.deps.leaseMs) }, $inc: { attempts: 1 } },
-    );
-    if (!batch) return; // completed already, or another worker has it
+    const claimed = await records.claimBatch(syncId, batchNo, leaseMs);
+    if (!claimed) return; // completed already, early, or another worker has it
+    const { record: batch, token } = claimed;
     let dossiers: Array<Record<string, any>>;
     try {
-      dossiers = await liste(this.deps, sync.opcoId, this.tenantOf(sync), batch.numeros, this.isStopped(syncId));
+      dossiers = await records.batchLeases.hold(batch._id, token, leaseMs, () => liste(this.deps, sync.opcoId, this.tenantOf(sync), batch.numeros, this.isStopped(syncId)));
     } catch (err) {
-      return this.batchFailed(sync, batch, asServiceError(err));
+      return this.batchFailed(sync, claimed, asServiceError(err));
     }
     for (const dossier of dossiers) {
       await this.deps.snapshots.put(sync.tenant, sync.opcoId, 'dossier', String(dossier.numeroInterne), { etat: dossier.etat ?? null, hash: contentHash(dossier) });
     }
-    const done = await records.batches.findOneAndUpdate({ _id: batch._id, leaseOwner: this.owner, status: 'pending' }, { $set: { status: 'completed', leaseOwner: null, leaseUntil: null } });
-    if (!done) return;
+    if (!(await records.batchLeases.release(batch._id, token, { status: 'completed' }))) return;
     const counted = await records.updateRunning(syncId, {}, { fetched: dossiers.length, batchesCompleted: 1 });
     if (!counted) return;
-    const { progress, estimatedEnd } = progressOf(counted);
+    const { progress, estimatedEnd } = this.progressOf(counted);
     await records.advance(syncId, progress, estimatedEnd);
     await this.deps.emit({
       id: `${syncId}:batch:${batchNo}`, type: 'sync.batch', tenant: sync.tenant, opcoId: sync.opcoId,
@@ -146,12 +130,12 @@ export class SyncRunner {
     if (counted.batchesCompleted >= counted.totalBatches) await this.complete(counted);
   }
 
-  private async batchFailed(sync: SyncRecord, batch: BatchRecord, error: ReturnType<typeof asServiceError>): Promise<void> {
-    const { records } = this.deps;
+  private async batchFailed(sync: SyncRecord, { record: batch, token }: Claimed<BatchRecord>, error: ServiceError): Promise<void> {
+    const { records, clock } = this.deps;
     if (error.code === 'UNAVAILABLE' && (await this.isStopped(sync._id)())) return; // cancelled while waiting
-    if (error.retryable && error.code !== 'UPSTREAM_INVALID_RESPONSE' && batch.attempts < MAX_BATCH_ATTEMPTS) {
-      const delayMs = this.deps.backoffMs[Math.min(batch.attempts - 1, this.deps.backoffMs.length - 1)] ?? 1000;
-      await records.batches.findOneAndUpdate({ _id: batch._id, leaseOwner: this.owner }, { $set: { leaseOwner: null, leaseUntil: null, nextAttemptAt: new Date(Date.now() + delayMs) } });
+    const delayMs = error.retryable && error.code !== 'UPSTREAM_INVALID_RESPONSE' ? this.deps.retries.nextDelay(batch.attempts) : null;
+    if (delayMs !== null) {
+      await records.batchLeases.release(batch._id, token, { nextAttemptAt: new Date(clock.now() + delayMs) });
       await this.publish({ kind: 'sync-batch', syncId: sync._id, batch: batch.batch }, delayMs);
       return;
     }
@@ -159,13 +143,10 @@ export class SyncRunner {
   }
 
   private async complete(sync: SyncRecord): Promise<void> {
-    const completedAt = new Date();
-    const done = await this.deps.records.syncs.findOneAndUpdate(
-      { _id: sync._id, status: 'processing' },
-      { $set: { status: 'completed', progress: 1, completedAt, estimatedEnd: completedAt.toISOString(), leaseOwner: null, leaseUntil: null } },
-    );
+    const completedAt = this.deps.clock.date();
+    const done = await this.deps.records.complete(sync._id, completedAt);
     if (!done) return;
-    this.deps.prometheus.syncsEnded.inc({ status: 'completed' });
+    this.deps.syncsEnded.inc({ status: 'completed' });
     await this.deps.records.unlock(done);
     await this.deps.emit({
       id: `${sync._id}:completed`, type: 'sync.completed', tenant: sync.tenant, opcoId: sync.opcoId,
@@ -180,19 +161,20 @@ export class SyncRunner {
   }
 
   async fail(sync: SyncRecord, message: string): Promise<void> {
-    const failed = await this.deps.records.updateRunning(sync._id, { status: 'failed', error: message, completedAt: new Date(), leaseOwner: null, leaseUntil: null });
+    const failed = await this.deps.records.updateRunning(sync._id, { status: 'failed', error: message, completedAt: this.deps.clock.date(), leaseOwner: null, leaseUntil: null });
     if (!failed) return;
-    this.deps.prometheus.syncsEnded.inc({ status: 'failed' });
+    this.deps.syncsEnded.inc({ status: 'failed' });
     this.deps.log.warn({ syncId: sync._id, error: message }, 'sync failed');
     await this.deps.records.unlock(failed);
     await this.deps.emit({ id: `${sync._id}:failed`, type: 'sync.failed', tenant: sync.tenant, opcoId: sync.opcoId, data: { syncId: sync._id, error: message } });
   }
-}
 
-/** Fetch covers 0.5 to 1; the end is estimated from the pace of the batches so far. */
-function progressOf(sync: SyncRecord): { progress: number; estimatedEnd: string } {
-  const share = sync.totalBatches === 0 ? 1 : sync.batchesCompleted / sync.totalBatches;
-  const elapsed = Date.now() - (sync.fetchStartedAt ?? sync.startedAt).getTime();
-  const remaining = sync.batchesCompleted === 0 ? 0 : (elapsed / sync.batchesCompleted) * (sync.totalBatches - sync.batchesCompleted);
-  return { progress: 0.5 + 0.5 * share, estimatedEnd: new Date(Date.now() + remaining).toISOString() };
+  /** Fetch covers 0.5 to 1; the end is estimated from the pace of the batches so far. */
+  private progressOf(sync: SyncRecord): { progress: number; estimatedEnd: string } {
+    const now = this.deps.clock.now();
+    const share = sync.totalBatches === 0 ? 1 : sync.batchesCompleted / sync.totalBatches;
+    const elapsed = now - (sync.fetchStartedAt ?? sync.startedAt).getTime();
+    const remaining = sync.batchesCompleted === 0 ? 0 : (elapsed / sync.batchesCompleted) * (sync.totalBatches - sync.batchesCompleted);
+    return { progress: 0.5 + 0.5 * share, estimatedEnd: new Date(now + remaining).toISOString() };
+  }
 }

@@ -2,10 +2,10 @@
  * The reads a sync and a poller make, through the one pipeline at low priority (SPEC 8:
  * 10), so they wait for budget left over by client requests instead of taking it from them.
  */
-import { PRIORITY, type OpcoRegistry, type Pipeline, type Tenant } from '@opco-proxy/core';
+import { PRIORITY, type OpcoDirectory, type Pipeline, type Tenant } from '@opco-proxy/core';
 
 export interface ReadDeps {
-  opcos: OpcoRegistry;
+  opcos: OpcoDirectory;
   pipeline: Pipeline;
 }
 

@@ -1,44 +1,41 @@
 /**
  * The outbox (D25) and the delivery log (SPEC 2.8) are one collection: each domain event is
  * written here, once per subscribed webhook, before any attempt is made, and every attempt is
- * recorded on the same document. The id is derived from the event and the webhook, so an
- * event emitted twice is stored once, and it is the `Svc-Delivery-Id` receivers de-duplicate on.
+ * recorded on the same document. The id is derived from the event and the webhook, so an event
+ * emitted twice is stored once, and it is the `Svc-Delivery-Id` receivers de-duplicate on. The
+ * notification is kept as the exact JSON text that is signed and sent: its data come from
+ * upstreams and are not the store's to parse. Attempts are leased with the durable-work kit.
  */
-import { DuplicateKeyError, sha256Hex, type Collection, type DomainEvent, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, LeasedRecords, sha256Hex, type Claimed, type Clock, type Collection, type DomainEvent, type Leased, type Store } from '@opco-proxy/core';
+import type { WebhookDelivery } from '@opco-proxy/schemas';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed';
 
-export interface Notification {
-  event: string;
-  opcoId: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-}
-
-export interface DeliveryRecord {
-  _id: string;
+export interface DeliveryRecord extends Leased {
   eventId: string;
   webhookId: string;
   tenant: string;
   event: string;
-  payload: Notification;
+  /** The notification body (SPEC 6.2) exactly as signed and sent. */
+  body: string;
   status: DeliveryStatus;
   statusCode: number | null;
   attempts: number;
   error: string | null;
   deliveredAt: Date | null;
   createdAt: Date;
-  nextAttemptAt: Date;
-  leaseOwner: string | null;
-  leaseUntil: Date | null;
   expiresAt?: Date;
 }
 
-export class Deliveries {
-  readonly deliveries: Collection<DeliveryRecord>;
+const UNFINISHED = { status: { $in: ['pending', 'retrying'] } };
 
-  constructor(store: Store) {
+export class Deliveries {
+  private readonly deliveries: Collection<DeliveryRecord>;
+  readonly leases: LeasedRecords<DeliveryRecord>;
+
+  constructor(store: Store, private readonly clock: Clock, owner: string) {
     this.deliveries = store.collection<DeliveryRecord>('webhook_deliveries');
+    this.leases = new LeasedRecords(this.deliveries, clock, owner);
   }
 
   async prepare(): Promise<void> {
@@ -49,11 +46,11 @@ export class Deliveries {
   /** Writes the delivery unless this event already has one for this webhook; returns its id. */
   async record(event: DomainEvent, webhookId: string, firstDelayMs: number): Promise<{ id: string; created: boolean }> {
     const id = deliveryId(event.id, webhookId);
-    const now = new Date();
+    const now = this.clock.date();
     try {
       await this.deliveries.insertOne({
         _id: id, eventId: event.id, webhookId, tenant: event.tenant, event: event.type,
-        payload: { event: event.type, opcoId: event.opcoId, timestamp: event.timestamp, data: event.data },
+        body: JSON.stringify({ event: event.type, opcoId: event.opcoId, timestamp: event.timestamp, data: event.data }),
         status: 'pending', statusCode: null, attempts: 0, error: null, deliveredAt: null,
         createdAt: now, nextAttemptAt: new Date(now.getTime() + firstDelayMs), leaseOwner: null, leaseUntil: null,
       });
@@ -65,16 +62,8 @@ export class Deliveries {
   }
 
   /** Takes the delivery for one attempt, if it is due, unfinished and nobody else holds it. */
-  claim(id: string, owner: string, leaseMs: number): Promise<DeliveryRecord | null> {
-    const now = new Date();
-    return this.deliveries.findOneAndUpdate(
-      { _id: id, status: { $in: ['pending', 'retrying'] }, nextAttemptAt: { $lte: now }, $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] },
-      { $set: { leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs) } },
-    );
-  }
-
-  settle(id: string, owner: string, changes: Partial<DeliveryRecord>): Promise<DeliveryRecord | null> {
-    return this.deliveries.findOneAndUpdate({ _id: id, leaseOwner: owner }, { $set: { ...changes, leaseOwner: null, leaseUntil: null } });
+  claim(id: string, leaseMs: number): Promise<Claimed<DeliveryRecord> | null> {
+    return this.leases.claim({ _id: id, ...UNFINISHED }, leaseMs);
   }
 
   get(id: string): Promise<DeliveryRecord | null> {
@@ -86,12 +75,12 @@ export class Deliveries {
   }
 
   /** Unfinished deliveries due for `graceMs` with no live lease: their message may be lost. */
-  overdue(graceMs: number, limit = 500): Promise<DeliveryRecord[]> {
-    const now = Date.now();
-    return this.deliveries.find(
-      { status: { $in: ['pending', 'retrying'] }, nextAttemptAt: { $lte: new Date(now - graceMs) }, $or: [{ leaseUntil: null }, { leaseUntil: { $lte: new Date(now) } }] },
-      { sort: { nextAttemptAt: 1 }, limit },
-    );
+  overdue(graceMs: number): Promise<DeliveryRecord[]> {
+    return this.leases.overdue(UNFINISHED, graceMs);
+  }
+
+  sweepExpired(): Promise<number> {
+    return this.deliveries.sweepExpired(this.clock.date());
   }
 }
 
@@ -100,12 +89,12 @@ export function deliveryId(eventId: string, webhookId: string): string {
 }
 
 /** SPEC 2.8. A delivery not yet attempted shows as `retrying` with 0 attempts: it is under way. */
-export function toDeliveryRecord(delivery: DeliveryRecord): Record<string, unknown> {
+export function toDeliveryRecord(delivery: DeliveryRecord): WebhookDelivery {
   return {
     id: delivery._id,
     webhookId: delivery.webhookId,
-    event: delivery.event,
-    payload: delivery.payload,
+    event: delivery.event as WebhookDelivery['event'],
+    payload: JSON.parse(delivery.body) as WebhookDelivery['payload'],
     status: delivery.status === 'pending' ? 'retrying' : delivery.status,
     statusCode: delivery.statusCode,
     attempts: delivery.attempts,

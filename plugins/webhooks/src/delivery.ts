@@ -8,7 +8,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import got from 'got';
-import { randomHex, type Consumer, type HostResolver, type Logger, type PluginApi, type Queue } from '@opco-proxy/core';
+import { LeaseLost, type Claimed, type Clock, type Consumer, type HostResolver, type Logger, type Queue, type RetryPolicy } from '@opco-proxy/core';
 import { checkCallbackUrl, guardedLookup, type Mode } from './ssrf.js';
 import { notificationHeaders } from './signature.js';
 import type { Deliveries, DeliveryRecord } from './deliveries.js';
@@ -22,11 +22,13 @@ export interface DeliveryDeps {
   records: WebhookRecords;
   queue: Queue;
   log: Logger;
-  prometheus: PluginApi['prometheus'];
+  clock: Clock;
+  attempts: { inc(labels: { outcome: string }): void };
   mode: Mode;
   resolveHost: HostResolver;
   timeoutMs: number;
-  retryDelaysMs: number[];
+  /** SPEC 6.3: 4 attempts, after 1 s, 5 s, 15 s. */
+  retries: RetryPolicy;
   concurrency: number;
   retentionMs: number;
 }
@@ -38,7 +40,6 @@ interface AttemptOutcome {
 }
 
 export class DeliveryWorker {
-  readonly owner = randomHex(8);
   private consumer?: Consumer;
   /**
    * Agents of its own without keep-alive: a reused connection skips the lookup, so every
@@ -54,8 +55,10 @@ export class DeliveryWorker {
     });
   }
 
-  async stop(): Promise<void> {
-    await this.consumer?.cancel();
+  /** Stops taking deliveries; an attempt still running at `deadline` is abandoned, its lease lapses. */
+  async stop(deadline: number): Promise<void> {
+    const { clock } = this.deps;
+    await Promise.race([this.consumer?.cancel(), clock.sleep(Math.max(0, deadline - clock.now()))]);
   }
 
   async schedule(deliveryId: string, delayMs: number): Promise<void> {
@@ -64,36 +67,42 @@ export class DeliveryWorker {
 
   async handle(deliveryId: string, redelivered: boolean): Promise<void> {
     const { deliveries, records, timeoutMs } = this.deps;
-    const delivery = await deliveries.claim(deliveryId, this.owner, timeoutMs * 2);
-    if (!delivery) return this.unclaimed(deliveryId, redelivered);
-    const webhook = await records.webhooks.findOne({ _id: delivery.webhookId, tenant: delivery.tenant });
-    if (!webhook || !webhook.active) {
-      await deliveries.settle(deliveryId, this.owner, { status: 'failed', error: webhook ? 'webhook deactivated' : 'webhook deleted', expiresAt: this.expiry() });
-      return;
+    const claimed = await deliveries.claim(deliveryId, timeoutMs * 2);
+    if (!claimed) return this.unclaimed(deliveryId, redelivered);
+    const delivery = claimed.record;
+    const webhook = await records.get(delivery.webhookId, delivery.tenant);
+    try {
+      if (!webhook || !webhook.active) {
+        await deliveries.leases.release(deliveryId, claimed.token, { status: 'failed', error: webhook ? 'webhook deactivated' : 'webhook deleted', expiresAt: this.expiry() });
+        return;
+      }
+      const outcome = await this.attempt(delivery, webhook.callbackUrl, records.secretOf(webhook));
+      await this.record(claimed, outcome);
+    } catch (err) {
+      if (!(err instanceof LeaseLost)) throw err;
     }
-    const outcome = await this.attempt(delivery, webhook.callbackUrl, records.secretOf(webhook));
-    await this.record(delivery, outcome);
   }
 
   /** Not claimable: finished, leased by a live attempt, or early (a duplicate message). */
   private async unclaimed(deliveryId: string, redelivered: boolean): Promise<void> {
+    const { clock } = this.deps;
     const delivery = await this.deps.deliveries.get(deliveryId);
     if (!delivery || delivery.status === 'delivered' || delivery.status === 'failed') return;
-    const leased = delivery.leaseUntil !== null && delivery.leaseUntil > new Date();
+    const leased = delivery.leaseUntil !== null && delivery.leaseUntil.getTime() > clock.now();
     if (leased) {
       if (redelivered) throw new Error(`delivery ${deliveryId} is held by another worker`);
       return;
     }
-    await this.schedule(deliveryId, delivery.nextAttemptAt.getTime() - Date.now());
+    await this.schedule(deliveryId, delivery.nextAttemptAt.getTime() - clock.now());
   }
 
   private async attempt(delivery: DeliveryRecord, callbackUrl: string, secret: string): Promise<AttemptOutcome> {
-    const rawBody = JSON.stringify(delivery.payload);
+    const rawBody = delivery.body;
     try {
       const url = checkCallbackUrl(callbackUrl, this.deps.mode);
       const response = await got.post(url, {
         body: rawBody,
-        headers: notificationHeaders(secret, rawBody, delivery.event, delivery._id, new Date()),
+        headers: notificationHeaders(secret, rawBody, delivery.event, delivery._id, this.deps.clock.date()),
         dnsLookup: guardedLookup(this.deps.mode, this.deps.resolveHost),
         agent: this.agent,
         timeout: { request: this.deps.timeoutMs },
@@ -112,27 +121,27 @@ export class DeliveryWorker {
     }
   }
 
-  private async record(delivery: DeliveryRecord, outcome: AttemptOutcome): Promise<void> {
+  private async record({ record: delivery, token }: Claimed<DeliveryRecord>, outcome: AttemptOutcome): Promise<void> {
     const attempts = delivery.attempts + 1;
-    const { retryDelaysMs, deliveries, log } = this.deps;
+    const { retries, deliveries, log, clock } = this.deps;
     const base = { attempts, statusCode: outcome.statusCode, error: outcome.error };
     if (outcome.ok) {
-      await deliveries.settle(delivery._id, this.owner, { ...base, status: 'delivered', deliveredAt: new Date(), expiresAt: this.expiry() });
-      this.deps.prometheus.deliveryAttempts.inc({ outcome: 'delivered' });
+      await deliveries.leases.release(delivery._id, token, { ...base, status: 'delivered', deliveredAt: clock.date(), expiresAt: this.expiry() });
+      this.deps.attempts.inc({ outcome: 'delivered' });
       return;
     }
-    this.deps.prometheus.deliveryAttempts.inc({ outcome: attempts >= retryDelaysMs.length ? 'failed' : 'retrying' });
-    if (attempts >= retryDelaysMs.length) {
-      await deliveries.settle(delivery._id, this.owner, { ...base, status: 'failed', expiresAt: this.expiry() });
+    const delayMs = retries.nextDelay(attempts);
+    this.deps.attempts.inc({ outcome: delayMs === null ? 'failed' : 'retrying' });
+    if (delayMs === null) {
+      await deliveries.leases.release(delivery._id, token, { ...base, status: 'failed', expiresAt: this.expiry() });
       log.warn({ deliveryId: delivery._id, webhookId: delivery.webhookId, attempts, error: outcome.error }, 'webhook delivery failed');
       return;
     }
-    const delayMs = retryDelaysMs[attempts];
-    await deliveries.settle(delivery._id, this.owner, { ...base, status: 'retrying', nextAttemptAt: new Date(Date.now() + delayMs) });
+    await deliveries.leases.release(delivery._id, token, { ...base, status: 'retrying', nextAttemptAt: new Date(clock.now() + delayMs) });
     await this.schedule(delivery._id, delayMs);
   }
 
   private expiry(): Date {
-    return new Date(Date.now() + this.deps.retentionMs);
+    return new Date(this.deps.clock.now() + this.deps.retentionMs);
   }
 }

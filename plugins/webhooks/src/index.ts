@@ -1,53 +1,55 @@
 /**
- * The webhooks plugin (SPEC 2.7, 2.8, 4.15, 5.6, 5.7, 6; D9, D22-D25): routes on the API side,
- * the outbox wherever events are emitted, signed delivery on the worker side.
+ * The webhooks plugin (SPEC 2.7, 2.8, 4.15, 5.6, 5.7, 6; D9, D22-D25): operations on the API
+ * side, the outbox wherever events are emitted, signed delivery on the worker side.
  */
-import { definePlugin, type PluginApi } from '@opco-proxy/core';
+import { RetryPolicy, definePlugin, randomHex, type PluginApi } from '@opco-proxy/core';
 import { Deliveries } from './deliveries.js';
 import { DeliveryWorker } from './delivery.js';
 import { fanOut, requeueOverdue } from './outbox.js';
 import { WebhookRecords } from './webhook-records.js';
 import { mountWebhookRoutes } from './webhook-routes.js';
 
+export interface WebhooksConfig {
+  timeoutMs: number;
+  retryDelaysMs: number[];
+  concurrency: number;
+  retentionDays: number;
+  sweepIntervalMs: number;
+}
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A due delivery still unclaimed after this long has lost its queue message. */
 const REQUEUE_GRACE_MS = 30_000;
 
-export async function registerWebhooks(api: PluginApi): Promise<void> {
-  const { store, config, log } = api;
-  const records = new WebhookRecords(store, config.masterKey);
-  const deliveries = new Deliveries(store);
+export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<void> {
+  const { store, config, log, clock } = api;
+  const records = new WebhookRecords(store, api.sealer);
+  const deliveries = new Deliveries(store, clock, `webhooks-${randomHex(4)}`);
   await records.prepare();
   await deliveries.prepare();
-  const worker = new DeliveryWorker({
-    deliveries, records, queue: api.queue, log, prometheus: api.prometheus, mode: config.mode, resolveHost: api.resolveHost,
-    timeoutMs: config.webhooks.timeoutMs, retryDelaysMs: config.webhooks.retryDelaysMs,
-    concurrency: config.webhooks.concurrency, retentionMs: config.webhooks.retentionDays * DAY_MS,
+  const [firstDelayMs = 0, ...laterDelaysMs] = config.retryDelaysMs;
+  const attempts = api.metrics.counter({
+    name: 'opco_proxy_webhook_attempts_total',
+    help: 'Webhook delivery attempts, by outcome (delivered, retrying, failed)',
+    labelNames: ['outcome'] as const,
   });
-  const outbox = { deliveries, records, worker, log, firstDelayMs: config.webhooks.retryDelaysMs[0] ?? 0 };
+  const worker = new DeliveryWorker({
+    deliveries, records, queue: api.queue, log, clock, attempts, mode: api.mode, resolveHost: api.resolveHost,
+    timeoutMs: config.timeoutMs, retries: new RetryPolicy(config.retryDelaysMs.length, laterDelaysMs),
+    concurrency: config.concurrency, retentionMs: config.retentionDays * DAY_MS,
+  });
+  const outbox = { deliveries, records, worker, log, firstDelayMs };
 
-  api.hooks.add('event', async (event) => {
+  api.addHook('event', async (event) => {
     await fanOut(outbox, event);
   });
-  if (api.role !== 'worker') mountWebhookRoutes(api.router, { records, deliveries, mode: config.mode, resolveHost: api.resolveHost });
+  if (api.role !== 'worker') mountWebhookRoutes(api, { records, deliveries, mode: api.mode, resolveHost: api.resolveHost, clock });
   if (api.role === 'api') return;
 
-  let timer: NodeJS.Timeout | undefined;
-  api.hooks.add('ready', async () => {
-    // The embedded queue forgets everything on restart: queue every unfinished delivery again.
-    if (api.queue.kind === 'embedded') await requeueOverdue(outbox, -365 * DAY_MS);
-    await worker.start();
-    timer = setInterval(() => {
-      void requeueOverdue(outbox, REQUEUE_GRACE_MS)
-        .then(() => deliveries.deliveries.sweepExpired())
-        .catch((err) => log.warn({ err }, 'webhook outbox sweep failed'));
-    }, REQUEUE_GRACE_MS);
-    timer.unref();
-  });
-  api.hooks.add('close', async () => {
-    clearInterval(timer);
-    await worker.stop();
-  });
+  api.recover({ name: 'webhook deliveries', intervalMs: config.sweepIntervalMs, graceMs: REQUEUE_GRACE_MS, requeue: (graceMs) => requeueOverdue(outbox, graceMs) });
+  api.every('expiry', config.sweepIntervalMs, () => deliveries.sweepExpired());
+  api.addHook('ready', () => worker.start());
+  api.addHook('close', ({ deadline }) => worker.stop(deadline));
 }
 
 export default definePlugin({ name: 'webhooks', register: registerWebhooks });

@@ -4,7 +4,8 @@
  * occupy numbered slots under a unique (tenant, slot) index, so even concurrent creations on
  * several instances can never give a tenant more than 20.
  */
-import { DuplicateKeyError, createError, seal, unseal, type Collection, type Sealed, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, createError, type Collection, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import type { Webhook } from '@opco-proxy/schemas';
 
 export const MAX_WEBHOOKS_PER_TENANT = 20;
 
@@ -23,9 +24,12 @@ export interface WebhookRecord {
 export type WebhookChanges = Partial<Pick<WebhookRecord, 'callbackUrl' | 'events' | 'active' | 'description'>>;
 
 export class WebhookRecords {
-  readonly webhooks: Collection<WebhookRecord>;
+  private readonly webhooks: Collection<WebhookRecord>;
 
-  constructor(store: Store, private readonly masterKey: Buffer) {
+  constructor(
+    store: Store,
+    private readonly sealer: Sealer,
+  ) {
     this.webhooks = store.collection<WebhookRecord>('webhooks');
   }
 
@@ -35,7 +39,7 @@ export class WebhookRecords {
 
   async create(record: Omit<WebhookRecord, 'slot' | 'secret'> & { secret: string }): Promise<WebhookRecord> {
     const { secret, ...rest } = record;
-    const sealed = seal(this.masterKey, secret, record._id);
+    const sealed = this.sealer.seal(secret, record._id);
     for (let attempt = 0; attempt < MAX_WEBHOOKS_PER_TENANT; attempt++) {
       const used = new Set((await this.webhooks.find({ tenant: record.tenant })).map((w) => w.slot));
       const slot = Array.from({ length: MAX_WEBHOOKS_PER_TENANT }, (_, i) => i).find((i) => !used.has(i));
@@ -52,6 +56,11 @@ export class WebhookRecords {
       }
     }
     throw createError('UNAVAILABLE', 'webhook could not be created; retry');
+  }
+
+  /** A webhook of a tenant, for a delivery (the tenant is the delivery's own). */
+  get(id: string, tenant: string): Promise<WebhookRecord | null> {
+    return this.webhooks.findOne({ _id: id, tenant });
   }
 
   find(id: string, tenant: string): Promise<WebhookRecord | null> {
@@ -76,16 +85,16 @@ export class WebhookRecords {
   }
 
   secretOf(webhook: WebhookRecord): string {
-    return unseal(this.masterKey, webhook.secret, webhook._id).toString('utf8');
+    return this.sealer.unseal(webhook.secret, webhook._id).toString('utf8');
   }
 }
 
 /** SPEC 2.7 without the secret (which is shown only once, at creation). */
-export function toResource(webhook: WebhookRecord): Record<string, unknown> {
-  const resource: Record<string, unknown> = {
+export function toResource(webhook: WebhookRecord): Webhook {
+  const resource: Webhook = {
     id: webhook._id,
     callbackUrl: webhook.callbackUrl,
-    events: webhook.events,
+    events: webhook.events as Webhook['events'],
     active: webhook.active,
     createdAt: webhook.createdAt.toISOString(),
   };

@@ -366,8 +366,22 @@ export interface ConfigFile {
     burst?: number;
   };
   allowedTenants?: string[];
+  /**
+   * Step 3 and 10 cache: entries kept in the Store (shared by instances) and, in front of it, a bounded in-process LRU.
+   */
   cache?: {
+    /**
+     * How often expired entries are deleted from the Store.
+     */
     sweepIntervalMs?: number;
+    /**
+     * Entries the in-process layer keeps at most (0: none).
+     */
+    maxEntries?: number;
+    /**
+     * Bytes of answers the in-process layer keeps at most.
+     */
+    maxBytes?: number;
   };
   /**
    * On SIGTERM, how long requests and jobs in flight may take to finish before the process stops (P3).
