@@ -16,3 +16,6 @@ export { REFUSED_CLIENT_SECRET } from './oauth.js';
 export { TOKEN_ROUTE } from './faults.js';
 export { CFA_KEY_END_OF_VALIDITY, MAX_LISTE_NUMBERS } from './read-routes.js';
 export { ibanValid, luhnValid } from './identities.js';
+export { CLASSIC_DOSSIER_ETATS, CLASSIC_FACTURE_ETATS } from './classic-states.js';
+export { IRREGULAR_NAMES, camelToSnake, snakeToCamel } from './snake-case.js';
+export { frenchToIso, isDateField, isoToFrench } from './french-dates.js';
