@@ -1,4 +1,4 @@
-export { startSandbox, SANDBOX_DEFAULTS } from './sandbox-server.js';
+export { startSandbox, SANDBOX_DEFAULTS, ADVANCE_PATH } from './sandbox-server.js';
 export type {
   AdvanceResult, Fault, FaultControl, ReceivedPart, ReceivedRequest, Sandbox, SandboxOptions, SandboxQuirks, SandboxStats,
 } from './types.js';
@@ -11,7 +11,8 @@ export type {
   DossierEtat, Echeance, FactureDossierLine, FactureEtat, FraisAnnexe, Organisme, SandboxCerfa, SandboxDossier, SandboxFacture,
 } from './records.js';
 export { DATA_HORIZON, FIRST_YEAR, LAST_YEAR } from './generator.js';
-export { REFUSED_API_KEY, UPSTREAM_ROUTES } from './routes.js';
+export { REFUSED_API_KEY } from './routes.js';
+export { UPSTREAM_ROUTES } from './common-shape.js';
 export { REFUSED_CLIENT_SECRET } from './oauth.js';
 export { TOKEN_ROUTE } from './faults.js';
 export { CFA_KEY_END_OF_VALIDITY, MAX_LISTE_NUMBERS } from './read-routes.js';
@@ -19,3 +20,5 @@ export { ibanValid, luhnValid } from './identities.js';
 export { CLASSIC_DOSSIER_ETATS, CLASSIC_FACTURE_ETATS } from './classic-states.js';
 export { IRREGULAR_NAMES, camelToSnake, snakeToCamel } from './snake-case.js';
 export { frenchToIso, isDateField, isoToFrench } from './french-dates.js';
+export type { ApiKeyAuth, OAuthAuth, ResolvedAuth, SandboxAuth, TokenAnswerFields, TokenRequestRecord, TokenRequestStyle } from './types.js';
+export { DEFAULT_AUTH } from './upstream-auth.js';

@@ -11,6 +11,40 @@ export interface SandboxQuirks {
   bareArrays: boolean;
 }
 
+/** Where a token request carries the client credentials. */
+export type TokenRequestStyle = 'form' | 'basic' | 'json';
+
+/** Names of the token answer's fields. */
+export interface TokenAnswerFields {
+  tokenField: string;
+  expiresField: string;
+  /** Absent: the answer has no token-type field. */
+  typeField?: string;
+}
+
+/** Client-credentials token endpoint, then `Authorization: Bearer` on every route. */
+export interface OAuthAuth {
+  mode: 'oauth';
+  /** Accepted request style; another style is 400 `invalid_request`. `any` takes all three. */
+  request?: TokenRequestStyle | 'any';
+  /** Path of the token endpoint. */
+  tokenPath?: string;
+  /** Field names of the answer; replaces the default answer as a whole. */
+  answer?: TokenAnswerFields;
+}
+
+/** No token endpoint: every route needs this static header with this value (401 otherwise). */
+export interface ApiKeyAuth {
+  mode: 'api-key';
+  header: string;
+  key: string;
+}
+
+export type SandboxAuth = OAuthAuth | ApiKeyAuth;
+
+/** The auth the sandbox runs with, every field filled in from the default. */
+export type ResolvedAuth = Required<OAuthAuth> | ApiKeyAuth;
+
 export interface SandboxOptions {
   /** Port to listen on; 0 (default) takes a free one. Host is always 127.0.0.1. */
   port?: number;
@@ -28,6 +62,11 @@ export interface SandboxOptions {
   quirks?: Partial<SandboxQuirks>;
   /** Moves this many dossiers and invoices to a new state every `everyMs` (demo of pollers). Off by default. */
   advanceEvery?: { everyMs: number; dossiers?: number; factures?: number };
+  /**
+   * Upstream authentication. Default: OAuth at `/oauth/token`, any style, answer
+   * `{access_token, token_type, expires_in}`. For `oauth`, the fields given override the default ones.
+   */
+  auth?: SandboxAuth;
 }
 
 export interface Fault {
@@ -77,8 +116,22 @@ export interface ReceivedRequest {
   parts?: ReceivedPart[];
 }
 
+/** One request to the token endpoint. */
+export interface TokenRequestRecord {
+  at: number;
+  /** `basic` when an `Authorization: Basic` header is present, else by body type; `none` for neither. */
+  style: TokenRequestStyle | 'none';
+  /** Token requests being handled when this one arrived, itself included: 1 means it overlapped none. */
+  concurrent: number;
+  clientId?: string;
+  /** Status answered; absent while pending, or when a fault hung or destroyed the request. */
+  status?: number;
+}
+
 export interface SandboxStats {
   tokenRequests: number;
+  /** Every token request, in arrival order (how it was made, how it was answered). */
+  tokenRequestsLog: TokenRequestRecord[];
   /** Requests per `"METHOD /path"`, token route excluded. */
   calls: Record<string, number>;
 }
@@ -91,7 +144,9 @@ export interface AdvanceResult {
 export interface Sandbox {
   /** Upstream base URL, no trailing slash. */
   url: string;
+  /** URL of the token endpoint; `''` in `api-key` mode, which has none. */
   tokenUrl: string;
+  auth: ResolvedAuth;
   /** Stops listening and cuts every open connection, hanging ones included. */
   close(): Promise<void>;
   /** Mutable at run time; read on every request. */

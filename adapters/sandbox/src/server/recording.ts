@@ -1,0 +1,43 @@
+/**
+ * What `sandbox.received` shows of a request: the wire request as sent, its body parsed the way
+ * the route will need it.
+ */
+import type { IncomingMessage } from 'node:http';
+import { mediaType } from './exchange.js';
+import { MultipartError, parseMultipart } from './multipart.js';
+import type { ReceivedRequest } from './types.js';
+
+export interface Recorded {
+  entry: ReceivedRequest;
+  /** Set when the body claimed to be JSON or multipart and could not be parsed. */
+  bodyError?: string;
+}
+
+export async function record(
+  req: IncomingMessage, path: string, url: URL, body: Buffer, at: number,
+): Promise<Recorded> {
+  const entry: ReceivedRequest = {
+    at,
+    method: req.method ?? 'GET',
+    path,
+    query: Object.fromEntries(url.searchParams),
+    headers: { ...req.headers },
+  };
+  const type = mediaType(req);
+  let bodyError: string | undefined;
+  if (type === 'multipart/form-data') {
+    try {
+      entry.parts = await parseMultipart(req.headers, body);
+    } catch (error) {
+      if (!(error instanceof MultipartError)) throw error;
+      bodyError = `corps multipart illisible : ${error.message}`;
+    }
+  } else if (body.length > 0 && (type === 'application/json' || type.endsWith('+json'))) {
+    try {
+      entry.json = JSON.parse(body.toString('utf8'));
+    } catch {
+      bodyError = 'corps JSON invalide';
+    }
+  }
+  return { entry, bodyError };
+}
