@@ -9,7 +9,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}`, 'x-api-ke
 t.test('default (common): any style, today\'s answer, every request logged', async (t) => {
   const sandbox = await startSandbox({ dossierCount: 10, factureCount: 2, tokenLifetimeS: 600 });
   t.teardown(() => sandbox.close());
-  t.same(sandbox.auth, DEFAULT_AUTH);
+  t.same(sandbox.auth, DEFAULT_AUTH.common);
   t.same(sandbox.auth, {
     mode: 'oauth', request: 'any', tokenPath: '/oauth/token',
     answer: { tokenField: 'access_token', typeField: 'token_type', expiresField: 'expires_in' },
@@ -142,6 +142,36 @@ t.test('api-key mode: a static header instead of a bearer token', async (t) => {
   t.equal(sandbox.received.length, 7, 'every request is an ordinary, recorded one');
 });
 
+t.test('classic shape: its own default auth, and overrides on top of it', async (t) => {
+  const classic = await startSandbox({ shape: 'classic', dossierCount: 10, factureCount: 2, tokenLifetimeS: 900 });
+  t.teardown(() => classic.close());
+  t.same(classic.auth, {
+    mode: 'oauth', request: 'basic', tokenPath: '/auth/token', answer: { tokenField: 'token', expiresField: 'validity_seconds' },
+  });
+  t.equal(classic.tokenUrl, `${classic.url}/auth/token`);
+  const r = await askToken(classic.tokenUrl, 'basic');
+  t.strictSame(r.body, { token: r.body.token, validity_seconds: 900 });
+  t.equal((await askToken(classic.tokenUrl, 'form')).status, 400, 'form refused');
+  t.equal((await askToken(classic.tokenUrl, 'basic', 'wrong-secret')).status, 401);
+  const status = await getJson(classic, '/api/v3/statut', bearer(r.body.token));
+  t.equal(status.status, 200);
+  const refused = await getJson(classic, '/api/v3/statut', bearer('nope'));
+  t.equal(refused.status, 401);
+  t.same(refused.body, { erreur: 'Authentification requise : jeton absent, invalide ou expiré' });
+
+  const json = await startSandbox({ shape: 'classic', dossierCount: 10, factureCount: 2, auth: { mode: 'oauth', request: 'json' } });
+  t.teardown(() => json.close());
+  t.same(json.auth, { mode: 'oauth', request: 'json', tokenPath: '/auth/token', answer: { tokenField: 'token', expiresField: 'validity_seconds' } });
+  t.equal((await askToken(json.tokenUrl, 'json')).status, 200);
+  t.equal((await askToken(json.tokenUrl, 'basic')).status, 400);
+
+  const keyed = await startSandbox({ shape: 'classic', dossierCount: 10, factureCount: 2, auth: { mode: 'api-key', header: 'X-Gateway-Key', key: 'k' } });
+  t.teardown(() => keyed.close());
+  const missing = await getJson(keyed, '/api/v3/statut', { 'x-api-key': API_KEY });
+  t.same(missing.body, { erreur: 'Authentification requise : en-tête X-Gateway-Key absent ou invalide' });
+  t.equal((await getJson(keyed, '/api/v3/statut', { 'x-gateway-key': 'k', 'x-api-key': API_KEY })).status, 200);
+});
+
 t.test('an unusable auth option stops start-up', async (t) => {
   const bad: unknown[] = [
     { mode: 'oauth', request: 'cookie' },
@@ -156,4 +186,5 @@ t.test('an unusable auth option stops start-up', async (t) => {
   for (const auth of bad) {
     await t.rejects(startSandbox({ dossierCount: 5, factureCount: 1, auth: auth as never }), TypeError, JSON.stringify(auth));
   }
+  await t.rejects(startSandbox({ dossierCount: 5, factureCount: 1, shape: 'soap' as never }), TypeError);
 });

@@ -1,6 +1,7 @@
-/** startSandbox: wires dataset, authentication, faults and routes onto a node:http server. */
+/** startSandbox: wires dataset, shape, authentication, faults and routes onto a node:http server. */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CLASSIC_SHAPE } from './classic-shape.js';
 import { COMMON_SHAPE } from './common-shape.js';
 import { Dataset } from './dataset.js';
 import { BodyTooLarge, readBody } from './exchange.js';
@@ -9,7 +10,8 @@ import { TokenIssuer, handleTokenRequest } from './oauth.js';
 import { record } from './recording.js';
 import type { RouteContext } from './route-context.js';
 import { handleUpstream } from './routes.js';
-import type { ReceivedRequest, Sandbox, SandboxOptions, SandboxStats, TokenRequestRecord } from './types.js';
+import type { Shape } from './shape.js';
+import type { ReceivedRequest, Sandbox, SandboxOptions, SandboxShape, SandboxStats, TokenRequestRecord } from './types.js';
 import { apiKeyGuard, bearerGuard, resolveAuth } from './upstream-auth.js';
 
 export const SANDBOX_DEFAULTS = {
@@ -24,6 +26,8 @@ export const SANDBOX_DEFAULTS = {
 /** POST /_sandbox/advance?dossiers=N&factures=M moves records to new states (see advance()). */
 export const ADVANCE_PATH = '/_sandbox/advance';
 
+const SHAPES: Readonly<Record<SandboxShape, Shape>> = { common: COMMON_SHAPE, classic: CLASSIC_SHAPE };
+
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const pageSize = options.pageSize ?? SANDBOX_DEFAULTS.pageSize;
   if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`pageSize must be a positive integer, got ${pageSize}`);
@@ -32,8 +36,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     dossierCount: options.dossierCount ?? SANDBOX_DEFAULTS.dossierCount,
     factureCount: options.factureCount ?? SANDBOX_DEFAULTS.factureCount,
   });
-  const shape = COMMON_SHAPE;
-  const auth = resolveAuth(options.auth, [ADVANCE_PATH]);
+  const shapeName = options.shape ?? 'common';
+  const shape = SHAPES[shapeName];
+  if (!shape) throw new TypeError(`shape must be 'common' or 'classic', got ${String(shapeName)}`);
+  const auth = resolveAuth(shapeName, options.auth, [ADVANCE_PATH]);
   const tokenPath = auth.mode === 'oauth' ? auth.tokenPath : undefined;
   const issuer = new TokenIssuer(options.tokenLifetimeS ?? SANDBOX_DEFAULTS.tokenLifetimeS);
   const guard = auth.mode === 'oauth' ? bearerGuard(issuer) : apiKeyGuard(auth);
@@ -124,6 +130,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const sandbox: Sandbox = {
     url,
     tokenUrl: tokenPath === undefined ? '' : `${url}${tokenPath}`,
+    shape: shapeName,
     auth,
     quirks: {
       stateTypos: options.quirks?.stateTypos ?? true,

@@ -4,6 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { RouteHandler } from './route-context.js';
+import type { SandboxShape } from './types.js';
 
 export interface ShapeMessages {
   /** 401 of a bearer-token upstream. */
@@ -19,7 +20,7 @@ export interface ShapeMessages {
 }
 
 export interface Shape {
-  name: string;
+  name: SandboxShape;
   routes: Readonly<Record<string, RouteHandler>>;
   /** Writes this family's error body. */
   error(res: ServerResponse, status: number, message: string, headers?: Record<string, string>): void;

@@ -11,6 +11,9 @@ export interface SandboxQuirks {
   bareArrays: boolean;
 }
 
+/** Which upstream API family the sandbox plays (README: "The classic shape"). */
+export type SandboxShape = 'common' | 'classic';
+
 /** Where a token request carries the client credentials. */
 export type TokenRequestStyle = 'form' | 'basic' | 'json';
 
@@ -29,7 +32,7 @@ export interface OAuthAuth {
   request?: TokenRequestStyle | 'any';
   /** Path of the token endpoint. */
   tokenPath?: string;
-  /** Field names of the answer; replaces the default answer as a whole. */
+  /** Field names of the answer; replaces the shape's default answer as a whole. */
   answer?: TokenAnswerFields;
 }
 
@@ -42,7 +45,7 @@ export interface ApiKeyAuth {
 
 export type SandboxAuth = OAuthAuth | ApiKeyAuth;
 
-/** The auth the sandbox runs with, every field filled in from the default. */
+/** The auth the sandbox runs with, every field filled in from the shape's default. */
 export type ResolvedAuth = Required<OAuthAuth> | ApiKeyAuth;
 
 export interface SandboxOptions {
@@ -62,9 +65,12 @@ export interface SandboxOptions {
   quirks?: Partial<SandboxQuirks>;
   /** Moves this many dossiers and invoices to a new state every `everyMs` (demo of pollers). Off by default. */
   advanceEvery?: { everyMs: number; dossiers?: number; factures?: number };
+  /** Upstream API family. Default `common` (SPEC 4.16). */
+  shape?: SandboxShape;
   /**
-   * Upstream authentication. Default: OAuth at `/oauth/token`, any style, answer
-   * `{access_token, token_type, expires_in}`. For `oauth`, the fields given override the default ones.
+   * Upstream authentication. Default: the shape's (common: OAuth at `/oauth/token`, any style,
+   * `{access_token, token_type, expires_in}`; classic: see README). For `oauth`, the fields
+   * given override the shape's default ones.
    */
   auth?: SandboxAuth;
 }
@@ -146,6 +152,7 @@ export interface Sandbox {
   url: string;
   /** URL of the token endpoint; `''` in `api-key` mode, which has none. */
   tokenUrl: string;
+  shape: SandboxShape;
   auth: ResolvedAuth;
   /** Stops listening and cuts every open connection, hanging ones included. */
   close(): Promise<void>;

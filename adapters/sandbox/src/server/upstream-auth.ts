@@ -1,24 +1,32 @@
 /**
  * How the simulated upstream authenticates its caller: the `auth` option resolved against the
- * default, and the guard every non-token route passes first.
+ * shape's default, and the guard every non-token route passes first.
  */
 import type { IncomingMessage } from 'node:http';
 import type { TokenIssuer } from './oauth.js';
-import type { ApiKeyAuth, ResolvedAuth, SandboxAuth } from './types.js';
+import type { ApiKeyAuth, ResolvedAuth, SandboxAuth, SandboxShape } from './types.js';
 
-export const DEFAULT_AUTH: Readonly<ResolvedAuth> = {
-  mode: 'oauth',
-  request: 'any',
-  tokenPath: '/oauth/token',
-  answer: { tokenField: 'access_token', typeField: 'token_type', expiresField: 'expires_in' },
+export const DEFAULT_AUTH: Readonly<Record<SandboxShape, ResolvedAuth>> = {
+  common: {
+    mode: 'oauth',
+    request: 'any',
+    tokenPath: '/oauth/token',
+    answer: { tokenField: 'access_token', typeField: 'token_type', expiresField: 'expires_in' },
+  },
+  classic: {
+    mode: 'oauth',
+    request: 'basic',
+    tokenPath: '/auth/token',
+    answer: { tokenField: 'token', expiresField: 'validity_seconds' },
+  },
 };
 
 const REQUEST_STYLES = ['form', 'basic', 'json', 'any'];
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** Fills in the defaults and refuses an unusable configuration at start. */
-export function resolveAuth(auth: SandboxAuth | undefined, reservedPaths: readonly string[]): ResolvedAuth {
-  const fallback = DEFAULT_AUTH;
+/** Fills in the shape's defaults and refuses an unusable configuration at start. */
+export function resolveAuth(shape: SandboxShape, auth: SandboxAuth | undefined, reservedPaths: readonly string[]): ResolvedAuth {
+  const fallback = DEFAULT_AUTH[shape];
   if (auth === undefined) return structuredClone(fallback);
   if (auth.mode === 'api-key') {
     if (typeof auth.header !== 'string' || !HEADER_NAME.test(auth.header)) throw new TypeError(`auth.header must be an HTTP header name, got ${String(auth.header)}`);
