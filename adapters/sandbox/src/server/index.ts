@@ -1,6 +1,6 @@
 export { startSandbox, SANDBOX_DEFAULTS, ADVANCE_PATH } from './sandbox-server.js';
 export type {
-  AdvanceResult, ApiKeyAuth, Fault, FaultControl, OAuthAuth, ReceivedPart,
+  AdvanceResult, ApiKeyAuth, Fault, FaultControl, HubGrantClaims, HubTokenCheck, HubTokenFailure, OAuthAuth, ReceivedPart,
   ReceivedRequest, ResolvedAuth, Sandbox, SandboxAuth, SandboxOptions, SandboxQuirks, SandboxShape, SandboxStats,
   TokenAnswerFields, TokenRequestRecord, TokenRequestStyle,
 } from './types.js';
@@ -25,4 +25,5 @@ export { CLASSIC_METADATA_PART } from './classic-write-routes.js';
 export { CLASSIC_DOSSIER_ETATS, CLASSIC_FACTURE_ETATS } from './classic-states.js';
 export { IRREGULAR_NAMES, camelToSnake, snakeToCamel } from './snake-case.js';
 export { frenchToIso, isDateField, isoToFrench } from './french-dates.js';
+export { HUB_DISCONNECTED, HUB_GRANT_LIFETIME_S, HUB_TOKEN_HEADER } from './hub-token.js';
 export { ibanValid, luhnValid } from './identities.js';

@@ -1,9 +1,10 @@
 /**
  * What `sandbox.received` shows of a request: the wire request as sent, its body parsed the way
- * the route will need it.
+ * the route will need it, and, with a `hubSecret`, the outcome of the hub grant check.
  */
 import type { IncomingMessage } from 'node:http';
 import { mediaType } from './exchange.js';
+import { HUB_TOKEN_HEADER, type HubTokenVerifier } from './hub-token.js';
 import { MultipartError, parseMultipart } from './multipart.js';
 import type { ReceivedRequest } from './types.js';
 
@@ -14,7 +15,7 @@ export interface Recorded {
 }
 
 export async function record(
-  req: IncomingMessage, path: string, url: URL, body: Buffer, at: number,
+  req: IncomingMessage, path: string, url: URL, body: Buffer, at: number, hub: HubTokenVerifier | undefined,
 ): Promise<Recorded> {
   const entry: ReceivedRequest = {
     at,
@@ -39,5 +40,6 @@ export async function record(
       bodyError = 'corps JSON invalide';
     }
   }
+  if (hub) entry.hubToken = await hub.check(req.headers[HUB_TOKEN_HEADER], entry.method);
   return { entry, bodyError };
 }

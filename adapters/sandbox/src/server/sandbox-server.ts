@@ -6,6 +6,7 @@ import { COMMON_SHAPE } from './common-shape.js';
 import { Dataset } from './dataset.js';
 import { BodyTooLarge, readBody } from './exchange.js';
 import { FaultRegistry, playFault } from './faults.js';
+import { HubTokenVerifier } from './hub-token.js';
 import { TokenIssuer, handleTokenRequest } from './oauth.js';
 import { record } from './recording.js';
 import type { RouteContext } from './route-context.js';
@@ -41,6 +42,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (!shape) throw new TypeError(`shape must be 'common' or 'classic', got ${String(shapeName)}`);
   const auth = resolveAuth(shapeName, options.auth, [ADVANCE_PATH]);
   const tokenPath = auth.mode === 'oauth' ? auth.tokenPath : undefined;
+  const hub = options.hubSecret === undefined ? undefined : new HubTokenVerifier(options.hubSecret);
   const issuer = new TokenIssuer(options.tokenLifetimeS ?? SANDBOX_DEFAULTS.tokenLifetimeS);
   const guard = auth.mode === 'oauth' ? bearerGuard(issuer) : apiKeyGuard(auth);
   const tokenRoute = tokenPath === undefined ? undefined : `POST ${tokenPath}`;
@@ -100,7 +102,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       handleTokenRequest(req, res, body, issuer, auth, log);
       return;
     }
-    const { entry, bodyError } = await record(req, path, url, body, arrivedAt);
+    const { entry, bodyError } = await record(req, path, url, body, arrivedAt, hub);
     received.push(entry);
     stats.calls[routeKey] = (stats.calls[routeKey] ?? 0) + 1;
     const fault = faults.take(routeKey);

@@ -73,6 +73,8 @@ export interface SandboxOptions {
    * given override the shape's default ones.
    */
   auth?: SandboxAuth;
+  /** 64 hex characters: verify each request's `Svc-Hub-Token` with this HS256 secret and record the outcome. */
+  hubSecret?: string;
 }
 
 export interface Fault {
@@ -120,6 +122,30 @@ export interface ReceivedRequest {
   json?: unknown;
   /** Parts of a multipart body, in arrival order. */
   parts?: ReceivedPart[];
+  /** Outcome of the `Svc-Hub-Token` check; only when the sandbox was given a `hubSecret`. */
+  hubToken?: HubTokenCheck;
+}
+
+/** Claims of a hub grant (SPEC 5.8, DECISIONS D26). */
+export interface HubGrantClaims {
+  opcoId: string;
+  method: string;
+  route: string;
+  instanceId: string;
+  iat: number;
+  exp: number;
+  iss: string;
+  jti: string;
+}
+
+export type HubTokenFailure =
+  | 'missing' | 'DISCONNECTED' | 'malformed' | 'signature' | 'expired' | 'claims' | 'method' | 'replayed';
+
+export interface HubTokenCheck {
+  valid: boolean;
+  /** The token's claims whenever its signature checked out (also when another check failed). */
+  claims?: HubGrantClaims;
+  reason?: HubTokenFailure;
 }
 
 /** One request to the token endpoint. */
