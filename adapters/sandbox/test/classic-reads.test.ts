@@ -20,6 +20,7 @@ t.test('GET /api/v3/statut', async (t) => {
   const r = await getJson(sandbox, '/api/v3/statut', headers);
   t.equal(r.status, 200);
   t.strictSame(r.body, { etat: 'OK', versions_supportees: ['3.0', '3.1'] });
+  t.strictSame((await getJson(sandbox, '/api/v3/statut?version=3', headers)).body, { erreur: "Paramètres invalides : paramètre inconnu 'version'" });
 });
 
 t.test('GET /api/v3/dossier: snake_case names, French dates, classic state, no envelope', async (t) => {

@@ -52,8 +52,9 @@ function page<T>(items: T[], number: number, size: number): { items: T[]; totalE
   return { items: items.slice(number * size, (number + 1) * size), totalElements: items.length, page: number, size };
 }
 
-export function statut({ res }: RouteContext): void {
-  sendJson(res, 200, { etat: 'OK', versions_supportees: CLASSIC_VERSIONS });
+export function statut(context: RouteContext): void {
+  if (!onlyParams(context, [])) return;
+  sendJson(context.res, 200, { etat: 'OK', versions_supportees: CLASSIC_VERSIONS });
 }
 
 export function dossier(context: RouteContext): void {
