@@ -59,7 +59,7 @@ export interface SandboxOptions {
   factureCount?: number;
   /** Page size of the etats routes. Default 100. */
   pageSize?: number;
-  /** `expires_in` of issued tokens, in seconds. Default 3600. */
+  /** Lifetime of issued tokens in seconds, sent as `expires_in` (or the answer's `expiresField`). Default 3600. */
   tokenLifetimeS?: number;
   /** Both default to true, like the real upstream. */
   quirks?: Partial<SandboxQuirks>;
