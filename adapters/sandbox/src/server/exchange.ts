@@ -49,3 +49,8 @@ export function sendError(res: ServerResponse, status: number, message: string, 
 export function mediaType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 }
+
+/** Error body of the classic shape's upstream: `{erreur}`, in French. */
+export function sendClassicError(res: ServerResponse, status: number, message: string, headers?: Record<string, string>): void {
+  sendJson(res, status, { erreur: message }, headers);
+}

@@ -6,8 +6,8 @@ import type { ServerResponse } from 'node:http';
 import { sendJson, sendRaw } from './exchange.js';
 import type { Fault, FaultControl } from './types.js';
 
+/** Token route of the default (common, OAuth) sandbox; `auth.tokenPath` moves it. */
 export const TOKEN_ROUTE = 'POST /oauth/token';
-const DEFAULT_FAULT_BODY = { status: 'error', message: 'injected' };
 
 interface ArmedFault {
   fault: Fault;
@@ -16,6 +16,9 @@ interface ArmedFault {
 
 export class FaultRegistry implements FaultControl {
   private armed: ArmedFault[] = [];
+
+  /** `tokenRoute`: `"POST <tokenPath>"`, or undefined when the upstream has no token endpoint. */
+  constructor(private readonly tokenRoute: string | undefined = TOKEN_ROUTE) {}
 
   add(fault: Fault): void {
     const remaining = fault.times ?? Infinity;
@@ -33,7 +36,7 @@ export class FaultRegistry implements FaultControl {
    */
   take(routeKey: string): Fault | undefined {
     const index = this.armed.findIndex(({ fault }) =>
-      routeKey === TOKEN_ROUTE ? fault.route === TOKEN_ROUTE : fault.route === undefined || routeKey.startsWith(fault.route));
+      routeKey === this.tokenRoute ? fault.route === this.tokenRoute : fault.route === undefined || routeKey.startsWith(fault.route));
     if (index < 0) return undefined;
     const entry = this.armed[index]!;
     entry.remaining--;
@@ -46,6 +49,8 @@ export class FaultRegistry implements FaultControl {
 export interface FaultContext {
   /** Resolves true after `ms`, or false as soon as the sandbox closes. */
   sleep(ms: number): Promise<boolean>;
+  /** Body of a status fault that gave none: the shape's error body. */
+  defaultBody: unknown;
 }
 
 /**
@@ -72,7 +77,7 @@ export async function playFault(fault: Fault, res: ServerResponse, context: Faul
     return true;
   }
   if (fault.status !== undefined) {
-    sendJson(res, fault.status, fault.body === undefined ? DEFAULT_FAULT_BODY : fault.body);
+    sendJson(res, fault.status, fault.body === undefined ? context.defaultBody : fault.body);
     return true;
   }
   return false;

@@ -1,11 +1,14 @@
 /**
  * OAuth 2.0 client-credentials token endpoint (RFC 6749 4.4) and bearer check of the other
- * routes. Any client is accepted so that demos need no setup; `wrong-secret` is the one way to
- * exercise the proxy's handling of a refused credential.
+ * routes. Which request style is accepted and how the answer's fields are named come from the
+ * `auth` option (upstream-auth.ts). Any client is accepted so that demos need no setup;
+ * `wrong-secret` is the one way to exercise the proxy's handling of a refused credential.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { mediaType, sendJson } from './exchange.js';
+import { sendJson } from './exchange.js';
+import { readTokenRequest } from './token-request.js';
+import type { OAuthAuth, TokenRequestRecord } from './types.js';
 
 export const REFUSED_CLIENT_SECRET = 'wrong-secret';
 
@@ -49,50 +52,32 @@ export class TokenIssuer {
   }
 }
 
-interface ClientCredentials {
-  grantType?: string;
-  clientId?: string;
-  clientSecret?: string;
-  scope?: string;
-}
+const STYLE_WORDING: Record<string, string> = {
+  form: 'client_id and client_secret in an application/x-www-form-urlencoded body',
+  basic: 'HTTP Basic client authentication with grant_type in an application/x-www-form-urlencoded body',
+  json: 'a JSON body {grant_type, client_id, client_secret}',
+};
 
-/** RFC 6749 2.3.1: Basic credentials are form-urlencoded before base64. */
-function decodeBasicPart(part: string): string {
-  return decodeURIComponent(part.replace(/\+/g, ' '));
-}
-
-function credentials(req: IncomingMessage, body: Buffer): ClientCredentials {
-  const form = new URLSearchParams(mediaType(req) === 'application/x-www-form-urlencoded' ? body.toString('utf8') : '');
-  const found: ClientCredentials = {
-    grantType: form.get('grant_type') ?? undefined,
-    clientId: form.get('client_id') ?? undefined,
-    clientSecret: form.get('client_secret') ?? undefined,
-    scope: form.get('scope') ?? undefined,
-  };
-  const basic = /^Basic\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  if (basic) {
-    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon > 0) {
-      try {
-        found.clientId = decodeBasicPart(decoded.slice(0, colon));
-        found.clientSecret = decodeBasicPart(decoded.slice(colon + 1));
-      } catch {
-        // Malformed percent-encoding: leave the credentials unset, which answers invalid_client.
-      }
-    }
-  }
-  return found;
-}
-
-export function handleTokenRequest(req: IncomingMessage, res: ServerResponse, body: Buffer, issuer: TokenIssuer): void {
+/**
+ * Answers one token request as `auth` says, and notes on `log` how it was made. The request
+ * style is checked first, so a well-formed request in the wrong style is still a 400.
+ */
+export function handleTokenRequest(
+  req: IncomingMessage, res: ServerResponse, body: Buffer, issuer: TokenIssuer, auth: Required<OAuthAuth>, log: TokenRequestRecord,
+): void {
   // Token answers must never be cached by an intermediary (RFC 6749 5.1).
   const headers = { 'cache-control': 'no-store', pragma: 'no-cache' };
   if (req.method !== 'POST') {
     sendJson(res, 405, { error: 'invalid_request', error_description: 'POST required' }, { ...headers, allow: 'POST' });
     return;
   }
-  const { grantType, clientId, clientSecret, scope } = credentials(req, body);
+  const { style, grantType, clientId, clientSecret, scope } = readTokenRequest(req, body);
+  log.style = style;
+  if (clientId !== undefined) log.clientId = clientId;
+  if (auth.request !== 'any' && style !== auth.request) {
+    sendJson(res, 400, { error: 'invalid_request', error_description: `client credentials must be sent with ${STYLE_WORDING[auth.request]}` }, headers);
+    return;
+  }
   if (!grantType) {
     sendJson(res, 400, { error: 'invalid_request', error_description: 'grant_type is required' }, headers);
     return;
@@ -105,10 +90,11 @@ export function handleTokenRequest(req: IncomingMessage, res: ServerResponse, bo
     sendJson(res, 401, { error: 'invalid_client' }, { ...headers, 'www-authenticate': 'Basic realm="sandbox"' });
     return;
   }
+  const { tokenField, typeField, expiresField } = auth.answer;
   sendJson(res, 200, {
-    access_token: issuer.issue(),
-    token_type: 'Bearer',
-    expires_in: issuer.lifetime,
+    [tokenField]: issuer.issue(),
+    ...(typeField === undefined ? {} : { [typeField]: 'Bearer' }),
+    [expiresField]: issuer.lifetime,
     ...(scope ? { scope } : {}),
   }, headers);
 }

@@ -1,54 +1,42 @@
-/** Upstream routing table and the gate every non-token route passes first (bearer, then API key). */
-import { sendError } from './exchange.js';
-import type { TokenIssuer } from './oauth.js';
-import * as read from './read-routes.js';
-import type { RouteContext, RouteHandler } from './route-context.js';
-import * as write from './write-routes.js';
+/**
+ * The gate every non-token route passes first, whatever the shape: the caller's authentication
+ * (bearer token or static key, 401), then the CFA's `X-API-KEY` (403), then the shape's route
+ * table (405 for a known path with another method, else 404).
+ */
+import type { Shape } from './shape.js';
+import type { RouteContext } from './route-context.js';
+import type { UpstreamGuard } from './upstream-auth.js';
 
 /** X-API-KEY value the sandbox refuses, to simulate an upstream that rejects a CFA's key. */
 export const REFUSED_API_KEY = 'forbidden-key-000';
 
-export const UPSTREAM_ROUTES: Readonly<Record<string, RouteHandler>> = {
-  'GET /v1/status': read.status,
-  'GET /v2/dossiers': read.dossier,
-  'GET /v2/dossiers/etats': read.dossierEtats,
-  'GET /v1/dossiers/liste': read.dossierListe,
-  'GET /v1/factures/etats': read.factureEtats,
-  'GET /v1/cfakeyinfo': read.cfaKeyInfo,
-  'POST /v1/dossiers': write.createDossier,
-  'POST /v1/factures': write.createFacture,
-  'POST /v1/conventions': write.createConvention,
-  'POST /v2/certificats': write.createCertificat,
-  'POST /v1/documents': write.createDocument,
-};
-
-const KNOWN_PATHS = new Set(Object.keys(UPSTREAM_ROUTES).map((key) => key.slice(key.indexOf(' ') + 1)));
-
-export function handleUpstream(context: RouteContext, path: string, issuer: TokenIssuer): void {
+export function handleUpstream(context: RouteContext, path: string, shape: Shape, guard: UpstreamGuard): void {
   const { req, res } = context;
-  // Order of the real gateway: the token is checked before the key, so a request with neither is a 401.
-  if (!issuer.authorizes(req)) {
-    sendError(res, 401, 'invalid token', { 'www-authenticate': 'Bearer error="invalid_token"' });
+  const { messages } = shape;
+  // Order of the real gateway: the caller is checked before the key, so a request with neither is a 401.
+  if (!guard.authorizes(req)) {
+    if (guard.scheme === 'bearer') shape.error(res, 401, messages.badToken, { 'www-authenticate': 'Bearer error="invalid_token"' });
+    else shape.error(res, 401, messages.badGatewayKey(guard.header!));
     return;
   }
   const apiKey = req.headers['x-api-key'];
   if (typeof apiKey !== 'string' || apiKey.trim() === '') {
-    sendError(res, 403, 'clé API manquante');
+    shape.error(res, 403, messages.missingApiKey);
     return;
   }
   if (apiKey === REFUSED_API_KEY) {
-    sendError(res, 403, 'clé API refusée');
+    shape.error(res, 403, messages.refusedApiKey);
     return;
   }
-  const handler = UPSTREAM_ROUTES[`${req.method} ${path}`];
+  const handler = shape.routes[`${req.method} ${path}`];
   if (handler) {
     handler(context);
     return;
   }
-  if (KNOWN_PATHS.has(path)) {
-    const allowed = Object.keys(UPSTREAM_ROUTES).filter((k) => k.endsWith(` ${path}`)).map((k) => k.split(' ')[0]!);
-    sendError(res, 405, 'méthode non autorisée', { allow: allowed.join(', ') });
+  const allowed = Object.keys(shape.routes).filter((k) => k.endsWith(` ${path}`)).map((k) => k.split(' ')[0]!);
+  if (allowed.length > 0) {
+    shape.error(res, 405, messages.methodNotAllowed, { allow: allowed.join(', ') });
     return;
   }
-  sendError(res, 404, 'ressource inconnue');
+  shape.error(res, 404, messages.unknownRoute);
 }

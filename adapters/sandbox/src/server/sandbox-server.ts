@@ -1,14 +1,19 @@
-/** startSandbox: wires dataset, token issuer, faults and routes onto a node:http server. */
+/** startSandbox: wires dataset, shape, authentication, faults and routes onto a node:http server. */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CLASSIC_SHAPE } from './classic-shape.js';
+import { COMMON_SHAPE } from './common-shape.js';
 import { Dataset } from './dataset.js';
-import { BodyTooLarge, mediaType, readBody, sendError } from './exchange.js';
-import { FaultRegistry, TOKEN_ROUTE, playFault } from './faults.js';
-import { MultipartError, parseMultipart } from './multipart.js';
+import { BodyTooLarge, readBody } from './exchange.js';
+import { FaultRegistry, playFault } from './faults.js';
+import { HubTokenVerifier } from './hub-token.js';
 import { TokenIssuer, handleTokenRequest } from './oauth.js';
+import { record } from './recording.js';
 import type { RouteContext } from './route-context.js';
 import { handleUpstream } from './routes.js';
-import type { ReceivedRequest, Sandbox, SandboxOptions } from './types.js';
+import type { Shape } from './shape.js';
+import type { ReceivedRequest, Sandbox, SandboxOptions, SandboxShape, SandboxStats, TokenRequestRecord } from './types.js';
+import { apiKeyGuard, bearerGuard, resolveAuth } from './upstream-auth.js';
 
 export const SANDBOX_DEFAULTS = {
   port: 0,
@@ -19,37 +24,10 @@ export const SANDBOX_DEFAULTS = {
   tokenLifetimeS: 3600,
 } as const;
 
-const TOKEN_PATH = '/oauth/token';
 /** POST /_sandbox/advance?dossiers=N&factures=M moves records to new states (see advance()). */
 export const ADVANCE_PATH = '/_sandbox/advance';
 
-/** Parses the body the way the route will need it, so `received` shows what was actually sent. */
-async function record(req: IncomingMessage, path: string, url: URL, body: Buffer, at: number): Promise<{ entry: ReceivedRequest; bodyError?: string }> {
-  const entry: ReceivedRequest = {
-    at,
-    method: req.method ?? 'GET',
-    path,
-    query: Object.fromEntries(url.searchParams),
-    headers: { ...req.headers },
-  };
-  const type = mediaType(req);
-  let bodyError: string | undefined;
-  if (type === 'multipart/form-data') {
-    try {
-      entry.parts = await parseMultipart(req.headers, body);
-    } catch (error) {
-      if (!(error instanceof MultipartError)) throw error;
-      bodyError = `corps multipart illisible : ${error.message}`;
-    }
-  } else if (body.length > 0 && (type === 'application/json' || type.endsWith('+json'))) {
-    try {
-      entry.json = JSON.parse(body.toString('utf8'));
-    } catch {
-      bodyError = 'corps JSON invalide';
-    }
-  }
-  return { entry, bodyError };
-}
+const SHAPES: Readonly<Record<SandboxShape, Shape>> = { common: COMMON_SHAPE, classic: CLASSIC_SHAPE };
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const pageSize = options.pageSize ?? SANDBOX_DEFAULTS.pageSize;
@@ -59,10 +37,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     dossierCount: options.dossierCount ?? SANDBOX_DEFAULTS.dossierCount,
     factureCount: options.factureCount ?? SANDBOX_DEFAULTS.factureCount,
   });
+  const shapeName = options.shape ?? 'common';
+  const shape = SHAPES[shapeName];
+  if (!shape) throw new TypeError(`shape must be 'common' or 'classic', got ${String(shapeName)}`);
+  const auth = resolveAuth(shapeName, options.auth, [ADVANCE_PATH]);
+  const tokenPath = auth.mode === 'oauth' ? auth.tokenPath : undefined;
+  const hub = options.hubSecret === undefined ? undefined : new HubTokenVerifier(options.hubSecret);
   const issuer = new TokenIssuer(options.tokenLifetimeS ?? SANDBOX_DEFAULTS.tokenLifetimeS);
-  const faults = new FaultRegistry();
+  const guard = auth.mode === 'oauth' ? bearerGuard(issuer) : apiKeyGuard(auth);
+  const tokenRoute = tokenPath === undefined ? undefined : `POST ${tokenPath}`;
+  const faults = new FaultRegistry(tokenRoute);
   const received: ReceivedRequest[] = [];
-  const stats = { tokenRequests: 0, calls: {} as Record<string, number> };
+  const stats: SandboxStats = { tokenRequests: 0, tokenRequestsLog: [], calls: {} };
+  let tokenRequestsInFlight = 0;
 
   let closed = false;
   // Wake-ups of pending latency faults, so close() does not wait for their timers.
@@ -93,7 +80,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     try {
       body = await readBody(req);
     } catch (error) {
-      if (error instanceof BodyTooLarge) sendError(res, 413, 'corps trop volumineux');
+      if (error instanceof BodyTooLarge) shape.error(res, 413, shape.messages.bodyTooLarge);
       return;
     }
     if (path === ADVANCE_PATH && req.method === 'POST') {
@@ -102,27 +89,33 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(moved));
       return;
     }
-    if (path === TOKEN_PATH) {
+    if (auth.mode === 'oauth' && path === auth.tokenPath) {
       stats.tokenRequests++;
-      const fault = faults.take(TOKEN_ROUTE);
-      if (fault && await playFault(fault, res, { sleep })) return;
-      handleTokenRequest(req, res, body, issuer);
+      const log: TokenRequestRecord = { at: arrivedAt, style: 'none', concurrent: ++tokenRequestsInFlight };
+      stats.tokenRequestsLog.push(log);
+      res.once('close', () => {
+        tokenRequestsInFlight--;
+        if (res.writableFinished) log.status = res.statusCode;
+      });
+      const fault = faults.take(tokenRoute!);
+      if (fault && await playFault(fault, res, { sleep, defaultBody: shape.faultBody })) return;
+      handleTokenRequest(req, res, body, issuer, auth, log);
       return;
     }
-    const { entry, bodyError } = await record(req, path, url, body, arrivedAt);
+    const { entry, bodyError } = await record(req, path, url, body, arrivedAt, hub);
     received.push(entry);
     stats.calls[routeKey] = (stats.calls[routeKey] ?? 0) + 1;
     const fault = faults.take(routeKey);
-    if (fault && await playFault(fault, res, { sleep })) return;
+    if (fault && await playFault(fault, res, { sleep, defaultBody: shape.faultBody })) return;
     const context: RouteContext = {
       req, res, query: entry.query, received: entry, bodyError, dataset, quirks: sandbox.quirks, pageSize,
     };
-    handleUpstream(context, path, issuer);
+    handleUpstream(context, path, shape, guard);
   }
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      sendError(res, 500, `erreur interne du bac à sable : ${(error as Error).message}`);
+      shape.error(res, 500, shape.messages.internal((error as Error).message));
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -138,7 +131,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   let closing: Promise<void> | undefined;
   const sandbox: Sandbox = {
     url,
-    tokenUrl: `${url}${TOKEN_PATH}`,
+    tokenUrl: tokenPath === undefined ? '' : `${url}${tokenPath}`,
+    shape: shapeName,
+    auth,
     quirks: {
       stateTypos: options.quirks?.stateTypos ?? true,
       bareArrays: options.quirks?.bareArrays ?? true,
@@ -153,6 +148,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     resetStats: () => {
       received.length = 0;
       stats.tokenRequests = 0;
+      stats.tokenRequestsLog.length = 0;
       for (const key of Object.keys(stats.calls)) delete stats.calls[key];
     },
     advance: (moves) => dataset.advance(moves),

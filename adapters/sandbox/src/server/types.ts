@@ -11,6 +11,43 @@ export interface SandboxQuirks {
   bareArrays: boolean;
 }
 
+/** Which upstream API family the sandbox plays (README: "The classic shape"). */
+export type SandboxShape = 'common' | 'classic';
+
+/** Where a token request carries the client credentials. */
+export type TokenRequestStyle = 'form' | 'basic' | 'json';
+
+/** Names of the token answer's fields. */
+export interface TokenAnswerFields {
+  tokenField: string;
+  expiresField: string;
+  /** Absent: the answer has no token-type field. */
+  typeField?: string;
+}
+
+/** Client-credentials token endpoint, then `Authorization: Bearer` on every route. */
+export interface OAuthAuth {
+  mode: 'oauth';
+  /** Accepted request style; another style is 400 `invalid_request`. `any` takes all three. */
+  request?: TokenRequestStyle | 'any';
+  /** Path of the token endpoint. */
+  tokenPath?: string;
+  /** Field names of the answer; replaces the shape's default answer as a whole. */
+  answer?: TokenAnswerFields;
+}
+
+/** No token endpoint: every route needs this static header with this value (401 otherwise). */
+export interface ApiKeyAuth {
+  mode: 'api-key';
+  header: string;
+  key: string;
+}
+
+export type SandboxAuth = OAuthAuth | ApiKeyAuth;
+
+/** The auth the sandbox runs with, every field filled in from the shape's default. */
+export type ResolvedAuth = Required<OAuthAuth> | ApiKeyAuth;
+
 export interface SandboxOptions {
   /** Port to listen on; 0 (default) takes a free one. Host is always 127.0.0.1. */
   port?: number;
@@ -22,12 +59,22 @@ export interface SandboxOptions {
   factureCount?: number;
   /** Page size of the etats routes. Default 100. */
   pageSize?: number;
-  /** `expires_in` of issued tokens, in seconds. Default 3600. */
+  /** Lifetime of issued tokens in seconds, sent as `expires_in` (or the answer's `expiresField`). Default 3600. */
   tokenLifetimeS?: number;
   /** Both default to true, like the real upstream. */
   quirks?: Partial<SandboxQuirks>;
   /** Moves this many dossiers and invoices to a new state every `everyMs` (demo of pollers). Off by default. */
   advanceEvery?: { everyMs: number; dossiers?: number; factures?: number };
+  /** Upstream API family. Default `common` (SPEC 4.16). */
+  shape?: SandboxShape;
+  /**
+   * Upstream authentication. Default: the shape's (common: OAuth at `/oauth/token`, any style,
+   * `{access_token, token_type, expires_in}`; classic: see README). For `oauth`, the fields
+   * given override the shape's default ones.
+   */
+  auth?: SandboxAuth;
+  /** 64 hex characters: verify each request's `Svc-Hub-Token` with this HS256 secret and record the outcome. */
+  hubSecret?: string;
 }
 
 export interface Fault {
@@ -75,10 +122,48 @@ export interface ReceivedRequest {
   json?: unknown;
   /** Parts of a multipart body, in arrival order. */
   parts?: ReceivedPart[];
+  /** Outcome of the `Svc-Hub-Token` check; only when the sandbox was given a `hubSecret`. */
+  hubToken?: HubTokenCheck;
+}
+
+/** Claims of a hub grant (SPEC 5.8, DECISIONS D26). */
+export interface HubGrantClaims {
+  opcoId: string;
+  method: string;
+  route: string;
+  instanceId: string;
+  iat: number;
+  exp: number;
+  iss: string;
+  jti: string;
+}
+
+export type HubTokenFailure =
+  | 'missing' | 'DISCONNECTED' | 'malformed' | 'signature' | 'expired' | 'claims' | 'method' | 'replayed';
+
+export interface HubTokenCheck {
+  valid: boolean;
+  /** The token's claims whenever its signature checked out (also when another check failed). */
+  claims?: HubGrantClaims;
+  reason?: HubTokenFailure;
+}
+
+/** One request to the token endpoint. */
+export interface TokenRequestRecord {
+  at: number;
+  /** `basic` when an `Authorization: Basic` header is present, else by body type; `none` for neither. */
+  style: TokenRequestStyle | 'none';
+  /** Token requests being handled when this one arrived, itself included: 1 means it overlapped none. */
+  concurrent: number;
+  clientId?: string;
+  /** Status answered; absent while pending, or when a fault hung or destroyed the request. */
+  status?: number;
 }
 
 export interface SandboxStats {
   tokenRequests: number;
+  /** Every token request, in arrival order (how it was made, how it was answered). */
+  tokenRequestsLog: TokenRequestRecord[];
   /** Requests per `"METHOD /path"`, token route excluded. */
   calls: Record<string, number>;
 }
@@ -91,7 +176,10 @@ export interface AdvanceResult {
 export interface Sandbox {
   /** Upstream base URL, no trailing slash. */
   url: string;
+  /** URL of the token endpoint; `''` in `api-key` mode, which has none. */
   tokenUrl: string;
+  shape: SandboxShape;
+  auth: ResolvedAuth;
   /** Stops listening and cuts every open connection, hanging ones included. */
   close(): Promise<void>;
   /** Mutable at run time; read on every request. */
