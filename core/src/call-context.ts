@@ -52,7 +52,9 @@ export interface CallContext {
   priority: number;
   /** A client waits on the HTTP connection for this call's answer (step 4 may bound its wait). */
   synchronous: boolean;
-  /** Extra headers sent upstream: the admission lease's, then those set by beforeCall hooks. */
+  /** Headers of the admission lease of the current attempt (`Svc-Hub-Token`). */
+  leaseHeaders?: Record<string, string>;
+  /** Extra headers set by beforeCall hooks; sent last, so they may override any other. */
   upstreamHeaders: Record<string, string>;
   response?: UpstreamAnswer;
   error?: ServiceError;

@@ -7,6 +7,7 @@
 import { applyTransforms } from './transforms.js';
 import { asServiceError } from './errors.js';
 import { checkAnswer } from './response-validation.js';
+import { AuthRefreshNeeded } from './upstream-client.js';
 import type { Hooks } from './hooks.js';
 import type { CallContext } from './call-context.js';
 import type { UpstreamClient } from './upstream-client.js';
@@ -49,18 +50,26 @@ export class Pipeline {
       }
       if (hooks.count('lookup') > 0) ctx.cache = 'miss';
     }
-    const lease = await this.deps.admission().admit({
-      opcoId: ctx.opco.id, rateLimit: ctx.opco.rateLimit, route: ctx.route, method: ctx.method, priority: ctx.priority,
-      tenant: ctx.tenant.hash, synchronous: ctx.synchronous, cancelled: ctx.cancelled,
-    }); // step 4
-    Object.assign(ctx.upstreamHeaders, lease.headers);
-    const calledAt = clock.now();
-    try {
-      await this.callUpstream(ctx);
-    } catch (err) {
-      ctx.error = asServiceError(err);
-    } finally {
-      await lease.release({ status: answeredStatus(ctx), latencyMs: clock.now() - calledAt });
+    await this.transformRequest(ctx); // step 5
+    // A 401 the authentication can cure (a token to refresh) is answered by a second call,
+    // admitted like any other: it counts against the budget and carries its own grant.
+    for (let refreshAllowed = true; ; refreshAllowed = false) {
+      const lease = await this.deps.admission().admit({
+        opcoId: ctx.opco.id, rateLimit: ctx.opco.rateLimit, route: ctx.route, method: ctx.method, priority: ctx.priority,
+        tenant: ctx.tenant.hash, synchronous: ctx.synchronous, cancelled: ctx.cancelled,
+      }); // step 4
+      ctx.leaseHeaders = lease.headers;
+      const calledAt = clock.now();
+      let refresh = false;
+      try {
+        await this.callUpstream(ctx, refreshAllowed);
+      } catch (err) {
+        if (err instanceof AuthRefreshNeeded) refresh = true;
+        else ctx.error = asServiceError(err);
+      } finally {
+        await lease.release({ status: refresh ? 401 : answeredStatus(ctx), latencyMs: clock.now() - calledAt });
+      }
+      if (!refresh) break;
     }
     this.record(ctx); // step 9
     await hooks.runPipeline('afterCall', ctx);
@@ -69,13 +78,17 @@ export class Pipeline {
     return { body: ctx.response!.body, text: ctx.answerText };
   }
 
-  private async callUpstream(ctx: CallContext): Promise<void> {
-    const { request = [], response = [] } = ctx.routeProfile;
-    if (ctx.method === 'GET') ctx.query = applyTransforms(ctx.query, request) as Record<string, string>; // step 5
+  /** Step 5: the profile's request transforms, then the beforeCall hooks; once per call. */
+  private async transformRequest(ctx: CallContext): Promise<void> {
+    const { request = [] } = ctx.routeProfile;
+    if (ctx.method === 'GET') ctx.query = applyTransforms(ctx.query, request) as Record<string, string>;
     else ctx.body = applyTransforms(ctx.body, request);
     await this.deps.hooks.runPipeline('beforeCall', ctx);
-    const answer = await this.deps.client.call(ctx); // step 6
-    answer.body = applyTransforms(answer.body, response); // step 7
+  }
+
+  private async callUpstream(ctx: CallContext, refreshAllowed: boolean): Promise<void> {
+    const answer = await this.deps.client.call(ctx, refreshAllowed); // step 6
+    answer.body = applyTransforms(answer.body, ctx.routeProfile.response ?? []); // step 7
     ctx.warnings.push(...checkAnswer(ctx.route, answer.body)); // step 8
     ctx.response = answer;
   }

@@ -26,6 +26,14 @@ export interface UpstreamClientOptions {
   maxAnswerBytes: number;
 }
 
+/** The upstream refused the call's credentials and fresh ones may do: call once more (D10). */
+export class AuthRefreshNeeded extends Error {
+  constructor() {
+    super('the upstream refused the credentials; refreshing them');
+    this.name = 'AuthRefreshNeeded';
+  }
+}
+
 export class UpstreamClient {
   private readonly auths = new Map<string, UpstreamAuth>();
 
@@ -52,15 +60,17 @@ export class UpstreamClient {
     return { status: response.statusCode, text: response.body };
   };
 
-  async call(ctx: CallContext): Promise<UpstreamAnswer> {
+  /**
+   * One upstream call. A 401 that the authentication can cure (`refused` says so) throws
+   * AuthRefreshNeeded when `refreshAllowed`: the pipeline then makes a second call, admitted on
+   * its own (D10: refreshed once and retried once).
+   */
+  async call(ctx: CallContext, refreshAllowed = true): Promise<UpstreamAnswer> {
     const auth = this.auths.get(ctx.opco.id);
     if (!auth) throw new Error(`no upstream authentication for ${ctx.opco.id}`);
-    let authHeaders = await auth.headers();
-    let response = await this.send(ctx, authHeaders);
-    if (response.statusCode === 401 && auth.refused(authHeaders)) {
-      authHeaders = await auth.headers();
-      response = await this.send(ctx, authHeaders);
-    }
+    const authHeaders = await auth.headers();
+    const response = await this.send(ctx, authHeaders);
+    if (response.statusCode === 401 && refreshAllowed && auth.refused(authHeaders)) throw new AuthRefreshNeeded();
     return toAnswer(ctx, response);
   }
 
@@ -76,6 +86,7 @@ export class UpstreamClient {
         version: publisher.version,
         accept: 'application/json',
         ...authHeaders,
+        ...lowerCased(ctx.leaseHeaders ?? {}),
         ...lowerCased(ctx.upstreamHeaders),
       },
       timeout: { request: timeoutMs },
