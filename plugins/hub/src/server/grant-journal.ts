@@ -1,0 +1,72 @@
+/**
+ * The hub writes every grant to its store before sending it, so that a restarted hub knows what
+ * its predecessor handed out in the last window, including grants of instances that have not
+ * reconnected yet (D30). Without it a new hub would have to refuse everything for a window and
+ * the grant lifetime, since any instance might have spent the whole budget just before the crash.
+ *
+ * A record stays until its slot can no longer count (`exp` + window), then the sweep deletes it.
+ */
+import type { Clock, Collection, Store, Timer } from '@opco-proxy/core';
+import type { IssuedGrant, JournalGrant } from './grant-scheduler.js';
+
+interface GrantRecord {
+  _id: string;
+  tenantId: string;
+  opcoId: string;
+  instanceId: string;
+  issuedAt: number;
+  deadline: number;
+  limit: number;
+  windowMs: number;
+  expiresAt: Date;
+}
+
+const SWEEP_INTERVAL_MS = 60_000;
+
+export class GrantJournal {
+  private readonly records: Collection<GrantRecord>;
+  private sweeper: Timer | undefined;
+  private closed = false;
+
+  constructor(store: Store, private readonly clock: Clock) {
+    this.records = store.collection<GrantRecord>('hub_grants');
+  }
+
+  async record(grant: IssuedGrant): Promise<void> {
+    const deadline = grant.exp * 1000;
+    await this.records.insertOne({
+      _id: grant.grantId,
+      tenantId: grant.tenantId,
+      opcoId: grant.opcoId,
+      instanceId: grant.instanceId,
+      issuedAt: grant.issuedAt,
+      deadline,
+      limit: grant.rateLimit.limit,
+      windowMs: grant.rateLimit.windowMs,
+      expiresAt: new Date(deadline + grant.rateLimit.windowMs),
+    });
+  }
+
+  /** Grants whose slots may still count; the sweep starts with it. */
+  async load(): Promise<JournalGrant[]> {
+    const records = await this.records.find({ expiresAt: { $gt: this.clock.date() } });
+    this.armSweep();
+    return records.map((r) => ({
+      id: r._id, tenantId: r.tenantId, opcoId: r.opcoId, instanceId: r.instanceId, issuedAt: r.issuedAt,
+      deadline: r.deadline, rateLimit: { limit: r.limit, windowMs: r.windowMs },
+    }));
+  }
+
+  close(): void {
+    this.closed = true;
+    this.sweeper?.cancel();
+    this.sweeper = undefined;
+  }
+
+  private armSweep(): void {
+    if (this.closed) return;
+    this.sweeper = this.clock.setTimeout(() => {
+      void this.records.sweepExpired(this.clock.date()).catch(() => undefined).finally(() => this.armSweep());
+    }, SWEEP_INTERVAL_MS);
+  }
+}
