@@ -4,7 +4,9 @@
  * reconnected yet (D30). Without it a new hub would have to refuse everything for a window and
  * the grant lifetime, since any instance might have spent the whole budget just before the crash.
  *
- * A record stays until its slot can no longer count (`exp` + window), then the sweep deletes it.
+ * The end of each call is written too, so a restarted hub counts a finished call for a window after
+ * its end, not until its `exp`. A record stays until its slot can no longer count (end or `exp`,
+ * plus the window), then the sweep deletes it.
  */
 import type { Clock, Collection, Store, Timer } from '@opco-proxy/core';
 import type { IssuedGrant, JournalGrant } from './grant-scheduler.js';
@@ -18,6 +20,8 @@ interface GrantRecord {
   deadline: number;
   limit: number;
   windowMs: number;
+  /** Set when the instance reported the call done. */
+  endedAt?: number;
   expiresAt: Date;
 }
 
@@ -47,13 +51,22 @@ export class GrantJournal {
     });
   }
 
+  /**
+   * The call ended: the record now expires a window after the end. An unused grant never
+   * counted: its record goes. Writes for ids that are not grants (local calls) match nothing.
+   */
+  async ended(id: string, at: number, windowMs: number, outcome: 'used' | 'unused'): Promise<void> {
+    if (outcome === 'unused') await this.records.deleteOne({ _id: id });
+    else await this.records.updateMany({ _id: id }, { $set: { endedAt: at, expiresAt: new Date(at + windowMs) } });
+  }
+
   /** Grants whose slots may still count; the sweep starts with it. */
   async load(): Promise<JournalGrant[]> {
     const records = await this.records.find({ expiresAt: { $gt: this.clock.date() } });
     this.armSweep();
     return records.map((r) => ({
       id: r._id, tenantId: r.tenantId, opcoId: r.opcoId, instanceId: r.instanceId, issuedAt: r.issuedAt,
-      deadline: r.deadline, rateLimit: { limit: r.limit, windowMs: r.windowMs },
+      deadline: r.deadline, rateLimit: { limit: r.limit, windowMs: r.windowMs }, ...(r.endedAt === undefined ? {} : { endedAt: r.endedAt }),
     }));
   }
 

@@ -17,6 +17,8 @@ export type { IssuedGrant, WaitingAsk } from './grant-budget.js';
 
 export interface SchedulerObserver {
   granted?(grant: IssuedGrant): void;
+  /** A held slot ended at `at` (counted until `at + windowMs`), or was never used and freed. */
+  ended?(slot: { tenantId: string; id: string; at: number; windowMs: number; outcome: 'used' | 'unused' }): void;
   /** An ask found no free slot and waits. */
   queued?(tenantId: string, opcoId: string): void;
 }
@@ -58,6 +60,8 @@ export interface JournalGrant {
   instanceId: string;
   issuedAt: number;
   deadline: number;
+  /** Set when the instance reported the call done before the restart. */
+  endedAt?: number;
   rateLimit: RateLimit;
 }
 
@@ -140,7 +144,7 @@ export class GrantScheduler {
     }
     if (hello.complete) {
       for (const state of this.budgets.get(tenantId)?.values() ?? []) {
-        for (const slot of state.budget.heldBy(instanceId)) if (!named.has(slot.id)) state.budget.free(slot.id);
+        for (const slot of state.budget.heldBy(instanceId)) if (!named.has(slot.id)) this.endSlot(state.budget, slot.id, now, 'unused');
       }
     }
     const tenant = this.tenant(tenantId);
@@ -162,7 +166,8 @@ export class GrantScheduler {
       this.learn(grant.opcoId, grant.rateLimit);
       const state = this.state(grant.tenantId, grant.opcoId);
       if (!state || state.budget.has(grant.id)) continue;
-      state.budget.hold({ id: grant.id, instanceId: grant.instanceId, issuedAt: grant.issuedAt, deadline: grant.deadline });
+      if (grant.endedAt !== undefined) state.budget.addEnded(grant.endedAt, grant.id);
+      else state.budget.hold({ id: grant.id, instanceId: grant.instanceId, issuedAt: grant.issuedAt, deadline: grant.deadline });
     }
   }
 
@@ -191,8 +196,7 @@ export class GrantScheduler {
     for (const state of this.budgets.get(tenantId)?.values() ?? []) {
       const slot = state.budget.heldSlot(grantId);
       if (!slot || slot.instanceId !== instanceId) continue;
-      if (outcome === 'unused') state.budget.free(grantId);
-      else state.budget.end(grantId, this.clock.now());
+      this.endSlot(state.budget, grantId, this.clock.now(), outcome);
       this.serve(state);
       return true;
     }
@@ -271,12 +275,18 @@ export class GrantScheduler {
   private account(budget: GrantBudget, instanceId: string, entry: UsageEntry, now: number): void {
     const startedAt = now - entry.startedAgoMs;
     if (budget.heldSlot(entry.id)) {
-      if (entry.endedAgoMs !== undefined) budget.end(entry.id, now - entry.endedAgoMs);
+      if (entry.endedAgoMs !== undefined) this.endSlot(budget, entry.id, now - entry.endedAgoMs, 'used');
     } else if (!budget.has(entry.id)) {
       if (entry.endedAgoMs !== undefined) budget.addEnded(now - entry.endedAgoMs, entry.id);
       // In flight: counted until done, or until the upstream call limit (30 s) after its start.
       else budget.hold({ id: entry.id, instanceId, issuedAt: startedAt, deadline: startedAt + GRANT_TTL_S * 1000 }, false);
     }
+  }
+
+  /** Ends or frees a held slot, and tells the observer (the journal keeps ends for a restart). */
+  private endSlot(budget: GrantBudget, id: string, at: number, outcome: 'used' | 'unused'): void {
+    const ended = outcome === 'used' ? budget.end(id, at) : budget.free(id);
+    if (ended) this.observer.ended?.({ tenantId: budget.tenantId, id, at, windowMs: budget.windowMs, outcome });
   }
 
   private serve(state: BudgetState): void {

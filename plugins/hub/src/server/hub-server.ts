@@ -17,7 +17,7 @@ import { createHubApp } from './hub-app.js';
 import { loadHubConfig, rateLimits, readHubSecrets, type HubConfig, type HubStoreConfig } from './hub-config.js';
 import { createHubMetrics } from './hub-metrics.js';
 import { GrantJournal } from './grant-journal.js';
-import { GrantScheduler } from './grant-scheduler.js';
+import { GrantScheduler, type SchedulerObserver } from './grant-scheduler.js';
 import { GrantSigner } from './grant-token.js';
 import { HubKeys, type HubKey } from './hub-keys.js';
 import { InstanceSession } from './instance-session.js';
@@ -55,9 +55,15 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   const keys = new HubKeys(store);
   await keys.init();
   const metrics = createHubMetrics();
-  const scheduler = new GrantScheduler({ clock, opcos: rateLimits(config), adaptive: config.adaptive, observer: metrics.observer });
-  metrics.watch(scheduler);
   const journal = new GrantJournal(store, clock);
+  const observer: SchedulerObserver = {
+    ...metrics.observer,
+    ended: ({ id, at, windowMs, outcome }) => {
+      journal.ended(id, at, windowMs, outcome).catch((err: Error) => log.error({ error: err.message }, 'grant journal write failed'));
+    },
+  };
+  const scheduler = new GrantScheduler({ clock, opcos: rateLimits(config), adaptive: config.adaptive, observer });
+  metrics.watch(scheduler);
   scheduler.restore(await journal.load());
   const signer = new GrantSigner(secrets.signingSecret, config.issuer);
   const sessions = new Set<InstanceSession>();
