@@ -56,7 +56,8 @@ const CANCEL_POLL_MS = 250;
 
 interface PendingAsk {
   granted(message: GrantMessage): void;
-  refused(message: RefusedMessage): void;
+  /** The hub refused the ask, or the instance is stopping. */
+  failed(err: Error): void;
   /** The connection dropped: the ask goes to the local fallback. */
   dropped(): void;
 }
@@ -122,6 +123,17 @@ export class HubAdmission implements AdmissionProvider {
   async admit(request: AdmissionRequest): Promise<AdmissionLease> {
     if (this.closed) throw stoppingError();
     this.limits.set(request.opcoId, { ...request.rateLimit });
+    // Clock timers never keep the process alive (core's LocalBucket wakes its waiters with one):
+    // an awaited admission must, as an awaited sleep does.
+    const hold = setInterval(() => undefined, 1 << 30);
+    try {
+      return await this.admitOnce(request);
+    } finally {
+      clearInterval(hold);
+    }
+  }
+
+  private async admitOnce(request: AdmissionRequest): Promise<AdmissionLease> {
     const askedAt = this.clock.now();
     for (;;) {
       if (this.connection.state === 'connected') {
@@ -139,7 +151,7 @@ export class HubAdmission implements AdmissionProvider {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const ask of [...this.pending.values()]) ask.refused({ type: 'refused', askId: '-', message: 'the instance is stopping' });
+    for (const ask of [...this.pending.values()]) ask.failed(stoppingError());
     this.fallback.close(stoppingError());
     await this.connection.close();
   }
@@ -161,7 +173,7 @@ export class HubAdmission implements AdmissionProvider {
       };
       this.pending.set(askId, {
         granted: (message) => (settle(), resolve(this.hubLease(request, message, askedAt))),
-        refused: (message) => (settle(), reject(createError('UNAVAILABLE', `the hub refused the call: ${message.message}`))),
+        failed: (err) => (settle(), reject(err)),
         dropped: () => (settle(), resolve(undefined)),
       });
       const deadline = request.synchronous
@@ -220,7 +232,7 @@ export class HubAdmission implements AdmissionProvider {
 
   private hubMessage(message: GrantMessage | RefusedMessage): void {
     const ask = this.pending.get(message.askId);
-    if (message.type === 'refused') return ask?.refused(message);
+    if (message.type === 'refused') return ask?.failed(createError('UNAVAILABLE', `the hub refused the call: ${message.message}`));
     if (ask) return ask.granted(message);
     // The ask was given up (timeout, cancelled, moved to the local bucket): give the slot back.
     this.connection.send({ type: 'done', grantId: message.grantId, outcome: 'unused' });
