@@ -131,8 +131,12 @@ type Check = (value: unknown) => string | undefined;
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const OPCO_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** Names that would reach an object's prototype when used as a key. */
+export const FORBIDDEN_KEYS = ['__proto__', 'constructor', 'prototype'];
+
 const id: Check = (v) => (typeof v === 'string' && ID.test(v) ? undefined : 'must be 1-128 letters, digits or _.:-');
-const opcoId: Check = (v) => (typeof v === 'string' && OPCO_ID.test(v) ? undefined : 'must be 1-64 letters, digits, _ or -');
+const opcoId: Check = (v) =>
+  typeof v === 'string' && OPCO_ID.test(v) && !FORBIDDEN_KEYS.includes(v) ? undefined : 'must be 1-64 letters, digits, _ or -';
 const text = (max: number): Check => (v) => (typeof v === 'string' && v.length > 0 && v.length <= max ? undefined : `must be a string of 1-${max} characters`);
 const int = (min: number, max: number): Check => (v) =>
   Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max ? undefined : `must be an integer from ${min} to ${max}`;
@@ -155,7 +159,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Every listed field checked, no other field allowed (a typo must not pass silently). */
 function checkObject(value: unknown, fields: Record<string, Check>, optional: string[] = []): string | undefined {
   if (!isRecord(value)) return 'must be an object';
-  for (const key of Object.keys(value)) if (!(key in fields)) return `${key}: is not allowed`;
+  for (const key of Object.keys(value)) if (!Object.hasOwn(fields, key)) return `${key}: is not allowed`;
   for (const [key, check] of Object.entries(fields)) {
     if (value[key] === undefined) {
       if (optional.includes(key)) continue;

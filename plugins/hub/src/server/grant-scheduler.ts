@@ -15,6 +15,9 @@ import { GrantBudget, type IssuedGrant, type WaitingAsk } from './grant-budget.j
 
 export type { IssuedGrant, WaitingAsk } from './grant-budget.js';
 
+/** OpcoIds learned from instances (each one a budget per tenantId): a bound against a peer inventing them. */
+export const MAX_LEARNED_OPCOS = 1000;
+
 export interface SchedulerObserver {
   granted?(grant: IssuedGrant): void;
   /** A held slot ended at `at` (counted until `at + windowMs`), or was never used and freed. */
@@ -171,11 +174,15 @@ export class GrantScheduler {
     }
   }
 
-  /** Queues an ask; `onGrant` may be called before this returns when a slot is free. */
+  /**
+   * Queues an ask; `onGrant` may be called before this returns when a slot is free. Undefined
+   * when the scheduler is closed or the opcoId has no budget (too many opcoIds learned).
+   */
   ask(tenantId: string, input: AskInput, onGrant: (grant: IssuedGrant) => void): WaitingAsk | undefined {
     if (this.closed) return undefined;
     this.learn(input.opcoId, input.rateLimit);
-    const state = this.state(tenantId, input.opcoId)!;
+    const state = this.state(tenantId, input.opcoId);
+    if (!state) return undefined;
     const { rateLimit: _rateLimit, ...fields } = input;
     const ask: WaitingAsk = { ...fields, askedAt: this.clock.now(), settled: false, onGrant };
     state.budget.waiting.push(ask);
@@ -330,7 +337,8 @@ export class GrantScheduler {
 
   /** An opcoId the config does not list takes the first limit an instance reports for it (D28). */
   private learn(opcoId: string, rateLimit: RateLimit): void {
-    if (!this.configured.has(opcoId) && !this.learned.has(opcoId)) this.learned.set(opcoId, { ...rateLimit });
+    if (this.configured.has(opcoId) || this.learned.has(opcoId) || this.learned.size >= MAX_LEARNED_OPCOS) return;
+    this.learned.set(opcoId, { ...rateLimit });
   }
 
   private state(tenantId: string, opcoId: string): BudgetState | undefined {

@@ -3,7 +3,7 @@
  * A bad value stops start-up (or a reload) with one message naming the key, as core's config does.
  */
 import { ConfigError, isPlainObject, readConfigFile } from '@opco-proxy/core';
-import type { RateLimit } from '../protocol.js';
+import { FORBIDDEN_KEYS, type RateLimit } from '../protocol.js';
 import { DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { DEFAULT_ISSUER } from './grant-token.js';
 
@@ -75,7 +75,7 @@ function parseOpcos(value: unknown): HubConfig['opcos'] {
   const opcos: HubConfig['opcos'] = {};
   for (const [opcoId, opco] of Object.entries(value)) {
     const path = `opcos.${opcoId}`;
-    if (!OPCO_ID.test(opcoId)) fail(path, 'an opcoId is 1-64 letters, digits, _ or -');
+    if (!OPCO_ID.test(opcoId) || FORBIDDEN_KEYS.includes(opcoId)) fail(path, 'an opcoId is 1-64 letters, digits, _ or -');
     if (!isPlainObject(opco)) fail(path, 'must be an object');
     onlyKeys(opco, path, ['rateLimit']);
     const rateLimit = opco.rateLimit;

@@ -38,6 +38,8 @@ export interface InstanceView {
 const HELLO_TIMEOUT_MS = 10_000;
 /** Asks one instance may have waiting at once; beyond, asks are refused. */
 const MAX_WAITING_ASKS = 10_000;
+/** OpcoIds whose last window is kept for GET /admin/instances. */
+const MAX_METRICS_OPCOS = 1000;
 /** Malformed messages tolerated before the connection is closed. */
 const MAX_BAD_MESSAGES = 20;
 
@@ -112,7 +114,9 @@ export class InstanceSession {
       case 'metrics': {
         scheduler.observe(this.tenantId, this.instanceId!, message.windows);
         const reportedAt = this.deps.clock.date().toISOString();
-        for (const [opcoId, window] of Object.entries(message.windows)) this.metrics[opcoId] = { ...window, reportedAt };
+        for (const [opcoId, window] of Object.entries(message.windows)) {
+          if (Object.hasOwn(this.metrics, opcoId) || Object.keys(this.metrics).length < MAX_METRICS_OPCOS) this.metrics[opcoId] = { ...window, reportedAt };
+        }
         return;
       }
     }
@@ -134,7 +138,8 @@ export class InstanceSession {
     if (this.asks.size >= MAX_WAITING_ASKS) return this.send({ type: 'refused', askId: message.askId, message: 'too many waiting asks' });
     const { type: _type, ...input } = message;
     const ask = this.deps.scheduler.ask(this.tenantId, { ...input, instanceId: this.instanceId! }, (grant) => void this.deliver(grant));
-    if (ask && !ask.settled) this.asks.set(message.askId, ask);
+    if (!ask) return this.send({ type: 'refused', askId: message.askId, message: `the hub has no budget for ${message.opcoId}` });
+    if (!ask.settled) this.asks.set(message.askId, ask);
   }
 
   /**
