@@ -48,6 +48,7 @@ export class HubConnection extends EventEmitter {
   private closed = false;
   private lastHeard = 0;
   private heartbeatMs = DEFAULT_HEARTBEAT_MS;
+  private lastError: string | undefined;
   private retry: Timer | undefined;
   private report: Timer | undefined;
   private watchdog: Timer | undefined;
@@ -104,7 +105,7 @@ export class HubConnection extends EventEmitter {
     ws.on('open', () => this.opened(ws));
     ws.on('message', (data: Buffer) => this.received(data));
     ws.on('ping', () => void (this.lastHeard = this.options.clock.now()));
-    ws.on('error', (err) => this.options.log.warn({ error: err.message }, 'hub connection failed'));
+    ws.on('error', (err) => this.failed(err.message));
     ws.on('close', () => {
       if (this.ws !== ws) return;
       this.ws = undefined;
@@ -112,9 +113,18 @@ export class HubConnection extends EventEmitter {
     });
   }
 
+  /** The first failure of a kind is a warning; the same one again at every retry is only debug. */
+  private failed(error: string): void {
+    if (this.closed) return;
+    const level = error === this.lastError ? 'debug' : 'warn';
+    this.lastError = error;
+    this.options.log[level]({ error, attempt: this.attempt }, 'hub connection failed');
+  }
+
   private opened(ws: WebSocket): void {
     if (this.ws !== ws) return;
     this.attempt = 0;
+    this.lastError = undefined;
     this.lastHeard = this.options.clock.now();
     const { limits, usage, complete } = this.options.usage();
     this.send({ type: 'hello', protocol: PROTOCOL_VERSION, instanceId: this.options.instanceId, expectedInstances: this.options.expectedInstances, limits, usage, complete });
