@@ -13,3 +13,5 @@ export { AdaptiveLimit, DEFAULT_ADAPTIVE, type AdaptiveOptions } from './server/
 export { createHubAdmission, HubAdmission, DISCONNECTED_TOKEN, type HubAdmissionOptions, type HubClientConfig } from './client/hub-admission.js';
 export { HubConnection, type ConnectionState, type HubConnectionOptions } from './client/hub-connection.js';
 export { LocalFallback } from './client/local-fallback.js';
+export { hubPlugin } from './plugin.js';
+export { default } from './plugin.js';

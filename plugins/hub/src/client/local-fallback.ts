@@ -10,6 +10,7 @@
  *
  * An instance that never had a hub has no gate: it starts serving at once (D30).
  */
+import { setMaxListeners } from 'node:events';
 import { LocalBucket, type AdmissionRequest, type Clock } from '@opco-proxy/core';
 import type { RateLimit } from '../protocol.js';
 import type { UsageLedger } from './usage-ledger.js';
@@ -27,7 +28,7 @@ const CANCEL_POLL_MS = 250;
 export class LocalFallback {
   private readonly buckets = new Map<string, LocalBucket>();
   private lostAt: number | undefined;
-  private reroute = new AbortController();
+  private reroute = rerouteController();
 
   constructor(
     private readonly clock: Clock,
@@ -48,7 +49,7 @@ export class LocalFallback {
   /** The hub is back: every ask waiting here leaves for it. */
   hubBack(): void {
     this.reroute.abort(new Rerouted());
-    this.reroute = new AbortController();
+    this.reroute = rerouteController();
     for (const bucket of this.buckets.values()) bucket.close(new Rerouted());
   }
 
@@ -95,4 +96,11 @@ export class LocalFallback {
     }
     return bucket;
   }
+}
+
+/** Every ask waiting at the gate listens to it: as many listeners as waiting asks is expected. */
+function rerouteController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
