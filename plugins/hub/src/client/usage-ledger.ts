@@ -8,6 +8,8 @@
 import type { Clock } from '@opco-proxy/core';
 import { GRANT_TTL_S, MAX_USAGE_ENTRIES, type UsageEntry } from '../protocol.js';
 
+const GRANT_TTL_MS = GRANT_TTL_S * 1000;
+
 export interface LedgerEntry {
   id: string;
   opcoId: string;
@@ -20,6 +22,9 @@ export interface LedgerEntry {
 export class UsageLedger {
   private entries: LedgerEntry[] = [];
   private prunedAtSize = 0;
+  /** Per opcoId: granted calls in flight, and the latest time an ended one may have arrived. */
+  private readonly grantsInFlight = new Map<string, Set<LedgerEntry>>();
+  private readonly grantsLastEnd = new Map<string, number>();
 
   constructor(
     private readonly clock: Clock,
@@ -29,13 +34,23 @@ export class UsageLedger {
   start(opcoId: string, id: string, kind: LedgerEntry['kind'], windowMs: number): LedgerEntry {
     const entry: LedgerEntry = { id, opcoId, kind, startedAt: this.clock.now(), windowMs };
     this.entries.push(entry);
+    if (kind === 'grant') {
+      let inFlight = this.grantsInFlight.get(opcoId);
+      if (!inFlight) this.grantsInFlight.set(opcoId, (inFlight = new Set()));
+      inFlight.add(entry);
+    }
     // Pruning scans everything, so it runs when the list has doubled, not at every call.
     if (this.entries.length > 2 * this.prunedAtSize + 100) this.prune();
     return entry;
   }
 
   end(entry: LedgerEntry): void {
-    entry.endedAt ??= this.clock.now();
+    if (entry.endedAt !== undefined) return;
+    entry.endedAt = this.clock.now();
+    if (entry.kind === 'grant' && this.grantsInFlight.get(entry.opcoId)?.delete(entry)) {
+      const arrivedBy = Math.min(entry.endedAt, entry.startedAt + GRANT_TTL_MS);
+      this.grantsLastEnd.set(entry.opcoId, Math.max(this.grantsLastEnd.get(entry.opcoId) ?? -Infinity, arrivedBy));
+    }
   }
 
   /** The hello's report: ages rather than times, so the hub's clock need not agree with ours. */
@@ -57,11 +72,8 @@ export class UsageLedger {
    * once, with a token that expires then).
    */
   grantsEndedAt(opcoId: string): number {
-    let last = -Infinity;
-    for (const entry of this.entries) {
-      if (entry.kind !== 'grant' || entry.opcoId !== opcoId) continue;
-      last = Math.max(last, Math.min(entry.endedAt ?? Infinity, entry.startedAt + GRANT_TTL_S * 1000));
-    }
+    let last = this.grantsLastEnd.get(opcoId) ?? -Infinity;
+    for (const entry of this.grantsInFlight.get(opcoId) ?? []) last = Math.max(last, entry.startedAt + GRANT_TTL_MS);
     return last;
   }
 

@@ -115,7 +115,13 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   });
 
   server.listen(config.port, config.host);
-  await once(server, 'listening');
+  try {
+    await once(server, 'listening');
+  } catch (err) {
+    scheduler.close(); // port taken: nothing may stay armed
+    journal.close();
+    throw err;
+  }
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;

@@ -91,6 +91,8 @@ export class InstanceSession {
     const parsed = parseInstanceMessage(messageBytes(data));
     if (!parsed.ok) return this.reject(parsed.error);
     const message = parsed.message;
+    // A closing connection may still carry the end of a call: that is worth hearing, nothing else.
+    if (this.closed && message.type !== 'done') return;
     if (!this.instanceId && message.type !== 'hello') return this.reject('the first message must be hello');
     this.dispatch(message);
   }
