@@ -1,0 +1,54 @@
+/**
+ * The hub's HTTP side (D26): GET /health, GET /metrics (Prometheus, no auth), the admin API, and
+ * the service's error body (SPEC 7) for everything that fails, unknown routes included.
+ */
+import Koa from 'koa';
+import Router from '@koa/router';
+import { asServiceError, createError, toErrorBody, type Logger } from '@opco-proxy/core';
+import type { Registry } from 'prom-client';
+import { adminRouter, requireAdmin, type AdminDeps } from './admin-routes.js';
+
+export interface HubAppDeps extends AdminDeps {
+  log: Logger;
+  registry: Registry;
+}
+
+export function createHubApp(deps: HubAppDeps): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  app.silent = true;
+  app.use(renderErrors(deps.log));
+
+  const open = new Router();
+  open.get('/health', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  open.get('/metrics', async (ctx) => {
+    ctx.type = deps.registry.contentType;
+    ctx.body = await deps.registry.metrics();
+  });
+  app.use(open.routes());
+
+  // Every /admin path is behind the bearer, even an unknown one: no route map for strangers.
+  const checkAdmin = requireAdmin(deps.adminKey);
+  app.use(async (ctx, next) => (ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? checkAdmin(ctx, next) : next()));
+  app.use(adminRouter(deps).routes());
+  app.use(async (ctx) => {
+    throw createError('NOT_FOUND', `no route ${ctx.method} ${ctx.path}`);
+  });
+  return app;
+}
+
+function renderErrors(log: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (thrown) {
+      const err = asServiceError(thrown);
+      if (err.code === 'INTERNAL_ERROR') log.error({ err: thrown, path: ctx.path }, 'hub request failed');
+      ctx.status = err.status;
+      ctx.set(err.headers);
+      ctx.body = toErrorBody(err);
+    }
+  };
+}

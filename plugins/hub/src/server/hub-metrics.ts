@@ -1,0 +1,61 @@
+/**
+ * The hub's Prometheus metrics, on its own registry (served at GET /metrics without auth):
+ * grants and waits per budget, how long asks waited, each budget's effective limit, and the
+ * instances connected per tenantId. Labels carry hub tenantIds and opcoIds, never keys.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { GrantScheduler, IssuedGrant, SchedulerObserver } from './grant-scheduler.js';
+
+export interface HubMetrics {
+  registry: Registry;
+  /** Feeds the grant and wait figures; give it to the scheduler. */
+  observer: SchedulerObserver;
+  /** The gauges read the scheduler when scraped. */
+  watch(scheduler: GrantScheduler): void;
+}
+
+export function createHubMetrics(): HubMetrics {
+  const registry = new Registry();
+  const labelNames = ['tenant_id', 'opco'] as const;
+  const grants = new Counter({ name: 'opco_proxy_hub_grants_total', help: 'Grants issued, per hub tenantId and opco', labelNames, registers: [registry] });
+  const waits = new Counter({ name: 'opco_proxy_hub_waits_total', help: 'Asks that found no free slot and waited', labelNames, registers: [registry] });
+  const waitSeconds = new Histogram({
+    name: 'opco_proxy_hub_wait_seconds',
+    help: 'Time from an ask to its grant',
+    labelNames,
+    buckets: [0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
+  let scheduler: GrantScheduler | undefined;
+  new Gauge({
+    name: 'opco_proxy_hub_effective_limit',
+    help: 'Effective limit of each budget (calls per window) after adaptation',
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const view of scheduler?.limits() ?? []) this.set({ tenant_id: view.tenantId, opco: view.opcoId }, view.effectiveLimit);
+    },
+  });
+  new Gauge({
+    name: 'opco_proxy_hub_connected_instances',
+    help: 'Instances connected, per hub tenantId',
+    labelNames: ['tenant_id'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [tenantId, count] of scheduler?.connectedInstances() ?? []) this.set({ tenant_id: tenantId }, count);
+    },
+  });
+  const observer: SchedulerObserver = {
+    granted(grant: IssuedGrant) {
+      const labels = { tenant_id: grant.tenantId, opco: grant.opcoId };
+      grants.inc(labels);
+      waitSeconds.observe(labels, grant.waitedMs / 1000);
+    },
+    queued(tenantId, opcoId) {
+      waits.inc({ tenant_id: tenantId, opco: opcoId });
+    },
+  };
+  return { registry, observer, watch: (s) => void (scheduler = s) };
+}

@@ -1,0 +1,210 @@
+/**
+ * The hub process (D26, D28): one HTTP server carrying the Koa app (health, metrics, admin API)
+ * and the WebSocket endpoint `/ws?apiKey=KEY` of the instances. Keys are checked before the
+ * upgrade, so an unknown or deleted key gets a plain HTTP 401/403 and never a `101`.
+ */
+import { createServer, STATUS_CODES, type IncomingMessage } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import {
+  asServiceError, ConfigError, createEmbeddedStore, createError, createLogger, systemClock, toErrorBody,
+  type Clock, type Logger, type ServiceError, type Store,
+} from '@opco-proxy/core';
+import { MAX_MESSAGE_BYTES } from '../protocol.js';
+import { createHubApp } from './hub-app.js';
+import { loadHubConfig, rateLimits, readHubSecrets, type HubConfig, type HubStoreConfig } from './hub-config.js';
+import { createHubMetrics } from './hub-metrics.js';
+import { GrantJournal } from './grant-journal.js';
+import { GrantScheduler, type SchedulerObserver } from './grant-scheduler.js';
+import { GrantSigner } from './grant-token.js';
+import { HubKeys, type HubKey } from './hub-keys.js';
+import { InstanceSession } from './instance-session.js';
+
+export interface StartHubOptions {
+  config: HubConfig;
+  /** Holds OPCO_PROXY_HUB_SECRET and OPCO_PROXY_HUB_ADMIN_KEY. */
+  env: NodeJS.ProcessEnv;
+  /** Opened by the caller, closed by the caller. */
+  store: Store;
+  clock?: Clock;
+  log?: Logger;
+  /** The file POST /admin/reload re-reads; without it, reload answers 409. */
+  configPath?: string;
+  /** How often the hub pings instances (default 10 s). */
+  heartbeatMs?: number;
+}
+
+export interface RunningHub {
+  /** `http://host:port`; instances use the same address with ws://. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const DEFAULT_HEARTBEAT_MS = 10_000;
+/** How long a stopping hub waits for instances to answer its close frames. */
+const CLOSE_GRACE_MS = 1000;
+
+export async function startHub(options: StartHubOptions): Promise<RunningHub> {
+  const { config, env, store } = options;
+  const secrets = readHubSecrets(env);
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? createLogger({ level: config.logLevel });
+  const keys = new HubKeys(store);
+  await keys.init();
+  const metrics = createHubMetrics();
+  const journal = new GrantJournal(store, clock);
+  const observer: SchedulerObserver = {
+    ...metrics.observer,
+    ended: ({ id, at, windowMs, outcome }) => {
+      journal.ended(id, at, windowMs, outcome).catch((err: Error) => log.error({ error: err.message }, 'grant journal write failed'));
+    },
+  };
+  const scheduler = new GrantScheduler({ clock, opcos: rateLimits(config), adaptive: config.adaptive, observer });
+  metrics.watch(scheduler);
+  scheduler.restore(await journal.load());
+  const signer = new GrantSigner(secrets.signingSecret, config.issuer);
+  const sessions = new Set<InstanceSession>();
+  let closing = false;
+
+  const openSession = (socket: WebSocket, key: HubKey) => {
+    const session = new InstanceSession(socket, key, {
+      scheduler, signer, journal, clock, log, heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      onHello: (fresh) => {
+        for (const other of sessions) {
+          if (other !== fresh && other.tenantId === fresh.tenantId && other.instanceId === fresh.instanceId) other.close(4002, 'superseded by a newer connection');
+        }
+      },
+      onClose: (gone) => sessions.delete(gone),
+    });
+    sessions.add(session);
+  };
+
+  const reload = async () => {
+    if (!options.configPath) throw createError('CONFLICT', 'the hub was started without a config file: nothing to reload');
+    let fresh: HubConfig;
+    try {
+      fresh = loadHubConfig(options.configPath, env);
+    } catch (err) {
+      if (err instanceof ConfigError) throw createError('VALIDATION_ERROR', 'the config file is invalid; the running limits stay', { errors: [err.message] });
+      throw err;
+    }
+    scheduler.setOpcoLimits(rateLimits(fresh));
+    log.info({ opcos: Object.keys(fresh.opcos) }, 'hub limits reloaded');
+    return rateLimits(fresh);
+  };
+
+  const app = createHubApp({
+    keys, scheduler, clock, log, registry: metrics.registry, adminKey: secrets.adminKey, reload,
+    instances: () => [...sessions].flatMap((session) => session.view() ?? []),
+    closeKey: (keyId) => {
+      const affected = [...sessions].filter((session) => session.key.id === keyId);
+      for (const session of affected) session.close(4003, 'hub key deleted');
+      return affected.length;
+    },
+  });
+  const server = createServer(app.callback());
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    void authorizeUpgrade(req, keys, () => closing)
+      .then((key) => wss.handleUpgrade(req, socket, head, (ws) => openSession(ws, key)))
+      .catch((err: unknown) => refuse(socket, asServiceError(err)));
+  });
+
+  server.listen(config.port, config.host);
+  try {
+    await once(server, 'listening');
+  } catch (err) {
+    scheduler.close(); // port taken: nothing may stay armed
+    journal.close();
+    throw err;
+  }
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  log.info({ url, store: store.kind, opcos: Object.keys(config.opcos) }, `opco-proxy hub listening on ${url}`);
+
+  return {
+    url,
+    port,
+    async close() {
+      if (closing) return;
+      closing = true;
+      scheduler.close();
+      journal.close();
+      for (const session of [...sessions]) session.close(1001, 'hub stopping');
+      await waitForSockets(wss, CLOSE_GRACE_MS);
+      const closed = once(server, 'close');
+      server.close();
+      server.closeAllConnections();
+      wss.close();
+      await closed;
+    },
+  };
+}
+
+/** Reads and checks the config file, opens its store, starts the hub: `opco-proxy hub --config FILE`. */
+export async function runHub(configPath: string, env: NodeJS.ProcessEnv = process.env, options: { clock?: Clock; log?: Logger } = {}): Promise<RunningHub> {
+  const config = loadHubConfig(configPath, env);
+  readHubSecrets(env); // a missing secret stops start-up before anything is opened
+  const store = await openHubStore(config.store);
+  try {
+    const hub = await startHub({ config, env, store, configPath, ...options });
+    return { ...hub, close: async () => { await hub.close(); await store.close(); } };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+export async function openHubStore(config: HubStoreConfig): Promise<Store> {
+  if (config.type === 'embedded') return createEmbeddedStore(config.path ? { path: config.path } : {});
+  // Loaded only when asked for, so the hub does not need the MongoDB driver installed otherwise.
+  const specifier = '@opco-proxy/plugin-mongodb';
+  let mongodb: { createStore(options: { url: string; database?: string }): Promise<Store> };
+  try {
+    mongodb = (await import(specifier)) as typeof mongodb;
+  } catch {
+    throw new ConfigError('invalid hub configuration: store.type: "mongodb" needs the package @opco-proxy/plugin-mongodb');
+  }
+  return mongodb.createStore({ url: config.url, ...(config.database ? { database: config.database } : {}) });
+}
+
+/** Resolves with the key of a valid `/ws?apiKey=` upgrade; rejects with the error to answer. */
+async function authorizeUpgrade(req: IncomingMessage, keys: HubKeys, closing: () => boolean): Promise<HubKey> {
+  const url = new URL(req.url ?? '/', 'http://hub');
+  if (url.pathname !== '/ws') throw createError('NOT_FOUND', 'the hub accepts WebSocket connections at /ws');
+  if (closing()) throw createError('UNAVAILABLE', 'the hub is stopping');
+  const apiKey = url.searchParams.get('apiKey');
+  if (!apiKey) throw createError('HTTP_ERROR', 'the apiKey query parameter is required', { status: 401 });
+  const check = await keys.check(apiKey).catch((err: Error) => {
+    throw createError('UNAVAILABLE', 'the hub cannot read its keys', { cause: err });
+  });
+  if (check.status === 'unknown') throw createError('HTTP_ERROR', 'unknown hub key', { status: 401 });
+  if (check.status === 'revoked') throw createError('HTTP_ERROR', 'this hub key was deleted', { status: 403 });
+  return check.key;
+}
+
+/** A refused upgrade gets a plain HTTP answer with the service's error body. */
+function refuse(socket: Duplex, err: ServiceError): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(toErrorBody(err));
+  socket.end(
+    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+async function waitForSockets(wss: WebSocketServer, graceMs: number): Promise<void> {
+  const open = [...wss.clients];
+  if (open.length === 0) return;
+  const allClosed = Promise.all(open.map((ws) => (ws.readyState === ws.CLOSED ? undefined : once(ws, 'close'))));
+  let timer: NodeJS.Timeout | undefined;
+  // Real time on purpose: this bounds how long sockets may linger, whatever clock the hub runs on.
+  await Promise.race([allClosed, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+  clearTimeout(timer);
+  for (const ws of open) ws.terminate();
+}

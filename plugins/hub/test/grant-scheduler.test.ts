@@ -1,0 +1,184 @@
+// The grant scheduler on a TestClock (D11, D29): the rolling-window bound, the whole budget to
+// whoever asks, priorities, CFA tenants taking turns, unused and dead grants, cancellation,
+// budgets per hub tenantId, limits changed at once.
+import t, { type Test } from 'tap';
+import { TestClock } from '@opco-proxy/core';
+import { GrantScheduler, type AskInput, type IssuedGrant } from '../src/index.js';
+import { maxInWindow, seeded } from './fixtures/windows.js';
+
+const W = 1000;
+
+function setup(t: Test, limit = 3, options: { startedAt?: number } = {}) {
+  const clock = new TestClock();
+  // Started long ago: the restart reserve (restart-rule.test.ts) plays no part here.
+  const scheduler = new GrantScheduler({ clock, opcos: { op: { limit, windowMs: W } }, startedAt: options.startedAt ?? clock.now() - 10 * W });
+  t.teardown(() => scheduler.close());
+  const granted: IssuedGrant[] = [];
+  let next = 0;
+  const ask = (fields: Partial<AskInput> = {}, hubTenant = 'pub') =>
+    scheduler.ask(hubTenant, {
+      askId: `a${next++}`, instanceId: 'i1', opcoId: 'op', method: 'GET', route: 'GET /dossiers', priority: 5,
+      tenant: 'cfa-a', rateLimit: { limit, windowMs: W }, ...fields,
+    }, (grant) => granted.push(grant))!;
+  return { clock, scheduler, granted, ask };
+}
+
+t.test('the whole budget goes to one busy instance while others are idle; then asks wait', async (t) => {
+  const { scheduler, granted, ask } = setup(t, 5);
+  scheduler.connect('pub', 'idle-1', { expectedInstances: 3, limits: {}, usage: [], complete: true });
+  scheduler.connect('pub', 'idle-2', { expectedInstances: 3, limits: {}, usage: [], complete: true });
+  for (let i = 0; i < 6; i++) ask({ instanceId: 'busy' });
+  t.equal(granted.length, 5, 'no fixed per-instance share: all 5 slots to the one instance asking');
+  t.ok(granted.every((g) => g.instanceId === 'busy'));
+  const [view] = scheduler.limits();
+  t.match(view, { tenantId: 'pub', opcoId: 'op', configuredLimit: 5, effectiveLimit: 5, windowMs: W, grantsInWindow: 5, waiting: 1 });
+});
+
+t.test('a used grant counts from issue until done + window; then the next ask is served', async (t) => {
+  const { clock, scheduler, granted, ask } = setup(t, 1);
+  ask();
+  ask();
+  t.equal(granted.length, 1);
+  await clock.advance(5000);
+  t.equal(granted.length, 1, 'held while the call runs, however long');
+  scheduler.done('pub', 'i1', granted[0]!.grantId, 'used');
+  await clock.advance(W - 200);
+  t.equal(granted.length, 1, 'still inside the window after the call ended');
+  await clock.advance(201);
+  t.equal(granted.length, 2, 'served once the ended call left the window');
+  t.ok(granted[1]!.waitedMs >= 5000 + W);
+});
+
+t.test('an unused grant frees its slot at once', async (t) => {
+  const { scheduler, granted, ask } = setup(t, 1);
+  ask();
+  ask();
+  t.equal(granted.length, 1);
+  t.ok(scheduler.done('pub', 'i1', granted[0]!.grantId, 'unused'));
+  t.equal(granted.length, 2, 'no waste: the waiting ask got the slot');
+  t.equal(scheduler.limits()[0]!.occupied, 1);
+});
+
+t.test('only the instance holding a grant can end it', async (t) => {
+  const { scheduler, granted, ask } = setup(t, 1);
+  ask({ instanceId: 'i1' });
+  t.notOk(scheduler.done('pub', 'i2', granted[0]!.grantId, 'unused'), 'another instance');
+  t.notOk(scheduler.done('other-tenant', 'i1', granted[0]!.grantId, 'unused'), 'another hub tenant');
+  t.notOk(scheduler.done('pub', 'i1', 'no-such-grant', 'unused'));
+  t.equal(scheduler.limits()[0]!.occupied, 1);
+});
+
+t.test('a grant never reported done stays counted until its exp + window', async (t) => {
+  const { clock, scheduler, granted, ask } = setup(t, 1);
+  ask({ instanceId: 'dies' });
+  scheduler.disconnect('pub', 'dies');
+  ask({ instanceId: 'lives' });
+  const expMs = granted[0]!.exp * 1000;
+  t.equal(granted[0]!.exp - granted[0]!.iat, 30, 'JWT lifetime 30 s');
+  await clock.advance(expMs + W - clock.now() - 300);
+  t.equal(granted.length, 1, 'counted until exp + window');
+  await clock.advance(301);
+  t.equal(granted.length, 2);
+});
+
+t.test('waiting asks are served by priority, then CFA tenants take turns', async (t) => {
+  const { scheduler, granted, ask } = setup(t, 1);
+  ask({ askId: 'first' });
+  ask({ askId: 'sync-a1', priority: 10, tenant: 'cfa-a' });
+  ask({ askId: 'sync-a2', priority: 10, tenant: 'cfa-a' });
+  ask({ askId: 'sync-a3', priority: 10, tenant: 'cfa-a' });
+  ask({ askId: 'sync-b1', priority: 10, tenant: 'cfa-b' });
+  ask({ askId: 'sync-b2', priority: 10, tenant: 'cfa-b' });
+  ask({ askId: 'default', priority: 5, tenant: 'cfa-c' });
+  ask({ askId: 'client', priority: 1, tenant: 'cfa-d' });
+  // Each grant is returned unused, so the next one is served at once, in serving order.
+  for (let i = 0; i < 7; i++) scheduler.done('pub', 'i1', granted[i]!.grantId, 'unused');
+  t.same(granted.map((g) => g.askId), ['first', 'client', 'default', 'sync-a1', 'sync-b1', 'sync-a2', 'sync-b2', 'sync-a3']);
+});
+
+t.test('a cancelled ask is never granted', async (t) => {
+  const { scheduler, granted, ask } = setup(t, 1);
+  ask();
+  const waiting = ask({ askId: 'cancelled' });
+  ask({ askId: 'kept' });
+  t.ok(scheduler.cancel('pub', waiting));
+  t.notOk(scheduler.cancel('pub', waiting), 'twice is harmless');
+  scheduler.done('pub', 'i1', granted[0]!.grantId, 'unused');
+  t.same(granted.map((g) => g.askId), ['a0', 'kept']);
+});
+
+t.test('two hub tenantIds never share a budget', async (t) => {
+  const { granted, ask } = setup(t, 2);
+  ask({}, 'pub-1');
+  ask({}, 'pub-1');
+  ask({}, 'pub-1');
+  ask({}, 'pub-2');
+  ask({}, 'pub-2');
+  t.equal(granted.filter((g) => g.tenantId === 'pub-1').length, 2);
+  t.equal(granted.filter((g) => g.tenantId === 'pub-2').length, 2, 'pub-2 has its own 2 slots');
+});
+
+t.test('an opcoId the config does not list takes the first limit reported for it', async (t) => {
+  const { scheduler, granted, ask } = setup(t, 2);
+  ask({ opcoId: 'other', rateLimit: { limit: 1, windowMs: 500 } });
+  ask({ opcoId: 'other', rateLimit: { limit: 50, windowMs: 500 } });
+  t.equal(granted.length, 1, 'the second, higher limit is ignored');
+  t.match(scheduler.limits().find((v) => v.opcoId === 'other'), { configuredLimit: 1, windowMs: 500 });
+});
+
+t.test('a lowered limit applies at once, to waiting asks too; a raised one serves them', async (t) => {
+  const { scheduler, granted, ask } = setup(t, 4);
+  ask();
+  ask();
+  scheduler.setOpcoLimits({ op: { limit: 2, windowMs: W } });
+  ask({ askId: 'waits' });
+  t.equal(granted.length, 2, 'the lowered limit holds the new ask');
+  scheduler.done('pub', 'i1', granted[0]!.grantId, 'unused');
+  t.equal(granted.length, 3, 'served within the lowered limit');
+  ask({ askId: 'waits-too' });
+  t.equal(granted.length, 3);
+  scheduler.setOpcoLimits({ op: { limit: 3, windowMs: W } });
+  t.equal(granted.length, 4, 'a raised limit serves the waiting ask at once');
+  t.match(scheduler.limits()[0], { configuredLimit: 3, effectiveLimit: 3 });
+});
+
+t.test('exact: never more than the limit in any rolling window, random arrivals and call durations', async (t) => {
+  for (const seed of [11, 22, 33, 44, 55, 66]) {
+    const random = seeded(seed);
+    const limit = 2 + Math.floor(random() * 9);
+    const clock = new TestClock();
+    const scheduler = new GrantScheduler({ clock, opcos: { op: { limit, windowMs: W } }, startedAt: clock.now() - 10 * W });
+    const arrivals: number[] = [];
+    let asked = 0;
+    let unused = 0;
+    const onGrant = (grant: IssuedGrant) => {
+      const roll = random();
+      if (roll < 0.1) {
+        unused += 1;
+        queueMicrotask(() => scheduler.done('pub', grant.instanceId, grant.grantId, 'unused'));
+        return;
+      }
+      // The upstream sees the call somewhere between the grant and the end of the call.
+      const duration = random() * 400;
+      clock.setTimeout(() => arrivals.push(clock.now()), random() * duration);
+      if (roll > 0.995) return; // the instance died: never reported done
+      clock.setTimeout(() => scheduler.done('pub', grant.instanceId, grant.grantId, 'used'), duration);
+    };
+    for (let step = 0; step < 2000; step++) {
+      if (random() < 0.3) {
+        for (let k = Math.floor(random() * 3); k >= 0; k--) {
+          const ask = scheduler.ask('pub', {
+            askId: `a${asked++}`, instanceId: `i${Math.floor(random() * 3)}`, opcoId: 'op', method: 'GET', route: 'GET /x',
+            priority: [1, 5, 10][Math.floor(random() * 3)]!, tenant: `cfa-${Math.floor(random() * 4)}`, rateLimit: { limit, windowMs: W },
+          }, onGrant)!;
+          if (random() < 0.05) clock.setTimeout(() => scheduler.cancel('pub', ask), random() * 500);
+        }
+      }
+      await clock.advance(10);
+    }
+    await clock.advance(500); // let the last calls arrive
+    scheduler.close();
+    t.ok(arrivals.length > 5 * limit, `seed ${seed}: ${arrivals.length} calls, ${unused} grants unused`);
+    t.equal(maxInWindow(arrivals, W), limit, `seed ${seed}: the limit ${limit} is reached and never exceeded`);
+  }
+});
