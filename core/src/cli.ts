@@ -11,15 +11,30 @@ import { createKernel } from './kernel.js';
 import { startDemoUpstream } from './demo.js';
 import type { ProcessRole } from './plugin.js';
 
-const USAGE = 'usage: opco-proxy serve|api|worker [--config FILE]';
+const USAGE = 'usage: opco-proxy serve|api|worker|hub [--config FILE]';
 const ROLES: ProcessRole[] = ['serve', 'api', 'worker'];
+
+interface HubModule {
+  runHub(configPath: string, env: NodeJS.ProcessEnv): Promise<{ url: string; close(): Promise<void> }>;
+}
+
+/** D28: the rate-limit coordinator, from the hub plugin's package (not a build-time dependency of core). */
+async function runHubRole(configPath: string | undefined): Promise<void> {
+  if (!configPath) throw new ConfigError(`the hub needs a config file (--config FILE or OPCO_PROXY_CONFIG); ${USAGE}`);
+  const name = '@opco-proxy/plugin-hub';
+  const { runHub } = (await import(name)) as HubModule;
+  const hub = await runHub(configPath, process.env);
+  console.log(`opco-proxy hub listening on ${hub.url}`);
+  stopOnSignals(() => hub.close(), (message, fields) => console.log(message, JSON.stringify(fields)));
+}
 
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({ allowPositionals: true, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) return void console.log(USAGE);
+  const configPath = values.config ?? process.env.OPCO_PROXY_CONFIG;
+  if (positionals[0] === 'hub') return runHubRole(configPath);
   const role = (positionals[0] ?? 'serve') as ProcessRole;
   if (!ROLES.includes(role)) throw new ConfigError(`unknown command "${positionals[0]}"; ${USAGE}`);
-  const configPath = values.config ?? process.env.OPCO_PROXY_CONFIG;
 
   let config: ResolvedConfig;
   let stopDemo = async () => {};

@@ -72,6 +72,8 @@ export class PluginHost {
       pipeline,
       window,
       metrics,
+      registry: this.deps.registry,
+      env: config.env,
       resolveHost,
       addHook: (hook, handler) => hooks.add(hook, handler),
       provide: (seam, provider) => seams.provide(seam, provider, `plugin ${name}`),

@@ -21,6 +21,7 @@ import type { MetricsWindow, PluginMetrics } from './metrics.js';
 import type { DomainEvent } from './events.js';
 import type { SeamName, Seams } from './seams.js';
 import type { OperationHandler } from './http/operation-router.js';
+import type { Registry } from 'prom-client';
 
 export type ProcessRole = 'serve' | 'api' | 'worker';
 
@@ -61,6 +62,10 @@ export interface PluginApi<C = unknown> {
   readonly window: MetricsWindow;
   /** Registers the plugin's own Prometheus metrics on the kernel's registry. */
   readonly metrics: PluginMetrics;
+  /** The kernel's registry, for libraries that register their own metrics on one. */
+  readonly registry: Registry;
+  /** The environment, where secrets named by the plugin's config live (`apiKeyEnv`). */
+  readonly env: Readonly<Record<string, string | undefined>>;
   readonly resolveHost: HostResolver;
   addHook<K extends HookName>(name: K, handler: HookHandlers[K]): void;
   /** Takes a seam (admission): a second provider of one seam is a start-up error naming both. */
