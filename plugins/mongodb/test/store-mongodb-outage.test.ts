@@ -1,5 +1,5 @@
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
+import { startRelay, type Relay } from '@opco-proxy/core/tcp-relay';
 import { createStore } from '../src/index.js';
 
 /**
@@ -10,44 +10,11 @@ import { createStore } from '../src/index.js';
 const url = process.env.MONGODB_URL;
 const LIMIT_MS = 8000;
 
-interface Relay {
-  url: string;
-  /** Stops forwarding in both directions but keeps every connection open. */
-  freeze(): void;
-  /** Refuses and drops every connection. */
-  close(): Promise<void>;
-}
-
-async function startRelay(target: URL): Promise<Relay> {
-  let frozen = false;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port || 27017), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => sockets.delete(socket));
-    }
-    client.on('data', (chunk) => frozen || upstream.write(chunk));
-    upstream.on('data', (chunk) => frozen || client.write(chunk));
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  const relayed = new URL(target.href);
-  relayed.host = `127.0.0.1:${port}`;
-  relayed.searchParams.set('directConnection', 'true');
-  return {
-    url: relayed.href,
-    freeze: () => {
-      frozen = true;
-    },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+async function relayTo(target: URL): Promise<Relay> {
+  const relay = await startRelay(target.href, 27017);
+  const url = new URL(relay.url);
+  url.searchParams.set('directConnection', 'true');
+  return { ...relay, url: url.href, connections: relay.connections };
 }
 
 async function expectPingRejects(t: Test, ping: () => Promise<void>): Promise<void> {
@@ -74,7 +41,7 @@ if (!target) {
   const server = target;
 
   t.test('ping rejects promptly once the server refuses connections', async (t) => {
-    const relay = await startRelay(server);
+    const relay = await relayTo(server);
     const store = await createStore({ url: relay.url });
     t.teardown(() => store.close());
     await store.ping();
@@ -83,12 +50,12 @@ if (!target) {
   });
 
   t.test('ping rejects promptly when the server stops answering', async (t) => {
-    const relay = await startRelay(server);
+    const relay = await relayTo(server);
     t.teardown(() => relay.close());
     const store = await createStore({ url: relay.url });
     t.teardown(() => store.close());
     await store.ping();
-    relay.freeze();
+    relay.freeze(true);
     await expectPingRejects(t, () => store.ping());
     const closing = Date.now();
     await store.close();

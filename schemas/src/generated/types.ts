@@ -632,7 +632,7 @@ export interface Dossier {
   [k: string]: unknown;
 }
 /**
- * SPEC 7: body of every error. Codes of SPEC 7 plus those of D5.
+ * SPEC 7: body of every error. Codes of SPEC 7, those of D5, and METHOD_NOT_ALLOWED (405) and UNSUPPORTED_MEDIA_TYPE (415) of P2.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "ErrorBody".
@@ -652,7 +652,9 @@ export interface ErrorBody {
     | "UPSTREAM_INVALID_RESPONSE"
     | "PAYLOAD_TOO_LARGE"
     | "CONFLICT"
-    | "UNAVAILABLE";
+    | "UNAVAILABLE"
+    | "METHOD_NOT_ALLOWED"
+    | "UNSUPPORTED_MEDIA_TYPE";
   /**
    * Readable message.
    */

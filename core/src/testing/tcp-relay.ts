@@ -1,0 +1,70 @@
+/**
+ * A TCP relay between a client and a server (a broker, a database), to play network failures in
+ * tests: cut() drops every connection at once (a restart, a network cut), refuse() makes new
+ * ones fail until turned off, freeze() keeps connections open but stops forwarding (a server
+ * that stops answering). Shipped in src, like the contract suites, so every package's tests use
+ * the same one (`@opco-proxy/core/tcp-relay`).
+ */
+import { connect, createServer, type Socket } from 'node:net';
+
+export interface Relay {
+  /** The target URL, pointed at the relay. */
+  url: string;
+  /** Connections currently relayed (each counts its two sockets once). */
+  readonly connections: number;
+  cut(): void;
+  refuse(refusing: boolean): void;
+  freeze(frozen: boolean): void;
+  close(): Promise<void>;
+}
+
+export async function startRelay(targetUrl: string, defaultPort: number): Promise<Relay> {
+  const target = new URL(targetUrl);
+  const pairs = new Set<[Socket, Socket]>();
+  let refusing = false;
+  let frozen = false;
+  const server = createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
+    const upstream = connect(Number(target.port || defaultPort), target.hostname);
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    for (const socket of pair) {
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        pairs.delete(pair);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.on('data', (chunk) => frozen || upstream.write(chunk));
+    upstream.on('data', (chunk) => frozen || client.write(chunk));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  const relayed = new URL(target.href);
+  relayed.host = `127.0.0.1:${port}`;
+  const cut = () => {
+    for (const pair of pairs) for (const socket of pair) socket.destroy();
+    pairs.clear();
+  };
+  return {
+    url: relayed.href,
+    get connections() {
+      return pairs.size;
+    },
+    cut,
+    refuse: (on) => {
+      refusing = on;
+    },
+    freeze: (on) => {
+      frozen = on;
+    },
+    close: async () => {
+      cut();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
