@@ -10,6 +10,8 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import { buildOpenApi, isDateOrTimestamp } from '@opco-proxy/schemas';
 
+export type { Contract };
+
 interface Operation {
   id: string;
   path: string;
@@ -18,33 +20,54 @@ interface Operation {
   responses: Record<string, { schema?: ValidateFunction; json: boolean }>;
 }
 
-const doc = buildOpenApi() as unknown as {
+type Document = {
   paths: Record<string, Record<string, { operationId: string; responses: Record<string, any> }>>;
   components: { schemas: Record<string, object>; responses: Record<string, any> };
 };
-const ajv = new Ajv({ strict: false, allErrors: true });
-ajvFormats.default(ajv);
-ajv.addFormat('byte', true);
-ajv.addFormat('date-or-timestamp', isDateOrTimestamp);
-for (const [name, schema] of Object.entries(doc.components.schemas)) ajv.addSchema(schema, `#/components/schemas/${name}`);
-const errorBody = ajv.compile({ $ref: '#/components/schemas/ErrorBody' });
 
-const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, item]) =>
-  Object.entries(item).map(([method, op]) => ({
-    id: op.operationId,
-    path,
-    method: method.toUpperCase(),
-    pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-    responses: Object.fromEntries(Object.entries(op.responses).map(([status, response]) => [status, compileResponse(response)])),
-  })),
-);
-// Literal paths first, as the service routes them.
-operations.sort((a, b) => Number(a.path.startsWith('/{')) - Number(b.path.startsWith('/{')));
+/** The checks of one document: the full one, or the /doc an instance serves (its plugins' routes only). */
+class Contract {
+  readonly operations: Operation[];
+  readonly errorBody: ValidateFunction;
+  readonly ajv = new Ajv({ strict: false, allErrors: true });
 
-function compileResponse(response: any): { schema?: ValidateFunction; json: boolean } {
-  const resolved = response.$ref ? doc.components.responses[String(response.$ref).split('/').pop()!] : response;
-  const json = resolved.content?.['application/json'];
-  return { json: Boolean(json), schema: json?.schema?.$ref ? ajv.compile({ $ref: json.schema.$ref }) : undefined };
+  constructor(private readonly doc: Document) {
+    ajvFormats.default(this.ajv);
+    this.ajv.addFormat('byte', true);
+    this.ajv.addFormat('date-or-timestamp', isDateOrTimestamp);
+    for (const [name, schema] of Object.entries(doc.components.schemas)) this.ajv.addSchema(schema, `#/components/schemas/${name}`);
+    this.errorBody = this.ajv.compile({ $ref: '#/components/schemas/ErrorBody' });
+    this.operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => ({
+        id: op.operationId,
+        path,
+        method: method.toUpperCase(),
+        pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+        responses: Object.fromEntries(Object.entries(op.responses).map(([status, response]) => [status, this.compileResponse(response)])),
+      })),
+    );
+    // Literal paths first, as the service routes them.
+    this.operations.sort((a, b) => Number(a.path.startsWith('/{')) - Number(b.path.startsWith('/{')));
+  }
+
+  private compileResponse(response: any): { schema?: ValidateFunction; json: boolean } {
+    const resolved = response.$ref ? this.doc.components.responses[String(response.$ref).split('/').pop()!] : response;
+    const json = resolved.content?.['application/json'];
+    return { json: Boolean(json), schema: json?.schema?.$ref ? this.ajv.compile({ $ref: json.schema.$ref }) : undefined };
+  }
+}
+
+const contracts = new Map<string, Contract>();
+
+/** The contract of a document, compiled once per distinct document. */
+export function contractOf(doc: unknown = buildOpenApi()): Contract {
+  const key = JSON.stringify(Object.keys((doc as Document).paths).sort());
+  let contract = contracts.get(key);
+  if (!contract) {
+    contract = new Contract(doc as Document);
+    contracts.set(key, contract);
+  }
+  return contract;
 }
 
 let checked = 0;
@@ -53,7 +76,8 @@ process.on('exit', () => {
 });
 
 /** Problems of one answer; empty when it is what the document says. */
-export function contractProblems(method: string, url: string, status: number, headers: Headers, text: string, options: { checkBody?: boolean } = {}): string[] {
+export function contractProblems(method: string, url: string, status: number, headers: Headers, text: string, options: { checkBody?: boolean; contract?: Contract } = {}): string[] {
+  const { operations, errorBody, ajv } = options.contract ?? contractOf();
   checked += 1;
   const path = new URL(url).pathname;
   const problems: string[] = [];

@@ -4,7 +4,7 @@
 import { Writable } from 'node:stream';
 import { createKernel, createLogger, resolveConfig, type Clock, type DomainEvent, type HostResolver, type Kernel, type OpcoConfig, type Plugin, type Store } from '@opco-proxy/core';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@opco-proxy/adapter-sandbox';
-import { contractProblems } from './contract.js';
+import { contractOf, contractProblems, type Contract } from './contract.js';
 
 export const TEST_MASTER_KEY = '0f'.repeat(32);
 export const KEY_A = 'tenant-a-key-0001';
@@ -50,6 +50,8 @@ export interface RequestOptions {
   rawBody?: string;
   /** The upstream was made to drift from the schema (D14): the answer's body is not checked against /doc. */
   drift?: boolean;
+  /** The document to check the answer against (default: every operation's). */
+  contract?: Contract;
 }
 
 export interface Reply {
@@ -62,7 +64,10 @@ export interface Reply {
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
   const sandbox = options.upstream ?? (await startSandbox(options.sandbox));
   const upstreamEntry = (overrides?: Partial<OpcoConfig>) => ({
-    adapter: 'sandbox', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'test-client', clientSecretEnv: 'TEST_SANDBOX_SECRET', ...overrides,
+    adapter: 'sandbox', baseUrl: sandbox.url, clientId: 'test-client', clientSecretEnv: 'TEST_SANDBOX_SECRET',
+    // A sandbox authenticating with a static key has no token endpoint.
+    ...(sandbox.tokenUrl ? { tokenUrl: sandbox.tokenUrl } : {}),
+    ...overrides,
   });
   const opcos: Record<string, OpcoConfig> = { sandbox: upstreamEntry(options.opco) };
   for (const [id, overrides] of Object.entries(options.opcos ?? {})) opcos[id] = upstreamEntry(overrides);
@@ -70,6 +75,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     mode: 'development',
     host: '127.0.0.1',
     logLevel: options.logs ? 'debug' : 'silent',
+    // Tests stop their services often; a stop must not wait 25 s for work a test abandoned.
+    shutdownGraceMs: 2000,
     ...options.config,
     opcos,
   };
@@ -89,7 +96,9 @@ async function listen(options: ServiceOptions, sandbox: Sandbox, raw: unknown): 
   if (events) plugins.push({ name: 'test-event-collector', register: (api) => api.addHook('event', (event) => void events.push(event)) });
   const kernel = await createKernel(config, { store: options.store, log, resolveHost: options.resolveHost, clock: options.clock, plugins });
   const url = await kernel.listen(0, '127.0.0.1');
-  const request = (method: string, path: string, req: RequestOptions = {}) => send(url, method, path, req);
+  // Answers are checked against the document this instance publishes (only its plugins' routes).
+  const contract = contractOf(await (await fetch(`${url}/doc`)).json());
+  const request = (method: string, path: string, req: RequestOptions = {}) => send(url, method, path, { ...req, contract });
   return {
     url,
     kernel,
@@ -113,7 +122,7 @@ export async function send(url: string, method: string, path: string, req: Reque
   }
   const response = await fetch(url + path, { method, headers, body });
   const text = await response.text();
-  const problems = contractProblems(method, url + path, response.status, response.headers, text, { checkBody: !req.drift });
+  const problems = contractProblems(method, url + path, response.status, response.headers, text, { checkBody: !req.drift, contract: req.contract });
   if (problems.length > 0) throw new Error(`${method} ${path} answered ${response.status}, not as /doc says:\n- ${problems.join('\n- ')}`);
   let parsed: unknown = undefined;
   try {

@@ -1,0 +1,63 @@
+// Issue "hardening" 4 (D5): while the store is unreachable, every store-backed route answers
+// 503 UNAVAILABLE with Retry-After (never 500), /health still answers, and service resumes when
+// the store is back. Played with the embedded store closed under a running service, and with
+// FerretDB behind a TCP relay that refuses and cuts connections.
+import t, { type Test } from 'tap';
+import { startRelay } from '@opco-proxy/core/tcp-relay';
+import { dossierBody, realBackendsSkip, startService, type Service } from '../src/index.js';
+
+const READS = (jobId: string, syncId: string, webhookId: string) => [
+  `/sandbox/jobs/${jobId}`,
+  `/sync/${syncId}`,
+  '/webhooks',
+  `/webhooks/${webhookId}/logs`,
+  '/pollers',
+];
+
+async function seed(service: Service) {
+  const job = await service.request('POST', '/sandbox/dossiers', { body: dossierBody() });
+  const sync = await service.request('POST', '/sync/dossiers', { body: { opcoId: 'sandbox' } });
+  const webhook = await service.request('POST', '/webhooks', { body: { callbackUrl: 'http://127.0.0.1:9/hook', events: ['job.completed'] } });
+  for (const reply of [job, sync, webhook]) if (reply.status >= 300) throw new Error(`seeding failed: ${reply.text}`);
+  return { jobId: job.body.jobId as string, syncId: sync.body.syncId as string, webhookId: webhook.body.id as string };
+}
+
+async function expectUnavailable(t: Test, service: Service, paths: string[]) {
+  for (const path of paths) {
+    const reply = await service.get(path);
+    t.equal(reply.status, 503, `GET ${path}`);
+    t.equal(reply.body.code, 'UNAVAILABLE');
+    t.match(reply.headers.get('retry-after'), /^\d+$/);
+  }
+  const write = await service.request('POST', '/sandbox/dossiers', { body: dossierBody() });
+  t.equal(write.status, 503, 'a write is refused too, nothing accepted');
+  t.equal((await service.get('/ready', { key: null })).status, 503, '/ready says so');
+  t.equal((await service.get('/health', { key: null })).status, 200, '/health still answers');
+}
+
+t.test('embedded store closed under a running service', async (t) => {
+  const service = await startService({});
+  t.teardown(() => service.close());
+  const ids = await seed(service);
+  await service.kernel.store.close();
+  await expectUnavailable(t, service, READS(ids.jobId, ids.syncId, ids.webhookId));
+});
+
+t.test('FerretDB unreachable, then back', { skip: realBackendsSkip() }, async (t) => {
+  const relay = await startRelay(process.env.MONGODB_URL!, 27017);
+  t.teardown(() => relay.close());
+  const url = new URL(relay.url);
+  url.searchParams.set('directConnection', 'true');
+  url.searchParams.set('serverSelectionTimeoutMS', '1500');
+  const database = `outage_${Date.now()}`;
+  const service = await startService({ config: { store: { type: 'mongodb', url: url.href, database } } });
+  t.teardown(() => service.close());
+  const ids = await seed(service);
+  relay.refuse(true);
+  relay.cut();
+  await expectUnavailable(t, service, READS(ids.jobId, ids.syncId, ids.webhookId));
+  relay.refuse(false);
+  let back = await service.get(`/sandbox/jobs/${ids.jobId}`);
+  for (let i = 0; i < 50 && back.status !== 200; i++) back = await service.get(`/sandbox/jobs/${ids.jobId}`);
+  t.equal(back.status, 200, 'served again once the store is back, without a restart');
+});
