@@ -55,10 +55,10 @@ async function main(): Promise<void> {
     kernel.log.info('worker started');
   } else {
     const url = await kernel.listen();
-    kernel.log.info({ url, demo: config.demo, store: config.store.type }, `opco-proxy ${role} listening on ${url}`);
+    kernel.log.info({ url, host: config.host, demo: config.demo, store: config.store.type }, `opco-proxy ${role} listening on ${url}`);
     if (config.demo) {
       console.log(
-        `demo mode (development: any API key, loopback webhook targets allowed; listening on ${config.host} only, HOST overrides)\n` +
+        `demo mode (development: any API key, loopback webhook targets allowed), listening on ${config.host} (HOST overrides)\n` +
           `try  curl -H 'X-API-KEY: demo-key-123' ${url}/sandbox/dossiers/etats`,
       );
     }

@@ -89,6 +89,10 @@ export function contractProblems(method: string, url: string, status: number, he
     if (status === 429 && !headers.get('retry-after')) problems.push('429 without Retry-After');
     if (status === 503 && (body as { code?: string })?.code === 'UNAVAILABLE' && !headers.get('retry-after')) problems.push('503 UNAVAILABLE without Retry-After');
   }
+  if (method === 'OPTIONS' && status === 204) {
+    if (!headers.get('allow')) problems.push('OPTIONS without Allow');
+    return problems;
+  }
   const op = operations.find((o) => o.method === (method === 'HEAD' ? 'GET' : method) && o.pattern.test(path));
   if (!op) {
     if (status === 405 && !headers.get('allow')) problems.push('405 without Allow');

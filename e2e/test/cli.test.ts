@@ -20,6 +20,22 @@ t.test('demo mode: no config, the sandbox answers the curl of the README', async
   t.equal(await stop(demo.child), 0, 'clean exit on SIGTERM');
 });
 
+t.test('demo mode listens on 127.0.0.1 and says it is development mode; HOST overrides', async (t) => {
+  const demo = run(['serve'], { PORT: '0', HOST: '' });
+  t.teardown(() => stop(demo.child));
+  await demo.url;
+  await demo.printed(/demo mode \(development/);
+  t.match(demo.output(), /"url":"http:\/\/127\.0\.0\.1:\d+"/, 'bound to the loopback address');
+  t.match(demo.output(), /any API key, loopback webhook targets allowed.*on 127\.0\.0\.1/);
+  t.equal(await stop(demo.child), 0);
+  const open = run(['serve'], { PORT: '0', HOST: '0.0.0.0' });
+  t.teardown(() => stop(open.child));
+  await open.url;
+  await open.printed(/demo mode/);
+  t.match(open.output(), /on 0\.0\.0\.0/, 'HOST chosen by the operator');
+  t.equal(await stop(open.child), 0);
+});
+
 t.test('serve --config FILE and OPCO_PROXY_CONFIG run from a file', async (t) => {
   const sandbox = await startSandbox();
   t.teardown(() => sandbox.close());

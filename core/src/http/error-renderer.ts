@@ -25,6 +25,9 @@ export function renderErrors(log: Logger): Koa.Middleware<State> {
       }
       ctx.status = error.status;
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+      // Refused before its body was read (too large, not JSON, no key): the rest of the body is
+      // still on the connection, so it cannot carry another request.
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
       ctx.body = toErrorBody(error);
     }
   };

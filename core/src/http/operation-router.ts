@@ -74,7 +74,11 @@ export class OperationRouter {
     }
     const routes = router.routes();
     const allowed = router.allowedMethods();
-    return (ctx, next) => routes(ctx as never, () => allowed(ctx as never, next));
+    return async (ctx, next) => {
+      await routes(ctx as never, () => allowed(ctx as never, next));
+      // OPTIONS on a known path: the methods it takes, in Allow, and nothing else.
+      if (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.response.get('Allow')) ctx.status = 204;
+    };
   }
 
   private endpoint(id: OperationId, handler: OperationHandler<OperationId>): Router.Middleware<State> {
