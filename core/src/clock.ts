@@ -64,21 +64,27 @@ export const systemClock: Clock = {
 interface PendingTimer {
   dueAt: number;
   fn: () => void;
-  handle: NodeJS.Timeout;
+  handle: NodeJS.Timeout | undefined;
 }
 
 /**
- * A clock for tests: real time keeps flowing, and `advance(ms)` jumps ahead, firing at once every
- * timer that has become due. Code under test that waits 15 s for a webhook retry is therefore
- * driven by the test in microseconds, while everything that does not look at the clock (sockets,
- * the event loop) behaves as usual.
+ * A clock for tests: `advance(ms)` jumps ahead, firing at once every timer that has become due.
+ * Code under test that waits 15 s for a webhook retry is therefore driven by the test in
+ * microseconds, while everything that does not look at the clock (sockets, the event loop)
+ * behaves as usual. By default real time keeps flowing underneath; a `frozen` clock moves only
+ * when advanced, so a test can show that something happens exactly when due, not a moment early.
  */
 export class TestClock implements Clock {
   private offset = 0;
   private readonly timers = new Set<PendingTimer>();
+  private readonly frozenAt: number | undefined;
+
+  constructor(options: { frozen?: boolean } = {}) {
+    this.frozenAt = options.frozen ? Date.now() : undefined;
+  }
 
   now(): number {
-    return Date.now() + this.offset;
+    return (this.frozenAt ?? Date.now()) + this.offset;
   }
 
   date(): Date {
@@ -86,12 +92,12 @@ export class TestClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): Timer {
-    const timer: PendingTimer = {
-      dueAt: this.now() + Math.max(0, ms),
-      fn,
-      handle: setTimeout(() => this.fire(timer), Math.max(0, ms)),
-    };
-    timer.handle.unref();
+    const timer: PendingTimer = { dueAt: this.now() + Math.max(0, ms), fn, handle: undefined };
+    // A frozen clock's timers ring only when advanced past them (or at once when already due).
+    if (this.frozenAt === undefined || ms <= 0) {
+      timer.handle = setTimeout(() => this.fire(timer), this.frozenAt === undefined ? Math.max(0, ms) : 0);
+      timer.handle.unref();
+    }
     this.timers.add(timer);
     return { cancel: () => this.drop(timer) };
   }
@@ -107,7 +113,7 @@ export class TestClock implements Clock {
     const now = this.now();
     const due = [...this.timers].filter((t) => t.dueAt <= now).sort((a, b) => a.dueAt - b.dueAt);
     for (const timer of this.timers) {
-      if (timer.dueAt <= now) continue;
+      if (timer.dueAt <= now || this.frozenAt !== undefined) continue;
       // Still in the future: its real timer must now ring at the remaining virtual delay.
       clearTimeout(timer.handle);
       timer.handle = setTimeout(() => this.fire(timer), timer.dueAt - now);
@@ -129,7 +135,25 @@ export class TestClock implements Clock {
   }
 
   private drop(timer: PendingTimer): void {
-    clearTimeout(timer.handle);
+    if (timer.handle) clearTimeout(timer.handle);
     this.timers.delete(timer);
+  }
+}
+
+/**
+ * Waits for `work` until the clock reaches `deadline`: resolves true when the work settled in
+ * time, false when the deadline came first. The deadline's timer is dropped either way, so a
+ * stopping process is never kept alive by it.
+ */
+export async function settlesBy(clock: Clock, deadline: number, work: Promise<unknown> | undefined): Promise<boolean> {
+  if (!work) return true;
+  let timer: Timer | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = clock.setTimeout(() => resolve(false), Math.max(0, deadline - clock.now()));
+  });
+  try {
+    return await Promise.race([work.then(() => true, () => true), late]);
+  } finally {
+    timer?.cancel();
   }
 }

@@ -23,7 +23,7 @@ import { SeamRegistry } from './seams.js';
 import { loadPlugins, type HostResolver, type Plugin, type ProcessRole } from './plugin.js';
 import { openStore } from './store-backends.js';
 import { openQueue } from './queue-backends.js';
-import { systemClock, type Clock } from './clock.js';
+import { settlesBy, systemClock, type Clock } from './clock.js';
 import { randomHex } from './crypto.js';
 import { oauthClientCredentials } from './upstream-auth/oauth-client-credentials.js';
 import { OperationRouter } from './http/operation-router.js';
@@ -81,7 +81,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const clock = options.clock ?? systemClock;
   const role = options.role ?? 'serve';
   const store = options.store ?? (await openStore(config.store));
-  const queue = options.queue ?? (await openQueue(config.queue));
+  const queue = options.queue ?? (await openQueue(config.queue, clock));
   const hooks = new Hooks();
   const seams = new SeamRegistry();
   const window = new MetricsWindow(clock);
@@ -147,7 +147,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     if (!options.queue) backends.push(queue.close());
     if (!options.store) backends.push(store.close());
     // A backend that does not answer must not keep a stopping process alive past its grace.
-    await Promise.race([Promise.allSettled(backends), clock.sleep(Math.max(1000, deadline - clock.now()))]);
+    await settlesBy(clock, Math.max(deadline, clock.now() + 1000), Promise.allSettled(backends));
   };
 
   return {

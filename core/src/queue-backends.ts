@@ -2,9 +2,10 @@
 import { createEmbeddedQueue } from './queue/embedded-queue.js';
 import { ConfigError, type Config } from './config.js';
 import type { Queue } from './ports/queue.js';
+import type { Clock } from './clock.js';
 
-export async function openQueue(config: Config['queue']): Promise<Queue> {
-  if (config.type === 'embedded') return createEmbeddedQueue();
+export async function openQueue(config: Config['queue'], clock: Clock): Promise<Queue> {
+  if (config.type === 'embedded') return createEmbeddedQueue({ clock });
   let backend: { createQueue(options: { url: string; prefix?: string }): Promise<Queue> };
   try {
     const name = '@opco-proxy/plugin-rabbitmq'; // not a build-time dependency of core

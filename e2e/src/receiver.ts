@@ -2,7 +2,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { hmacSha256Hex, safeEqualHex } from '@opco-proxy/core';
+import { hmacSha256Hex, safeEqualHex, systemClock, type Clock } from '@opco-proxy/core';
 
 export interface Received {
   at: number;
@@ -29,7 +29,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(fallback: Answer = { status: 200 }): Promise<Receiver> {
+/** `clock` stamps what arrives, so a test on a TestClock reads arrival times on its own time line. */
+export async function startReceiver(fallback: Answer = { status: 200 }, clock: Clock = systemClock): Promise<Receiver> {
   const received: Received[] = [];
   const waiters = new Set<() => void>();
   const receiver = { received, script: [] as Answer[], fallback } as Receiver;
@@ -44,7 +45,7 @@ export async function startReceiver(fallback: Answer = { status: 200 }): Promise
       } catch {
         body = undefined;
       }
-      received.push({ at: Date.now(), path: req.url ?? '/', headers: req.headers, raw, body });
+      received.push({ at: clock.now(), path: req.url ?? '/', headers: req.headers, raw, body });
       for (const wake of [...waiters]) wake();
       const answer = receiver.script.shift() ?? receiver.fallback;
       setTimeout(() => {

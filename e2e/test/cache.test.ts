@@ -1,11 +1,11 @@
 // Pipeline steps 3 and 10: hit, miss, per-tenant separation, query sensitivity and expiry.
 import t from 'tap';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { TestClock } from '@opco-proxy/core';
 import { startService, KEY_A, KEY_B } from '../src/index.js';
 
-// etats entries live 2 s here: long enough that two back-to-back requests on a loaded machine
-// still meet in the cache, short enough to watch one expire.
-const service = await startService({ opco: { cacheTtlS: { 'GET /dossiers/etats': 2 } } });
+// A frozen clock: entries live exactly their lifetime, however slow the machine.
+const clock = new TestClock({ frozen: true });
+const service = await startService({ clock, opco: { cacheTtlS: { 'GET /dossiers/etats': 60 } } });
 t.teardown(() => service.close());
 const { sandbox } = service;
 const etatsCalls = () => sandbox.received.filter((r) => r.path === '/v2/dossiers/etats').length;
@@ -46,11 +46,12 @@ t.test('tenants never share entries', async (t) => {
   t.equal(again.headers.get('x-cache'), 'HIT');
 });
 
-t.test('an entry expires after its lifetime', async (t) => {
+t.test('an entry expires after its lifetime, in memory and in the store', async (t) => {
   sandbox.resetStats();
   await service.get('/sandbox/dossiers/etats?numeroPage=4');
-  t.equal((await service.get('/sandbox/dossiers/etats?numeroPage=4')).headers.get('x-cache'), 'HIT');
-  await sleep(2100);
+  await clock.advance(59_999);
+  t.equal((await service.get('/sandbox/dossiers/etats?numeroPage=4')).headers.get('x-cache'), 'HIT', 'alive until its last millisecond');
+  await clock.advance(1);
   const after = await service.get('/sandbox/dossiers/etats?numeroPage=4');
   t.equal(after.headers.get('x-cache'), 'MISS', 'expired');
   t.equal(etatsCalls(), 2);

@@ -1,11 +1,25 @@
 // D21, D22: after a sync with enablePoller, upstream changes become dossier.etat_changed,
-// dossier.updated and facture.etat_changed, delivered to a real local receiver.
+// dossier.updated and facture.etat_changed, delivered to a real local receiver. Polls are driven
+// by a TestClock: each interval is one advance of the clock, not seconds of waiting.
 import t from 'tap';
-import type { DomainEvent } from '@opco-proxy/core';
-import { startService, startReceiver, signatureValid, watchSync, KEY_A, KEY_B } from '../src/index.js';
+import { TestClock, type DomainEvent } from '@opco-proxy/core';
+import { eventually, startService, startReceiver, signatureValid, watchSync, KEY_A, KEY_B, type Service } from '../src/index.js';
+
+const INTERVAL_MS = 60_000;
+
+/** Moves the clock one polling interval on and waits until the poller has polled again. */
+async function nextPoll(service: Service, clock: TestClock): Promise<void> {
+  const before = (await service.get('/pollers')).body[0]?.lastPollAt;
+  await clock.advance(INTERVAL_MS);
+  await eventually(async () => {
+    const poller = (await service.get('/pollers')).body[0];
+    return poller && poller.lastPollAt !== before;
+  }, 'a poll after the interval');
+}
 
 t.test('a poller turns sandbox state changes into the three change events', async (t) => {
-  const service = await startService({ sandbox: { dossierCount: 120, factureCount: 40 }, opco: { pollingIntervalMs: 1000 } });
+  const clock = new TestClock();
+  const service = await startService({ clock, sandbox: { dossierCount: 120, factureCount: 40 }, opco: { pollingIntervalMs: INTERVAL_MS } });
   const receiver = await startReceiver();
   t.teardown(async () => {
     await service.close();
@@ -19,22 +33,20 @@ t.test('a poller turns sandbox state changes into the three change events', asyn
   const pollers = await service.get('/pollers');
   t.equal(pollers.status, 200);
   t.equal(pollers.body.length, 1);
-  t.match(pollers.body[0], { opcoId: 'sandbox', status: 'active', intervalMs: 1000 });
+  t.match(pollers.body[0], { opcoId: 'sandbox', status: 'active', intervalMs: INTERVAL_MS, lastError: null });
+  t.equal(Date.parse(pollers.body[0].nextPollAt) - Date.parse(pollers.body[0].createdAt) >= INTERVAL_MS - 1000, true, 'the first poll one interval after the sync');
   t.same((await service.get('/pollers', { key: KEY_B })).body, [], 'other tenants have none');
-  const firstPoll = pollers.body[0].lastPollAt;
-  for (let i = 0; i < 100; i++) {
-    const current = (await service.get('/pollers')).body[0];
-    if (current.lastPollAt !== firstPoll && !current.lastError) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await nextPoll(service, clock);
   t.equal(receiver.received.length, 0, 'nothing changed yet: no event');
 
   const before = new Map(sandbox.dataset.dossiers.map((d: any) => [d.numeroInterne, d.etat]));
   const facturesBefore = new Map(sandbox.dataset.factures.map((f: any) => [f.numeroInterneFacture, f.etatFacture]));
   const moved = sandbox.advance({ dossiers: 3, factures: 2 });
   const expected = 3 + 3 + 2;
+  await nextPoll(service, clock);
   await receiver.waitFor(expected, 15_000);
-  await new Promise((r) => setTimeout(r, 1500));
+  await nextPoll(service, clock);
+  await nextPoll(service, clock);
   const byEvent = (type: string) => receiver.received.filter((r) => r.body.event === type).map((r) => r.body.data);
   t.ok(receiver.received.every((r) => signatureValid(hook.secret, r)), 'signed');
 
@@ -62,8 +74,11 @@ t.test('a poller turns sandbox state changes into the three change events', asyn
   t.same((await service.get('/pollers')).body, []);
   t.equal((await service.request('DELETE', '/pollers/sandbox')).status, 404);
   sandbox.advance({ dossiers: 2 });
-  await new Promise((r) => setTimeout(r, 2500));
-  t.equal(receiver.received.length, expected, 'a stopped poller emits nothing');
+  const polled = sandbox.received.length;
+  await clock.advance(3 * INTERVAL_MS);
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(sandbox.received.length, polled, 'a stopped poller polls no more');
+  t.equal(receiver.received.length, expected, 'and emits nothing');
   t.equal((await service.request('DELETE', '/pollers/sandbox', { key: KEY_A })).status, 404);
 });
 
@@ -73,7 +88,8 @@ t.test('two workers sharing one store never run the same poll twice', async (t) 
   const upstream = await startSandbox({ dossierCount: 60, factureCount: 10 });
   const store = await createEmbeddedStore({});
   const seen: DomainEvent[] = [];
-  const options = { upstream, store, opco: { pollingIntervalMs: 1000 }, events: seen };
+  const clock = new TestClock();
+  const options = { upstream, store, clock, opco: { pollingIntervalMs: INTERVAL_MS }, events: seen };
   const one = await startService(options);
   const two = await startService(options);
   t.teardown(async () => {
@@ -87,13 +103,13 @@ t.test('two workers sharing one store never run the same poll twice', async (t) 
   await watchSync(one, accepted.body.syncId);
   upstream.resetStats();
   const moved = upstream.advance({ dossiers: 4 });
-  await new Promise((r) => setTimeout(r, 6000));
-  const polls = upstream.received.filter((r) => r.path === '/v2/dossiers/etats' && r.query.dateModification && r.query.numeroPage === '1').map((r) => r.at);
-  // At least two polls, so there is a gap to check; at most one per 1 s interval in all (a slow,
-  // loaded machine polls less often, never more).
-  t.ok(polls.length >= 2 && polls.length <= 6, `at most one poll per interval in all (${polls.length} in 6 s)`);
-  const gaps = polls.slice(1).map((at, i) => at - polls[i]);
-  t.ok(gaps.every((gap) => gap >= 900), `never two polls at once (${gaps.join(', ')} ms apart)`);
+  const polls = () => upstream.received.filter((r) => r.path === '/v2/dossiers/etats' && r.query.dateModification && r.query.numeroPage === '1').length;
+  for (let interval = 1; interval <= 4; interval++) {
+    await nextPoll(one, clock);
+    // Both workers tick on every advance; the poll's lease lets exactly one of them run it.
+    await new Promise((r) => setTimeout(r, 100));
+    t.equal(polls(), interval, `one poll in interval ${interval}, by one of the two workers`);
+  }
   t.same(announced().sort(), [...moved.dossiers].sort(), 'each change announced once');
 });
 
@@ -108,7 +124,8 @@ t.test('a poller keeps running across a restart of the process', async (t) => {
     await receiver.close();
     await upstream.close();
   });
-  const options = { upstream, opco: { pollingIntervalMs: 1000 }, config: { store: { type: 'embedded' as const, path: mkdtempSync(join(tmpdir(), 'opco-poller-')) } } };
+  const clock = new TestClock();
+  const options = { upstream, clock, opco: { pollingIntervalMs: INTERVAL_MS }, config: { store: { type: 'embedded' as const, path: mkdtempSync(join(tmpdir(), 'opco-poller-')) } } };
   const first = await startService(options);
   await first.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/after-restart`, events: ['dossier.etat_changed'] } });
   const accepted = await first.request('POST', '/sync/dossiers', { body: { opcoId: 'sandbox', enablePoller: true } });
@@ -119,6 +136,7 @@ t.test('a poller keeps running across a restart of the process', async (t) => {
   t.teardown(() => second.close());
   t.equal((await second.get('/pollers')).body.length, 1, 'the poller is still there');
   const moved = upstream.advance({ dossiers: 2 });
+  await nextPoll(second, clock);
   await receiver.waitFor(2, 15_000);
   t.same(receiver.received.map((r) => r.body.data.numeroInterne).sort(), [...moved.dossiers].sort(), 'the restarted process polls and announces the changes');
 });

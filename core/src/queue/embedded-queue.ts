@@ -8,9 +8,11 @@
  */
 import { QueueUnavailableError, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type ReceivedMessage } from '../ports/queue.js';
 import { checkConsume, checkPublish } from './message-rules.js';
+import { systemClock, type Clock, type Timer } from '../clock.js';
 
-export function createEmbeddedQueue(): Queue {
-  return new EmbeddedQueue();
+/** Delays run on `clock`, so tests move retries forward instead of waiting for them. */
+export function createEmbeddedQueue(options: { clock?: Clock } = {}): Queue {
+  return new EmbeddedQueue(options.clock ?? systemClock);
 }
 
 interface Envelope {
@@ -25,10 +27,12 @@ class EmbeddedQueue implements Queue {
   readonly kind = 'embedded';
   readonly durable = false;
   private readonly queues = new Map<string, WorkQueue>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Set<Timer>();
   private readonly consumers = new Set<EmbeddedConsumer>();
   private seq = 0;
   private closed = false;
+
+  constructor(private readonly clock: Clock) {}
 
   async publish<T>(queue: string, body: T, options?: PublishOptions): Promise<void> {
     this.assertOpen();
@@ -59,7 +63,7 @@ class EmbeddedQueue implements Queue {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const timer of this.timers) timer.cancel();
     this.timers.clear();
     await Promise.all([...this.consumers].map((consumer) => consumer.cancel()));
     this.queues.clear();
@@ -72,12 +76,11 @@ class EmbeddedQueue implements Queue {
       push();
       return;
     }
-    const timer = setTimeout(() => {
+    // The clock's timers never keep an otherwise finished process alive.
+    const timer = this.clock.setTimeout(() => {
       this.timers.delete(timer);
       if (!this.closed) push();
     }, delayMs);
-    // A delayed retry must not keep an otherwise finished process alive.
-    timer.unref();
     this.timers.add(timer);
   }
 

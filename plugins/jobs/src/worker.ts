@@ -6,7 +6,7 @@
  * the upstream has accepted a step, what it answered is recorded whatever the store does
  * meanwhile: the write is retried, never turned into a failure of the step.
  */
-import { asServiceError, isUnavailable, LeaseLost, PRIORITY, randomHex, truncatedText, type Claimed, type Clock, type Consumer, type Logger, type OpcoDirectory, type Pipeline, type PluginApi, type Queue, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
+import { asServiceError, isUnavailable, LeaseLost, PRIORITY, settlesBy, randomHex, truncatedText, type Claimed, type Clock, type Consumer, type Logger, type OpcoDirectory, type Pipeline, type PluginApi, type Queue, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
 import { jobResultJson, stepCall } from './job-plan.js';
 import type { JobErrorRecord, JobRecord, JobRecords, JobStep } from './job-records.js';
 import { mayHaveReachedUpstream, nextMove } from './retry-policy.js';
@@ -54,10 +54,7 @@ export class JobWorker {
    * upstream before sending again, D18).
    */
   async stop(deadline: number): Promise<void> {
-    const cancelled = this.consumer?.cancel();
-    const late = Symbol('late');
-    const outcome = await Promise.race([cancelled, this.deps.clock.sleep(Math.max(0, deadline - this.deps.clock.now())).then(() => late)]);
-    if (outcome !== late) return;
+    if (await settlesBy(this.deps.clock, deadline, this.consumer?.cancel())) return;
     for (const [jobId, token] of this.running) {
       await this.deps.records.leases.release(jobId, token).catch(() => undefined);
       this.deps.log.warn({ jobId }, 'job handed back at shutdown; another worker resumes it');

@@ -2,7 +2,7 @@
  * The sync plugin: bulk sync of a CFA's dossiers and the pollers that follow it (SPEC 1 rule 4,
  * 2.6, 3.2, 4.14, 6.1; D19-D21). Operations on the API side; discovery, batches and polls on workers.
  */
-import { RetryPolicy, definePlugin, randomHex, type PluginApi } from '@opco-proxy/core';
+import { RetryPolicy, definePlugin, randomHex, settlesBy, type PluginApi } from '@opco-proxy/core';
 import { Snapshots } from './snapshots.js';
 import { Pollers } from './pollers.js';
 import { SyncRecords, type SyncRecord } from './sync-records.js';
@@ -60,7 +60,7 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
     consumer = await queue.consume<SyncMessage>(SYNC_QUEUE, (message) => runner.handle(message.body), { prefetch: config.prefetch });
   });
   api.addHook('close', async ({ deadline }) => {
-    await Promise.race([consumer?.cancel(), clock.sleep(Math.max(0, deadline - clock.now()))]);
+    await settlesBy(clock, deadline, consumer?.cancel());
   });
 }
 

@@ -8,7 +8,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import got from 'got';
-import { LeaseLost, type Claimed, type Clock, type Consumer, type HostResolver, type Logger, type Queue, type RetryPolicy } from '@opco-proxy/core';
+import { LeaseLost, settlesBy, type Claimed, type Clock, type Consumer, type HostResolver, type Logger, type Queue, type RetryPolicy } from '@opco-proxy/core';
 import { checkCallbackUrl, guardedLookup, type Mode } from './ssrf.js';
 import { notificationHeaders } from './signature.js';
 import type { Deliveries, DeliveryRecord } from './deliveries.js';
@@ -58,7 +58,7 @@ export class DeliveryWorker {
   /** Stops taking deliveries; an attempt still running at `deadline` is abandoned, its lease lapses. */
   async stop(deadline: number): Promise<void> {
     const { clock } = this.deps;
-    await Promise.race([this.consumer?.cancel(), clock.sleep(Math.max(0, deadline - clock.now()))]);
+    await settlesBy(clock, deadline, this.consumer?.cancel());
   }
 
   async schedule(deliveryId: string, delayMs: number): Promise<void> {
