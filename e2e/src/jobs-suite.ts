@@ -5,7 +5,7 @@
 import type { Test } from 'tap';
 import { tenantHash, type DomainEvent } from '@opco-proxy/core';
 import { startService, KEY_A, KEY_B, type Service, type ServiceOptions } from './harness.js';
-import { emitted } from './eventually.js';
+import { emitted, eventually } from './eventually.js';
 import { PDF, certificatBody, conventionBody, documentBody, dossierBody, factureBody, waitForJob } from './jobs-client.js';
 
 export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
@@ -211,8 +211,11 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
     t.notOk(dump.includes(marker.toString('base64')) || dump.includes(marker.toString('utf8')), 'no plaintext file');
     t.ok((await service.kernel.store.collection('job_files').count({ jobId: reply.body.jobId })) > 0, 'the sealed file is there while the job runs');
     await waitForJob(service, reply.body.statusUrl, { key: secretKey });
-    t.equal(await service.kernel.store.collection('job_files').count({ jobId: reply.body.jobId }), 0, 'files purged');
-    t.equal(await service.kernel.store.collection('job_secrets').count({ _id: reply.body.jobId }), 0, 'key purged');
+    // The job is recorded as ended first (so a crash in between never loses its outcome), then purged.
+    const left = async () =>
+      (await service.kernel.store.collection('job_files').count({ jobId: reply.body.jobId })) + (await service.kernel.store.collection('job_secrets').count({ _id: reply.body.jobId }));
+    await eventually(async () => (await left()) === 0, 'the files and the key purged once the job ended');
+    t.equal(await left(), 0, 'files and key purged');
   });
 
   t.test('a queue that refuses the job: 503 UNAVAILABLE and nothing is kept', async (t) => {

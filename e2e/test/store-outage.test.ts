@@ -50,7 +50,12 @@ t.test('FerretDB unreachable, then back', { skip: realBackendsSkip() }, async (t
   url.searchParams.set('directConnection', 'true');
   url.searchParams.set('serverSelectionTimeoutMS', '1500');
   const database = `outage_${Date.now()}`;
-  const service = await startService({ config: { store: { type: 'mongodb', url: url.href, database } } });
+  const logs: string[] = [];
+  const service = await startService({ logs, config: { store: { type: 'mongodb', url: url.href, database } } });
+  t.teardown(() => {
+    if (t.passing()) return;
+    for (const line of logs.filter((l) => /unexpected error/.test(l))) t.comment(line.slice(0, 2000));
+  });
   t.teardown(() => service.close());
   const ids = await seed(service);
   relay.refuse(true);

@@ -130,9 +130,13 @@ const UNAVAILABLE_ERRORS = new Set([
   'MongoNotConnectedError', 'MongoPoolClearedError', 'PoolClearedError', 'PoolClosedError', 'MongoWaitQueueTimeoutError',
 ]);
 
+/** Socket errors the driver sometimes lets through unwrapped (a write after the server hung up). */
+const SOCKET_ERRORS = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'ENOTCONN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
 function isServerUnavailable(err: unknown): boolean {
-  const { name, errorLabels } = (err ?? {}) as { name?: string; errorLabels?: unknown };
+  const { name, errorLabels, code } = (err ?? {}) as { name?: string; errorLabels?: unknown; code?: unknown };
   if (name && UNAVAILABLE_ERRORS.has(name)) return true;
+  if (typeof code === 'string' && SOCKET_ERRORS.has(code)) return true;
   return Array.isArray(errorLabels) && (errorLabels.includes('NetworkError') || errorLabels.includes('ResetPool'));
 }
 
