@@ -7,3 +7,6 @@ export * from './receiver.js';
 export * from './sync-client.js';
 export * from './rate-window.js';
 export * from './eventually.js';
+export * from './hub-process.js';
+export * from './hub-fleet.js';
+export * from './hub-suite.js';
