@@ -10,3 +10,4 @@ export * from './eventually.js';
 export * from './hub-process.js';
 export * from './hub-fleet.js';
 export * from './hub-suite.js';
+export * from './hub-outage-suite.js';
