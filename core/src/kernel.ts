@@ -146,8 +146,11 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     const backends: Promise<unknown>[] = [];
     if (!options.queue) backends.push(queue.close());
     if (!options.store) backends.push(store.close());
-    // A backend that does not answer must not keep a stopping process alive past its grace.
-    await Promise.race([Promise.allSettled(backends), clock.sleep(Math.max(1000, deadline - clock.now()))]);
+    // A backend that does not answer must not keep a stopping process alive past its grace; nor
+    // must the wait for it once the backends have closed (an awaited sleep holds the process).
+    const closed = new AbortController();
+    await Promise.race([Promise.allSettled(backends), clock.sleep(Math.max(1000, deadline - clock.now()), closed.signal).catch(() => undefined)]);
+    closed.abort();
   };
 
   return {
