@@ -10,7 +10,7 @@ export { parseHubConfig, loadHubConfig, readHubSecrets, HUB_DEFAULT_PORT, type H
 export { verifyGrantToken, DEFAULT_ISSUER, type GrantClaims } from './server/grant-token.js';
 export { GrantScheduler, type AskInput, type InstanceHello, type JournalGrant, type LimitView, type SchedulerObserver, type SchedulerOptions, type IssuedGrant, type WaitingAsk } from './server/grant-scheduler.js';
 export { AdaptiveLimit, DEFAULT_ADAPTIVE, type AdaptiveOptions } from './server/adaptive-limit.js';
-export { createHubAdmission, HubAdmission, DISCONNECTED_TOKEN, type HubAdmissionOptions, type HubClientConfig } from './client/hub-admission.js';
+export { createHubAdmission, configureHubAdmission, HubAdmission, DISCONNECTED_TOKEN, type HubAdmissionOptions, type HubClientConfig } from './client/hub-admission.js';
 export { HubConnection, type ConnectionState, type HubConnectionOptions } from './client/hub-connection.js';
 export { LocalFallback } from './client/local-fallback.js';
 export { hubPlugin } from './plugin.js';

@@ -5,12 +5,12 @@
  */
 import { definePlugin, type PluginApi } from '@opco-proxy/core';
 import type { MetricsReport } from './protocol.js';
-import { createHubAdmission, type HubClientConfig } from './client/hub-admission.js';
+import { configureHubAdmission, type HubClientConfig } from './client/hub-admission.js';
 
 export const hubPlugin = definePlugin({
   name: 'hub',
   register(api: PluginApi<HubClientConfig>) {
-    const admission = createHubAdmission({
+    const admission = configureHubAdmission({
       hub: api.config, env: api.env, clock: api.clock, log: api.log, registry: api.registry,
       // SPEC 1.1 step 9: the kernel's own 60-second windows, per configured opcoId.
       metrics: () => {
@@ -22,7 +22,10 @@ export const hubPlugin = definePlugin({
         return windows;
       },
     });
+    // Provided first, connected once the kernel is ready: a start-up that fails after this
+    // plugin registered (two admission providers, say) must not leave a connection behind.
     api.provide('admission', admission);
+    api.addHook('ready', () => admission.start());
     api.addHook('close', () => admission.close());
   },
 });

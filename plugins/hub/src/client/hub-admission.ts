@@ -64,6 +64,17 @@ interface PendingAsk {
 
 /** Reads the key from the environment, connects, and returns the provider, serving at once. */
 export function createHubAdmission(options: HubAdmissionOptions): HubAdmission {
+  const admission = configureHubAdmission(options);
+  admission.start();
+  return admission;
+}
+
+/**
+ * Checks the config and builds the provider without connecting: a kernel provides it while its
+ * plugins register and connects once ready, so a start-up that fails later (a second admission
+ * provider, a bad plugin) leaves no socket or reconnection timer behind.
+ */
+export function configureHubAdmission(options: HubAdmissionOptions): HubAdmission {
   const { hub } = options;
   const env = options.env ?? process.env;
   if (!/^(ws|wss|http|https):\/\/[^/]/.test(hub.url)) throw new ConfigError('invalid configuration: hub.url: must be a ws://, wss://, http:// or https:// address');
@@ -73,9 +84,7 @@ export function createHubAdmission(options: HubAdmissionOptions): HubAdmission {
   if (!Number.isSafeInteger(expected) || expected < 1) throw new ConfigError('invalid configuration: hub.expectedInstances: must be an integer of at least 1');
   const maxWaitMs = hub.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   if (!Number.isSafeInteger(maxWaitMs) || maxWaitMs < 0) throw new ConfigError('invalid configuration: hub.maxWaitMs: must be an integer of at least 0');
-  const admission = new HubAdmission({ ...options, apiKey, expectedInstances: expected, maxWaitMs });
-  admission.start();
-  return admission;
+  return new HubAdmission({ ...options, apiKey, expectedInstances: expected, maxWaitMs });
 }
 
 export class HubAdmission implements AdmissionProvider {

@@ -1,0 +1,149 @@
+/**
+ * Service instances behind one hub, against one counting sandbox upstream: each instance is an
+ * in-process kernel with `plugins: [..., "hub"]` and its own hub key. Its publisher headers name
+ * it upstream (`EDITEUR` = hub tenantId, `LOGICIEL` = instance name), so every call the upstream
+ * received can be put to the instance and the hub tenant that made it, granted or not.
+ */
+import type { Config, Store } from '@opco-proxy/core';
+import type { ReceivedRequest, Sandbox } from '@opco-proxy/adapter-sandbox';
+import { startService, type Service } from './harness.js';
+import { eventually } from './eventually.js';
+import type { HubProcess, RateLimit } from './hub-process.js';
+
+export interface MemberSpec {
+  name: string;
+  /** The hub tenantId its key belongs to (one publisher's credentials). */
+  tenantId: string;
+  expectedInstances?: number;
+}
+
+export interface FleetMember extends MemberSpec {
+  service: Service;
+  keyId: string;
+  /** The hub key itself, to look for it in logs and stored documents. */
+  hubKey: string;
+}
+
+export interface FleetOptions {
+  hub: HubProcess;
+  upstream: Sandbox;
+  rateLimit: RateLimit;
+  members: MemberSpec[];
+  /** Store and queue per hub tenantId (instances of one publisher share them); embedded by default. */
+  backends?: (tenantId: string) => Partial<Pick<Config, 'store' | 'queue'>>;
+  /** One embedded store per hub tenantId, shared by its instances (when `backends` gives none). */
+  stores?: Record<string, Store>;
+  plugins?: string[];
+  maxWaitMs?: number;
+  /** Collects every log line of every instance. */
+  logs?: string[];
+}
+
+/** One upstream call as the sandbox received it. */
+export interface UpstreamCall {
+  at: number;
+  tenantId: string;
+  instance: string;
+  path: string;
+  query: Record<string, string>;
+  /** The CFA's X-API-KEY, forwarded. */
+  cfaKey: string;
+  token: string | undefined;
+  hubToken: ReceivedRequest['hubToken'];
+}
+
+export interface Fleet {
+  members: FleetMember[];
+  member(name: string): FleetMember;
+  /** Every upstream call received so far (token route excluded), oldest first. */
+  calls(filter?: (call: UpstreamCall) => boolean): UpstreamCall[];
+  close(): Promise<void>;
+}
+
+let envCounter = 0;
+
+export async function startFleet(options: FleetOptions): Promise<Fleet> {
+  const members: FleetMember[] = [];
+  const close = async () => {
+    for (const member of members.reverse()) await member.service.close();
+  };
+  try {
+    for (const spec of options.members) {
+      const created = await options.hub.key(spec.tenantId, spec.name);
+      const keyEnv = `E2E_HUB_KEY_${++envCounter}`;
+      const service = await startService({
+        upstream: options.upstream,
+        store: options.backends ? undefined : options.stores?.[spec.tenantId],
+        opco: { rateLimit: options.rateLimit },
+        env: { [keyEnv]: created.key },
+        logs: options.logs,
+        config: {
+          plugins: options.plugins ?? ['hub'],
+          hub: { url: options.hub.url.replace(/^http/, 'ws'), apiKeyEnv: keyEnv, expectedInstances: spec.expectedInstances ?? 1, maxWaitMs: options.maxWaitMs ?? 60_000 },
+          publisher: { editeur: spec.tenantId, logiciel: spec.name, version: '1.0' },
+          ...options.backends?.(spec.tenantId),
+        },
+      });
+      members.push({ ...spec, service, keyId: created.id, hubKey: created.key });
+    }
+    await waitConnected(options.hub, members.length);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return {
+    members: [...members],
+    member(name) {
+      const found = members.find((m) => m.name === name);
+      if (!found) throw new Error(`no instance ${name}`);
+      return found;
+    },
+    calls(filter = () => true) {
+      return options.upstream.received.map(toCall).filter(filter);
+    },
+    close,
+  };
+}
+
+/** Resolves once the hub lists `count` connected instances. */
+export async function waitConnected(hub: HubProcess, count: number, timeoutMs = 10_000): Promise<void> {
+  await eventually(async () => {
+    const reply = await hub.admin('GET', '/admin/instances').catch(() => undefined);
+    return reply?.status === 200 && reply.body.length === count;
+  }, `${count} instances connected to the hub`, timeoutMs);
+}
+
+function toCall(received: ReceivedRequest): UpstreamCall {
+  const header = (name: string) => {
+    const value = received.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  return {
+    at: received.at,
+    tenantId: header('editeur') ?? '',
+    instance: header('logiciel') ?? '',
+    path: received.path,
+    query: received.query,
+    cfaKey: header('x-api-key') ?? '',
+    token: header('svc-hub-token'),
+    hubToken: received.hubToken,
+  };
+}
+
+/**
+ * Keeps `concurrency` client GETs in flight on `service` until `stop()` says so; each call asks a
+ * fresh page, so nothing is served from a cache. Resolves with every answer's status.
+ */
+export async function clientLoad(service: Service, options: { concurrency: number; stop: () => boolean; key?: string }): Promise<number[]> {
+  const statuses: number[] = [];
+  let n = 0;
+  const loop = async () => {
+    while (!options.stop()) {
+      n += 1;
+      const reply = await service.get(`/sandbox/dossiers/etats?numeroPage=${1000 + n}`, options.key ? { key: options.key } : {});
+      statuses.push(reply.status);
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, loop));
+  return statuses;
+}

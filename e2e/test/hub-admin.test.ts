@@ -1,0 +1,145 @@
+// The hub process's own surface (D26, D28): admin API refusals, hub keys checked at the WebSocket
+// upgrade (unknown and deleted keys never get a 101, a deleted key's connection is closed),
+// POST /admin/reload lowering a limit at once, and no secret in any log line or stored document.
+import t, { type Test } from 'tap';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEmbeddedStore, type Store } from '@opco-proxy/core';
+import { startSandbox } from '@opco-proxy/adapter-sandbox';
+import {
+  clientLoad, eventually, maxInWindow, startFleet, startHubProcess, tryUpgrade, waitConnected,
+  HUB_ADMIN_KEY, HUB_SECRET, type FleetMember,
+} from '../src/index.js';
+
+const RATE = { limit: 6, windowMs: 2000 };
+const W = RATE.windowMs;
+
+const tempDir = (label: string) => mkdtempSync(join(tmpdir(), `opco-${label}-`));
+const hubStoreDir = tempDir('hub-store');
+const upstream = await startSandbox({ dossierCount: 20, factureCount: 5, hubSecret: HUB_SECRET });
+const hub = await startHubProcess({ opcos: { sandbox: RATE }, store: { type: 'embedded', path: hubStoreDir } });
+const instanceLogs: string[] = [];
+const instanceStores: Array<{ dir: string; store: Store }> = [];
+const hubKeys: string[] = [];
+t.teardown(async () => {
+  await hub.stop();
+  await upstream.close();
+  for (const { store } of instanceStores) await store.close();
+});
+
+/** Instances whose stores keep files, so that the last test can read every stored document. */
+async function fleetOf(t: Test, tenantId: string, names: string[]) {
+  const dir = tempDir('instance-store');
+  const store = await createEmbeddedStore({ path: dir });
+  instanceStores.push({ dir, store });
+  const fleet = await startFleet({
+    hub, upstream, rateLimit: RATE, logs: instanceLogs, stores: { [tenantId]: store },
+    members: names.map((name) => ({ name, tenantId, expectedInstances: names.length })),
+  });
+  hubKeys.push(...fleet.members.map((m: FleetMember) => m.hubKey));
+  t.teardown(() => fleet.close());
+  return fleet;
+}
+
+t.test('the admin API refuses a missing, wrong or non-Bearer admin key with 403 HTTP_ERROR', async (t) => {
+  const routes: Array<[string, string, unknown?]> = [
+    ['GET', '/admin/keys'], ['POST', '/admin/keys', { tenantId: 'x', name: 'y' }], ['DELETE', '/admin/keys/some-id'],
+    ['GET', '/admin/instances'], ['GET', '/admin/limits'], ['POST', '/admin/reload'], ['GET', '/admin/no-such-route'],
+  ];
+  const wrong = [null, 'Bearer wrong-admin-key-0123456789-0123456789', `Basic ${HUB_ADMIN_KEY}`, `Bearer ${HUB_ADMIN_KEY.slice(0, -1)}`, `bearer ${HUB_ADMIN_KEY}`];
+  for (const [method, path, body] of routes) {
+    for (const authorization of wrong) {
+      const reply = await hub.admin(method, path, body, authorization);
+      t.equal(reply.status, 403, `${method} ${path} with ${authorization === null ? 'no Authorization' : authorization.split(' ')[0] + ' …'}`);
+      t.match(reply.body, { status: 'error', code: 'HTTP_ERROR', description: String });
+    }
+  }
+  t.same((await hub.admin('GET', '/admin/keys')).body, [], 'nothing was created by a refused call');
+  t.equal((await hub.admin('GET', '/health', undefined, null)).status, 200, '/health needs no key');
+  const invalid = await hub.admin('POST', '/admin/keys', { tenantId: 'bad tenant id', name: '' });
+  t.equal(invalid.status, 400);
+  t.match(invalid.body, { code: 'VALIDATION_ERROR', errors: [/tenantId/, /name/] });
+  const created = await hub.key('listing', 'api-1');
+  hubKeys.push(created.key);
+  t.match(created, { id: String, tenantId: 'listing', name: 'api-1', key: /^hk_[0-9a-f]{64}$/, createdAt: String });
+  const listed = (await hub.admin('GET', '/admin/keys')).body;
+  t.same(Object.keys(listed[0]).sort(), ['createdAt', 'id', 'name', 'tenantId'], 'GET /admin/keys shows no key and no hash');
+  t.equal((await hub.admin('DELETE', '/admin/keys/no-such-id')).status, 404);
+});
+
+t.test('keys at the upgrade: unknown and deleted keys never get a 101; deleting a key closes its connection', async (t) => {
+  t.match(await tryUpgrade(hub.url, undefined), { status: 401, body: { code: 'HTTP_ERROR' } }, 'no key');
+  t.match(await tryUpgrade(hub.url, `hk_${'0'.repeat(64)}`), { status: 401, body: { code: 'HTTP_ERROR' } }, 'unknown key');
+  const fleet = await fleetOf(t, 'keys', ['keys-api-1', 'keys-api-2']);
+  const [kept, dropped] = fleet.members as [FleetMember, FleetMember];
+  const deleted = await hub.admin('DELETE', `/admin/keys/${dropped.keyId}`);
+  t.match(deleted, { status: 200, body: { deleted: true, id: dropped.keyId, closedConnections: 1 } });
+  await waitConnected(hub, 1);
+  t.match((await hub.admin('GET', '/admin/instances')).body, [{ name: kept.name }], 'only the instance with a live key is connected');
+  t.match(await tryUpgrade(hub.url, dropped.hubKey), { status: 403, body: { code: 'HTTP_ERROR' } }, 'the deleted key is refused at the upgrade');
+  t.equal((await tryUpgrade(hub.url, kept.hubKey)).status, 101, 'the other key still opens');
+
+  // The instance whose key was deleted keeps serving, from its local share.
+  const reply = await dropped.service.get('/sandbox/dossiers/etats?numeroPage=1');
+  t.equal(reply.status, 200);
+  const [call] = fleet.calls((c) => c.instance === dropped.name);
+  t.equal(call?.token, 'DISCONNECTED', 'its upstream call says DISCONNECTED');
+  t.equal((await kept.service.get('/sandbox/dossiers/etats?numeroPage=2')).status, 200);
+  t.equal(fleet.calls((c) => c.instance === kept.name)[0]?.hubToken?.valid, true, 'the other instance still gets grants');
+});
+
+t.test('POST /admin/reload lowering the limit takes effect at once', async (t) => {
+  const fleet = await fleetOf(t, 'reload', ['reload-api-1']);
+  const limitsOf = async () => ((await hub.admin('GET', '/admin/limits')).body as any[]).find((v) => v.tenantId === 'reload');
+  let stop = false;
+  const load = clientLoad(fleet.members[0]!.service, { concurrency: 2 * RATE.limit, stop: () => stop });
+  await eventually(() => fleet.calls().filter((c) => c.tenantId === 'reload').length > 2 * RATE.limit, 'two windows at the full limit', 20_000);
+
+  hub.rewrite({ opcos: { sandbox: { limit: 2, windowMs: W } }, store: { type: 'embedded', path: hubStoreDir } });
+  const reloaded = await hub.admin('POST', '/admin/reload');
+  const reloadedAt = Date.now();
+  t.match(reloaded, { status: 200, body: { status: 'reloaded', opcos: { sandbox: { limit: 2, windowMs: W } } } });
+  t.match(await limitsOf(), { configuredLimit: 2, effectiveLimit: 2 }, 'GET /admin/limits shows the new limit at once');
+  await eventually(() => fleet.calls((c) => c.tenantId === 'reload' && c.at > reloadedAt).length >= 5, 'calls under the new limit', 20_000);
+  // A grant issued just before the reload may still arrive just after it: those are left out.
+  const after = fleet.calls((c) => c.tenantId === 'reload' && c.at > reloadedAt + 100).map((c) => c.at);
+  t.equal(maxInWindow(after, W), 2, `no window after the reload holds more than the new limit (${after.length} calls)`);
+
+  hub.rewrite({ opcos: { sandbox: { limit: 'many' as unknown as number, windowMs: W } } });
+  const refused = await hub.admin('POST', '/admin/reload');
+  t.match(refused, { status: 400, body: { code: 'VALIDATION_ERROR', errors: [/opcos\.sandbox\.rateLimit\.limit/] } }, 'an invalid file is refused');
+  t.match(await limitsOf(), { configuredLimit: 2 }, 'and the running limits stay');
+  hub.rewrite({ opcos: { sandbox: RATE }, store: { type: 'embedded', path: hubStoreDir } });
+  t.equal((await hub.admin('POST', '/admin/reload')).status, 200);
+  t.match(await limitsOf(), { configuredLimit: RATE.limit, effectiveLimit: RATE.limit }, 'raised back the same way');
+  stop = true;
+  t.ok((await load).every((s) => s === 200), 'every client GET was answered');
+});
+
+t.test('no secret in any log line or stored document', async (t) => {
+  t.ok(hubKeys.length >= 4, `${hubKeys.length} hub keys were used`);
+  const secrets: Array<[string, string]> = [['the signing secret', HUB_SECRET], ['the admin key', HUB_ADMIN_KEY], ...hubKeys.map((key, i): [string, string] => [`hub key #${i + 1}`, key])];
+  const hubLog = hub.output();
+  const instanceLog = instanceLogs.join('\n');
+  t.ok(hubLog.includes('instance connected to the hub') && instanceLog.includes('connected to the hub'), 'both sides logged (at debug level)');
+  const hubStored = filesUnder(hubStoreDir);
+  const instanceStored = instanceStores.map(({ dir }) => filesUnder(dir)).join('\n');
+  for (const [what, secret] of secrets) {
+    t.notOk(hubLog.includes(secret), `${what} is not in the hub's log`);
+    t.notOk(instanceLog.includes(secret), `${what} is not in the instances' logs`);
+    t.notOk(hubStored.includes(secret), `${what} is not in the hub's store`);
+    t.notOk(instanceStored.includes(secret), `${what} is not in the instances' stores`);
+  }
+  for (const key of hubKeys) t.ok(hubStored.includes(createHash('sha256').update(key).digest('hex')), 'the hub stores a key as its SHA-256');
+  t.notMatch(hubLog + instanceLog, /eyJ[\w-]+\.eyJ[\w-]+\./, 'no grant token is logged either');
+});
+
+/** Every file under `dir`, as one text. */
+function filesUnder(dir: string): string {
+  return readdirSync(dir).map((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : readFileSync(path, 'utf8');
+  }).join('\n');
+}
