@@ -1,5 +1,5 @@
 /**
- * The service's own operations: /health (SPEC 4.1), /ready (P3: store and queue answer and the
+ * The service's own operations: /health (SPEC 4.1), /ready (P1, P3: store and queue answer and the
  * process is not stopping), /doc (4.2: the document of the operations this instance serves) and
  * /metrics (Prometheus).
  */

@@ -92,7 +92,7 @@ export const operations = {
     responses: { 200: json('Alive.', ids.health) }, errors: [],
   },
   getReady: {
-    method: 'GET', path: '/ready', summary: 'The store and queue answer, and the process is not stopping', tag: 'system', source: 'P3',
+    method: 'GET', path: '/ready', summary: 'The store and queue answer, and the process is not stopping', tag: 'system', source: 'P1, P3',
     apiKey: false, responses: { 200: json('Ready to serve.', ids.ready) }, errors: [503],
   },
   getOpenApi: {
@@ -101,7 +101,7 @@ export const operations = {
     errors: [],
   },
   getMetrics: {
-    method: 'GET', path: '/metrics', summary: 'Prometheus metrics for operators', tag: 'system', source: 'P3', apiKey: false,
+    method: 'GET', path: '/metrics', summary: 'Prometheus metrics for operators', tag: 'system', source: 'P1', apiKey: false,
     responses: { 200: { description: 'Prometheus text exposition format.', contentType: 'text/plain' } }, errors: [],
   },
 

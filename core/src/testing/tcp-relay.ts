@@ -1,8 +1,8 @@
 /**
  * A TCP relay between a client and a server (a broker, a database), to play network failures in
- * tests: cut() drops every connection at once (a restart, a network cut), refuse() makes new
- * ones fail until turned off, freeze() keeps connections open but stops forwarding (a server
- * that stops answering). Shipped in src, like the contract suites, so every package's tests use
+ * tests: cut() drops every connection at once (a restart, a network cut), refuse() stops
+ * listening, so new connections are refused as by a server that is down, until turned off;
+ * freeze() keeps connections open but stops forwarding (a server that stops answering). Shipped in src, like the contract suites, so every package's tests use
  * the same one (`@opco-proxy/core/tcp-relay`).
  */
 import { connect, createServer, type Socket } from 'node:net';
@@ -24,10 +24,6 @@ export async function startRelay(targetUrl: string, defaultPort: number): Promis
   let refusing = false;
   let frozen = false;
   const server = createServer((client) => {
-    if (refusing) {
-      client.destroy();
-      return;
-    }
     const upstream = connect(Number(target.port || defaultPort), target.hostname);
     const pair: [Socket, Socket] = [client, upstream];
     pairs.add(pair);
@@ -44,6 +40,7 @@ export async function startRelay(targetUrl: string, defaultPort: number): Promis
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
+  let listening = Promise.resolve();
   const relayed = new URL(target.href);
   relayed.host = `127.0.0.1:${port}`;
   const cut = () => {
@@ -56,15 +53,22 @@ export async function startRelay(targetUrl: string, defaultPort: number): Promis
       return pairs.size;
     },
     cut,
+    // Not accepting and then dropping: a client that connects and is dropped at once is not what
+    // a server that is down does (it refuses the connection), and drivers react differently.
     refuse: (on) => {
+      if (on === refusing) return;
       refusing = on;
+      listening = listening.then(() =>
+        on ? new Promise<void>((resolve) => server.close(() => resolve())) : new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
+      );
     },
     freeze: (on) => {
       frozen = on;
     },
     close: async () => {
       cut();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await listening;
+      if (!refusing) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

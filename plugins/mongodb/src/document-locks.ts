@@ -36,10 +36,11 @@ interface Lock {
 }
 
 export class DocumentLocks {
-  private readonly locks: DriverCollection<Lock>;
+  /** The database of the store's current client (it may be replaced after an outage). */
+  constructor(private readonly db: () => Db) {}
 
-  constructor(db: Db) {
-    this.locks = db.collection<Lock>(LOCKS_COLLECTION);
+  private get locks(): DriverCollection<Lock> {
+    return this.db().collection<Lock>(LOCKS_COLLECTION);
   }
 
   async findOneAndUpdate<T extends Doc>(

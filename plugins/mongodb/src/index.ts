@@ -2,8 +2,9 @@
  * The Store port on MongoDB, or on FerretDB v1 (what CI runs), through the official driver
  * (D3 `store: {type: "mongodb", url, database?}`).
  */
-import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import { type Db, type MongoClientOptions } from 'mongodb';
 import { StoreUnavailableError, type Collection, type Doc, type Store } from '@opco-proxy/core';
+import { ClientHolder } from './client-holder.js';
 import { DocumentLocks } from './document-locks.js';
 import { MongoCollection } from './mongo-collection.js';
 
@@ -17,20 +18,23 @@ export interface MongoStoreOptions {
    * lease per document (document-locks.ts). Detected when absent: `lock` on FerretDB.
    */
   atomicity?: 'server' | 'lock';
+  /** After this long unreachable without a success, the client is replaced (client-holder.ts); default 15000. */
+  replaceAfterMs?: number;
+  /** Told when the client is replaced. */
+  onReplace?: (cause: string) => void;
 }
 
 /** An unreachable server must fail start-up and /ready in seconds, not hang them (driver: 30 s). */
 const DEFAULT_TIMEOUT_MS = 5000;
 
 export async function createStore(options: MongoStoreOptions): Promise<Store> {
-  const client = new MongoClient(options.url, clientOptions(options.url));
+  const holder = new ClientHolder(options.url, clientOptions(options.url), options.database, options.replaceAfterMs ?? 15_000, options.onReplace);
   try {
-    await client.connect();
-    const db = client.db(options.database);
-    const atomicity = options.atomicity ?? ((await isFerretDb(db)) ? 'lock' : 'server');
-    return new MongoStore(client, db, atomicity);
+    await holder.connect();
+    const atomicity = options.atomicity ?? ((await isFerretDb(holder.db())) ? 'lock' : 'server');
+    return new MongoStore(holder, atomicity);
   } catch (err) {
-    await client.close().catch(() => undefined);
+    await holder.close().catch(() => undefined);
     throw new Error(`cannot use MongoDB at ${redacted(options.url)}: ${(err as Error).message}`, { cause: err });
   }
 }
@@ -43,17 +47,16 @@ class MongoStore implements Store {
   private readonly locks: DocumentLocks | undefined;
 
   constructor(
-    private readonly client: MongoClient,
-    private readonly db: Db,
+    private readonly holder: ClientHolder,
     atomicity: 'server' | 'lock',
   ) {
-    this.locks = atomicity === 'lock' ? new DocumentLocks(db) : undefined;
+    this.locks = atomicity === 'lock' ? new DocumentLocks(() => holder.db()) : undefined;
   }
 
   collection<T extends Doc = Doc>(name: string): Collection<T> {
     let collection = this.collections.get(name);
     if (!collection) {
-      collection = new MongoCollection<Doc>(this.db.collection<Doc>(name), this.locks);
+      collection = new MongoCollection<Doc>(name, this.holder, this.locks);
       this.collections.set(name, collection);
     }
     return collection as unknown as Collection<T>;
@@ -67,7 +70,7 @@ class MongoStore implements Store {
       timer = setTimeout(() => reject(new Error(`MongoDB did not answer ping within ${DEFAULT_TIMEOUT_MS} ms`)), DEFAULT_TIMEOUT_MS);
     });
     try {
-      await Promise.race([this.db.command({ ping: 1 }), timeout]);
+      await Promise.race([this.holder.run(() => this.holder.db().command({ ping: 1 })), timeout]);
     } catch (err) {
       throw new StoreUnavailableError(`MongoDB does not answer: ${(err as Error).message}`, { cause: err });
     } finally {
@@ -76,7 +79,7 @@ class MongoStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.client.close();
+    await this.holder.close();
   }
 }
 

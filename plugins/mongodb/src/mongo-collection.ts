@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import type { Collection as DriverCollection, Document, Filter as DriverFilter } from 'mongodb';
 import {
   DuplicateKeyError,
-  StoreUnavailableError,
   assertStorable,
   equalityFields,
   isPlainObject,
@@ -20,13 +19,21 @@ import {
   type Update,
 } from '@opco-proxy/core';
 import type { DocumentLocks } from './document-locks.js';
+import type { ClientHolder } from './client-holder.js';
+import { isDuplicateKey } from './driver-errors.js';
 
 export class MongoCollection<T extends Doc> implements Collection<T> {
   constructor(
-    private readonly collection: DriverCollection<T>,
+    private readonly name: string,
+    private readonly holder: ClientHolder,
     /** Set when the server's findAndModify is not atomic (FerretDB v1). */
     private readonly locks: DocumentLocks | undefined,
   ) {}
+
+  /** The driver's collection of the holder's current client (it may be replaced after an outage). */
+  private get collection(): DriverCollection<T> {
+    return this.holder.db().collection<T>(this.name);
+  }
 
   async insertOne(doc: T): Promise<void> {
     if (typeof doc !== 'object' || doc === null || typeof doc._id !== 'string' || doc._id === '') {
@@ -34,17 +41,17 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     }
     assertStorable(doc);
     // The driver adds an ObjectId _id to the object it is given when there is none; give it a copy.
-    await translate(() => this.collection.insertOne({ ...doc } as never));
+    await this.holder.run(() => this.collection.insertOne({ ...doc } as never));
   }
 
   async findOne(filter: Filter): Promise<T | null> {
     const query = checked<T>(filter);
-    return (await translate(() => this.collection.findOne(query))) as T | null;
+    return (await this.holder.run(() => this.collection.findOne(query))) as T | null;
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const query = checked<T>(filter);
-    return (await translate(() => this.collection.find(query, { sort: options.sort, skip: options.skip, limit: options.limit }).toArray())) as T[];
+    return (await this.holder.run(() => this.collection.find(query, { sort: options.sort, skip: options.skip, limit: options.limit }).toArray())) as T[];
   }
 
   async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
@@ -52,7 +59,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     assertStorable(update, 'an update');
     if (this.locks) {
       const locks = this.locks;
-      return translate(() => locks.findOneAndUpdate(this.collection, filter, update, options, isDuplicateKey));
+      return this.holder.run(() => locks.findOneAndUpdate(this.collection, filter, update, options, isDuplicateKey));
     }
     const withId = options.upsert ? withUpsertId(filter, update) : update;
     const run = () =>
@@ -62,7 +69,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
         returnDocument: options.returnDocument ?? 'after',
         includeResultMetadata: false,
       }) as Promise<T | null>;
-    return translate(async () => {
+    return this.holder.run(async () => {
       try {
         return await run();
       } catch (err) {
@@ -76,29 +83,29 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   async updateMany(filter: Filter, update: Update): Promise<number> {
     const query = checked<T>(filter);
     assertStorable(update, 'an update');
-    const result = await translate(() => this.collection.updateMany(query, update as Document));
+    const result = await this.holder.run(() => this.collection.updateMany(query, update as Document));
     return result.matchedCount;
   }
 
   async deleteOne(filter: Filter): Promise<number> {
     const query = checked<T>(filter);
-    return (await translate(() => this.collection.deleteOne(query))).deletedCount;
+    return (await this.holder.run(() => this.collection.deleteOne(query))).deletedCount;
   }
 
   async deleteMany(filter: Filter): Promise<number> {
     const query = checked<T>(filter);
-    return (await translate(() => this.collection.deleteMany(query))).deletedCount;
+    return (await this.holder.run(() => this.collection.deleteMany(query))).deletedCount;
   }
 
   async count(filter: Filter = {}): Promise<number> {
     const query = checked<T>(filter);
-    return translate(() => this.collection.countDocuments(query));
+    return this.holder.run(() => this.collection.countDocuments(query));
   }
 
   async createIndex(keys: SortSpec, options: IndexOptions = {}): Promise<void> {
     const unique = options.unique ?? false;
     try {
-      await translate(() => this.collection.createIndex(keys, { unique, ...(options.name ? { name: options.name } : {}) }));
+      await this.holder.run(() => this.collection.createIndex(keys, { unique, ...(options.name ? { name: options.name } : {}) }));
     } catch (err) {
       // Same keys under another name (or concurrent creation) is not a failure of an idempotent call.
       if (!(await this.hasIndex(keys, unique))) throw err;
@@ -113,44 +120,6 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     const indexes = await this.collection.listIndexes().toArray().catch(() => []);
     const wanted = JSON.stringify(keys);
     return indexes.some((index) => JSON.stringify(index.key) === wanted && Boolean(index.unique) === unique);
-  }
-}
-
-export function isDuplicateKey(err: unknown): boolean {
-  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
-  if (code === 11000 || code === 11001) return true;
-  // FerretDB v1 reports a unique violation by an update as a generic error (code 1) carrying
-  // its backend's own message (SQLite's, or PostgreSQL's SQLSTATE 23505); only inserts get E11000.
-  return code === 1 && typeof message === 'string' && (message.includes('UNIQUE constraint failed') || message.includes('(SQLSTATE 23505)'));
-}
-
-/** Driver errors that mean "the server cannot be reached or is not serving now". */
-const UNAVAILABLE_ERRORS = new Set([
-  'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoServerSelectionError', 'MongoTopologyClosedError',
-  'MongoNotConnectedError', 'MongoPoolClearedError', 'PoolClearedError', 'PoolClosedError', 'MongoWaitQueueTimeoutError',
-]);
-
-/** Socket errors the driver sometimes lets through unwrapped (a write after the server hung up). */
-const SOCKET_ERRORS = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'ENOTCONN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-function isServerUnavailable(err: unknown): boolean {
-  const { name, errorLabels, code } = (err ?? {}) as { name?: string; errorLabels?: unknown; code?: unknown };
-  if (name && UNAVAILABLE_ERRORS.has(name)) return true;
-  if (typeof code === 'string' && SOCKET_ERRORS.has(code)) return true;
-  return Array.isArray(errorLabels) && (errorLabels.includes('NetworkError') || errorLabels.includes('ResetPool'));
-}
-
-/**
- * Runs a driver call, turning a unique-constraint violation into the port's DuplicateKeyError
- * and an unreachable server into StoreUnavailableError (503 UNAVAILABLE for clients).
- */
-export async function translate<R>(call: () => Promise<R>): Promise<R> {
-  try {
-    return await call();
-  } catch (err) {
-    if (isDuplicateKey(err)) throw new DuplicateKeyError((err as Error).message);
-    if (isServerUnavailable(err)) throw new StoreUnavailableError(`MongoDB unavailable: ${(err as Error).message}`, { cause: err });
-    throw err;
   }
 }
 
