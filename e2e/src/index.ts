@@ -7,3 +7,4 @@ export * from './receiver.js';
 export * from './sync-client.js';
 export * from './rate-window.js';
 export * from './eventually.js';
+export * from './upstream-shapes.js';
