@@ -8,3 +8,4 @@ export * from './sync-client.js';
 export * from './rate-window.js';
 export * from './eventually.js';
 export * from './upstream-shapes.js';
+export * from './reads-suite.js';

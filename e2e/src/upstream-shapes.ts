@@ -20,7 +20,9 @@ export interface UpstreamShape {
   /** Multipart part carrying the JSON metadata, per POST route. */
   parts: { factures: string; conventions: string; certificats?: string; documents: string };
   /** Wire names of the query parameters the service renames (or not). */
-  query: { year: string; page: string; numeros: string; dateModification: string };
+  query: { year: string; page: string; numeros: string; dateModification: string; cfaKey: string };
+  /** How the token request carries the client credentials (the profile's auth). */
+  tokenStyle: 'form' | 'basic' | 'json';
   /** The wire value of the service's page `n` (counted from 1). */
   page(n: number): string;
   /** The wire form of a `YYYY-MM-DD` date in a query. */
@@ -47,7 +49,8 @@ export const COMMON: UpstreamShape = {
     documents: '/v1/documents',
   },
   parts: { factures: 'facture', conventions: 'convention', certificats: 'certificat', documents: 'infosFichier' },
-  query: { year: 'anneeDossier', page: 'numeroPage', numeros: 'numerosInternes', dateModification: 'dateModification' },
+  query: { year: 'anneeDossier', page: 'numeroPage', numeros: 'numerosInternes', dateModification: 'dateModification', cfaKey: 'XAPIKEY' },
+  tokenStyle: 'form',
   page: (n) => String(n),
   date: (iso) => iso,
   batchSize: 50,
@@ -94,7 +97,8 @@ export const CLASSIC: UpstreamShape = {
     documents: '/api/v3/documents',
   },
   parts: { factures: 'metadata', conventions: 'metadata', documents: 'metadata' },
-  query: { year: 'annee', page: 'page', numeros: 'numeros', dateModification: 'date_modification' },
+  query: { year: 'annee', page: 'page', numeros: 'numeros', dateModification: 'date_modification', cfaKey: 'cle' },
+  tokenStyle: 'basic',
   page: (n) => String(n - 1),
   date: french,
   batchSize: 20,
