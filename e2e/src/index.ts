@@ -9,3 +9,4 @@ export * from './rate-window.js';
 export * from './eventually.js';
 export * from './upstream-shapes.js';
 export * from './reads-suite.js';
+export * from './sync-suite.js';

@@ -19,7 +19,7 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
     const options = backend();
     service = await startService({
       ...options, events, opcoId: shape.opcoId, sandbox: { ...options.sandbox, shape: shape.sandbox },
-      opco: { adapter: shape.adapter }, opcos: { other: { adapter: shape.adapter } }, config: { ...options.config, jobs: { backoffMs: [100, 200, 400] } },
+      opco: { adapter: shape.adapter, rateLimit: shape.rateLimit }, opcos: { other: { adapter: shape.adapter } }, config: { ...options.config, jobs: { backoffMs: [100, 200, 400] } },
     });
   });
   t.teardown(() => service.close());
@@ -224,7 +224,7 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
   });
 
   t.test('a queue that refuses the job: 503 UNAVAILABLE and nothing is kept', async (t) => {
-    const broken = await startService({ ...backend(), upstream: service.sandbox, opcoId: shape.opcoId, opco: { adapter: shape.adapter } });
+    const broken = await startService({ ...backend(), upstream: service.sandbox, opcoId: shape.opcoId, opco: { adapter: shape.adapter, rateLimit: shape.rateLimit } });
     t.teardown(() => broken.close());
     await broken.kernel.queue.close();
     const reply = await broken.request('POST', at('factures'), { body: factureBody(numero()), headers: { 'Idempotency-Key': 'refused-1' } });

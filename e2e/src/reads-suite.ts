@@ -13,7 +13,7 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export async function readsSuite(t: Test, shape: UpstreamShape = COMMON): Promise<void> {
   const service = await startService({
-    opcoId: shape.opcoId, opco: { adapter: shape.adapter },
+    opcoId: shape.opcoId, opco: { adapter: shape.adapter, rateLimit: shape.rateLimit },
     sandbox: { shape: shape.sandbox, dossierCount: 240, factureCount: 60, pageSize: 50 },
   });
   t.teardown(() => service.close());

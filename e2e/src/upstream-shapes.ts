@@ -28,6 +28,12 @@ export interface UpstreamShape {
   /** The wire form of a `YYYY-MM-DD` date in a query. */
   date(iso: string): string;
   batchSize: number;
+  /**
+   * The budget the suites give the opco when the profile's is too small for them: a sync suite
+   * makes some 80 calls, and classic-api allows 30 a minute (its waits are rate-limit.test.ts's
+   * business, not the sync's).
+   */
+  rateLimit?: { limit: number; windowMs: number };
   /** POST answers carry a state (`etat`, `etatFacture`), to be shown in the SPEC's words. */
   answersStates: boolean;
   /** A wire body (JSON or metadata part) in the service's names and dates. */
@@ -102,6 +108,7 @@ export const CLASSIC: UpstreamShape = {
   page: (n) => String(n - 1),
   date: french,
   batchSize: 20,
+  rateLimit: { limit: 600, windowMs: 60_000 },
   answersStates: true,
   canonical: fromClassicWire,
   checkDossierSent(t, cerfa) {
