@@ -10,3 +10,4 @@ export * from './eventually.js';
 export * from './upstream-shapes.js';
 export * from './reads-suite.js';
 export * from './sync-suite.js';
+export * from './pollers-suite.js';
