@@ -11,3 +11,4 @@ export * from './upstream-shapes.js';
 export * from './reads-suite.js';
 export * from './sync-suite.js';
 export * from './pollers-suite.js';
+export * from './error-body.js';
