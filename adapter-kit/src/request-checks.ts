@@ -18,19 +18,27 @@ ajvFormats.default(ajv);
 export function compileRequestSchema(schema: Record<string, unknown>, file: string): ((value: unknown) => string[]) | Finding {
   try {
     const check = ajv.compile(schema);
-    return (value) => (check(value) ? [] : (check.errors ?? []).map(describe));
+    return (value) => (check(value) ? [] : [...new Set((check.errors ?? []).flatMap((error) => describe(error) ?? []))]);
   } catch (err) {
     return { area: 'requests', where: file, message: `not a usable JSON Schema: ${(err as Error).message}` };
   }
 }
 
-function describe(error: ErrorObject): string {
+/** `<dotted.path>: <what is wrong>`, one line per problem the integrator can act on. */
+function describe(error: ErrorObject): string | undefined {
   const params = error.params as Record<string, unknown>;
   const pointer = error.instancePath.slice(1).split('/').filter(Boolean);
+  // A refused property name is reported twice by ajv: once by its pattern (kept), once as `propertyNames`.
+  if (error.keyword === 'propertyNames') return undefined;
+  if (error.propertyName !== undefined) {
+    return `${[...pointer, error.propertyName].join('.')}: a name the upstream does not accept (${error.message})`;
+  }
   if (error.keyword === 'required') pointer.push(String(params.missingProperty));
   if (error.keyword === 'additionalProperties') pointer.push(String(params.additionalProperty));
   const path = pointer.length > 0 ? pointer.join('.') : '(the whole value)';
-  return `${path} ${error.keyword === 'additionalProperties' ? 'is not a field the upstream knows' : error.message}`;
+  if (error.keyword === 'required') return `${path}: missing`;
+  if (error.keyword === 'additionalProperties') return `${path}: not a field the upstream knows`;
+  return `${path}: ${error.message}`;
 }
 
 /** What the upstream received for a sample request, as the schema is written for it. */
@@ -60,7 +68,7 @@ export function checkSentRequest(
   for (const error of check(value)) {
     findings.push({
       area: 'requests', where,
-      message: `the upstream request ${route.startsWith('GET ') ? 'query' : 'body'} does not satisfy ${schemaFile}: ${error}; add or fix a request transform (or the schema, if the upstream accepts it)`,
+      message: `the upstream request ${route.startsWith('GET ') ? 'query' : 'body'} does not satisfy ${schemaFile}, ${error}: add or fix a request transform (or the schema, if the upstream accepts it)`,
     });
   }
   return findings;
