@@ -84,7 +84,7 @@ export async function checkAdapter(options: ConformanceOptions): Promise<Conform
     findings,
     checked: {
       profile: `profile ${profile.id}: ${routes.length} routes, limits, cache lifetimes, error rules`,
-      fixtures: `${fixtures.root}: every route has a recorded answer and a request schema`,
+      fixtures: 'fixtures/: every route has a recorded answer and a request schema, every file is usable',
       auth: `the ${profile.auth?.kind ?? 'oauth-client-credentials'} authentication, set up and given a token from the recorded answer`,
       transforms: `${counts.paths} transform paths exist`,
       answers: `${counts.answers} recorded answers, transformed, match the service's schemas and states`,

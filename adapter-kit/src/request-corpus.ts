@@ -88,10 +88,10 @@ const convention = {
 const certificat = {
   typeCertificat: 'Final',
   numeroInterneDossier: 'DOS-2025-000001',
-  numeroInterneFacture: null,
+  numeroInterneFacture: 'FAC-2027-000001',
   dateSignature: '2027-07-01',
   lieuSignatureContrat: 'Nantes',
-  representantLegal: null,
+  representantLegal: { nom: 'Petit', prenom: 'Marc', qualite: 'père' },
   attestationConservationPieces: true,
   employeur: { siret: '12345678901234' },
   apprenti: { nom: 'petit ', prenom: ' anne' },
