@@ -22,7 +22,7 @@ export function packageJson(names: StarterNames): string {
     types: 'dist/src/index.d.ts',
     exports: { '.': './dist/src/index.js' },
     files: ['dist/src', 'README.md'],
-    scripts: { build: 'tsc -p .', prepack: 'tsc -p .', test: 'tsc -p . && tap dist/test' },
+    scripts: { build: 'tsc -p .', prepack: 'tsc -p .', test: 'tsc -p . && tap "dist/test/**/*.test.js"' },
     tap: { 'disable-coverage': true, plugin: ['!@tapjs/typescript'] },
     peerDependencies: { '@opco-proxy/core': '^0.1.0' },
     devDependencies: {
