@@ -82,6 +82,7 @@ t.test('the token answer read under the wrong field names', async (t) => {
   const auth = await messages({ profile: broken }, 'auth');
   t.equal(auth.length, 1);
   t.match(auth[0], /^fixtures\/auth\/token\.json: no token from the recorded answer .*its fields are token, validity_seconds: set tokenField and expiresInField/);
+  t.match(await messages({ profile: broken }, 'answers'), [/^auth: not checked: every call needs the authentication to work first/], 'nothing passes unchecked');
 });
 
 t.test('an upload sent with the service\'s names', async (t) => {
