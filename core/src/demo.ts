@@ -1,17 +1,35 @@
 /**
- * Demo mode (D1): the sandbox upstream runs in this process under opcoId `sandbox`, with
- * every route supported, so a newcomer can curl the service at once.
+ * Demo mode (D1): simulated upstreams run in this process, so a newcomer can curl the service at
+ * once: the common API (SPEC 4.16, every route supported) under opcoId `sandbox`, and the classic
+ * API family through its own adapter under opcoId `classic`, to show that one service speaks to
+ * OPCOs whose APIs differ in every way.
  */
-import type { Config } from './config.js';
+import type { Config, OpcoConfig } from './config.js';
+
+interface DemoSandbox {
+  url: string;
+  tokenUrl: string;
+  close(): Promise<void>;
+}
 
 interface SandboxModule {
-  startSandbox(options?: { port?: number }): Promise<{ url: string; tokenUrl: string; close(): Promise<void> }>;
+  startSandbox(options?: { port?: number; shape?: 'common' | 'classic' }): Promise<DemoSandbox>;
 }
+
+/** The one secret both simulated upstreams accept (any secret but `wrong-secret` is). */
+const SECRET_ENV = 'OPCO_PROXY_SANDBOX_SECRET';
 
 export async function startDemoUpstream(): Promise<{ config: Partial<Config>; env: Record<string, string>; close(): Promise<void> }> {
   const name = '@opco-proxy/adapter-sandbox'; // loaded by name: core does not build against it
   const { startSandbox } = (await import(name)) as SandboxModule;
-  const sandbox = await startSandbox();
+  const common = await startSandbox();
+  const classic = await startSandbox({ shape: 'classic' }).catch(async (err: unknown) => {
+    await common.close();
+    throw err;
+  });
+  const entry = (adapter: string, sandbox: DemoSandbox): OpcoConfig => ({
+    adapter, baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'demo-client', clientSecretEnv: SECRET_ENV,
+  });
   return {
     config: {
       mode: 'development',
@@ -19,17 +37,11 @@ export async function startDemoUpstream(): Promise<{ config: Partial<Config>; en
       host: '127.0.0.1',
       store: { type: 'embedded' },
       queue: { type: 'embedded' },
-      opcos: {
-        sandbox: {
-          adapter: 'sandbox',
-          baseUrl: sandbox.url,
-          tokenUrl: sandbox.tokenUrl,
-          clientId: 'demo-client',
-          clientSecretEnv: 'OPCO_PROXY_SANDBOX_SECRET',
-        },
-      },
+      opcos: { sandbox: entry('sandbox', common), classic: entry('classic-api', classic) },
     },
-    env: { OPCO_PROXY_SANDBOX_SECRET: process.env.OPCO_PROXY_SANDBOX_SECRET ?? 'demo-secret' },
-    close: () => sandbox.close(),
+    env: { [SECRET_ENV]: process.env[SECRET_ENV] ?? 'demo-secret' },
+    async close() {
+      await Promise.all([common.close(), classic.close()]);
+    },
   };
 }

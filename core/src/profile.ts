@@ -15,6 +15,14 @@ export type RouteKey = ProfileRoute;
 export interface Transform {
   readonly name: string;
   apply(value: unknown): unknown;
+  /** The dotted paths it acts on, when it acts on declared paths: the adapter kit checks each exists. */
+  readonly paths?: readonly string[];
+  /**
+   * True when it changes field names or the shape of the value (rename, renameKeys, pageFrom,
+   * wrapBareArray): paths declared after it in a request list speak the upstream's names, and
+   * paths declared before it in a response list speak the upstream's names too.
+   */
+  readonly reshapes?: boolean;
 }
 
 export interface RouteProfile {

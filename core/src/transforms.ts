@@ -16,6 +16,7 @@
  */
 import type { Transform } from './profile.js';
 import { isPlainObject } from './store/filter-matching.js';
+import { fieldRenamer, type FieldCase } from './field-case.js';
 
 type JsonObject = Record<string, unknown>;
 type Container = JsonObject | unknown[];
@@ -80,6 +81,7 @@ function atPaths(name: string, paths: readonly string[], convert: (value: unknow
   const parsed = paths.map(parsePath);
   return {
     name,
+    paths: [...paths],
     apply(value) {
       const copy = cloneJson(value);
       for (const segments of parsed) {
@@ -179,6 +181,8 @@ export function rename(map: Readonly<Record<string, string>>): Transform {
   });
   return {
     name: 'rename',
+    paths: Object.keys(map),
+    reshapes: true,
     apply(value) {
       const copy = cloneJson(value);
       for (const { segments, newName } of moves) {
@@ -247,10 +251,119 @@ export function correctStates(
 export function wrapBareArray(key: string): Transform {
   return {
     name: 'wrapBareArray',
+    reshapes: true,
     apply(value) {
       if (!Array.isArray(value)) return cloneJson(value);
       const n = value.length;
       return { status: 'success', total: n, count: n, page: 1, [key]: cloneJson(value) };
+    },
+  };
+}
+
+export interface RenameKeysOptions {
+  /** camelCase names the regular snake -> camel rule cannot restore (`IBAN`, `referenceFactureCFA`). */
+  irregular?: readonly string[];
+}
+
+/**
+ * Renames every property name, at any depth, into one style (field-case.ts): `'snake'` for an
+ * upstream that speaks snake_case (requests), `'camel'` to bring its answers back to the SPEC's
+ * names, with the irregular names restored. Values are untouched. Deep rather than path-based:
+ * the style is the upstream's whole vocabulary, not a few fields.
+ */
+export function renameKeys(style: FieldCase, options: RenameKeysOptions = {}): Transform {
+  const renamed = fieldRenamer(style, options.irregular);
+  const rebuild = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rebuild);
+    if (!isPlainObject(value)) return value;
+    const result: JsonObject = {};
+    for (const [key, item] of Object.entries(value)) result[renamed(key)] = rebuild(item);
+    return result;
+  };
+  return { name: 'renameKeys', reshapes: true, apply: rebuild };
+}
+
+export interface PageFromOptions {
+  /** Field of the upstream page holding the items (`items`). */
+  items: string;
+  /** Field holding the number of items over all pages (`totalElements`). */
+  total: string;
+  /** Field holding the page's number (`page`). */
+  page: string;
+  /** Number of the upstream's first page: 0 for APIs that count pages from 0. */
+  base: number;
+  /** Name of the list in the service's page object (`EtatDossierResult`, `factures`). */
+  into: string;
+}
+
+/**
+ * Turns an upstream page (`{items, totalElements, page (0-based), size}`) into the page object
+ * of SPEC 2.2 and 2.4: `{status: 'success', total, count, page (from 1), [into]: items}`. Other
+ * fields of the upstream page (its size...) are dropped. A value without an array at `items`
+ * (a bare array, an error body) is left as is, so `wrapBareArray` can follow.
+ */
+export function pageFrom(options: PageFromOptions): Transform {
+  return {
+    name: 'pageFrom',
+    paths: [options.items, options.total, options.page],
+    reshapes: true,
+    apply(value) {
+      if (!isPlainObject(value) || !Array.isArray(value[options.items])) return cloneJson(value);
+      const items = cloneJson(value[options.items] as unknown[]);
+      const total = value[options.total];
+      const page = value[options.page];
+      return {
+        status: 'success',
+        total: typeof total === 'number' ? total : items.length,
+        count: items.length,
+        page: typeof page === 'number' ? page - options.base + 1 : 1,
+        [options.into]: items,
+      };
+    },
+  };
+}
+
+/**
+ * Renumbers ordinals counted from `from` into ordinals counted from `to`: the service's
+ * `numeroPage` counts from 1, some upstreams' `page` from 0. Numbers and strings of digits (query
+ * values are strings) are converted, keeping their type; a value below `from` is left as is.
+ */
+export function renumber(paths: readonly string[], options: { from: number; to: number }): Transform {
+  const shift = options.to - options.from;
+  return atPaths('renumber', paths, (value) => {
+    if (typeof value === 'number' && Number.isInteger(value) && value >= options.from) return value + shift;
+    if (typeof value === 'string' && /^\d{1,15}$/.test(value) && Number(value) >= options.from) return String(Number(value) + shift);
+    return value;
+  });
+}
+
+/**
+ * Sets fields an upstream leaves out: each key of `map` is the dotted path of a field, its value
+ * what the field gets when it is absent or null (`{status: 'success', 'dossiers.*.status':
+ * 'success'}` for an upstream without the SPEC's `status` envelope). The field's parent must
+ * exist and be an object; a present value is kept.
+ */
+export function setDefaults(map: Readonly<Record<string, unknown>>): Transform {
+  const fields = Object.entries(map).map(([path, fallback]) => {
+    const segments = parsePath(path);
+    const last = segments.pop()!;
+    if (last === '*') throw new Error(`invalid default "${path}": name one field, not a wildcard`);
+    return { parent: segments, last, fallback };
+  });
+  return {
+    name: 'setDefaults',
+    paths: Object.keys(map),
+    apply(value) {
+      const copy = cloneJson(value);
+      for (const { parent, last, fallback } of fields) {
+        const fill = (container: unknown) => {
+          if (!isPlainObject(container)) return;
+          if (container[last] === undefined || container[last] === null) container[last] = cloneJson(fallback);
+        };
+        if (parent.length === 0) fill(copy);
+        else forEachSlot(copy, parent, (container, key) => fill((container as JsonObject)[key]));
+      }
+      return copy;
     },
   };
 }

@@ -11,7 +11,12 @@ import {
   trim,
   uppercase,
   wrapBareArray,
+  renameKeys,
+  pageFrom,
+  renumber,
+  setDefaults,
 } from '../src/transforms.js';
+import { camelToSnake, fieldRenamer } from '../src/field-case.js';
 
 /** Deep-freezes a value so that any mutation by a transform throws in strict mode. */
 function frozen<T>(value: T): T {
@@ -95,8 +100,13 @@ t.test('immutability: every transform returns a copy sharing nothing with its in
     correctStates(),
     wrapBareArray('items'),
     trim(['does.not.exist']),
+    renameKeys('camel'),
+    pageFrom({ items: 'lignes', total: 't', page: 'p', base: 0, into: 'x' }),
+    renumber(['cerfa.contrat.dureeTravailHebdoHeures'], { from: 1, to: 0 }),
+    setDefaults({ 'cerfa.status': 'success' }),
   ];
   for (const transform of transforms) {
+    if (transform.name === 'pageFrom') continue; // reshapes a page; its copies are checked in its own test
     const input = frozen(makeInput());
     const output = transform.apply(input) as ReturnType<typeof makeInput>;
     t.strictSame(input, makeInput(), `${transform.name} leaves its input intact`);
@@ -333,6 +343,102 @@ t.test('every transform has its vocabulary name', async (t) => {
     mapValues(['a'], {}),
     correctStates(),
     wrapBareArray('a'),
+    renameKeys('snake'),
+    pageFrom({ items: 'i', total: 't', page: 'p', base: 0, into: 'x' }),
+    renumber(['a'], { from: 1, to: 0 }),
+    setDefaults({ a: 1 }),
   ].map((transform) => transform.name);
-  t.strictSame(names, ['trim', 'uppercase', 'dateFormat', 'dropNulls', 'rename', 'toString', 'mapValues', 'correctStates', 'wrapBareArray']);
+  t.strictSame(names, ['trim', 'uppercase', 'dateFormat', 'dropNulls', 'rename', 'toString', 'mapValues', 'correctStates', 'wrapBareArray', 'renameKeys', 'pageFrom', 'renumber', 'setDefaults']);
+});
+
+t.test('renameKeys', async (t) => {
+  const service = frozen({
+    numeroInterne: 'DOS-1',
+    referenceFactureCFA: 'F-1',
+    organismeFormation: { siret: '1', IBAN: 'FR76', uaiCfa: 'U' },
+    montantRQTHAnnee1: 10,
+    cerfa: { maitre1: { dateNaissance: '1980-01-01' } },
+    lignes: [{ numeroDossier: 'a' }, 'scalar', null],
+    _files: { cerfa: 'x' },
+  });
+  const wire = {
+    numero_interne: 'DOS-1',
+    reference_facture_cfa: 'F-1',
+    organisme_formation: { siret: '1', iban: 'FR76', uai_cfa: 'U' },
+    montant_rqth_annee1: 10,
+    cerfa: { maitre1: { date_naissance: '1980-01-01' } },
+    lignes: [{ numero_dossier: 'a' }, 'scalar', null],
+    _files: { cerfa: 'x' },
+  };
+  t.strictSame(renameKeys('snake').apply(service), wire, 'every name, at any depth, in arrays too; values untouched');
+  const irregular = ['IBAN', 'referenceFactureCFA', 'montantRQTHAnnee1'];
+  t.strictSame(renameKeys('camel', { irregular }).apply(frozen(wire)), service, 'back to the SPEC names with the irregular table');
+  t.strictSame(
+    renameKeys('camel').apply(frozen({ reference_facture_cfa: 1, iban: 2 })),
+    { referenceFactureCfa: 1, iban: 2 },
+    'without the table, acronyms come back by the regular rule',
+  );
+  t.strictSame(renameKeys('camel').apply(frozen({ totalElements: 3, page: 0 })), { totalElements: 3, page: 0 }, 'camelCase names stay');
+  for (const value of [null, 'text', 3, []]) t.strictSame(renameKeys('snake').apply(value), value, JSON.stringify(value));
+  t.equal(renameKeys('snake').reshapes, true);
+});
+
+t.test('field-case: every SPEC name comes back through snake and camel', async (t) => {
+  const irregular = ['IBAN', 'XAPIKEY', 'EtatDossierResult', 'referenceFactureCFA', 'coutTotalPedagogieCFA', 'attestationConventionConformeJSON', 'accompagnementDROM', 'montantRQTHAnnee4'];
+  const toCamel = fieldRenamer('camel', irregular);
+  for (const name of [...irregular, 'numeroInterne', 'dateNaissance', 'organismeFormation', 'uaiCfa', 'maitre1', 'dureeTravailHebdoHeures', 'status', 'cerfa']) {
+    t.equal(toCamel(camelToSnake(name)), name, name);
+  }
+  t.equal(camelToSnake('referenceFactureCFA'), 'reference_facture_cfa');
+  t.equal(camelToSnake('montantRQTHAnnee1'), 'montant_rqth_annee1');
+  t.equal(toCamel('_files'), '_files', 'a leading underscore is kept');
+});
+
+t.test('pageFrom', async (t) => {
+  const options = { items: 'items', total: 'totalElements', page: 'page', base: 0, into: 'EtatDossierResult' };
+  const upstream = frozen({ items: [{ n: 1 }, { n: 2 }], totalElements: 42, page: 0, size: 2 });
+  const page = pageFrom(options).apply(upstream) as { EtatDossierResult: unknown[] };
+  t.strictSame(page, { status: 'success', total: 42, count: 2, page: 1, EtatDossierResult: [{ n: 1 }, { n: 2 }] }, 'page 0 upstream is page 1; size dropped');
+  t.not(page.EtatDossierResult, upstream.items, 'items copied');
+  t.strictSame(pageFrom({ ...options, base: 1, into: 'factures' }).apply({ items: [], totalElements: 0, page: 3 }), { status: 'success', total: 0, count: 0, page: 3, factures: [] });
+  t.strictSame(pageFrom(options).apply({ items: [{}] }), { status: 'success', total: 1, count: 1, page: 1, EtatDossierResult: [{}] }, 'no total: the items counted');
+  for (const value of [[{ n: 1 }], { erreur: 'x' }, null, { items: 'not a list' }]) {
+    t.strictSame(pageFrom(options).apply(frozen(value)), value, `left as is: ${JSON.stringify(value)}`);
+  }
+  t.strictSame(applyTransforms([{ n: 1 }], [pageFrom(options), wrapBareArray('EtatDossierResult')]), { status: 'success', total: 1, count: 1, page: 1, EtatDossierResult: [{ n: 1 }] }, 'composes with wrapBareArray');
+  t.strictSame(pageFrom(options).paths, ['items', 'totalElements', 'page']);
+});
+
+t.test('renumber', async (t) => {
+  const zeroBased = renumber(['numeroPage', 'n'], { from: 1, to: 0 });
+  t.strictSame(zeroBased.apply(frozen({ numeroPage: '1', n: 3 })), { numeroPage: '0', n: 2 }, 'strings stay strings, numbers numbers');
+  t.strictSame(zeroBased.apply(frozen({ numeroPage: '12' })), { numeroPage: '11' });
+  for (const value of ['0', 'abc', '-1', '1.5', 0, 2.5, null]) {
+    t.strictSame(zeroBased.apply({ numeroPage: value }), { numeroPage: value }, `left as is: ${JSON.stringify(value)}`);
+  }
+  t.strictSame(zeroBased.apply({}), {}, 'absent: nothing added');
+  t.strictSame(renumber(['p'], { from: 0, to: 1 }).apply({ p: '0' }), { p: '1' });
+});
+
+t.test('setDefaults', async (t) => {
+  const defaults = setDefaults({ status: 'success', 'dossiers.*.status': 'success', 'meta.tags': [] });
+  t.strictSame(defaults.apply(frozen({ dossiers: [{ n: 1 }, { n: 2, status: 'kept' }, 'scalar'] })), {
+    dossiers: [{ n: 1, status: 'success' }, { n: 2, status: 'kept' }, 'scalar'],
+    status: 'success',
+  }, 'absent fields set, present ones kept, missing parents not created');
+  t.strictSame(defaults.apply(frozen({ status: null, meta: {} })), { status: 'success', meta: { tags: [] } }, 'null counts as absent');
+  const out = defaults.apply({ meta: {} }) as { meta: { tags: unknown[] } };
+  out.meta.tags.push(1);
+  t.strictSame((defaults.apply({ meta: {} }) as { meta: { tags: unknown[] } }).meta.tags, [], 'defaults are copied');
+  t.strictSame(defaults.apply([1]), [1], 'not an object: left as is');
+  t.throws(() => setDefaults({ 'a.*': 1 }), /wildcard/);
+});
+
+t.test('transforms declare their paths and whether they reshape, for the adapter kit', async (t) => {
+  t.strictSame(dateFormat(['a.b', 'c']).paths, ['a.b', 'c']);
+  t.strictSame(rename({ x: 'y' }).paths, ['x']);
+  t.equal(rename({ x: 'y' }).reshapes, true);
+  t.equal(wrapBareArray('x').reshapes, true);
+  t.notOk(mapValues(['a'], {}).reshapes);
+  t.equal(dropNulls().paths, undefined, 'deep transforms have no paths');
 });

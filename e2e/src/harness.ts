@@ -13,7 +13,9 @@ export const KEY_B = 'tenant-b-key-0002';
 export interface ServiceOptions {
   /** Config file keys, merged over the test defaults (sections as a file would give them). */
   config?: Record<string, unknown>;
-  /** Overrides of the `sandbox` opco entry (rateLimit, cacheTtlS, adapter, ...). */
+  /** opcoId of the main entry (default `sandbox`), e.g. `classic` in front of the classic shape. */
+  opcoId?: string;
+  /** Overrides of the main opco entry (rateLimit, cacheTtlS, adapter, ...). */
   opco?: Partial<OpcoConfig>;
   /** More opcoIds pointing at the same sandbox, e.g. {common: {adapter: 'common-api'}}. */
   opcos?: Record<string, Partial<OpcoConfig>>;
@@ -69,7 +71,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     ...(sandbox.tokenUrl ? { tokenUrl: sandbox.tokenUrl } : {}),
     ...overrides,
   });
-  const opcos: Record<string, OpcoConfig> = { sandbox: upstreamEntry(options.opco) };
+  const opcos: Record<string, OpcoConfig> = { [options.opcoId ?? 'sandbox']: upstreamEntry(options.opco) };
   for (const [id, overrides] of Object.entries(options.opcos ?? {})) opcos[id] = upstreamEntry(overrides);
   const raw = {
     mode: 'development',

@@ -12,3 +12,8 @@ export * from './hub-process.js';
 export * from './hub-fleet.js';
 export * from './hub-suite.js';
 export * from './hub-outage-suite.js';
+export * from './upstream-shapes.js';
+export * from './reads-suite.js';
+export * from './sync-suite.js';
+export * from './pollers-suite.js';
+export * from './error-body.js';

@@ -1,61 +1,71 @@
 /**
  * The jobs behaviours every backend pair must show (issue: async jobs), run on the embedded
- * backends and on MongoDB + RabbitMQ by two test files.
+ * backends and on MongoDB + RabbitMQ by two test files, and in front of either upstream shape
+ * (common-api by default, classic-api by classic-jobs.test.ts).
  */
 import type { Test } from 'tap';
 import { tenantHash, type DomainEvent } from '@opco-proxy/core';
 import { startService, KEY_A, KEY_B, type Service, type ServiceOptions } from './harness.js';
 import { emitted, eventually } from './eventually.js';
 import { PDF, certificatBody, conventionBody, documentBody, dossierBody, factureBody, waitForJob } from './jobs-client.js';
+import { COMMON, type UpstreamShape } from './upstream-shapes.js';
 
-export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
+export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: UpstreamShape = COMMON): void {
   let service: Service;
   const events: DomainEvent[] = [];
+  const { paths, parts } = shape;
+  const at = (route: string) => `/${shape.opcoId}/${route}`;
   t.before(async () => {
     const options = backend();
-    service = await startService({ ...options, events, opcos: { common: { adapter: 'common-api' } }, config: { ...options.config, jobs: { backoffMs: [100, 200, 400] } } });
+    service = await startService({
+      ...options, events, opcoId: shape.opcoId, sandbox: { ...options.sandbox, shape: shape.sandbox },
+      opco: { adapter: shape.adapter, rateLimit: shape.rateLimit }, opcos: { other: { adapter: shape.adapter } }, config: { ...options.config, jobs: { backoffMs: [100, 200, 400] } },
+    });
   });
   t.teardown(() => service.close());
   t.afterEach(() => service.sandbox.faults.clear());
   const numero = () => service.sandbox.dataset.dossiers[0].numeroInterne;
   const posted = (path: string) => service.sandbox.received.filter((r) => r.method === 'POST' && r.path === path);
+  /** The JSON metadata part of a multipart request, in the service's names. */
+  const metadataOf = (wire: { parts?: Array<{ name: string; content: Buffer }> }, part: string) =>
+    shape.canonical(JSON.parse(wire.parts!.find((p) => p.name === part)!.content.toString('utf8')));
 
   t.test('POST /dossiers reaches the upstream as JSON with the profile transforms', async (t) => {
     const body = dossierBody();
-    const reply = await service.request('POST', '/sandbox/dossiers', { body });
+    const reply = await service.request('POST', at('dossiers'), { body });
     t.equal(reply.status, 202, reply.text);
     t.match(reply.body.jobId, /^[0-9a-f-]{36}$/);
     t.equal(reply.body.status, 'pending');
-    t.equal(reply.body.statusUrl, `/sandbox/jobs/${reply.body.jobId}`);
+    t.equal(reply.body.statusUrl, `/${shape.opcoId}/jobs/${reply.body.jobId}`);
     const job = await waitForJob(service, reply.body.statusUrl);
     t.equal(job.status, 'completed', JSON.stringify(job));
     t.equal(job.type, 'post-dossier');
     t.equal(job.retries, 0);
     t.ok(job.startedAt && job.completedAt);
     t.match(job.result.numeroInterne, /\S/);
-    const wire = posted('/v1/dossiers').find((r) => (r.json as any)?.cerfa?.numeroExterne === body.cerfa.numeroExterne)!;
+    if (shape.answersStates) t.equal(job.result.etat, 'TRANSMIS', 'the answer in the SPEC\'s words');
+    const wire = posted(paths.postDossier).find((r) => shape.canonical(r.json)?.cerfa?.numeroExterne === body.cerfa.numeroExterne)!;
     t.ok(wire, 'upstream received the dossier');
-    const cerfa = (wire.json as any).cerfa;
-    t.equal(cerfa.apprenti.nom, 'DUPONT', 'uppercased and trimmed');
-    t.equal(cerfa.apprenti.prenom, 'LÉA');
-    t.notOk('nomUsage' in cerfa.apprenti, 'null removed');
-    t.equal(cerfa.employeur.denomination, 'BOULANGERIE MARTIN');
-    t.equal(cerfa.contrat.dureeTravailHebdoHeures, '35', 'hebdo hours as a string');
-    t.equal(cerfa.contrat.dureeTravailHebdoMinutes, '0');
-    t.equal(cerfa.contrat.dateDebutContrat, '2024-09-01');
+    shape.checkDossierSent(t, (wire.json as any).cerfa);
     t.equal(wire.headers['x-api-key'], KEY_A);
   });
 
   t.test('factures, conventions, certificats and documents go multipart with their part names', async (t) => {
-    const cases: Array<[string, Record<string, unknown>, string, string]> = [
-      ['factures', { ...factureBody(numero()), _files: { facture: PDF.toString('base64') } }, '/v1/factures', 'facture'],
-      ['conventions', conventionBody(numero()), '/v1/conventions', 'convention'],
-      ['certificats', certificatBody(numero()), '/v2/certificats', 'certificat'],
-      ['documents', documentBody(numero()), '/v1/documents', 'infosFichier'],
+    const cases: Array<[string, Record<string, unknown>, string | undefined, string | undefined]> = [
+      ['factures', { ...factureBody(numero()), _files: { facture: PDF.toString('base64') } }, paths.factures, parts.factures],
+      ['conventions', conventionBody(numero()), paths.conventions, parts.conventions],
+      ['certificats', certificatBody(numero()), paths.certificats, parts.certificats],
+      ['documents', documentBody(numero()), paths.documents, parts.documents],
     ];
     for (const [route, body, upstreamPath, part] of cases) {
+      if (!upstreamPath || !part) {
+        const refused = await service.request('POST', at(route), { body });
+        t.equal(refused.status, 501, `${route}: not supported by ${shape.adapter}`);
+        t.equal(refused.body.code, 'NOT_SUPPORTED');
+        continue;
+      }
       const before = posted(upstreamPath).length;
-      const reply = await service.request('POST', `/sandbox/${route}`, { body });
+      const reply = await service.request('POST', at(route), { body });
       t.equal(reply.status, 202, reply.text);
       const job = await waitForJob(service, reply.body.statusUrl);
       t.equal(job.status, 'completed', `${route}: ${JSON.stringify(job.error)}`);
@@ -66,12 +76,10 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
       t.ok(metadata, `${route}: metadata part "${part}"`);
       const json = JSON.parse(metadata.content.toString('utf8'));
       t.notOk('_files' in json, 'files are not in the metadata');
-      if (route === 'conventions') {
-        t.equal(json.apprenti.nom, 'DURAND');
-        t.equal(json.apprenti.prenom, 'PAUL');
-        t.notOk('nomUsage' in json.apprenti, 'nulls removed');
-      }
+      if (route === 'conventions') shape.checkConventionSent(t, json);
       if (route === 'certificats') t.equal(json.apprenti.prenom, 'ANNE');
+      if (route === 'factures') t.equal(shape.canonical(json).dateEmission, '2024-10-15', 'the emission date as the upstream writes dates');
+      if (route === 'factures' && shape.answersStates) t.equal(job.result.etatFacture, 'TRANSMIS', 'the answer in the SPEC\'s words');
       const expectedFiles = Object.keys((body._files as object) ?? {}).length;
       const fileParts = wire.parts!.filter((p) => p.name !== part);
       t.equal(fileParts.length, expectedFiles, `${route}: file parts`);
@@ -83,15 +91,15 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
     const broken = dossierBody();
     delete broken.cerfa.apprenti.nom;
     broken.cerfa.contrat.dateDebutContrat = '2024-13-45';
-    const reply = await service.request('POST', '/sandbox/dossiers', { body: broken });
+    const reply = await service.request('POST', at('dossiers'), { body: broken });
     t.equal(reply.status, 400);
     t.equal(reply.body.code, 'VALIDATION_ERROR');
     t.ok(reply.body.errors.includes('cerfa.apprenti.nom: Required'), reply.text);
     t.ok(reply.body.errors.includes('cerfa.contrat.dateDebutContrat: Invalid date'), reply.text);
-    const badFile = await service.request('POST', '/sandbox/documents', { body: { ...documentBody(numero()), _files: { convention: 'not base64!!' } } });
+    const badFile = await service.request('POST', at('documents'), { body: { ...documentBody(numero()), _files: { convention: 'not base64!!' } } });
     t.equal(badFile.status, 400);
     t.match(badFile.text, /convention/, 'names the role');
-    const noLines = await service.request('POST', '/sandbox/factures', { body: { ...factureBody(numero()), lignes: [] } });
+    const noLines = await service.request('POST', at('factures'), { body: { ...factureBody(numero()), lignes: [] } });
     t.equal(noLines.status, 400);
     const unknown = await service.request('POST', '/nowhere/dossiers', { body: dossierBody() });
     t.equal(unknown.status, 404);
@@ -100,21 +108,21 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
   t.test('an Idempotency-Key seen before answers 200 duplicate with the same job', async (t) => {
     const key = `idem-${Date.now()}`;
     const body = factureBody(numero());
-    const first = await service.request('POST', '/sandbox/factures', { body, headers: { 'Idempotency-Key': key } });
+    const first = await service.request('POST', at('factures'), { body, headers: { 'Idempotency-Key': key } });
     t.equal(first.status, 202);
-    const again = await service.request('POST', '/sandbox/factures', { body, headers: { 'Idempotency-Key': key } });
+    const again = await service.request('POST', at('factures'), { body, headers: { 'Idempotency-Key': key } });
     t.equal(again.status, 200);
     t.same(again.body, { jobId: first.body.jobId, status: 'duplicate', statusUrl: first.body.statusUrl });
-    const changed = await service.request('POST', '/sandbox/factures', { body: { ...body, montantTotal: 1 }, headers: { 'Idempotency-Key': key } });
+    const changed = await service.request('POST', at('factures'), { body: { ...body, montantTotal: 1 }, headers: { 'Idempotency-Key': key } });
     t.equal(changed.status, 200);
     t.equal(changed.body.jobId, first.body.jobId);
     t.equal(changed.body.warning, 'payload differs from the original request');
-    const otherTenant = await service.request('POST', '/sandbox/factures', { key: KEY_B, body, headers: { 'Idempotency-Key': key } });
+    const otherTenant = await service.request('POST', at('factures'), { key: KEY_B, body, headers: { 'Idempotency-Key': key } });
     t.equal(otherTenant.status, 202, 'keys are per tenant');
     t.not(otherTenant.body.jobId, first.body.jobId);
     await waitForJob(service, first.body.statusUrl);
     await waitForJob(service, otherTenant.body.statusUrl, { key: KEY_B });
-    const tooLong = await service.request('POST', '/sandbox/factures', { body, headers: { 'Idempotency-Key': 'k'.repeat(256) } });
+    const tooLong = await service.request('POST', at('factures'), { body, headers: { 'Idempotency-Key': 'k'.repeat(256) } });
     t.equal(tooLong.status, 400);
   });
 
@@ -122,53 +130,53 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
     const key = `race-${Date.now()}`;
     const body = factureBody(numero());
     body.numero = key;
-    const replies = await Promise.all(Array.from({ length: 12 }, () => service.request('POST', '/sandbox/factures', { body, headers: { 'Idempotency-Key': key } })));
+    const replies = await Promise.all(Array.from({ length: 12 }, () => service.request('POST', at('factures'), { body, headers: { 'Idempotency-Key': key } })));
     const created = replies.filter((r) => r.status === 202);
     t.equal(created.length, 1, replies.map((r) => r.status).join(','));
     t.ok(replies.every((r) => r.body.jobId === created[0].body.jobId), 'all point at one job');
     await waitForJob(service, created[0].body.statusUrl);
-    const sent = posted('/v1/factures').filter((r) => r.parts?.some((p) => p.name === 'facture' && p.content.toString().includes(key)));
+    const sent = posted(paths.factures).filter((r) => r.parts?.some((p) => p.name === parts.factures && p.content.toString().includes(key)));
     t.equal(sent.length, 1, 'the upstream got it once');
   });
 
   t.test('a job is visible only to its tenant', async (t) => {
-    const reply = await service.request('POST', '/sandbox/factures', { body: factureBody(numero()) });
+    const reply = await service.request('POST', at('factures'), { body: factureBody(numero()) });
     await waitForJob(service, reply.body.statusUrl);
     t.equal((await service.request('GET', reply.body.statusUrl, { key: KEY_B })).status, 404);
-    t.equal((await service.request('GET', `/common/jobs/${reply.body.jobId}`)).status, 404);
-    t.equal((await service.request('GET', '/sandbox/jobs/not-a-uuid')).status, 404);
+    t.equal((await service.request('GET', `/other/jobs/${reply.body.jobId}`)).status, 404);
+    t.equal((await service.request('GET', at('jobs/not-a-uuid'))).status, 404);
     t.equal((await service.request('GET', reply.body.statusUrl, { key: null })).status, 403);
   });
 
   t.test('a retryable error is retried and the job completes', async (t) => {
-    service.sandbox.faults.add({ route: 'POST /v1/factures', status: 503, times: 1 });
-    const reply = await service.request('POST', '/sandbox/factures', { body: factureBody(numero()) });
+    service.sandbox.faults.add({ route: `POST ${paths.factures}`, status: 503, times: 1 });
+    const reply = await service.request('POST', at('factures'), { body: factureBody(numero()) });
     const job = await waitForJob(service, reply.body.statusUrl);
     t.equal(job.status, 'completed', JSON.stringify(job));
     t.equal(job.retries, 1);
   });
 
   t.test('a 4xx fails at once, with the upstream body, and is not retried', async (t) => {
-    const before = posted('/v1/factures').length;
-    service.sandbox.faults.add({ route: 'POST /v1/factures', status: 422, body: { message: 'montant incohérent' }, times: 5 });
-    const reply = await service.request('POST', '/sandbox/factures', { body: factureBody(numero()) });
+    const before = posted(paths.factures).length;
+    service.sandbox.faults.add({ route: `POST ${paths.factures}`, status: 422, body: { message: 'montant incohérent' }, times: 5 });
+    const reply = await service.request('POST', at('factures'), { body: factureBody(numero()) });
     const job = await waitForJob(service, reply.body.statusUrl);
     t.equal(job.status, 'failed');
     t.equal(job.retries, 0);
     t.equal(job.error.code, 'UPSTREAM_ERROR');
     t.same(job.error.upstream, { message: 'montant incohérent' });
-    t.equal(posted('/v1/factures').length - before, 1, 'one call only');
+    t.equal(posted(paths.factures).length - before, 1, 'one call only');
   });
 
   t.test('retryable errors exhaust after exactly 3 attempts', async (t) => {
-    const before = posted('/v1/factures').length;
-    service.sandbox.faults.add({ route: 'POST /v1/factures', status: 500, times: 3 });
-    const reply = await service.request('POST', '/sandbox/factures', { body: factureBody(numero()) });
+    const before = posted(paths.factures).length;
+    service.sandbox.faults.add({ route: `POST ${paths.factures}`, status: 500, times: 3 });
+    const reply = await service.request('POST', at('factures'), { body: factureBody(numero()) });
     const job = await waitForJob(service, reply.body.statusUrl);
     t.equal(job.status, 'failed');
     t.equal(job.retries, 2, 'two retries after the first attempt');
     t.equal(job.error.code, 'UPSTREAM_ERROR');
-    t.equal(posted('/v1/factures').length - before, 3, 'exactly 3 upstream attempts');
+    t.equal(posted(paths.factures).length - before, 3, 'exactly 3 upstream attempts');
     const metrics = await service.get('/metrics', { key: null });
     t.match(metrics.text, /opco_proxy_jobs_ended_total\{type="post-facture",status="failed"\} [1-9]/, 'counted for operators');
     const failed = await emitted(events, 'job.failed', { jobId: job.jobId });
@@ -178,19 +186,19 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
 
   t.test('a dossier with files is a composite job: dossier then one document per file', async (t) => {
     const body = dossierBody({ _files: { cerfa: PDF.toString('base64'), convention: Buffer.from('%PDF-convention').toString('base64') } });
-    service.sandbox.faults.add({ route: 'POST /v1/documents', status: 502, times: 1 });
-    const reply = await service.request('POST', '/sandbox/dossiers', { body });
+    service.sandbox.faults.add({ route: `POST ${paths.documents}`, status: 502, times: 1 });
+    const reply = await service.request('POST', at('dossiers'), { body });
     const job = await waitForJob(service, reply.body.statusUrl);
     t.equal(job.status, 'completed', JSON.stringify(job));
     t.equal(job.totalSteps, 3);
     t.equal(job.currentStep, 3);
     t.same(job.steps.map((s: any) => [s.step, s.name, s.status]), [[1, 'dossier', 'completed'], [2, 'document:cerfa', 'completed'], [3, 'document:convention', 'completed']]);
     t.equal(job.retries, 1, 'the failed document step was retried');
-    const dossierCalls = posted('/v1/dossiers').filter((r) => (r.json as any)?.cerfa?.numeroExterne === body.cerfa.numeroExterne);
+    const dossierCalls = posted(paths.postDossier).filter((r) => shape.canonical(r.json)?.cerfa?.numeroExterne === body.cerfa.numeroExterne);
     t.equal(dossierCalls.length, 1, 'the completed dossier step was not re-run by the retry');
-    const documents = posted('/v1/documents').filter((r) => r.parts?.some((p) => p.name === 'infosFichier' && p.content.toString().includes(job.result.numeroInterne)));
+    const documents = posted(paths.documents).filter((r) => r.parts?.some((p) => p.name === parts.documents && p.content.toString().includes(job.result.numeroInterne)));
     t.equal(documents.length, 3, 'two documents, one of them retried');
-    const info = JSON.parse(documents.at(-1)!.parts!.find((p) => p.name === 'infosFichier')!.content.toString());
+    const info = metadataOf(documents.at(-1)!, parts.documents);
     t.same(info, { typeFichier: 'convention', objets: [{ typeObjet: 'dossier', idObjet: job.result.numeroInterne }] });
     const progress = events.filter((e) => e.type === 'job.progress' && e.data.jobId === job.jobId);
     t.same(progress.map((e) => [e.data.step, e.data.name, e.data.status, e.data.totalSteps]), [[1, 'dossier', 'completed', 3], [2, 'document:cerfa', 'completed', 3], [3, 'document:convention', 'completed', 3]]);
@@ -202,8 +210,8 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
   t.test('the store holds no plaintext key, body or file, and files are purged at the end', async (t) => {
     const secretKey = `dump-check-key-${Date.now()}`;
     const marker = Buffer.from(`%PDF-unique-marker-${Date.now()}`);
-    service.sandbox.faults.add({ route: 'POST /v1/documents', latencyMs: 600, times: 1 });
-    const reply = await service.request('POST', '/sandbox/documents', { key: secretKey, body: { ...documentBody(numero()), _files: { convention: marker.toString('base64') } } });
+    service.sandbox.faults.add({ route: `POST ${paths.documents}`, latencyMs: 600, times: 1 });
+    const reply = await service.request('POST', at('documents'), { key: secretKey, body: { ...documentBody(numero()), _files: { convention: marker.toString('base64') } } });
     t.equal(reply.status, 202);
     await waitForJob(service, reply.body.statusUrl, { key: secretKey, until: (job) => job.status === 'processing' });
     const dump = JSON.stringify(await Promise.all(['jobs', 'job_secrets', 'job_files', 'idempotency_keys'].map((name) => service.kernel.store.collection(name).find({}))));
@@ -219,10 +227,10 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions): void {
   });
 
   t.test('a queue that refuses the job: 503 UNAVAILABLE and nothing is kept', async (t) => {
-    const broken = await startService({ ...backend(), upstream: service.sandbox });
+    const broken = await startService({ ...backend(), upstream: service.sandbox, opcoId: shape.opcoId, opco: { adapter: shape.adapter, rateLimit: shape.rateLimit } });
     t.teardown(() => broken.close());
     await broken.kernel.queue.close();
-    const reply = await broken.request('POST', '/sandbox/factures', { body: factureBody(numero()), headers: { 'Idempotency-Key': 'refused-1' } });
+    const reply = await broken.request('POST', at('factures'), { body: factureBody(numero()), headers: { 'Idempotency-Key': 'refused-1' } });
     t.equal(reply.status, 503, reply.text);
     t.equal(reply.body.code, 'UNAVAILABLE');
     for (const name of ['jobs', 'job_secrets', 'job_files', 'idempotency_keys']) {

@@ -1,7 +1,7 @@
 // Every error code reachable without jobs leaves in the SPEC 7 body with the right status.
-import t, { type Test } from 'tap';
+import t from 'tap';
 import type { PluginApi } from '@opco-proxy/core';
-import { startService, KEY_A, type Reply } from '../src/index.js';
+import { isErrorBody, startService, KEY_A } from '../src/index.js';
 
 const service = await startService({
   config: {
@@ -13,15 +13,6 @@ const service = await startService({
 t.teardown(() => service.close());
 const { sandbox } = service;
 t.afterEach(() => sandbox.faults.clear());
-
-function isErrorBody(t: Test, reply: Reply, status: number, code: string) {
-  t.equal(reply.status, status, `HTTP ${status}: ${reply.text}`);
-  t.equal(reply.body?.status, 'error');
-  t.equal(reply.body?.code, code);
-  t.type(reply.body?.description, 'string');
-  t.ok(reply.body.description.length > 0, 'readable description');
-  t.equal(reply.headers.get('svc-api-version'), '1', 'version header on errors too');
-}
 
 t.test('403 HTTP_ERROR without, or with a malformed, X-API-KEY', async (t) => {
   isErrorBody(t, await service.get('/sandbox/dossiers/etats', { key: null }), 403, 'HTTP_ERROR');

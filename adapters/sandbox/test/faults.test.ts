@@ -33,6 +33,13 @@ t.test('default fault body, infinite times, route prefix and other routes untouc
   t.equal((await getJson(sandbox, '/v2/dossiers/etats', headers)).status, 200, 'clear() removes it');
 });
 
+t.test('a route ending in $ matches that route only, not the routes it is a prefix of', async (t) => {
+  const numero = sandbox.dataset.dossiers[0]!.numeroInterne;
+  sandbox.faults.add({ route: 'GET /v2/dossiers$', status: 500 });
+  t.equal((await getJson(sandbox, `/v2/dossiers?numeroInterne=${numero}`, headers)).status, 500, 'the exact route, whatever its query');
+  t.equal((await getJson(sandbox, '/v2/dossiers/etats', headers)).status, 200, 'a longer path is spared');
+});
+
 t.test('faults apply before authentication, and are recorded', async (t) => {
   sandbox.resetStats();
   sandbox.faults.add({ status: 429, times: 1, headers: { 'retry-after': '2' } });

@@ -36,7 +36,7 @@ export class FaultRegistry implements FaultControl {
    */
   take(routeKey: string): Fault | undefined {
     const index = this.armed.findIndex(({ fault }) =>
-      routeKey === this.tokenRoute ? fault.route === this.tokenRoute : fault.route === undefined || routeKey.startsWith(fault.route));
+      routeKey === this.tokenRoute ? fault.route === this.tokenRoute : fault.route === undefined || routeMatches(routeKey, fault.route));
     if (index < 0) return undefined;
     const entry = this.armed[index]!;
     entry.remaining--;
@@ -81,4 +81,12 @@ export async function playFault(fault: Fault, res: ServerResponse, context: Faul
     return true;
   }
   return false;
+}
+
+/**
+ * A prefix, or with a final `$` the exact route: the classic liste route `GET /api/v3/dossiers`
+ * is a prefix of its etats route, and a test may want to break one and not the other.
+ */
+function routeMatches(routeKey: string, route: string): boolean {
+  return route.endsWith('$') ? routeKey === route.slice(0, -1) : routeKey.startsWith(route);
 }

@@ -78,7 +78,10 @@ export interface SandboxOptions {
 }
 
 export interface Fault {
-  /** `"METHOD /path"` prefix, e.g. `"GET /v2/dossiers/etats"`. Absent: any route but the token route. */
+  /**
+   * `"METHOD /path"` prefix, e.g. `"GET /v2/dossiers/etats"`; ending in `$`, that route exactly
+   * (`"GET /api/v3/dossiers$"`). Absent: any route but the token route.
+   */
   route?: string;
   /** Number of matching requests it applies to. Default Infinity. */
   times?: number;

@@ -1,0 +1,106 @@
+/**
+ * What a client would get for each recorded answer, checked as the SPEC describes it: the
+ * transformed answer must satisfy the service's response schema for its route in full (the
+ * pipeline tolerates drift from a live upstream, D14; a recorded answer has no excuse), its states
+ * must be SPEC 3.3 / 3.4 states, and each recorded error must become the error the fixture
+ * expects, from the table of SPEC 7.
+ */
+import { ERROR_CODES, toErrorBody, type RouteKey, type ServiceError } from '@opco-proxy/core';
+import { validate } from '@opco-proxy/schemas';
+import type { Finding } from './findings.js';
+import type { Fixture } from './fixtures.js';
+import type { CallOutcome } from './replay.js';
+import { answerSchemaOf } from './service-schemas.js';
+
+/** SPEC 3.3 and 3.4. */
+export const DOSSIER_STATES = ['TRANSMIS', 'EN_COURS_INSTRUCTION', 'ENGAGE', 'ANNULE', 'REFUSE', 'RUPTURE', 'SOLDE'];
+export const FACTURE_STATES = ['TRANSMIS', 'EN_COURS_REGLEMENT', 'REGLE', 'BLOQUE', 'REFUSE', 'ANNULE', 'RELANCE'];
+const STATE_FIELDS: Record<string, { states: string[]; section: string }> = {
+  etat: { states: DOSSIER_STATES, section: 'SPEC 3.3' },
+  etatDossier: { states: DOSSIER_STATES, section: 'SPEC 3.3' },
+  etatFacture: { states: FACTURE_STATES, section: 'SPEC 3.4' },
+};
+
+export function checkAnswer(route: RouteKey, fixture: Fixture, outcome: CallOutcome): Finding[] {
+  const where = fixture.file;
+  const after = `after the response transforms of ${route}`;
+  if (!outcome.ok) {
+    const { code, message } = outcome.error;
+    return [{ area: 'answers', where, message: `the pipeline refused this answer (${code}: ${message}); ${after} it must be an object with the fields the service schema requires` }];
+  }
+  const findings: Finding[] = [];
+  const schema = answerSchemaOf(route);
+  if (schema) {
+    const result = validate(schema, outcome.body);
+    if (!result.valid) {
+      for (const error of result.errors) {
+        findings.push({ area: 'answers', where, message: `${after}, ${error} (service schema ${schema}): add or fix a response transform for that field` });
+      }
+    }
+  } else if (outcome.body === null || typeof outcome.body !== 'object' || Array.isArray(outcome.body)) {
+    findings.push({ area: 'answers', where, message: `${after} the answer is not an object; a job's result is one (SPEC 2.5)` });
+  }
+  for (const [path, key, value] of fields(outcome.body)) {
+    // The status route reports the upstream's own health words, which are no dossier state.
+    const state = route !== 'GET /status' && Object.hasOwn(STATE_FIELDS, key) ? STATE_FIELDS[key]! : undefined;
+    if (state && typeof value === 'string' && !state.states.includes(value)) {
+      findings.push({
+        area: 'answers', where,
+        message: `${after}, ${path} is "${value}", not a state of ${state.section} (${state.states.join(', ')}): map it in the response transforms (mapValues or correctStates)`,
+      });
+    }
+    if (typeof value === 'string' && FRENCH_DATE.test(value)) {
+      findings.push({
+        area: 'answers', where,
+        message: `${after}, ${path} is "${value}", a date written DD/MM/YYYY where the service writes YYYY-MM-DD (SPEC 2): add dateFormat(['${path.replace(/\.\d+(?=\.|$)/g, '.*')}']) to the response transforms`,
+      });
+    }
+  }
+  return findings;
+}
+
+const FRENCH_DATE = /^\d{2}\/\d{2}\/\d{4}$/;
+
+/** Every property at any depth: its dotted path, its name and its value. */
+function fields(value: unknown, path = ''): Array<[string, string, unknown]> {
+  if (Array.isArray(value)) return value.flatMap((item, index) => fields(item, join(path, String(index))));
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) => [[join(path, key), key, item] as [string, string, unknown], ...fields(item, join(path, key))]);
+}
+
+const join = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
+
+/** The table of SPEC 7 and D5, as the service's client sees it. */
+function tableProblem(error: ServiceError): string | undefined {
+  const known = ERROR_CODES[error.code as keyof typeof ERROR_CODES];
+  if (!known) return `code ${error.code} is not in the error table of SPEC 7`;
+  if (error.code === 'UPSTREAM_ERROR') {
+    if (error.status < 400 || error.status > 599) return `UPSTREAM_ERROR with status ${error.status}, where SPEC 7 says the upstream's own error status`;
+  } else if (error.status !== known.status) {
+    return `${error.code} with status ${error.status}, where SPEC 7 says ${known.status}`;
+  }
+  const body = validate('error-body', toErrorBody(error));
+  return body.valid ? undefined : `an error body unlike SPEC 7: ${body.errors.join('; ')}`;
+}
+
+export function checkError(route: RouteKey, fixture: Fixture, outcome: CallOutcome): Finding[] {
+  const where = fixture.file;
+  const expected = fixture.expect!;
+  if (outcome.ok) {
+    return [{ area: 'errors', where, message: `the upstream's ${fixture.status} became a successful answer; the fixture expects ${expected.status} ${expected.code}` }];
+  }
+  const { error } = outcome;
+  const findings: Finding[] = [];
+  const problem = tableProblem(error);
+  if (problem) findings.push({ area: 'errors', where, message: problem });
+  if (error.code !== expected.code || error.status !== expected.status) {
+    const hint = expected.code === 'UPSTREAM_ERROR' || ['TIMEOUT', 'NETWORK_ERROR', 'UPSTREAM_INVALID_RESPONSE'].includes(expected.code)
+      ? 'check the fixture\'s expect'
+      : `add an errors rule to the profile, e.g. {status: ${fixture.status}, body: /<words of this answer>/, routes: ['${route}'], code: '${expected.code}'}`;
+    findings.push({
+      area: 'errors', where,
+      message: `the upstream's ${fixture.status} becomes ${error.status} ${error.code} ("${error.message}"), the fixture expects ${expected.status} ${expected.code}: ${hint}`,
+    });
+  }
+  return findings;
+}

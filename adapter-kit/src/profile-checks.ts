@@ -1,0 +1,90 @@
+/**
+ * What can be said of a profile without calling anything: its routes are the service's, its
+ * limits and cache lifetimes are ones an operator could live with, its error rules can match,
+ * and its authentication reads only config keys an operator can write.
+ */
+import { loadSchema } from '@opco-proxy/schemas';
+import { ROUTE_KEYS, type Profile, type RouteKey } from '@opco-proxy/core';
+import type { Finding } from './findings.js';
+
+/** A day: longer than that, a cached answer is no longer the upstream's. */
+const MAX_CACHE_S = 86_400;
+/** SPEC 8: a liste call takes at most 50 numbers, so a sync batch cannot be larger. */
+const MAX_BATCH = 50;
+/** Polling more often than once a minute spends every tenant's share of the upstream budget. */
+const MIN_POLLING_MS = 60_000;
+const MAX_POLLING_MS = 86_400_000;
+const RULE_CODES = ['NOT_FOUND', 'VALIDATION_ERROR', 'HTTP_ERROR', 'UPSTREAM_ERROR', 'RATE_LIMITED'];
+
+export function checkProfile(profile: Profile): Finding[] {
+  const findings: Finding[] = [];
+  const at = (where: string, message: string) => findings.push({ area: 'profile', where, message });
+  if (typeof profile.id !== 'string' || !/^[a-z0-9][a-z0-9-]*$/.test(profile.id)) at('id', 'a lower-case name such as "opco-acme"');
+  if (!Array.isArray(profile.versions) || profile.versions.length === 0 || profile.versions.some((v) => typeof v !== 'string' || v === '')) {
+    at('versions', 'list the upstream API versions the profile calls (GET /{opcoId}/status reports them), e.g. ["v1"]');
+  }
+  const { limit, windowMs } = profile.rateLimit ?? {};
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) at('rateLimit.limit', `${limit}: a whole number of calls per window, 1 to 100000 (what the upstream allows your credentials)`);
+  if (!Number.isInteger(windowMs) || windowMs < 1000 || windowMs > 86_400_000) at('rateLimit.windowMs', `${windowMs}: the window in milliseconds, 1000 (a second) to 86400000 (a day)`);
+  const batch = profile.sync?.batchSize;
+  if (!Number.isInteger(batch) || batch < 1 || batch > MAX_BATCH) at('sync.batchSize', `${batch}: dossiers per liste call, 1 to ${MAX_BATCH} (SPEC 8), no more than the upstream's liste takes`);
+  const polling = profile.polling?.intervalMs;
+  if (!Number.isInteger(polling) || polling < MIN_POLLING_MS || polling > MAX_POLLING_MS) {
+    at('polling.intervalMs', `${polling}: between ${MIN_POLLING_MS} (a minute) and ${MAX_POLLING_MS} (a day); the first profile polls every 300000`);
+  }
+  for (const [key, route] of Object.entries(profile.routes ?? {})) {
+    if (!(ROUTE_KEYS as readonly string[]).includes(key)) {
+      at(`routes["${key}"]`, `not a route of the service; the routes are ${ROUTE_KEYS.join(', ')}`);
+      continue;
+    }
+    if (!route) continue;
+    const where = `routes["${key}"]`;
+    const post = key.startsWith('POST ');
+    if (typeof route.upstream !== 'string' || !route.upstream.startsWith('/')) at(`${where}.upstream`, 'the upstream path, starting with "/", appended to the opco\'s baseUrl');
+    if (route.cacheTtlS !== undefined) {
+      if (post) at(`${where}.cacheTtlS`, 'a POST is never cached (SPEC 1.1 step 3): remove it');
+      else if (!Number.isInteger(route.cacheTtlS) || route.cacheTtlS < 0 || route.cacheTtlS > MAX_CACHE_S) at(`${where}.cacheTtlS`, `${route.cacheTtlS}: whole seconds, 0 to ${MAX_CACHE_S}`);
+    }
+    // SPEC 1.1 step 6: JSON for GET and POST dossier, multipart for the uploads.
+    if (key === 'POST /dossiers' || !post) {
+      if (route.multipart !== undefined) at(`${where}.multipart`, `${key} is sent as JSON (SPEC 1.1 step 6): remove it`);
+    } else if (typeof route.multipart !== 'string' || route.multipart === '') {
+      at(`${where}.multipart`, `${key} is sent as multipart/form-data (SPEC 1.1 step 6): name the part that carries the JSON metadata`);
+    }
+    for (const list of ['request', 'response'] as const) {
+      (route[list] ?? []).forEach((transform, index) => {
+        if (typeof transform?.name !== 'string' || typeof transform?.apply !== 'function') at(`${where}.${list}[${index}]`, 'a transform of the vocabulary of @opco-proxy/core, or {name, apply}');
+      });
+    }
+  }
+  checkErrorRules(profile, at);
+  checkAuthKeys(profile, at);
+  return findings;
+}
+
+function checkErrorRules(profile: Profile, at: (where: string, message: string) => void): void {
+  (profile.errors ?? []).forEach((rule, index) => {
+    const where = `errors[${index}]`;
+    if (!Number.isInteger(rule.status) || rule.status < 400 || rule.status > 599) at(`${where}.status`, `${rule.status}: the upstream's error status, 400 to 599`);
+    if (!RULE_CODES.includes(rule.code)) at(`${where}.code`, `${rule.code}: one of ${RULE_CODES.join(', ')} (SPEC 7)`);
+    if (rule.body !== undefined && !(rule.body instanceof RegExp)) at(`${where}.body`, 'a regular expression tested against the upstream answer\'s text');
+    for (const route of rule.routes ?? []) {
+      if (!profile.routes?.[route as RouteKey]) at(`${where}.routes`, `"${route}" is not a route of this profile, so the rule can never apply`);
+    }
+  });
+}
+
+/** An auth strategy that reads a key the config file refuses could never be configured. */
+function checkAuthKeys(profile: Profile, at: (where: string, message: string) => void): void {
+  const auth = profile.auth;
+  if (auth === undefined) return;
+  if (typeof auth.kind !== 'string' || auth.kind === '' || typeof auth.setup !== 'function' || !Array.isArray(auth.configKeys)) {
+    at('auth', 'an authentication strategy of @opco-proxy/core (oauthClientCredentials, apiKeyHeader) or {kind, configKeys, setup}');
+    return;
+  }
+  const config = loadSchema('config') as { properties: { opcos: { additionalProperties: { properties: Record<string, unknown> } } } };
+  const accepted = Object.keys(config.properties.opcos.additionalProperties.properties);
+  for (const key of auth.configKeys) {
+    if (!accepted.includes(key)) at('auth', `the ${auth.kind} strategy reads opcos.<id>.${key}, which the config file does not accept (${accepted.join(', ')}); read custom settings from opcos.<id>.auth`);
+  }
+}

@@ -1,0 +1,56 @@
+// What the kit says of a profile before calling anything.
+import t from 'tap';
+import { apiKeyHeader, defineProfile, oauthClientCredentials, type AuthStrategy, type Profile } from '@opco-proxy/core';
+import { checkProfile } from '../src/profile-checks.js';
+import { schemaDeclares } from '../src/service-schemas.js';
+
+const sane = defineProfile({
+  id: 'opco-acme', versions: ['v1'], rateLimit: { limit: 60, windowMs: 60_000 }, sync: { batchSize: 50 }, polling: { intervalMs: 300_000 },
+  routes: { 'GET /dossiers': { upstream: '/dossiers', cacheTtlS: 600 }, 'POST /factures': { upstream: '/factures', multipart: 'facture' } },
+});
+
+t.test('a sane profile, and the known strategies, pass', async (t) => {
+  t.same(checkProfile(sane), []);
+  t.same(checkProfile({ ...sane, auth: oauthClientCredentials({ request: 'json' }) }), []);
+  t.same(checkProfile({ ...sane, auth: apiKeyHeader({ header: 'X-Gateway-Key' }) }), []);
+});
+
+t.test('limits, lifetimes, parts and rules an operator could not live with', async (t) => {
+  const insane = {
+    ...sane,
+    id: 'Opco Acme',
+    versions: [],
+    rateLimit: { limit: 0, windowMs: 10 },
+    sync: { batchSize: 200 },
+    polling: { intervalMs: 1000 },
+    errors: [{ status: 200, code: 'TIMEOUT', routes: ['GET /factures/etats'] }],
+    routes: {
+      'GET /dossiers': { upstream: 'dossiers', cacheTtlS: 604_800, multipart: 'x' },
+      'POST /factures': { upstream: '/factures', cacheTtlS: 60 },
+      'POST /dossiers': { upstream: '/dossiers', multipart: 'dossier' },
+      'GET /nothing': { upstream: '/x' },
+    },
+  } as unknown as Profile;
+  const said = checkProfile(insane).map((f) => f.where);
+  t.same(said.sort(), [
+    'errors[0].code', 'errors[0].routes', 'errors[0].status', 'id', 'polling.intervalMs', 'rateLimit.limit', 'rateLimit.windowMs',
+    'routes["GET /dossiers"].cacheTtlS', 'routes["GET /dossiers"].multipart', 'routes["GET /dossiers"].upstream', 'routes["GET /nothing"]',
+    'routes["POST /dossiers"].multipart', 'routes["POST /factures"].cacheTtlS', 'routes["POST /factures"].multipart', 'sync.batchSize', 'versions',
+  ].sort());
+  t.match(checkProfile(insane).find((f) => f.where === 'sync.batchSize')?.message, /1 to 50 \(SPEC 8\)/);
+});
+
+t.test('an authentication that reads keys the config file refuses', async (t) => {
+  const custom: AuthStrategy = { kind: 'signed-jwt', configKeys: ['privateKeyEnv', 'tokenUrl'], setup: () => ({ headers: async () => ({}), refused: () => false }) };
+  const [finding] = checkProfile({ ...sane, auth: custom });
+  t.equal(finding?.where, 'auth');
+  t.match(finding?.message, /reads opcos\.<id>\.privateKeyEnv, which the config file does not accept .*read custom settings from opcos\.<id>\.auth/);
+});
+
+t.test('schema paths: declared fields only, through $ref, items and branches', async (t) => {
+  t.ok(schemaDeclares('etats-page', ['EtatDossierResult', '*', 'etat']), 'through items and a $ref');
+  t.ok(schemaDeclares('liste', ['dossiers', '0', 'cerfa', 'apprenti', 'dateNaissance']));
+  t.ok(schemaDeclares('dossier-query', ['numeroDeca']));
+  t.notOk(schemaDeclares('dossier', ['cerfa', 'apprenti', 'dateNaissanse']), 'a misspelt field in an open object is not declared');
+  t.notOk(schemaDeclares('dossier', ['cerfa', 'maitre1', 'dateNaissance']), 'fields beyond SPEC 2.1 are not declared');
+});
