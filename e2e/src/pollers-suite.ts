@@ -8,7 +8,7 @@ import type { Test } from 'tap';
 import { TestClock, type DomainEvent } from '@opco-proxy/core';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import { startService, KEY_A, KEY_B, type Service } from './harness.js';
-import { eventually } from './eventually.js';
+import { deliveryLogs, eventually } from './eventually.js';
 import { signatureValid, startReceiver } from './receiver.js';
 import { watchSync } from './sync-client.js';
 import { COMMON, type UpstreamShape } from './upstream-shapes.js';
@@ -31,7 +31,7 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
   const entry = { adapter: shape.adapter, rateLimit: shape.rateLimit, pollingIntervalMs: INTERVAL_MS };
 
   t.test('a poller turns sandbox state changes into the three change events', async (t) => {
-    const clock = new TestClock();
+    const clock = new TestClock({ frozen: true });
     const service = await startService({ clock, opcoId, sandbox: { shape: shape.sandbox, dossierCount: 120, factureCount: 40 }, opco: entry });
     const receiver = await startReceiver();
     t.teardown(async () => {
@@ -57,6 +57,9 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
     const expected = 3 + 3 + 2;
     await nextPoll(service, clock);
     await receiver.waitFor(expected, 15_000);
+    // Time jumps by whole intervals: an attempt still in flight would see its lease lapse and the
+    // delivery sent twice (at least once is the promise; Svc-Delivery-Id lets receivers tell).
+    await deliveryLogs(service, hook.id, (logs) => logs.filter((l: { status: string }) => l.status === 'delivered').length === expected);
     await nextPoll(service, clock);
     await nextPoll(service, clock);
     const byEvent = (type: string) => receiver.received.filter((r) => r.body.event === type).map((r) => r.body.data);
@@ -100,7 +103,7 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
     const upstream = await startSandbox({ shape: shape.sandbox, dossierCount: 60, factureCount: 10 });
     const store = await createEmbeddedStore({});
     const seen: DomainEvent[] = [];
-    const clock = new TestClock();
+    const clock = new TestClock({ frozen: true });
     const options = { upstream, store, clock, opcoId, opco: entry, events: seen };
     const one = await startService(options);
     const two = await startService(options);
@@ -135,7 +138,7 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
       await receiver.close();
       await upstream.close();
     });
-    const clock = new TestClock();
+    const clock = new TestClock({ frozen: true });
     const options = { upstream, clock, opcoId, opco: entry, config: { store: { type: 'embedded' as const, path: mkdtempSync(join(tmpdir(), 'opco-poller-')) } } };
     const first = await startService(options);
     await first.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/after-restart`, events: ['dossier.etat_changed'] } });
