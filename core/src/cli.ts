@@ -59,7 +59,8 @@ async function main(): Promise<void> {
     if (config.demo) {
       console.log(
         `demo mode (development: any API key, loopback webhook targets allowed), listening on ${config.host} (HOST overrides)\n` +
-          `try  curl -H 'X-API-KEY: demo-key-123' ${url}/sandbox/dossiers/etats`,
+          `try  curl -H 'X-API-KEY: demo-key-123' ${url}/sandbox/dossiers/etats\n` +
+          `API reference ${url}/docs, operator console ${url}/console (operator key ${config.adminKey})`,
       );
     }
   }

@@ -43,6 +43,8 @@ export interface Config {
 export interface ResolvedConfig extends Config {
   demo: boolean;
   masterKey: Buffer;
+  /** OPCO_PROXY_ADMIN_KEY (P9): the operator routes and the console; absent, they are off. */
+  adminKey?: string;
   /** The environment, for the opcos' authentication strategies (secrets named by the config). */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -125,7 +127,7 @@ export function resolveConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env
   }
   if (config.plugins.includes('hub') && !config.hub) throw new ConfigError('invalid configuration: hub: required when the "hub" plugin is enabled');
   const demo = options.demo ?? false;
-  return { ...config, demo, masterKey: readMasterKey(env, demo), env: { ...env } };
+  return { ...config, demo, masterKey: readMasterKey(env, demo), adminKey: readAdminKey(env, demo), env: { ...env } };
 }
 
 function parsePort(value: string): number {
@@ -139,6 +141,16 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 function parseLogLevel(value: string): Config['logLevel'] {
   if (!(LOG_LEVELS as readonly string[]).includes(value)) throw new ConfigError(`invalid configuration: LOG_LEVEL: "${value}" is not one of ${LOG_LEVELS.join(', ')}`);
   return value as Config['logLevel'];
+}
+
+/** Demo mode's operator key, printed at start: nothing it guards outlives the process. */
+export const DEMO_ADMIN_KEY = 'demo-admin-key-0000000000000000';
+
+function readAdminKey(env: NodeJS.ProcessEnv, demo: boolean): string | undefined {
+  const key = env.OPCO_PROXY_ADMIN_KEY;
+  if (!key) return demo ? DEMO_ADMIN_KEY : undefined;
+  if (key.length < 32) throw new ConfigError('invalid configuration: OPCO_PROXY_ADMIN_KEY: must be at least 32 characters');
+  return key;
 }
 
 function readMasterKey(env: NodeJS.ProcessEnv, demo: boolean): Buffer {

@@ -19,6 +19,11 @@ export function safeEqualHex(a: string, b: string): boolean {
   return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
 }
 
+/** Constant-time comparison of two secrets of any text (compared as SHA-256, so lengths leak nothing). */
+export function safeEqualText(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}
+
 export function randomHex(bytes: number): string {
   return randomBytes(bytes).toString('hex');
 }

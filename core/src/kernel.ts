@@ -91,6 +91,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     bodyBytes: config.limits.bodyBytes,
     rate: new RequestRate(config.tenantRateLimit, clock),
     allowList: new Set(config.allowedTenants),
+    adminKey: config.adminKey,
   });
   const opcos = await OpcoDirectory.load(config.opcos, clock);
   const client = new UpstreamClient({ publisher: config.publisher, timeoutMs: config.upstream.timeoutMs, maxAnswerBytes: config.upstream.maxAnswerBytes });

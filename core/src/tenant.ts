@@ -4,7 +4,7 @@
  * against an operator allow-list of tenant hashes.
  */
 import { createError } from './errors.js';
-import { sha256Hex } from './crypto.js';
+import { safeEqualText, sha256Hex } from './crypto.js';
 import type { Tenant } from './call-context.js';
 
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
@@ -29,4 +29,14 @@ export function authenticate(header: string | string[] | undefined, allowList?: 
 /** What logs show of a key (SPEC 5.5): enough to tell keys apart, never enough to use one. */
 export function maskApiKey(apiKey: string): string {
   return apiKey.length <= 4 ? '****' : `${apiKey.slice(0, 4)}****`;
+}
+
+/**
+ * Operators (P9): `Authorization: Bearer <OPCO_PROXY_ADMIN_KEY>`, compared in constant time. Without
+ * a configured key the operator routes are off, and say so.
+ */
+export function authenticateOperator(header: string, adminKey: string | undefined): void {
+  if (!adminKey) throw createError('HTTP_ERROR', 'the operator routes are off: set OPCO_PROXY_ADMIN_KEY to use them');
+  const token = /^Bearer (.+)$/.exec(header)?.[1];
+  if (!token || !safeEqualText(token, adminKey)) throw createError('HTTP_ERROR', 'Authorization: Bearer <operator key> is required');
 }

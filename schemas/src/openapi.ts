@@ -51,6 +51,7 @@ const TAGS: Record<RouteTag, string> = {
   sync: 'Bulk sync of all dossiers (SPEC 2.6, 4.14).',
   webhooks: 'Event subscriptions and delivery logs (SPEC 2.7, 2.8, 4.15, 6).',
   pollers: 'Automatic polling after a sync (D21).',
+  operator: 'Across tenants, for operators: behind Authorization: Bearer <OPCO_PROXY_ADMIN_KEY> (P9).',
 };
 
 const PATH_PARAMETERS: Record<string, { component: string; description: string; format?: string }> = {
@@ -105,6 +106,11 @@ function build(mounted: readonly OperationId[]): OpenApiDocument {
           in: 'header',
           name: 'X-API-KEY',
           description: 'The CFA key assigned by the upstream body; its SHA-256 is the tenant.',
+        },
+        OperatorKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The operator key of this deployment (OPCO_PROXY_ADMIN_KEY), for the operator routes and the console.',
         },
       },
       parameters: {
@@ -163,7 +169,7 @@ function operation(operationId: OperationId, route: OperationSpec, titles: Map<S
     summary: route.summary,
     description: [route.description, `SPEC ${route.source}.`].filter(Boolean).join(' '),
     tags: [route.tag],
-    security: route.apiKey ? [{ ApiKey: [] }] : [],
+    security: route.apiKey ? [{ ApiKey: [] }] : route.operator ? [{ OperatorKey: [] }] : [],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body
       ? { requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', titles.get(route.body)!) } } } }

@@ -10,7 +10,7 @@ import { schemaIds as ids, type SchemaId } from './catalog.js';
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 export type RouteTag =
-  'system' | 'opco' | 'dossiers' | 'factures' | 'conventions' | 'certificats' | 'documents' | 'jobs' | 'sync' | 'webhooks' | 'pollers';
+  'system' | 'opco' | 'dossiers' | 'factures' | 'conventions' | 'certificats' | 'documents' | 'jobs' | 'sync' | 'webhooks' | 'pollers' | 'operator';
 
 /** Statuses answered with the error body of SPEC 7 (what each stands for: openapi.ts). */
 export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 501 | 502 | 503 | 504;
@@ -33,6 +33,8 @@ export interface OperationSpec {
   source: string;
   /** X-API-KEY needed (SPEC 4.0.1). */
   apiKey: boolean;
+  /** For operators, across tenants: `Authorization: Bearer <OPCO_PROXY_ADMIN_KEY>` (P9). */
+  operator?: boolean;
   query?: SchemaId;
   body?: SchemaId;
   responses: { readonly [status: number]: ResponseSpec };

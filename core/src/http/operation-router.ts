@@ -10,7 +10,7 @@ import type Koa from 'koa';
 import { operations, routerPath, type BodyOf, type OperationId, type QueryOf, type ReplyOf } from '@opco-proxy/schemas';
 import { createError } from '../errors.js';
 import { checkRequest } from '../request-validation.js';
-import { authenticate } from '../tenant.js';
+import { authenticate, authenticateOperator } from '../tenant.js';
 import type { Tenant } from '../call-context.js';
 import type { RequestRate } from '../request-rate.js';
 import { readJsonBody } from './request-body.js';
@@ -37,6 +37,8 @@ export interface OperationRouterOptions {
   bodyBytes: number;
   rate: RequestRate;
   allowList: ReadonlySet<string>;
+  /** OPCO_PROXY_ADMIN_KEY: operator operations answer 403 without it. */
+  adminKey?: string;
 }
 
 interface Mounted {
@@ -92,6 +94,7 @@ export class OperationRouter {
         rate.take(tenant.hash);
         ctx.state.tenant = tenant;
       }
+      if ((spec as { operator?: boolean }).operator) authenticateOperator(ctx.get('authorization'), this.options.adminKey);
       const query = spec.query ? checkQuery(ctx.query, spec.query) : {};
       const body = spec.body ? checkRequest(spec.body, await readJsonBody(ctx, bodyBytes)) : undefined;
       const reply: { status: number; body: unknown; headers?: Record<string, string> } = await handler({
