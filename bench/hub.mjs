@@ -17,7 +17,9 @@ import { createEmbeddedStore, createLogger, StoreBudgetAdmission, UpstreamBudget
 import { createHubAdmission } from '@opco-proxy/plugin-hub';
 import { startHubProcess } from '@opco-proxy/e2e';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, limit: { type: 'string', default: '20' }, 'window-ms': { type: 'string', default: '1000' }, windows: { type: 'string', default: '10' } } });
+// BENCH_QUICK=1 (npm run bench -- --quick): fewer rounds and windows.
+const quick = process.env.BENCH_QUICK === '1';
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: quick ? '2' : '5' }, limit: { type: 'string', default: '20' }, 'window-ms': { type: 'string', default: '1000' }, windows: { type: 'string', default: quick ? '4' : '10' } } });
 const rounds = Number(values.rounds);
 const utilisation = { limit: Number(values.limit), windowMs: Number(values['window-ms']) };
 const windows = Number(values.windows);

@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// Cached read (issue 11, goal: >= 0.8x bare Koa serving the same bytes, p99 <= 2x Koa's):
+// `GET /sandbox/dossiers/etats` (about 12 KB) answered from the cache at 50 connections, against
+// bare Koa answering the same bytes, interleaved rounds; prints min / median / max of the ratios
+// of req/s, p99 and CPU per request (service / Koa).
+// Run after `npm run build`:  node bench/cached-get.mjs [--rounds 5] [--duration 5] [--connections 50] [--cpu-prof DIR] [--quick]
+import { mkdtempSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pinSelf, pinning } from './lib/processes.mjs';
+import { GENERATOR } from './lib/load.mjs';
+import { QUICK, interleave, options, printRatios } from './lib/rounds.mjs';
+import { measure, describe } from './lib/measure.mjs';
+import { recordUpstream, startFixedUpstream, startLibProcess, startOpcoProxy } from './lib/service.mjs';
+import { selfTimeByFile } from './lib/profile-summary.mjs';
+
+const args = options({ rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' }, 'cpu-prof': { type: 'string' } });
+const rounds = Number(args.rounds ?? (QUICK ? 3 : 5));
+const durationS = Number(args.duration ?? (QUICK ? 2 : 5));
+const connections = Number(args.connections);
+const PATH = '/sandbox/dossiers/etats';
+pinSelf();
+
+const recorded = await recordUpstream();
+const upstream = await startFixedUpstream(recorded);
+const nodeArgs = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
+const service = await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 3600, nodeArgs });
+const stopping = [upstream, service];
+let failed = false;
+try {
+  const first = await fetch(service.url + PATH, { headers: service.headers });
+  const answer = await first.text();
+  const hit = await fetch(service.url + PATH, { headers: service.headers });
+  if (first.status !== 200 || hit.headers.get('x-cache') !== 'HIT' || (await hit.text()) !== answer) throw new Error(`the service does not serve the cached answer: ${first.status} ${hit.headers.get('x-cache')}`);
+  const file = join(mkdtempSync(join(tmpdir(), 'bench-cached-')), 'answer.json');
+  writeFileSync(file, answer);
+  const koa = await startLibProcess('koa', 'koa-static.mjs', ['--body', file]);
+  stopping.push(koa);
+  if ((await (await fetch(koa.url)).text()) !== answer) throw new Error('Koa does not serve the same bytes');
+
+  const sides = {
+    service: () => measure(service, { path: PATH, headers: service.headers, connections, durationS }),
+    koa: () => measure(koa, { path: PATH, connections, durationS }),
+  };
+  await interleave(1, { service: () => measure(service, { path: PATH, headers: service.headers, connections, durationS: 1 }), koa: () => measure(koa, { path: PATH, connections, durationS: 1 }) }); // warm-up
+  const results = await interleave(rounds, sides);
+  failed = results.some((r) => r.service.errors > 0 || r.koa.errors > 0);
+
+  console.log(`cached GET ${PATH} (${Buffer.byteLength(answer)} bytes), c=${connections}, ${durationS} s x ${rounds} interleaved rounds, load by ${GENERATOR}, ${pinning()}${nodeArgs.length ? ', SERVICE PROFILED (--cpu-prof): ratios are not comparable' : ''}`);
+  printRatios('ratio = opco-proxy / bare Koa serving the same bytes', [
+    { name: 'req/s', values: results.map((r) => r.service.rps / r.koa.rps), goal: '>= 0.8' },
+    { name: 'p99', values: results.map((r) => r.service.p99Ms / r.koa.p99Ms), goal: '<= 2' },
+    { name: 'CPU/req', values: results.map((r) => r.service.cpuUsPerRequest / r.koa.cpuUsPerRequest) },
+    { name: 'RSS', values: results.map((r) => r.service.rssBytes / r.koa.rssBytes) },
+  ]);
+  console.log('last round, absolute:');
+  const last = results[results.length - 1];
+  console.log(`  ${describe('opco-proxy', last.service)}\n  ${describe('koa', last.koa)}`);
+  if (failed) console.log('ERRORS: some requests failed (see above); exiting 1');
+} finally {
+  for (const proc of stopping.reverse()) await proc.stop();
+}
+if (args['cpu-prof']) {
+  const files = readdirSync(args['cpu-prof']).filter((f) => f.endsWith('.cpuprofile')).map((f) => JSON.parse(readFileSync(join(args['cpu-prof'], f), 'utf8')));
+  console.log(`top self time of the service (${files.length} profile(s) in ${args['cpu-prof']}):`);
+  for (const row of selfTimeByFile(files).slice(0, 15)) console.log(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.file}`);
+}
+process.exit(failed ? 1 : 0);

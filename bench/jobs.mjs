@@ -1,0 +1,322 @@
+#!/usr/bin/env node
+// Jobs (issue 11, point 4): acceptance of POST /sandbox/dossiers against a one-insert baseline on
+// the same backend (Koa + one embedded-store insert; Koa + one insertOne + one confirmed RabbitMQ
+// publish on FerretDB-on-PostgreSQL), and completion (every accepted job ended), in interleaved
+// rounds, as min/median/max ratios. Then the store commands and queue operations of one
+// single-step job, counted by the MongoDB driver's command monitoring and on the queue.
+// The upstream is a fixed answer (fast); the service and the baselines run as processes pinned to
+// CPU 0, autocannon here on CPU 1 where the machine allows. FerretDB is started on a PostgreSQL
+// database of its own (its binary from .ci/ferretdb.sh), or MONGODB_URL is used.
+// Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,mongodb] [--root DIR]
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const { values: opts } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: process.env.BENCH_QUICK === '1' },
+    rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' },
+    backends: { type: 'string', default: 'embedded,mongodb' },
+    // Another checkout's build to measure (the "before" of RESULTS.md); the harness stays this one's.
+    root: { type: 'string', default: resolve(HERE, '..') },
+    child: { type: 'string' }, port: { type: 'string' },
+  },
+});
+const MASTER_KEY = '0f'.repeat(32);
+const API_KEY = 'bench-key-0001';
+const RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+/** Every process this script started, killed if it exits early. */
+const children = new Set();
+
+if (opts.child) await runChild(opts.child, Number(opts.port));
+else await main();
+
+// ---- children: the fixed upstream and the two baselines -------------------------------------
+
+async function runChild(kind, port) {
+  if (kind === 'upstream') {
+    let n = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url === '/oauth/token') return json(res, 200, { access_token: 'bench-token', token_type: 'Bearer', expires_in: 3600 });
+        if (req.method === 'POST' && req.url === '/v1/dossiers') return json(res, 201, { status: 'success', numeroInterne: `D-${++n}`, numeroExterne: 'EXT', comment: null });
+        json(res, 404, { status: 'error', message: 'not here' });
+      });
+    });
+    server.keepAliveTimeout = 60_000;
+    server.listen(port, '127.0.0.1');
+    return;
+  }
+  const { default: Koa } = await import('koa');
+  let insert;
+  if (kind === 'baseline-embedded') {
+    const { createEmbeddedStore } = await import('@opco-proxy/core');
+    const jobs = (await createEmbeddedStore({})).collection('jobs');
+    insert = (doc) => jobs.insertOne(doc);
+  } else {
+    const { MongoClient } = await import('mongodb');
+    const amqp = await import('amqplib');
+    const client = await MongoClient.connect(process.env.BENCH_MONGODB_URL);
+    const jobs = client.db(process.env.BENCH_DATABASE).collection('jobs');
+    const connection = await amqp.connect(RABBITMQ_URL);
+    const channel = await connection.createConfirmChannel();
+    const queue = `${process.env.BENCH_DATABASE}.baseline-jobs`;
+    await channel.assertQueue(queue, { durable: true });
+    process.once('SIGTERM', () => void channel.deleteQueue(queue).finally(() => process.exit(0)));
+    insert = async (doc) => {
+      await jobs.insertOne(doc);
+      await new Promise((ok, fail) => channel.sendToQueue(queue, Buffer.from(JSON.stringify({ jobId: doc._id })), { persistent: true }, (err) => (err ? fail(err) : ok())));
+    };
+  }
+  const { randomUUID } = await import('node:crypto');
+  const app = new Koa();
+  app.use(async (ctx) => {
+    let raw = '';
+    for await (const chunk of ctx.req) raw += chunk;
+    const jobId = randomUUID();
+    await insert({ _id: jobId, status: 'pending', body: JSON.parse(raw), createdAt: new Date() });
+    ctx.status = 202;
+    ctx.body = { jobId, status: 'pending', statusUrl: `/sandbox/jobs/${jobId}` };
+  });
+  app.listen(port, '127.0.0.1');
+}
+
+function json(res, status, body) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+// ---- the parent --------------------------------------------------------------------------------
+
+async function main() {
+  const quick = opts.quick;
+  const rounds = Number(opts.rounds ?? (quick ? 1 : 3));
+  const durationS = Number(opts.duration ?? (quick ? 3 : 5));
+  const connections = Number(opts.connections);
+  const drainMs = quick ? 30_000 : 90_000;
+  const pinned = canPin();
+  if (pinned) execFileSync('taskset', ['-pc', '1', String(process.pid)], { stdio: 'ignore' });
+  const { default: autocannon } = await import('autocannon');
+  const cleanups = [];
+  process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+  // Stopped by `npm run bench` when over its time: no process left behind.
+  process.once('SIGTERM', () => void Promise.allSettled(cleanups.reverse().map((cleanup) => cleanup())).finally(() => process.exit(143)));
+
+  const start = async (args, env = {}) => {
+    const port = await freePort();
+    const command = pinned ? ['taskset', ['-c', '0', process.execPath, ...args(port)]] : [process.execPath, args(port)];
+    const child = spawn(command[0], command[1], { env: { ...process.env, ...(typeof env === 'function' ? env(port) : env) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    children.add(child);
+    const url = `http://127.0.0.1:${port}`;
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`${args(port).join(' ')} exited: ${stderr.slice(-2000)}`);
+      if (await fetch(`${url}/health`).then(() => true, () => false)) break;
+      if (i > 600) throw new Error(`${args(port).join(' ')} did not start: ${stderr.slice(-2000)}`);
+      await sleep(50);
+    }
+    return { url, stop: async () => { child.kill('SIGTERM'); await new Promise((ok) => child.once('exit', ok)); children.delete(child); } };
+  };
+  const self = (kind) => (port) => [fileURLToPath(import.meta.url), '--child', kind, '--port', String(port)];
+  const body = JSON.stringify(dossier());
+  const load = (url) => new Promise((ok, fail) => autocannon({
+    url: `${url}/sandbox/dossiers`, method: 'POST', connections, duration: durationS, body,
+    headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
+  }, (err, result) => (err ? fail(err) : ok(result))));
+
+  const upstream = await start(self('upstream'));
+  cleanups.push(() => upstream.stop());
+  const ferret = opts.backends.includes('mongodb') ? await startFerretDb() : undefined;
+  if (ferret) cleanups.push(() => ferret.stop());
+  const results = {};
+  let failures = 0;
+  try {
+    for (const backend of opts.backends.split(',')) {
+      const rows = [];
+      for (let round = 0; round < rounds; round++) {
+        const id = `bench_jobs_${process.pid}_${round}_${Date.now() % 100000}`;
+        const env = { BENCH_MONGODB_URL: ferret?.url, BENCH_DATABASE: id };
+        const baseline = await start(self(`baseline-${backend}`), env);
+        const base = await load(baseline.url);
+        await baseline.stop();
+        const config = serviceConfig(backend, upstream.url, ferret?.url, id);
+        const file = join(mkdtempSync(join(tmpdir(), 'bench-jobs-')), 'config.json');
+        writeFileSync(file, JSON.stringify(config));
+        const service = await start((port) => [join(opts.root, 'core/dist/src/cli.js'), 'serve', '--config', file], (port) => ({ PORT: String(port), OPCO_PROXY_MASTER_KEY: MASTER_KEY, BENCH_UPSTREAM_SECRET: 'x' }));
+        try {
+          await fetch(`${service.url}/sandbox/dossiers`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } });
+          await waitCompleted(service.url, 1, 30_000);
+          const started = Date.now();
+          const run = await load(service.url);
+          const accepted = run['2xx'];
+          const { done, at } = await waitCompleted(service.url, accepted + 1, drainMs);
+          const completed = done - 1;
+          if (run.non2xx > 0 || run.errors > 0) console.log(`  ${backend} round ${round + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
+          rows.push({
+            baseline: base['2xx'] / durationS, accepted: accepted / durationS, acceptP99: run.latency.p99, baseP99: base.latency.p99,
+            completed: completed / ((at - started) / 1000), backlog: accepted - completed,
+          });
+        } finally {
+          await service.stop();
+        }
+      }
+      results[backend] = rows;
+    }
+    let counts;
+    // The counts run this checkout's code in-process: not the build named by --root.
+    if (ferret && resolve(opts.root) === resolve(HERE, '..')) {
+      process.env.MONGODB_URL = ferret.url;
+      process.env.RABBITMQ_URL = RABBITMQ_URL;
+      const { countedBackends, jobRoundTrips } = await import('@opco-proxy/e2e');
+      counts = {};
+      for (const atomicity of ['server', 'lock']) {
+        const backends = await countedBackends('bench_count', { atomicity });
+        try {
+          counts[atomicity] = await jobRoundTrips(backends, quick ? 5 : 20);
+        } finally {
+          await backends.close();
+        }
+      }
+    }
+    report(results, counts, { rounds, durationS, connections, pinned });
+  } catch (err) {
+    console.error(err);
+    failures++;
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  }
+  process.exit(failures ? 1 : 0);
+}
+
+function serviceConfig(backend, upstreamUrl, mongoUrl, id) {
+  return {
+    mode: 'development', host: '127.0.0.1', logLevel: 'warn', shutdownGraceMs: 2000,
+    tenantRateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
+    ...(backend === 'mongodb' && {
+      store: { type: 'mongodb', url: mongoUrl, database: id },
+      queue: { type: 'rabbitmq', url: RABBITMQ_URL, prefix: id },
+    }),
+    opcos: {
+      sandbox: {
+        adapter: 'sandbox', baseUrl: upstreamUrl, tokenUrl: `${upstreamUrl}/oauth/token`, clientId: 'bench', clientSecretEnv: 'BENCH_UPSTREAM_SECRET',
+        rateLimit: { limit: 1000, windowMs: 1000 },
+      },
+    },
+  };
+}
+
+/** Completed jobs from the service's own counter, until `count` or `timeoutMs`. */
+async function waitCompleted(url, count, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let done = 0;
+  let at = Date.now();
+  for (;;) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const now = [...text.matchAll(/^opco_proxy_jobs_ended_total\{[^}]*status="completed"[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    if (now > done) at = Date.now();
+    done = now;
+    if (done >= count || Date.now() > deadline) return { done, at };
+    await sleep(100);
+  }
+}
+
+function report(results, counts, { rounds, durationS, connections, pinned }) {
+  const stats = (values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return `min ${sorted[0].toFixed(2)}  median ${sorted[Math.floor(sorted.length / 2)].toFixed(2)}  max ${sorted.at(-1).toFixed(2)}`;
+  };
+  console.log(`jobs: ${rounds} interleaved round(s) of ${durationS} s at ${connections} connections, ${pinned ? 'service and baselines on CPU 0, load on CPU 1' : 'not pinned'}; Node ${process.version}`);
+  for (const [backend, rows] of Object.entries(results)) {
+    const name = backend === 'embedded' ? 'embedded (nedb, in-process queue)' : 'FerretDB-on-PostgreSQL + RabbitMQ';
+    console.log(`${name}:`);
+    console.log(`  acceptance / baseline          ${stats(rows.map((r) => r.accepted / r.baseline))}   (goal >= 0.5)`);
+    console.log(`  completion / baseline          ${stats(rows.map((r) => r.completed / r.baseline))}${backend === 'mongodb' ? '   (goal >= 0.5)' : ''}`);
+    if (backend === 'embedded') console.log(`  completed jobs/s               ${stats(rows.map((r) => r.completed))}   (goal >= 1000)`);
+    for (const [i, r] of rows.entries()) {
+      console.log(`  round ${i + 1}: baseline ${r.baseline.toFixed(0)}/s (p99 ${r.baseP99} ms), accepted ${r.accepted.toFixed(0)}/s (p99 ${r.acceptP99} ms), completed ${r.completed.toFixed(0)} jobs/s${r.backlog > 0 ? `, backlog left ${r.backlog}` : ''}`);
+    }
+  }
+  if (counts) {
+    for (const [atomicity, perJob] of Object.entries(counts)) {
+      const label = atomicity === 'server' ? 'as on MongoDB (atomicity: server)' : 'with the FerretDB lock workaround';
+      console.log(`per single-step job, ${label}: ${perJob.store} store commands, ${perJob.queue} queue operations (${perJob.published} publish, ${perJob.settled} ack)`);
+      console.log(`  ${Object.entries(perJob.commands).map(([name, n]) => `${name} ${n}`).join(', ')}`);
+    }
+  }
+}
+
+function dossier() {
+  return {
+    cerfa: {
+      numeroExterne: 'EXT-BENCH-1',
+      employeur: { siret: '12345678901234', denomination: 'Boulangerie Martin', nom: 'martin' },
+      apprenti: { nom: 'dupont', prenom: 'léa', nomUsage: null, dateNaissance: '2005-03-14' },
+      contrat: { dateDebutContrat: '2024-09-01', dateFinContrat: '2026-08-31', dureeTravailHebdoHeures: 35, dureeTravailHebdoMinutes: 0 },
+      formation: { rncp: 'RNCP35316', intituleQualification: 'CAP Boulanger', dateDebutFormation: '2024-09-02', dateFinFormation: '2026-06-30' },
+      organismeFormation: { siret: '98765432109876' },
+    },
+  };
+}
+
+function canPin() {
+  try {
+    execFileSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' });
+    return Number(execFileSync('nproc').toString()) >= 2;
+  } catch {
+    return false;
+  }
+}
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => ok(port));
+    });
+    server.on('error', fail);
+  });
+}
+
+/** FerretDB v1.24 on a PostgreSQL database of its own, or MONGODB_URL when the binary is not built. */
+async function startFerretDb() {
+  const binary = join(homedir(), '.cache/opco-proxy/ferretdb-v1.24.2');
+  if (!existsSync(binary)) {
+    if (!process.env.MONGODB_URL) throw new Error('no FerretDB binary (.ci/ferretdb.sh builds it) and no MONGODB_URL');
+    return { url: process.env.MONGODB_URL, stop: async () => {} };
+  }
+  const database = `bench_jobs_${process.pid}`;
+  execFileSync('createdb', ['-h', '127.0.0.1', '-U', 'postgres', database]);
+  const port = await freePort();
+  const child = spawn(binary, ['--handler=postgresql', `--postgresql-url=postgres://postgres@127.0.0.1:5432/${database}?pool_max_conns=20`, `--listen-addr=127.0.0.1:${port}`, '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=error'], { stdio: 'ignore' });
+  children.add(child);
+  const url = `mongodb://127.0.0.1:${port}/test?directConnection=true`;
+  const { MongoClient } = await import('mongodb');
+  for (let i = 0; ; i++) {
+    const ok = await MongoClient.connect(url, { serverSelectionTimeoutMS: 500 }).then((c) => c.close().then(() => true), () => false);
+    if (ok) break;
+    if (i > 60) throw new Error('FerretDB did not start');
+    await sleep(200);
+  }
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((ok) => child.once('exit', ok));
+      try {
+        execFileSync('dropdb', ['-h', '127.0.0.1', '-U', 'postgres', '--if-exists', '--force', database], { stdio: 'ignore' });
+      } catch {
+        // left for the operator: named bench_jobs_<pid>
+      }
+    },
+  };
+}

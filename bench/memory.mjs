@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+// Memory (issue 11, goals: a 10 MB file job adds <= 3x the file size and gives it back after;
+// RSS flat, +-10 %, over 1,000 jobs and over 100k distinct cached answers). The service is the
+// real CLI process (embedded store and queue); its RSS is read from /proc while it works:
+// - file job: POST /sandbox/factures with a 10 MB `_files.facture`, RSS sampled every 10 ms from
+//   the request to the job's end: peak added over the RSS before, and what is still added after
+//   (2 s idle), both as multiples of the file size; three jobs in a row;
+// - 1,000 small jobs (POST /sandbox/dossiers, 20 in flight): RSS after each tenth, last / first;
+// - 100k distinct cached answers (GET etats, numeroPage 1..N, 12 KB each, 50 in flight, against a
+//   fast upstream): RSS after each tenth, over the second half against half-way (the LRU, 64 MiB
+//   by default, is full after about 5,500 answers).
+// Run after `npm run build`:  node bench/memory.mjs [--answers 100000] [--jobs 1000] [--quick]
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+import { startSandbox } from '@opco-proxy/adapter-sandbox';
+import { dossierBody, factureBody } from '@opco-proxy/e2e';
+import { pinSelf, pinning } from './lib/processes.mjs';
+import { QUICK, options, mib, summary } from './lib/rounds.mjs';
+import { recordUpstream, startFixedUpstream, startOpcoProxy } from './lib/service.mjs';
+
+const args = options({ answers: { type: 'string' }, jobs: { type: 'string' } });
+const answers = Number(args.answers ?? (QUICK ? 20_000 : 100_000));
+const jobs = Number(args.jobs ?? (QUICK ? 200 : 1000));
+const FILE_BYTES = 10 * 1024 * 1024;
+pinSelf();
+let errors = 0;
+
+async function send(pool, method, path, headers, body) {
+  const answer = await pool.request({ method, path, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const text = await answer.body.text();
+  if (answer.statusCode >= 300) {
+    errors += 1;
+    if (errors <= 3) console.error(`${method} ${path} answered ${answer.statusCode}: ${text.slice(0, 300)}`);
+  }
+  return text ? JSON.parse(text) : undefined;
+}
+
+async function waitForJob(pool, headers, statusUrl) {
+  for (;;) {
+    const job = await send(pool, 'GET', statusUrl, headers);
+    if (job.status === 'completed' || job.status === 'failed') return job;
+    await sleep(20);
+  }
+}
+
+/** Runs `count` tasks, `inFlight` at a time, calling `tick(done)` after each tenth. */
+async function inTenths(count, inFlight, task, tick) {
+  let next = 0;
+  let done = 0;
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next < count) {
+      const i = next++;
+      await task(i);
+      done += 1;
+      if (done % Math.ceil(count / 10) === 0) tick(done);
+    }
+  }));
+}
+
+// --- file job and 1,000 jobs against the sandbox ------------------------------------------------
+const sandbox = await startSandbox();
+const service = await startOpcoProxy({ upstreamUrl: sandbox.url, config: { logLevel: 'warn' }, rateLimit: { limit: 1000, windowMs: 1000 } });
+const pool = new Pool(service.url, { connections: 50 });
+const numero = sandbox.dataset.dossiers[0].numeroInterne;
+const fileJob = [];
+try {
+  const warm = await send(pool, 'POST', '/sandbox/factures', service.headers, { ...factureBody(numero), _files: { facture: Buffer.alloc(1024, 1).toString('base64') } });
+  const warmed = await waitForJob(pool, service.headers, warm.statusUrl);
+  if (warmed.status !== 'completed') throw new Error(`a small file job did not complete: ${JSON.stringify(warmed).slice(0, 500)}`);
+  const file = Buffer.alloc(FILE_BYTES);
+  for (let i = 0; i < file.length; i += 4096) file[i] = i & 0xff;
+  file.write('%PDF-1.4\n', 0);
+  for (let n = 0; n < 3; n++) {
+    await sleep(1000);
+    const before = service.rssBytes();
+    let peak = before;
+    const sampler = setInterval(() => { peak = Math.max(peak, service.rssBytes()); }, 10);
+    const accepted = await send(pool, 'POST', '/sandbox/factures', service.headers, { ...factureBody(numero), _files: { facture: file.toString('base64') } });
+    const job = await waitForJob(pool, service.headers, accepted.statusUrl);
+    clearInterval(sampler);
+    if (job.status !== 'completed') {
+      errors += 1;
+      console.error('file job did not complete:', JSON.stringify(job).slice(0, 500));
+    }
+    await sleep(2000);
+    fileJob.push({ before, peak, after: service.rssBytes() });
+  }
+
+  const jobRss = [];
+  await inTenths(jobs, 20, async () => {
+    const accepted = await send(pool, 'POST', '/sandbox/dossiers', service.headers, dossierBody());
+    await waitForJob(pool, service.headers, accepted.statusUrl);
+  }, () => jobRss.push(service.rssBytes()));
+  console.log(`memory of the service process (RSS from /proc), ${pinning()}`);
+  console.log(`10 MB file job (POST /sandbox/factures, _files.facture), 3 in a row, RSS before ${fileJob.map((j) => mib(j.before)).join(' / ')}:`);
+  console.log(`  added while it runs (peak - before) / file size:   ${fileJob.map((j) => ((j.peak - j.before) / FILE_BYTES).toFixed(2)).join('  ')}   (goal <= 3)`);
+  console.log(`  still added 2 s after it ended / file size:        ${fileJob.map((j) => ((j.after - j.before) / FILE_BYTES).toFixed(2)).join('  ')}   (goal: about 0)`);
+  const jobRatios = jobRss.map((r) => r / jobRss[0]);
+  const js = summary(jobRatios);
+  console.log(`${jobs} jobs (POST /sandbox/dossiers, 20 in flight): RSS after each tenth ${jobRss.map(mib).join(', ')}`);
+  console.log(`  RSS / RSS after the first tenth: min ${js.min.toFixed(2)}  max ${js.max.toFixed(2)}  last ${jobRatios[jobRatios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`);
+} finally {
+  await pool.close();
+  await service.stop();
+  await sandbox.close();
+}
+
+// --- distinct cached answers against a fast upstream -------------------------------------------
+const recorded = await recordUpstream();
+const upstream = await startFixedUpstream(recorded);
+const cached = await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 3600, rateLimit: { limit: 200, windowMs: 10 }, config: { logLevel: 'warn' } });
+const cachePool = new Pool(cached.url, { connections: 50 });
+try {
+  const rss = [];
+  await inTenths(answers, 50, (i) => send(cachePool, 'GET', `/sandbox/dossiers/etats?numeroPage=${i + 1}`, cached.headers), () => rss.push(cached.rssBytes()));
+  // The LRU fills within the first half (64 MiB of 12 KB answers): flat means flat after that.
+  const ratios = rss.slice(4).map((r) => r / rss[4]);
+  const s = summary(ratios);
+  console.log(`${answers} distinct cached answers (${recorded.bytes} bytes upstream each, default LRU bounds): RSS after each tenth ${rss.map(mib).join(', ')}`);
+  console.log(`  RSS over the second half / RSS at half-way: min ${s.min.toFixed(2)}  max ${s.max.toFixed(2)}  last ${ratios[ratios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`);
+} finally {
+  await cachePool.close();
+  await cached.stop();
+  await upstream.stop();
+}
+if (errors) console.log(`ERRORS: ${errors} requests failed; exiting 1`);
+process.exit(errors ? 1 : 0);
