@@ -8,4 +8,4 @@ export { readFixtures, routeDir, REQUEST_SCHEMA_FILE, TOKEN_FIXTURE, type Fixtur
 export { SAMPLE_REQUESTS, SAMPLE_PDF, type SampleRequest } from './request-corpus.js';
 export { DOSSIER_STATES, FACTURE_STATES } from './answer-checks.js';
 export type { AuthInput } from './replay.js';
-export { createAdapterPackage, starterNames } from './starter.js';
+export { createAdapterPackage, starterNames, writeStarter } from './starter.js';

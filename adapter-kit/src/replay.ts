@@ -74,7 +74,10 @@ export async function startReplay(profile: Profile, token: Fixture | undefined, 
           return { ok: false, error: err, request: upstream.received[before] };
         }
       },
-      close: () => upstream.close(),
+      close: async () => {
+        await client.close();
+        await upstream.close();
+      },
     };
   } catch (err) {
     await upstream.close();

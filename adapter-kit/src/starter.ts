@@ -1,10 +1,10 @@
 /**
  * The starter: writes a new adapter package (profile skeleton, fixtures, the conformance test
- * wired) that passes `npm test` as it is written. `opco-proxy-adapter new NAME` calls it, and the
- * main CLI's `new-adapter` is meant to.
+ * wired) that passes `npm test` as it is written. `opco-proxy new-adapter NAME` and
+ * `opco-proxy-adapter new NAME` both call `writeStarter`.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { CONFORMANCE_TEST, FIXTURES, GITIGNORE, TSCONFIG, packageJson, profileSource, readme, type StarterNames } from './starter-files.js';
 
 /** npm's rules for a package name, scoped or not. */
@@ -40,4 +40,24 @@ export function createAdapterPackage(name: string, dir: string): string[] {
     writeFileSync(join(dir, path), content);
   }
   return Object.keys(files);
+}
+
+/**
+ * The commands' starter: without `dir` the package goes to adapters/<id> when `cwd` is the root of
+ * a clone of opco-proxy (a workspace, so `npm install` links it to core and the kit), else to
+ * ./<id>. Returns what to print: the files written and the next steps.
+ */
+export function writeStarter(name: string, options: { dir?: string; cwd?: string } = {}): { dir: string; files: string[]; message: string } {
+  const cwd = options.cwd ?? process.cwd();
+  const { id } = starterNames(name);
+  const adapters = join(cwd, 'adapters');
+  const inClone = existsSync(adapters) && statSync(adapters).isDirectory();
+  const dir = resolve(cwd, options.dir ?? (inClone ? join('adapters', id) : id));
+  const files = createAdapterPackage(name, dir);
+  const shown = relative(cwd, dir) || '.';
+  const message =
+    `wrote ${files.length} files to ${shown}:\n${files.map((file) => `  ${file}`).join('\n')}\n\n` +
+    `next:\n  npm install${inClone ? '                 (links the new workspace package)' : ''}\n  cd ${shown} && npm test     (the conformance suite passes as written)\n` +
+    '  then follow docs/adapters.md: describe your upstream in src/index.ts, record its answers in fixtures/';
+  return { dir, files, message };
 }

@@ -71,4 +71,6 @@ export interface CallContext {
   cancelled?: () => boolean | Promise<boolean>;
   /** Request id of the HTTP request or job the call serves (logs). */
   requestId?: string;
+  /** The caller's W3C trace context, for tracing plugins (the otel plugin makes it the parent). */
+  traceparent?: string;
 }

@@ -1,109 +1,118 @@
 #!/usr/bin/env node
 /**
- * opco-proxy serve|api|worker [--config FILE] (D2, D4). Without a config file (no --config, no
- * OPCO_PROXY_CONFIG) it runs demo mode (D1): embedded backends and the sandbox upstream
- * in-process, listening on 127.0.0.1 unless HOST says otherwise. SIGTERM or SIGINT stop it
- * gracefully (P3); a second signal stops it at once.
+ * The `opco-proxy` command (D1, D2, D4): the process roles, `config check`, `new-adapter`.
+ * Settings come from defaults < the config file < the environment < these flags
+ * (docs/configuration.md). A ConfigError ends the process with its message and exit 1, never a
+ * stack trace.
  */
-import { parseArgs } from 'node:util';
-import { ConfigError, readConfigFile, resolveConfig, type ResolvedConfig } from './config.js';
-import { createKernel } from './kernel.js';
-import { startDemoUpstream } from './demo.js';
-import type { ProcessRole } from './plugin.js';
+import { Command, Option } from 'commander';
+import { ConfigError } from './config-error.js';
+import { runHubRole, runRole, type RoleOptions } from './process-roles.js';
+import { SERVICE_VERSION } from './version.js';
 
-const USAGE = 'usage: opco-proxy serve|api|worker|hub [--config FILE]';
-const ROLES: ProcessRole[] = ['serve', 'api', 'worker'];
+const CONFIG_HELP = 'JSON config file (docs/configuration.md); without one, demo mode';
+const HUB_CONFIG_HELP = 'JSON hub config file (docs/hub.md)';
 
-interface HubModule {
-  runHub(configPath: string, env: NodeJS.ProcessEnv): Promise<{ url: string; close(): Promise<void> }>;
+/** The flags every role shares: the config file and the keys operators override most. */
+function roleCommand(program: Command, name: string, summary: string, keys: Array<'port' | 'host' | 'logLevel'>): Command {
+  const configHelp = name === 'hub' ? HUB_CONFIG_HELP : CONFIG_HELP;
+  const command = program.command(name).description(summary).addOption(new Option('-c, --config <file>', configHelp).env('OPCO_PROXY_CONFIG'));
+  if (keys.includes('port')) command.option('-p, --port <port>', 'listen on this port (wins over PORT and the file)');
+  if (keys.includes('host')) command.option('--host <address>', 'listen on this address (wins over HOST and the file)');
+  if (keys.includes('logLevel')) command.option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (wins over LOG_LEVEL and the file)');
+  return command;
 }
 
-/** D28: the rate-limit coordinator, from the hub plugin's package (not a build-time dependency of core). */
-async function runHubRole(configPath: string | undefined): Promise<void> {
-  if (!configPath) throw new ConfigError(`the hub needs a config file (--config FILE or OPCO_PROXY_CONFIG); ${USAGE}`);
-  const name = '@opco-proxy/plugin-hub';
-  const { runHub } = (await import(name)) as HubModule;
-  const hub = await runHub(configPath, process.env);
-  console.log(`opco-proxy hub listening on ${hub.url}`);
-  stopOnSignals(() => hub.close(), (message, fields) => console.log(message, JSON.stringify(fields)));
-}
+function buildProgram(): Command {
+  const program = new Command('opco-proxy')
+    .description('One clean REST API in front of the OPCO funding bodies\' upstream APIs.')
+    .version(SERVICE_VERSION, '-v, --version', 'print the version')
+    .helpCommand('help [command]', 'show help for a command')
+    .showHelpAfterError('(run opco-proxy help for the commands)')
+    .addHelpText('after', `
+Environment (docs/configuration.md):
+  OPCO_PROXY_CONFIG      the config file, as --config
+  OPCO_PROXY_MASTER_KEY  64 hex characters, required outside demo mode
+  OPCO_PROXY_ADMIN_KEY   operator key of /console and /admin (at least 32 characters)
+  PORT, HOST, LOG_LEVEL, OPCO_PROXY_STORE_URL, OPCO_PROXY_QUEUE_URL  override their config keys
+  OPCO_PROXY__<key>__<key>=<JSON or text>  overrides any config key (OPCO_PROXY__jobs__leaseMs=5000)
+Precedence: defaults < config file < environment < command-line flags.`);
 
-async function main(): Promise<void> {
-  const { positionals, values } = parseArgs({ allowPositionals: true, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } });
-  if (values.help) return void console.log(USAGE);
-  const configPath = values.config ?? process.env.OPCO_PROXY_CONFIG;
-  if (positionals[0] === 'hub') return runHubRole(configPath);
-  const role = (positionals[0] ?? 'serve') as ProcessRole;
-  if (!ROLES.includes(role)) throw new ConfigError(`unknown command "${positionals[0]}"; ${USAGE}`);
-
-  let config: ResolvedConfig;
-  let stopDemo = async () => {};
-  if (configPath) {
-    config = resolveConfig(readConfigFile(configPath));
-  } else {
-    const demo = await startDemoUpstream();
-    stopDemo = demo.close;
-    config = resolveConfig(demo.config, { ...process.env, ...demo.env }, { demo: true });
+  const roles = [
+    ['serve', 'run everything in one process: HTTP API, workers, pollers (the default command)', ['port', 'host', 'logLevel']],
+    ['api', 'run the HTTP API only; workers run elsewhere on the same MongoDB and RabbitMQ', ['port', 'host', 'logLevel']],
+    ['worker', 'run the background work only (jobs, webhook deliveries, syncs, pollers), no HTTP', ['logLevel']],
+  ] as const;
+  for (const [role, summary, keys] of roles) {
+    roleCommand(program, role, summary, [...keys]).action((options: RoleOptions) => runRole(role, options));
   }
 
-  const kernel = await createKernel(config, { role });
-  const stop = stopOnSignals(async () => {
-    await kernel.close();
-    await stopDemo();
-  }, (message, fields) => kernel.log.info(fields, message));
-  if (role === 'worker') {
-    kernel.log.info('worker started');
-  } else {
-    const url = await kernel.listen();
-    kernel.log.info({ url, host: config.host, demo: config.demo, store: config.store.type }, `opco-proxy ${role} listening on ${url}`);
-    if (config.demo) {
-      console.log(
-        `demo mode (development: any API key, loopback webhook targets allowed), listening on ${config.host} (HOST overrides)\n` +
-          `try  curl -H 'X-API-KEY: demo-key-123' ${url}/sandbox/dossiers/etats\n` +
-          `API reference ${url}/docs, operator console ${url}/console (operator key ${config.adminKey})`,
-      );
+  roleCommand(program, 'hub', 'run the rate-limit coordinator of several instances (docs/hub.md); needs a hub config file', ['port', 'host', 'logLevel'])
+    .action((options: RoleOptions) => runHubRole(options));
+
+  const config = program.command('config').description('work with config files');
+  config
+    .command('check')
+    .description('check a config file as start-up would (with this environment\'s overrides); exit 1 listing every problem')
+    .argument('<file>', 'the JSON config file')
+    .action(checkConfig);
+
+  program
+    .command('new-adapter')
+    .description('write a new OPCO adapter package (profile skeleton, fixtures, conformance test) with the adapter kit\'s starter')
+    .argument('<name>', 'an npm package name, e.g. @acme/opco-proxy-adapter-acme or opco-acme')
+    .option('--dir <dir>', 'where to write it (default adapters/<id> in a clone of opco-proxy, else ./<id>)')
+    .action(newAdapter);
+  return program;
+}
+
+async function checkConfig(file: string): Promise<void> {
+  const { checkConfigFile } = await import('./config-check.js');
+  const report = await checkConfigFile(file);
+  for (const warning of report.warnings) console.log(`warning: ${warning}`);
+  if (report.errors.length > 0) {
+    console.error(`${file}: ${report.errors.length} ${report.errors.length === 1 ? 'problem' : 'problems'}`);
+    for (const error of report.errors) console.error(`  ${error}`);
+    process.exitCode = 1;
+    return;
+  }
+  console.log(`${file}: valid\n${report.summary.map((line) => `  ${line}`).join('\n')}`);
+}
+
+interface StarterModule {
+  writeStarter(name: string, options: { dir?: string; cwd?: string }): { message: string };
+}
+
+/** The adapter kit's starter (issue 12): core does not build against the kit, which depends on core. */
+async function newAdapter(name: string, options: { dir?: string }): Promise<void> {
+  const kit = '@opco-proxy/adapter-kit';
+  let starter: StarterModule;
+  try {
+    starter = (await import(kit)) as StarterModule;
+  } catch {
+    throw new ConfigError(`new-adapter needs the package ${kit} (npm install --save-dev ${kit})`);
+  }
+  try {
+    console.log(starter.writeStarter(name, options).message);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
+/** `opco-proxy` alone, or with flags only (`opco-proxy --config FILE`), is `opco-proxy serve ...`. */
+function withDefaultCommand(args: string[]): string[] {
+  const first = args[0];
+  const programFlag = first === '-h' || first === '--help' || first === '-v' || first === '--version';
+  return first === undefined || (first.startsWith('-') && !programFlag) ? ['serve', ...args] : args;
+}
+
+buildProgram()
+  .parseAsync(withDefaultCommand(process.argv.slice(2)), { from: 'user' })
+  .catch((err: unknown) => {
+    if (err instanceof ConfigError) {
+      console.error(`opco-proxy: ${err.message}`);
+    } else {
+      console.error('opco-proxy: failed to start:', err);
     }
-  }
-  stop.keepAlive(role === 'worker');
-}
-
-/** First signal: graceful stop, then exit 0. Second signal: exit at once. */
-function stopOnSignals(close: () => Promise<void>, log: (message: string, fields: Record<string, unknown>) => void) {
-  let keepAlive: NodeJS.Timeout | undefined;
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      log('second signal: stopping at once', { signal });
-      process.exit(signal === 'SIGINT' ? 130 : 143);
-    }
-    stopping = true;
-    log('shutting down gracefully', { signal });
-    close().then(
-      () => {
-        clearInterval(keepAlive);
-        process.exit(0);
-      },
-      (err: unknown) => {
-        console.error('opco-proxy: failed to stop cleanly:', err);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return {
-    /** A worker has no server to keep the event loop alive. */
-    keepAlive(needed: boolean) {
-      if (needed) keepAlive = setInterval(() => {}, 1 << 30);
-    },
-  };
-}
-
-main().catch((err) => {
-  if (err instanceof ConfigError) {
-    console.error(`opco-proxy: ${err.message}`);
-  } else {
-    console.error('opco-proxy: failed to start:', err);
-  }
-  process.exit(1);
-});
+    process.exit(1);
+  });

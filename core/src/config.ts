@@ -7,6 +7,10 @@
 import { readFileSync } from 'node:fs';
 import { validate, type ConfigFile } from '@opco-proxy/schemas';
 import { parseMasterKey } from './crypto.js';
+import { ConfigError } from './config-error.js';
+import { attributeError, layerConfig, type ConfigFlags } from './config-layers.js';
+
+export { NAMED_ENV_VARIABLES, GENERIC_ENV_PREFIX, layerConfig, type ConfigFlags } from './config-layers.js';
 
 type Section<K extends keyof ConfigFile> = Required<NonNullable<ConfigFile[K]>>;
 
@@ -50,17 +54,12 @@ export interface ResolvedConfig extends Config {
 }
 
 /** Feature plugins enabled when `plugins` is not given (D3: all but hub). */
-export const DEFAULT_PLUGINS = ['cache', 'jobs', 'webhooks', 'sync'];
+export const DEFAULT_PLUGINS = ['cache', 'jobs', 'webhooks', 'sync', 'console'];
 
 /** Route prefixes of the service itself; an opcoId may not shadow them. */
 export const RESERVED_OPCO_IDS = ['health', 'ready', 'doc', 'docs', 'metrics', 'sync', 'webhooks', 'pollers', 'admin', 'ws', 'console'];
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 const JOB_BACKOFF_MS: [number, ...number[]] = [1000, 2000, 4000];
 
@@ -101,11 +100,32 @@ export function readConfigFile(path: string): unknown {
   }
 }
 
-/** Validates, fills defaults, reads secrets. `PORT`, `HOST` and `LOG_LEVEL` in the environment win over the file. */
-export function resolveConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, options: { demo?: boolean } = {}): ResolvedConfig {
-  const result = validate('config', raw);
-  if (!result.valid) throw new ConfigError(`invalid configuration: ${result.errors[0]}`);
-  const file = raw as Partial<Config> & { opcos?: Record<string, OpcoConfig> };
+/**
+ * Validates, fills defaults, reads secrets. The environment and the command-line flags win over
+ * the file (config-layers.ts); every problem is in the message, one per line.
+ */
+export function resolveConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, options: { demo?: boolean; flags?: ConfigFlags } = {}): ResolvedConfig {
+  const checked = checkConfig(raw, env, options.flags);
+  if (!checked.config || checked.errors.length > 0) throw new ConfigError(describeConfigErrors(checked.errors));
+  const demo = options.demo ?? false;
+  return { ...checked.config, demo, masterKey: readMasterKey(env, demo), adminKey: readAdminKey(env, demo), env: { ...env } };
+}
+
+export function describeConfigErrors(errors: string[]): string {
+  if (errors.length === 1) return `invalid configuration: ${errors[0]}`;
+  return `invalid configuration (${errors.length} problems):\n  ${errors.join('\n  ')}`;
+}
+
+/**
+ * The checks of the file's content that need no secret (`opco-proxy config check` and start-up):
+ * the schema, then the rules a schema cannot say. Errors are `dotted.path: problem`; `config` is
+ * there once the schema holds, even when a rule fails, so a checker can go on to other checks.
+ */
+export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv = {}, flags: ConfigFlags = {}): { config?: Config; errors: string[] } {
+  const layered = layerConfig(raw, env, flags);
+  const result = validate('config', layered.raw);
+  if (!result.valid) return { errors: result.errors.map((error) => attributeError(error, layered.sources)) };
+  const { $schema: _editorSchema, ...file } = layered.raw as Partial<Config> & { opcos?: Record<string, OpcoConfig>; $schema?: string };
   const config: Config = {
     ...DEFAULTS,
     ...file,
@@ -119,28 +139,12 @@ export function resolveConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env
     cache: { ...DEFAULTS.cache, ...file.cache },
     opcos: file.opcos ?? {},
   };
-  if (env.PORT !== undefined) config.port = parsePort(env.PORT);
-  if (env.HOST) config.host = env.HOST;
-  if (env.LOG_LEVEL) config.logLevel = parseLogLevel(env.LOG_LEVEL);
+  const errors: string[] = [];
   for (const opcoId of Object.keys(config.opcos)) {
-    if (RESERVED_OPCO_IDS.includes(opcoId)) throw new ConfigError(`invalid configuration: opcos.${opcoId}: "${opcoId}" is reserved for the service's own routes`);
+    if (RESERVED_OPCO_IDS.includes(opcoId)) errors.push(`opcos.${opcoId}: "${opcoId}" is reserved for the service's own routes`);
   }
-  if (config.plugins.includes('hub') && !config.hub) throw new ConfigError('invalid configuration: hub: required when the "hub" plugin is enabled');
-  const demo = options.demo ?? false;
-  return { ...config, demo, masterKey: readMasterKey(env, demo), adminKey: readAdminKey(env, demo), env: { ...env } };
-}
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`invalid configuration: PORT: "${value}" is not a port number`);
-  return port;
-}
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-function parseLogLevel(value: string): Config['logLevel'] {
-  if (!(LOG_LEVELS as readonly string[]).includes(value)) throw new ConfigError(`invalid configuration: LOG_LEVEL: "${value}" is not one of ${LOG_LEVELS.join(', ')}`);
-  return value as Config['logLevel'];
+  if (config.plugins.includes('hub') && !config.hub) errors.push('hub: required when the "hub" plugin is enabled');
+  return { config, errors };
 }
 
 /** Demo mode's operator key, printed at start: nothing it guards outlives the process. */

@@ -12,6 +12,10 @@ export function hmacSha256Hex(secret: string | Buffer, data: string | Buffer): s
   return createHmac('sha256', secret).update(data).digest('hex');
 }
 
+export function hmacSha256Base64(secret: string | Buffer, data: string | Buffer): string {
+  return createHmac('sha256', secret).update(data).digest('base64');
+}
+
 /** Constant-time comparison of two hex strings (different lengths compare unequal). */
 export function safeEqualHex(a: string, b: string): boolean {
   const left = Buffer.from(a, 'hex');
@@ -44,7 +48,7 @@ export function seal(key: Buffer, plaintext: Buffer | string, associatedData?: s
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   if (associatedData) cipher.setAAD(Buffer.from(associatedData));
-  const data = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  const data = joined(cipher.update(typeof plaintext === 'string' ? Buffer.from(plaintext) : plaintext), cipher.final());
   return { iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') };
 }
 
@@ -53,7 +57,12 @@ export function unseal(key: Buffer, sealed: Sealed, associatedData?: string): Bu
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64'));
   if (associatedData) decipher.setAAD(Buffer.from(associatedData));
   decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
-  return Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]);
+  return joined(decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final());
+}
+
+/** GCM's final() gives no bytes: a file is then not copied a second time to join them. */
+function joined(head: Buffer, tail: Buffer): Buffer {
+  return tail.length === 0 ? head : Buffer.concat([head, tail]);
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * One table of error codes (SPEC 7 + D5 + P2), in the manner of Fastify's lib/errors.js.
+ * One table of error codes (SPEC 7 + D5 + P2 + P9), in the manner of Fastify's lib/errors.js.
  * Every error that leaves the service is a ServiceError rendered by `toErrorBody`, and every
  * failure becomes one through `asServiceError`.
  */
@@ -8,6 +8,7 @@ import { QueueUnavailableError } from './ports/queue.js';
 
 export const ERROR_CODES = {
   VALIDATION_ERROR: { status: 400, retryable: false, description: 'Invalid parameters or body' },
+  UNAUTHORIZED: { status: 401, retryable: false, description: 'The operator key is missing or wrong' },
   HTTP_ERROR: { status: 403, retryable: false, description: 'X-API-KEY missing or authentication failed' },
   NOT_FOUND: { status: 404, retryable: false, description: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, retryable: false, description: 'Method not allowed on this path; see the Allow header' },

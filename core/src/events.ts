@@ -1,10 +1,10 @@
-/** Domain events (SPEC 6.1, D22) as emitted through the `event` hook. */
-export const EVENT_TYPES = [
-  'dossier.etat_changed', 'dossier.updated', 'facture.etat_changed',
-  'job.completed', 'job.failed', 'job.progress',
-  'sync.started', 'sync.batch', 'sync.completed', 'sync.failed', 'sync.cancelled',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** Domain events (SPEC 6.1, D22) as emitted through the `event` hook; the types are the schema's. */
+import { loadSchema, type EventType } from '@opco-proxy/schemas';
+
+export type { EventType };
+
+/** Every event type, from schemas/json/event-type.schema.json (what /doc publishes). */
+export const EVENT_TYPES = (loadSchema('event-type') as { enum: EventType[] }).enum;
 
 export interface DomainEvent {
   /** Unique per event; becomes `Svc-Delivery-Id` (D23). */

@@ -28,8 +28,10 @@ export { RawJson, type OperationHandler, type OperationInput } from './http/oper
 export type { State } from './http/state.js';
 export { createEmbeddedStore } from './store/embedded-store.js';
 export { assertStorable } from './store/document-depth.js';
+export { newestFirst, type Page, type PageRequest } from './store/newest-first.js';
 export { createEmbeddedQueue } from './queue/embedded-queue.js';
 export * from './queue/message-rules.js';
 export { equalityFields, isPlainObject } from './store/filter-matching.js';
 export { canonicalJson } from './canonical-json.js';
 export { API_VERSION } from '@opco-proxy/schemas';
+export { SERVICE_VERSION } from './version.js';

@@ -13,7 +13,7 @@ import { lookup } from 'node:dns/promises';
 import Koa from 'koa';
 import { Hooks } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
-import { MetricsWindow, createPrometheusMetrics, pluginMetrics, type PrometheusMetrics } from './metrics.js';
+import { MetricsWindow, createPrometheusMetrics, pluginMetrics, queueDepthGauge, type PrometheusMetrics } from './metrics.js';
 import { UpstreamClient } from './upstream-client.js';
 import { StoreBudgetAdmission, UpstreamBudget } from './upstream-budget.js';
 import { Pipeline } from './pipeline.js';
@@ -35,6 +35,7 @@ import { closeGracefully } from './http/graceful-close.js';
 import { httpMetrics } from './http/http-metrics.js';
 import { mountReadRoutes } from './read-routes.js';
 import { mountSystemRoutes } from './system-routes.js';
+import { mountOperatorRoutes } from './operator-routes.js';
 import { PluginHost, type Emit } from './plugin-host.js';
 import type { ResolvedConfig } from './config.js';
 import type { Store } from './ports/store.js';
@@ -111,8 +112,12 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   mountSystemRoutes(router, { store, queue, prometheus, inFlight, clock });
   mountReadRoutes(router, { opcos, pipeline, window, clock, startedAt: clock.now() });
 
+  const queueNames = new Set<string>();
+  queueDepthGauge(prometheus.registry, queue, queueNames);
+  mountOperatorRoutes(router, { opcos, window, queue, queueNames, admission: () => seams.get('admission') });
+
   const resolveHost: HostResolver = options.resolveHost ?? (async (hostname) => (await lookup(hostname, { all: true, verbatim: true })) as Array<{ address: string; family: 4 | 6 }>);
-  const host = new PluginHost({ config, role, log, clock, store, queue, hooks, seams, router, opcos, pipeline, window, registry: prometheus.registry, emit, resolveHost });
+  const host = new PluginHost({ config, role, log, clock, store, queue, hooks, seams, router, opcos, pipeline, window, registry: prometheus.registry, emit, resolveHost, queueNames });
   for (const plugin of await loadPlugins(config.plugins, options.plugins)) {
     await plugin.register(host.apiFor(plugin.name, pluginMetrics(prometheus.registry, plugin.name)));
     log.debug({ plugin: plugin.name }, 'plugin registered');
@@ -144,7 +149,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     inFlight.draining = true;
     await host.stop();
     await hooks.runLifecycle('close', (err) => log.error({ err }, 'close hook failed'), { deadline });
-    const backends: Promise<unknown>[] = [];
+    const backends: Promise<unknown>[] = [client.close()];
     if (!options.queue) backends.push(queue.close());
     if (!options.store) backends.push(store.close());
     // A backend that does not answer must not keep a stopping process alive past its grace.

@@ -4,6 +4,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
+import type { Queue } from './ports/queue.js';
 
 interface Bucket {
   start: number;
@@ -128,6 +129,25 @@ export function createPrometheusMetrics() {
     registers: [registry],
   });
   return { registry, upstreamCalls, upstreamLatency, driftWarnings, httpRequests, httpDuration };
+}
+
+/** Work-queue depths, asked of the backend at each scrape; a queue that does not answer keeps its last value. */
+export function queueDepthGauge(registry: Registry, queue: Pick<Queue, 'depth'>, names: ReadonlySet<string>): Gauge<'queue' | 'state'> {
+  return new Gauge({
+    name: 'opco_proxy_queue_depth',
+    help: 'Messages in each work queue: ready (waiting for a consumer), delayed (waiting out a retry delay), unacknowledged (being worked on)',
+    labelNames: ['queue', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      await Promise.all([...names].map(async (name) => {
+        const depth = await queue.depth(name).catch(() => undefined);
+        if (!depth) return;
+        this.set({ queue: name, state: 'ready' }, depth.ready);
+        if (depth.delayed !== null) this.set({ queue: name, state: 'delayed' }, depth.delayed);
+        if (depth.unacknowledged !== null) this.set({ queue: name, state: 'unacknowledged' }, depth.unacknowledged);
+      }));
+    },
+  });
 }
 export type PrometheusMetrics = ReturnType<typeof createPrometheusMetrics>;
 

@@ -21,6 +21,7 @@ export interface CallInput {
   cancelled?: () => boolean | Promise<boolean>;
   fresh?: boolean;
   requestId?: string;
+  traceparent?: string;
 }
 
 export class OpcoDirectory {
@@ -81,6 +82,7 @@ export class OpcoDirectory {
       cancelled: input.cancelled,
       fresh: input.fresh,
       requestId: input.requestId,
+      traceparent: input.traceparent,
       upstreamHeaders: {},
       warnings: [],
       startedAt: this.clock.now(),

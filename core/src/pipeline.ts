@@ -88,7 +88,8 @@ export class Pipeline {
 
   private async callUpstream(ctx: CallContext, refreshAllowed: boolean): Promise<void> {
     const answer = await this.deps.client.call(ctx, refreshAllowed); // step 6
-    answer.body = applyTransforms(answer.body, ctx.routeProfile.response ?? []); // step 7
+    // The answer was parsed for this call alone: the transforms may rewrite it in place.
+    answer.body = applyTransforms(answer.body, ctx.routeProfile.response ?? [], true); // step 7
     ctx.warnings.push(...checkAnswer(ctx.route, answer.body)); // step 8
     ctx.response = answer;
   }

@@ -42,6 +42,8 @@ export interface PluginHostDeps {
   registry: Registry;
   emit: Emit;
   resolveHost: HostResolver;
+  /** The work queues plugins declared, in order. */
+  queueNames: Set<string>;
 }
 
 export class PluginHost {
@@ -77,6 +79,7 @@ export class PluginHost {
       resolveHost,
       addHook: (hook, handler) => hooks.add(hook, handler),
       provide: (seam, provider) => seams.provide(seam, provider, `plugin ${name}`),
+      declareQueue: (queueName) => void this.deps.queueNames.add(queueName),
       route: (operation, handler) => router.mount(operation, handler, `plugin ${name}`),
       emit,
       every: (task, intervalMs, run) => {

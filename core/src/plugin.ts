@@ -70,6 +70,8 @@ export interface PluginApi<C = unknown> {
   addHook<K extends HookName>(name: K, handler: HookHandlers[K]): void;
   /** Takes a seam (admission): a second provider of one seam is a start-up error naming both. */
   provide<K extends SeamName>(seam: K, provider: Seams[K]): void;
+  /** Names a work queue the plugin publishes to or consumes from: operators see its depth (GET /admin/queues). */
+  declareQueue(name: string): void;
   /** Serves an operation of the route manifest (schemas/src/route-manifest.ts). */
   route<Op extends OperationId>(operation: Op, handler: NoInfer<OperationHandler<Op>>): void;
   /** Emits a domain event; an `id` derived from its cause makes a re-emitted event the same one. */

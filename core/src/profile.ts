@@ -15,6 +15,12 @@ export type RouteKey = ProfileRoute;
 export interface Transform {
   readonly name: string;
   apply(value: unknown): unknown;
+  /**
+   * `apply` without its copy, for a value the caller owns and shares with nothing (the pipeline's
+   * freshly parsed answer, or the output of the transform before): it may rewrite it in place.
+   * Optional: without it, `apply` is used.
+   */
+  rewrite?(owned: unknown): unknown;
   /** The dotted paths it acts on, when it acts on declared paths: the adapter kit checks each exists. */
   readonly paths?: readonly string[];
   /**

@@ -25,15 +25,15 @@ export interface ReadRouteDeps {
 export function mountReadRoutes(router: OperationRouter, deps: ReadRouteDeps): void {
   for (const id of READS) {
     const route = operations[id].profileRoute as RouteKey;
-    router.mount(id, async ({ params, query, tenant, requestId }) => {
-      const call = deps.opcos.context(params.opcoId!, route, tenant, { query: query as Record<string, string>, synchronous: true, requestId });
+    router.mount(id, async ({ params, query, tenant, requestId, traceparent }) => {
+      const call = deps.opcos.context(params.opcoId!, route, tenant, { query: query as Record<string, string>, synchronous: true, requestId, traceparent });
       const answer = await deps.pipeline.serve(call);
       const headers: Record<string, string> = call.cache === 'none' ? {} : { 'X-Cache': call.cache === 'hit' ? 'HIT' : 'MISS' };
       return { status: 200, body: (answer.text !== undefined ? new RawJson(answer.text) : answer.body) as never, headers };
     }, 'kernel');
   }
-  router.mount('getOpcoStatus', async ({ params, tenant, requestId }) => {
-    const call = deps.opcos.context(params.opcoId!, 'GET /status', tenant, { synchronous: true, requestId });
+  router.mount('getOpcoStatus', async ({ params, tenant, requestId, traceparent }) => {
+    const call = deps.opcos.context(params.opcoId!, 'GET /status', tenant, { synchronous: true, requestId, traceparent });
     const { profile } = call.opco;
     let upstream: unknown;
     let failure: ServiceError | undefined;

@@ -1,10 +1,11 @@
 /**
  * The service's own operations: /health (SPEC 4.1), /ready (P1, P3: store and queue answer and the
- * process is not stopping), /doc (4.2: the document of the operations this instance serves) and
- * /metrics (Prometheus).
+ * process is not stopping), /doc (4.2: the document of the operations this instance serves), /docs
+ * (that document as a browsable page, reference-page.ts) and /metrics (Prometheus).
  */
 import { buildOpenApi, type OpenApiDocument } from '@opco-proxy/schemas';
 import { createError } from './errors.js';
+import { mountReferencePage } from './reference-page.js';
 import type { OperationRouter } from './http/operation-router.js';
 import type { InFlight } from './http/request-context.js';
 import type { Store } from './ports/store.js';
@@ -33,6 +34,7 @@ export function mountSystemRoutes(router: OperationRouter, deps: SystemRouteDeps
   let document: OpenApiDocument | undefined;
   // Built on first use: by then every plugin has mounted its operations.
   router.mount('getOpenApi', () => ({ status: 200, body: (document ??= buildOpenApi(router.ids())) }), 'kernel');
+  mountReferencePage(router);
   router.mount('getMetrics', async () => ({
     status: 200,
     body: await deps.prometheus.registry.metrics(),

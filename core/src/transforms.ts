@@ -79,19 +79,15 @@ function matchingKeys(value: unknown, segment: string): Array<string | number> {
 /** A transform that rewrites, on a copy, the value found at each of `paths` with `convert`. */
 function atPaths(name: string, paths: readonly string[], convert: (value: unknown) => unknown): Transform {
   const parsed = paths.map(parsePath);
-  return {
-    name,
-    paths: [...paths],
-    apply(value) {
-      const copy = cloneJson(value);
-      for (const segments of parsed) {
-        forEachSlot(copy, segments, (container, key) => {
-          (container as JsonObject)[key] = convert((container as JsonObject)[key]);
-        });
-      }
-      return copy;
-    },
+  const rewrite = (copy: unknown): unknown => {
+    for (const segments of parsed) {
+      forEachSlot(copy, segments, (container, key) => {
+        (container as JsonObject)[key] = convert((container as JsonObject)[key]);
+      });
+    }
+    return copy;
   };
+  return { name, paths: [...paths], apply: (value) => rewrite(cloneJson(value)), rewrite };
 }
 
 /** Rebuilds a value deeply, letting `onEntry` keep, drop or rewrite each object property. */
@@ -179,23 +175,18 @@ export function rename(map: Readonly<Record<string, string>>): Transform {
     }
     return { segments, newName };
   });
-  return {
-    name: 'rename',
-    paths: Object.keys(map),
-    reshapes: true,
-    apply(value) {
-      const copy = cloneJson(value);
-      for (const { segments, newName } of moves) {
-        forEachSlot(copy, segments, (container, key) => {
-          if (Array.isArray(container) || key === newName) return;
-          const moved = container[key];
-          delete container[key];
-          container[newName] = moved;
-        });
-      }
-      return copy;
-    },
+  const rewrite = (copy: unknown): unknown => {
+    for (const { segments, newName } of moves) {
+      forEachSlot(copy, segments, (container, key) => {
+        if (Array.isArray(container) || key === newName) return;
+        const moved = container[key];
+        delete container[key];
+        container[newName] = moved;
+      });
+    }
+    return copy;
   };
+  return { name: 'rename', paths: Object.keys(map), reshapes: true, apply: (value) => rewrite(cloneJson(value)), rewrite };
 }
 
 /** Writes finite numbers as strings (`35` becomes `"35"`); other values are left as is. */
@@ -236,11 +227,25 @@ export function correctStates(
   keys: readonly string[] = STATE_KEYS,
 ): Transform {
   const stateKeys = new Set(keys);
+  const correct = (key: string, item: unknown): unknown => (stateKeys.has(key) ? lookup(map, item) : item);
   return {
     name: 'correctStates',
-    apply: (value) =>
-      mapDeep(value, (key, item) => ({ keep: true, value: stateKeys.has(key) ? lookup(map, item) : item })),
+    apply: (value) => mapDeep(value, (key, item) => ({ keep: true, value: correct(key, item) })),
+    rewrite: (owned) => rewriteDeep(owned, correct),
   };
+}
+
+/** mapDeep keeping every property, in place: for a value the caller owns. */
+function rewriteDeep(value: unknown, convert: (key: string, item: unknown) => unknown): unknown {
+  if (Array.isArray(value)) for (const item of value) rewriteDeep(item, convert);
+  else if (isPlainObject(value)) {
+    for (const key of Object.keys(value)) {
+      const item = convert(key, value[key]);
+      value[key] = item;
+      rewriteDeep(item, convert);
+    }
+  }
+  return value;
 }
 
 /**
@@ -249,14 +254,14 @@ export function correctStates(
  * Anything that is not an array is left as is.
  */
 export function wrapBareArray(key: string): Transform {
+  const wrap = (value: unknown): unknown => (Array.isArray(value) ? { status: 'success', total: value.length, count: value.length, page: 1, [key]: value } : value);
   return {
     name: 'wrapBareArray',
     reshapes: true,
     apply(value) {
-      if (!Array.isArray(value)) return cloneJson(value);
-      const n = value.length;
-      return { status: 'success', total: n, count: n, page: 1, [key]: cloneJson(value) };
+      return wrap(cloneJson(value));
     },
+    rewrite: (owned) => wrap(owned),
   };
 }
 
@@ -350,25 +355,32 @@ export function setDefaults(map: Readonly<Record<string, unknown>>): Transform {
     if (last === '*') throw new Error(`invalid default "${path}": name one field, not a wildcard`);
     return { parent: segments, last, fallback };
   });
-  return {
-    name: 'setDefaults',
-    paths: Object.keys(map),
-    apply(value) {
-      const copy = cloneJson(value);
-      for (const { parent, last, fallback } of fields) {
-        const fill = (container: unknown) => {
-          if (!isPlainObject(container)) return;
-          if (container[last] === undefined || container[last] === null) container[last] = cloneJson(fallback);
-        };
-        if (parent.length === 0) fill(copy);
-        else forEachSlot(copy, parent, (container, key) => fill((container as JsonObject)[key]));
-      }
-      return copy;
-    },
+  const rewrite = (copy: unknown): unknown => {
+    for (const { parent, last, fallback } of fields) {
+      const fill = (container: unknown) => {
+        if (!isPlainObject(container)) return;
+        if (container[last] === undefined || container[last] === null) container[last] = cloneJson(fallback);
+      };
+      if (parent.length === 0) fill(copy);
+      else forEachSlot(copy, parent, (container, key) => fill((container as JsonObject)[key]));
+    }
+    return copy;
   };
+  return { name: 'setDefaults', paths: Object.keys(map), apply: (value) => rewrite(cloneJson(value)), rewrite };
 }
 
-/** Applies transforms in order, as pipeline steps 5 and 7 do with a route's lists. */
-export function applyTransforms(value: unknown, transforms: readonly Transform[] = []): unknown {
-  return transforms.reduce((current, transform) => transform.apply(current), value);
+/**
+ * Applies transforms in order, as pipeline steps 5 and 7 do with a route's lists. The result
+ * shares nothing with `value` (when there is a transform), yet the value is copied once at most:
+ * each `apply` returns a fresh copy, which the next transform may then `rewrite` in place.
+ * `owned` says the caller's value is its own already (a freshly parsed answer): not even one copy.
+ */
+export function applyTransforms(value: unknown, transforms: readonly Transform[] = [], owned = false): unknown {
+  let current = value;
+  for (const transform of transforms) {
+    if (transform.rewrite && owned) current = transform.rewrite(current);
+    else current = transform.apply(current);
+    owned = true;
+  }
+  return current;
 }

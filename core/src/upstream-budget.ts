@@ -12,7 +12,7 @@ import { createError } from './errors.js';
 import { randomHex } from './crypto.js';
 import { PRIORITY } from './call-context.js';
 import type { Clock } from './clock.js';
-import type { AdmissionLease, AdmissionProvider, AdmissionRequest } from './admission/admission.js';
+import type { AdmissionLease, AdmissionProvider, AdmissionRequest, AdmissionState } from './admission/admission.js';
 
 /** What the budget needs to know of an opco. */
 export interface BudgetKey {
@@ -46,6 +46,12 @@ export class StoreBudgetAdmission implements AdmissionProvider {
     if (!lease) throw createError('UNAVAILABLE', 'the work was cancelled while waiting for upstream budget');
     return { headers: {}, release: () => lease.release() };
   }
+
+  /** Calls of every instance are in the slots; who waits is known to each instance alone. */
+  async describe(opco: BudgetKey): Promise<AdmissionState> {
+    const { used, nextFreeInMs } = await this.budget.standing(opco);
+    return { provider: this.name, used, waiting: null, nextFreeInMs };
+  }
 }
 
 /**
@@ -57,12 +63,20 @@ export const CLIENT_RESERVE = 0.1;
 export class UpstreamBudget {
   private readonly slots: Collection<Slot>;
   private readonly prepared = new Map<string, Promise<void>>();
+  /**
+   * Embedded store only: the slot after the last one claimed, per opco. That store lives in this
+   * one process, so slots are claimed in rotation and the next one is nearly always the oldest:
+   * trying it first touches one document (by _id) instead of every slot of the opco. Elsewhere
+   * other instances claim too, and a wrong guess would cost a second round trip.
+   */
+  private readonly nextSlot: Map<string, number> | undefined;
 
   constructor(
     store: Store,
     private readonly clock: Clock,
   ) {
     this.slots = store.collection<Slot>('upstream_budget');
+    this.nextSlot = store.kind === 'embedded' ? new Map() : undefined;
   }
 
   /** Claims a slot or throws RATE_LIMITED with the seconds until the next one frees. */
@@ -91,25 +105,43 @@ export class UpstreamBudget {
     }
   }
 
+  /**
+   * One store round trip: the claim itself. The first `reserve` slots (by index) are for client
+   * requests only, so background work never needs to count the free slots first (D11).
+   */
   async tryAcquire(opco: BudgetKey, priority: number = PRIORITY.client): Promise<BudgetLease | null> {
     await this.prepare(opco);
     const holder = randomHex(8);
     const now = this.clock.now();
     const freeBefore = new Date(now - opco.rateLimit.windowMs);
-    if (priority > PRIORITY.client) {
-      const reserve = Math.floor(opco.rateLimit.limit * CLIENT_RESERVE);
-      if (reserve > 0 && (await this.slots.count({ opcoId: opco.id, usedAt: { $lte: freeBefore } })) <= reserve) return null;
-    }
-    const slot = await this.slots.findOneAndUpdate(
-      { opcoId: opco.id, usedAt: { $lte: freeBefore } },
-      { $set: { usedAt: new Date(now), holder } },
+    const reserve = priority > PRIORITY.client ? Math.floor(opco.rateLimit.limit * CLIENT_RESERVE) : 0;
+    const claim = { $set: { usedAt: new Date(now), holder } };
+    const guess = this.nextSlot?.get(opco.id);
+    let slot =
+      guess !== undefined && guess >= reserve && guess < opco.rateLimit.limit
+        ? await this.slots.findOneAndUpdate({ _id: `${opco.id}#${guess}`, opcoId: opco.id, usedAt: { $lte: freeBefore } }, claim)
+        : null;
+    slot ??= await this.slots.findOneAndUpdate(
+      reserve > 0 ? { opcoId: opco.id, index: { $gte: reserve }, usedAt: { $lte: freeBefore } } : { opcoId: opco.id, usedAt: { $lte: freeBefore } },
+      claim,
     );
     if (!slot) return null;
+    this.nextSlot?.set(opco.id, (slot.index + 1) % opco.rateLimit.limit);
     return {
       release: async () => {
-        await this.slots.findOneAndUpdate({ _id: slot._id, holder }, { $set: { usedAt: this.clock.date() } });
+        // updateMany on an _id matches one document at most; unlike findOneAndUpdate it reads
+        // nothing back, which on the embedded store saves a lookup and a copy per call.
+        await this.slots.updateMany({ _id: slot._id, holder }, { $set: { usedAt: this.clock.date() } });
       },
     };
+  }
+
+  /** Slots used in the current window, by every instance, and how long until one is free. */
+  async standing(opco: BudgetKey): Promise<{ used: number; nextFreeInMs: number }> {
+    const freeBefore = new Date(this.clock.now() - opco.rateLimit.windowMs);
+    const inWindow = await this.slots.count({ opcoId: opco.id, usedAt: { $gt: freeBefore } });
+    const used = Math.min(inWindow, opco.rateLimit.limit);
+    return { used, nextFreeInMs: used < opco.rateLimit.limit ? 0 : await this.msUntilFree(opco) };
   }
 
   /** How long until some slot leaves the window; 0 when one is free now. */
@@ -134,7 +166,9 @@ export class UpstreamBudget {
   }
 
   private async createSlots(opco: BudgetKey): Promise<void> {
-    await this.slots.createIndex({ opcoId: 1, usedAt: 1 });
+    // The embedded store (nedb) picks candidates from a compound index only on equality with
+    // every field, so this one would serve no claim there and cost two tree updates per call.
+    if (!this.nextSlot) await this.slots.createIndex({ opcoId: 1, usedAt: 1 });
     const { limit } = opco.rateLimit;
     await Promise.all(
       Array.from({ length: limit }, (_, index) =>

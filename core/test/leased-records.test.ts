@@ -35,6 +35,24 @@ t.test('one lease at a time; a lapsed lease is taken over and its old holder can
   t.equal((await leases.update('a', second!.token, { n: 6 })).n, 6);
 });
 
+t.test('a claim tells a takeover: a lapsed lease, or one given up with lapse(), not a released one', async (t) => {
+  const { clock, leases, add } = await setUp(t);
+  await add('c');
+  const first = (await leases.claim({ _id: 'c' }, 1000))!;
+  t.equal(first.takenOver, false, 'a fresh record');
+  await clock.advance(1001);
+  const second = (await leases.claim({ _id: 'c' }, 1000))!;
+  t.equal(second.takenOver, true, 'its holder let the lease lapse');
+  t.equal(second.record.leaseOwner, second.token, 'the record as claimed');
+  await leases.lapse('c', first.token);
+  t.equal(await leases.claim({ _id: 'c' }, 1000), null, 'lapse() by a former holder changes nothing');
+  await leases.lapse('c', second.token);
+  const third = (await leases.claim({ _id: 'c' }, 1000))!;
+  t.equal(third.takenOver, true, 'given up with lapse(): claimable at once, as a takeover');
+  await leases.release('c', third.token);
+  t.equal((await leases.claim({ _id: 'c' }, 1000))!.takenOver, false, 'released: not a takeover');
+});
+
 t.test('release frees the record and schedules its next attempt in the same write', async (t) => {
   const { clock, leases, add } = await setUp(t);
   await add('b');

@@ -320,6 +320,30 @@ t.test('wrapBareArray', async (t) => {
   }
 });
 
+t.test('applyTransforms copies the value once at most, and not at all when the caller owns it', async (t) => {
+  const list = [rename({ a: 'b' }), setDefaults({ c: 1 }), mapValues(['b'], { x: 'y' }), trim(['b'])];
+  const input = { a: 'x', n: { deep: [1] } };
+  const shared = applyTransforms(input, list) as Record<string, unknown>;
+  t.strictSame(shared, { n: { deep: [1] }, b: 'y', c: 1 });
+  t.strictSame(input, { a: 'x', n: { deep: [1] } }, 'the caller\'s value is untouched');
+  t.not(shared.n, input.n, 'and shares nothing with the result');
+  const owned = { a: 'x', n: { deep: [1] } };
+  const rewritten = applyTransforms(owned, list, true) as Record<string, unknown>;
+  t.strictSame(rewritten, shared, 'the same result when rewritten in place');
+  t.equal(rewritten.n, owned.n, 'an owned value is not copied');
+  const reshaped = applyTransforms({ a: 'x' }, [dropNulls(), rename({ a: 'b' })]);
+  t.strictSame(reshaped, { b: 'x' }, 'a transform without rewrite, then one with it');
+  const states = [{ etat: 'Valide', lignes: [{ etatDossier: 'RUTPURE' }] }];
+  const etats = [correctStates(), wrapBareArray('r')];
+  const expected = { status: 'success', total: 1, count: 1, page: 1, r: [{ etat: 'ENGAGE', lignes: [{ etatDossier: 'RUPTURE' }] }] };
+  t.strictSame(applyTransforms(states, etats), expected);
+  t.strictSame(states, [{ etat: 'Valide', lignes: [{ etatDossier: 'RUTPURE' }] }], 'untouched unless owned');
+  const ownedStates = [{ etat: 'Valide', lignes: [{ etatDossier: 'RUTPURE' }] }];
+  const wrapped = applyTransforms(ownedStates, etats, true) as { r: unknown };
+  t.strictSame(wrapped, expected, 'the same in place');
+  t.equal(wrapped.r, ownedStates, 'an owned array is wrapped, not copied');
+});
+
 t.test('applyTransforms runs a list in order', async (t) => {
   const input = frozen({ nom: '  dupont  ', d: '01/09/2024', n: null });
   t.strictSame(applyTransforms(input, [trim(['nom']), uppercase(['nom']), dateFormat(['d']), dropNulls()]), {

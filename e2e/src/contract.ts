@@ -42,7 +42,8 @@ class Contract {
         id: op.operationId,
         path,
         method: method.toUpperCase(),
-        pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+        // The router takes a trailing slash as the same path (`/docs/` is `/docs`).
+        pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
         responses: Object.fromEntries(Object.entries(op.responses).map(([status, response]) => [status, this.compileResponse(response)])),
       })),
     );

@@ -17,3 +17,5 @@ export * from './reads-suite.js';
 export * from './sync-suite.js';
 export * from './pollers-suite.js';
 export * from './error-body.js';
+export * from './operator-scene.js';
+export * from './round-trips.js';

@@ -221,7 +221,9 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
     await waitForJob(service, reply.body.statusUrl, { key: secretKey });
     // The job is recorded as ended first (so a crash in between never loses its outcome), then purged.
     const left = async () =>
-      (await service.kernel.store.collection('job_files').count({ jobId: reply.body.jobId })) + (await service.kernel.store.collection('job_secrets').count({ _id: reply.body.jobId }));
+      (await service.kernel.store.collection('job_files').count({ jobId: reply.body.jobId })) +
+      (await service.kernel.store.collection('job_secrets').count({ _id: reply.body.jobId })) +
+      (await service.kernel.store.collection('jobs').count({ _id: reply.body.jobId, inputs: { $exists: true } }));
     await eventually(async () => (await left()) === 0, 'the files and the key purged once the job ended');
     t.equal(await left(), 0, 'files and key purged');
   });

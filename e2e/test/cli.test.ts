@@ -1,5 +1,6 @@
-// The CLI (D1, D2, D4): demo mode with nothing configured, a config file, role commands, and
-// one clear message for a bad config.
+// The CLI (D1, D2, D4): demo mode with nothing configured, a config file, role commands, one
+// clear message for a bad config (help and version: cli-help.test.ts; the config layers and
+// `config check`: cli-config.test.ts).
 import t from 'tap';
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -86,3 +87,4 @@ t.test('worker role starts without HTTP and stops on SIGTERM', async (t) => {
   t.notMatch(proc.output(), /listening on/, 'no HTTP server');
   t.equal(await stop(proc.child), 0);
 });
+

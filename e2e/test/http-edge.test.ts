@@ -108,3 +108,22 @@ t.test('D31: a dossier dated with ISO timestamps is accepted and sent with the c
   t.equal(refused.status, 400);
   t.same(refused.body.errors, ['cerfa.contrat.dateDebutContrat: Invalid date']);
 });
+
+t.test('the request id goes upstream: with a read, and with each call of the job a submission made, in the worker logs too', async (t) => {
+  const readId = `read-${Math.random().toString(36).slice(2, 10)}`;
+  const read = await service.get(`/sandbox/dossiers/liste?numerosInternes=DOS-2019-000007`, { headers: { 'x-request-id': readId } });
+  t.equal(read.status, 200, read.text);
+  const readWire = service.sandbox.received.filter((r) => r.headers['x-request-id'] === readId);
+  t.equal(readWire.length, 1, 'the upstream read carried the client request id');
+
+  const jobRequestId = `job-${Math.random().toString(36).slice(2, 10)}`;
+  const body = dossierBody();
+  const reply = await service.request('POST', '/sandbox/dossiers', { body, headers: { 'x-request-id': jobRequestId } });
+  t.equal(reply.status, 202, reply.text);
+  const job = await waitForJob(service, reply.body.statusUrl);
+  t.equal(job.status, 'completed');
+  const wire = service.sandbox.received.find((r) => (r.json as any)?.cerfa?.numeroExterne === body.cerfa.numeroExterne)!;
+  t.equal(wire.headers['x-request-id'], jobRequestId, 'the job step carried the submission request id upstream');
+  const ended = logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'job ended' && l.jobId === reply.body.jobId);
+  t.equal(ended?.requestId, jobRequestId, 'the worker log line names the request id');
+});

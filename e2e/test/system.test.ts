@@ -44,6 +44,17 @@ t.test('GET /metrics exposes Prometheus text', async (t) => {
   const reply = await service.get('/metrics', { key: null });
   t.equal(reply.status, 200);
   t.match(reply.text, /opco_proxy_upstream_calls_total\{opco="sandbox",route="GET \/dossiers\/etats",status="200"\} \d+/);
+  await service.get('/sandbox/jobs/not-a-job', { key: KEY_B });
+  const after = (await service.get('/metrics', { key: null })).text;
+  // Inbound requests by route template (never the raw path), method and status, and their latency.
+  t.match(after, /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/dossiers\/etats",method="GET",status="200"\} [1-9]/);
+  t.match(after, /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/jobs\/\{jobId\}",method="GET",status="404"\} [1-9]/);
+  t.notMatch(after, /not-a-job/, 'ids do not become labels');
+  t.match(after, /opco_proxy_http_request_duration_seconds_bucket\{le="[^"]+",route="\/\{opcoId\}\/dossiers\/etats",method="GET"\} [1-9]/);
+  // Process and event-loop figures.
+  t.match(after, /^opco_proxy_process_cpu_user_seconds_total \d/m);
+  t.match(after, /^opco_proxy_nodejs_eventloop_lag_seconds \d/m);
+  t.match(after, /^opco_proxy_process_resident_memory_bytes \d/m);
 });
 
 t.test('a tenant over its own request rate gets 429; others are unaffected (D6)', async (t) => {

@@ -18,10 +18,13 @@ export {
   type OperationId,
   type OperationSpec,
   type ResponseSpec,
+  type MediaType,
   type HttpMethod,
   type RouteTag,
   type ErrorStatus,
 } from './route-manifest.js';
 export type * from './operation-types.js';
 export { buildOpenApi, API_VERSION, type OpenApiDocument } from './openapi.js';
+export { operationExamples, errorExamples, otherErrorExample, type OperationExample } from './route-examples.js';
+export { notificationExamples, notificationHeaderExamples, EXAMPLE_SECRET, EXAMPLE_SIGNING_SECRET, type NotificationHeaderExample } from './event-examples.js';
 export type * from './generated/types.js';

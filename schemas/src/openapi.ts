@@ -4,6 +4,9 @@
  */
 import { allSchemaIds, readSchema, refToSchemaId, type JsonSchema, type SchemaId } from './catalog.js';
 import { operations, operationIds, type ErrorStatus, type OperationId, type OperationSpec, type RouteTag } from './route-manifest.js';
+import { errorExamples, operationExamples, otherErrorExample } from './route-examples.js';
+import { notificationExamples, notificationHeaderExamples } from './event-examples.js';
+import type { EventType } from './generated/types.js';
 
 /** D27: the routes of the spec are version 1 of the interface; every answer carries Svc-Api-Version. */
 export const API_VERSION = '1';
@@ -25,7 +28,8 @@ export interface OpenApiDocument {
 /** Which error codes (SPEC 7, D5) each error status stands for, and its component name. */
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
   400: { name: 'ValidationError', description: 'VALIDATION_ERROR: invalid parameters or body, `errors` lists each problem; or UPSTREAM_ERROR 400.' },
-  403: { name: 'Forbidden', description: 'HTTP_ERROR: X-API-KEY missing or authentication failed.' },
+  401: { name: 'Unauthorized', description: 'UNAUTHORIZED: the operator key (Authorization: Bearer) is missing or wrong (P9).' },
+  403: { name: 'Forbidden', description: 'HTTP_ERROR: X-API-KEY missing or authentication failed; on an operator route, the operator routes are off (no OPCO_PROXY_ADMIN_KEY).' },
   404: { name: 'NotFound', description: 'NOT_FOUND: unknown opcoId, or resource not found (at the upstream body too) or not visible to the tenant.' },
   409: { name: 'Conflict', description: 'CONFLICT: a sync for this tenant and opcoId is pending or processing; `syncId` names it.' },
   413: { name: 'PayloadTooLarge', description: 'PAYLOAD_TOO_LARGE: body or a decoded file over the limit (D7).' },
@@ -59,6 +63,8 @@ const PATH_PARAMETERS: Record<string, { component: string; description: string; 
   jobId: { component: 'JobId', description: 'Job identifier.', format: 'uuid' },
   syncId: { component: 'SyncId', description: 'Sync identifier.' },
   id: { component: 'WebhookId', description: 'Webhook identifier.' },
+  deliveryId: { component: 'DeliveryId', description: 'Delivery identifier (Svc-Delivery-Id).' },
+  asset: { component: 'Asset', description: 'File name of a script or style sheet of the reference page.' },
 };
 
 const COMPONENT = '#/components/';
@@ -96,7 +102,10 @@ function build(mounted: readonly OperationId[]): OpenApiDocument {
         'One REST API in front of the OPCO funding bodies. GET routes answer synchronously; POST routes on an upstream body ' +
         'are asynchronous: 202 with a job to poll, and a webhook when it ends. Errors share one body (ErrorBody).',
     },
-    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    // Only the sections this instance serves, so a page of /doc shows no empty section.
+    tags: Object.entries(TAGS)
+      .filter(([name]) => mounted.some((id) => operations[id].tag === name))
+      .map(([name, description]) => ({ name, description })),
     paths,
     components: {
       schemas,
@@ -140,9 +149,12 @@ function build(mounted: readonly OperationId[]): OpenApiDocument {
       },
       responses: {
         ...Object.fromEntries(
-          Object.entries(ERROR_RESPONSES).map(([status, e]) => [e.name, errorResponse(e.description, status === '429')]),
+          Object.entries(ERROR_RESPONSES).map(([status, e]) => [
+            e.name,
+            errorResponse(e.description, status === '429', errorExamples[Number(status) as ErrorStatus]),
+          ]),
         ),
-        Error: errorResponse('Any other error, e.g. UPSTREAM_ERROR with the upstream status, or INTERNAL_ERROR (500).', false),
+        Error: errorResponse('Any other error, e.g. UPSTREAM_ERROR with the upstream status, or INTERNAL_ERROR (500).', false, otherErrorExample),
       },
     },
   };
@@ -155,11 +167,16 @@ function operation(operationId: OperationId, route: OperationSpec, titles: Map<S
   if (route.query) parameters.push(...queryParameters(route.query, titles));
   if (route.async) parameters.push(ref('parameters', 'IdempotencyKey'));
 
+  const examples = operationExamples[operationId] as { request?: unknown; responses: Record<string, unknown> };
   const responses: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(route.responses)) {
-    const mediaType = r.contentType ?? 'application/json';
-    const schema = r.schema ? ref('schemas', titles.get(r.schema)!) : mediaType === 'text/plain' ? { type: 'string' } : { type: 'object' };
-    responses[status] = { description: r.description, headers: API_VERSION_HEADER, content: { [mediaType]: { schema } } };
+    const example = examples.responses[status];
+    const content: Record<string, unknown> = {};
+    for (const mediaType of [r.contentType ?? 'application/json'].flat()) {
+      const schema = r.schema ? ref('schemas', titles.get(r.schema)!) : mediaType === 'application/json' ? { type: 'object' } : { type: 'string' };
+      content[mediaType] = { schema, example };
+    }
+    responses[status] = { description: r.description, headers: API_VERSION_HEADER, content };
   }
   for (const status of route.errors) responses[String(status)] = ref('responses', ERROR_RESPONSES[status].name);
   responses.default = ref('responses', 'Error');
@@ -172,10 +189,51 @@ function operation(operationId: OperationId, route: OperationSpec, titles: Map<S
     security: route.apiKey ? [{ ApiKey: [] }] : route.operator ? [{ OperatorKey: [] }] : [],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', titles.get(route.body)!) } } } }
+      ? { requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', titles.get(route.body)!), example: examples.request } } } }
       : {}),
     responses,
+    ...(operationId === 'createWebhook' ? { callbacks: notificationCallbacks(titles) } : {}),
   };
+}
+
+/**
+ * One callback per event type (OpenAPI 3.0 has no top-level webhooks): the POST a subscribed
+ * callback URL receives, its signed headers and an example body, each as the delivery sends it.
+ */
+function notificationCallbacks(titles: Map<SchemaId, string>): Record<string, unknown> {
+  const events = readSchema('event-type').enum as EventType[];
+  return Object.fromEntries(
+    events.map((event) => {
+      const example = notificationExamples[event];
+      const post = {
+        summary: `${event} notification`,
+        description:
+          `Sent to every active webhook of the tenant subscribed to ${event}; \`data\` holds ${Object.keys(example.data).map((k) => `\`${k}\``).join(', ')} (D22). ` +
+          'Signed with the webhook secret in two ways (Svc-Signature; Standard Webhooks webhook-signature), ' +
+          `with \`User-Agent: opco-proxy/<version>\`. Verify from the raw body before parsing it (docs/webhooks.md).`,
+        parameters: notificationHeaderExamples(event).map((h) => ({
+          name: h.name,
+          in: 'header',
+          required: h.required,
+          description: h.description,
+          schema: { type: 'string', ...(h.pattern ? { pattern: h.pattern } : {}), ...(h.name === 'Svc-Event' ? { enum: [event] } : {}) },
+          example: h.example,
+        })),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: ref('schemas', titles.get('webhook-notification')!), example } },
+        },
+        responses: {
+          '2XX': {
+            description:
+              'Received. Any other answer, none within 10 s, or a redirect (never followed) is a failure, tried again after 1 s, 5 s ' +
+              'and 15 s (4 attempts), then the delivery is failed; resend or recover it from the webhook routes.',
+          },
+        },
+      };
+      return [event, { '{$request.body#/callbackUrl}': { post } }];
+    }),
+  );
 }
 
 /** Query schemas are flat objects of strings: one OpenAPI parameter per property. */
@@ -188,11 +246,11 @@ function queryParameters(id: SchemaId, titles: Map<SchemaId, string>): unknown[]
   });
 }
 
-function errorResponse(description: string, retryAfter: boolean): unknown {
+function errorResponse(description: string, retryAfter: boolean, example: unknown): unknown {
   return {
     description,
     headers: { ...API_VERSION_HEADER, ...(retryAfter ? { 'Retry-After': ref('headers', 'RetryAfter') } : {}) },
-    content: { 'application/json': { schema: ref('schemas', 'ErrorBody') } },
+    content: { 'application/json': { schema: ref('schemas', 'ErrorBody'), example } },
   };
 }
 

@@ -13,13 +13,17 @@ export type RouteTag =
   'system' | 'opco' | 'dossiers' | 'factures' | 'conventions' | 'certificats' | 'documents' | 'jobs' | 'sync' | 'webhooks' | 'pollers' | 'operator';
 
 /** Statuses answered with the error body of SPEC 7 (what each stands for: openapi.ts). */
-export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 501 | 502 | 503 | 504;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 501 | 502 | 503 | 504;
+
+/** What an answer is written in; JSON unless a route says otherwise. */
+export type MediaType = 'application/json' | 'text/plain' | 'text/html' | 'text/javascript' | 'text/css';
 
 export interface ResponseSpec {
   description: string;
-  /** JSON body schema; absent with text/plain or a free-form JSON document. */
+  /** JSON body schema; absent with another media type or a free-form JSON document. */
   schema?: SchemaId;
-  contentType?: 'application/json' | 'text/plain';
+  /** One media type, or the ones a route may answer in (the reference page's assets). */
+  contentType?: MediaType | readonly MediaType[];
 }
 
 export interface OperationSpec {
@@ -66,6 +70,25 @@ const BODY = [400, 413, 415] as const;
 const UPSTREAM_READ = [400, ...KEYED, 404, 422, 500, 501, 502, 503, 504] as const;
 /** Read or write of the Store: unreachable gives 503 UNAVAILABLE. */
 const STORED = [...KEYED, 404, 503] as const;
+/** Behind the operator key (P9): missing or wrong 401, operator routes off 403; they read the Store. */
+const OPERATOR = [401, 403, 503] as const;
+/** A filtered, paged operator list. */
+const OPERATOR_LIST = [400, ...OPERATOR] as const;
+
+function operatorRead<P extends string, R extends SchemaId>(path: P, summary: string, answer: R, description: string) {
+  return {
+    method: 'GET', path, summary, description, tag: 'operator', source: 'P9', apiKey: false, operator: true,
+    responses: { 200: json(description, answer) }, errors: OPERATOR,
+  } as const;
+}
+
+function consoleFile<P extends string, T extends 'text/html' | 'text/javascript' | 'text/css'>(path: P, contentType: T, summary: string) {
+  return {
+    method: 'GET', path, summary, tag: 'operator', source: 'P9', apiKey: false,
+    description: 'Needs no key: the page asks for the operator key and sends it with its calls to /admin.',
+    responses: { 200: { description: summary, contentType } }, errors: [],
+  } as const;
+}
 
 function asyncPost<R extends string, B extends SchemaId>(resource: R, section: string, body: B, summary: string) {
   return {
@@ -101,6 +124,15 @@ export const operations = {
     method: 'GET', path: '/doc', summary: 'This OpenAPI 3.0 document', tag: 'system', source: '4.2', apiKey: false,
     responses: { 200: { description: 'OpenAPI 3.0.3 document of the routes this instance serves.', contentType: 'application/json' } },
     errors: [],
+  },
+  getReferencePage: {
+    method: 'GET', path: '/docs', summary: 'This document as a browsable API reference', tag: 'system', source: '4.2', apiKey: false,
+    description: 'An HTML page that renders /doc with Swagger UI, served with its scripts and styles by the service itself (works offline).',
+    responses: { 200: { description: 'The reference page.', contentType: 'text/html' } }, errors: [],
+  },
+  getReferenceAsset: {
+    method: 'GET', path: '/docs/assets/{asset}', summary: 'A script or style sheet of the reference page', tag: 'system', source: '4.2',
+    apiKey: false, responses: { 200: { description: 'The file.', contentType: ['text/javascript', 'text/css'] } }, errors: [404],
   },
   getMetrics: {
     method: 'GET', path: '/metrics', summary: 'Prometheus metrics for operators', tag: 'system', source: 'P1', apiKey: false,
@@ -178,6 +210,7 @@ export const operations = {
   // Webhooks (SPEC 4.15, D9)
   createWebhook: {
     method: 'POST', path: '/webhooks', summary: 'Subscribe to events', tag: 'webhooks', source: '4.15', apiKey: true,
+    description: 'Each event subscribed to is then POSTed to callbackUrl, signed: its body and headers are under Callbacks, one per event type.',
     body: ids.webhookCreateBody, responses: { 201: json('Created; the only answer that shows secret.', ids.webhook) },
     errors: [...BODY, ...KEYED, 503],
   },
@@ -196,7 +229,28 @@ export const operations = {
   },
   listWebhookDeliveries: {
     method: 'GET', path: '/webhooks/{id}/logs', summary: 'Delivery attempts of a webhook', tag: 'webhooks', source: '4.15',
-    apiKey: true, responses: { 200: json('Delivery records, newest first.', ids.deliveryList) }, errors: STORED,
+    description: 'Newest first, filtered by status, event and creation time; the next page is at the address of the Link header (rel="next").',
+    apiKey: true, query: ids.deliveryLogQuery, responses: { 200: json('Delivery records, newest first.', ids.deliveryList) }, errors: [400, ...STORED],
+  },
+  testWebhook: {
+    method: 'POST', path: '/webhooks/{id}/test', summary: 'Send a test notification', tag: 'webhooks', source: 'P10', apiKey: true,
+    description: 'A webhook.test event to this webhook only, signed and retried like any other.',
+    responses: { 202: json('The test delivery is on its way.', ids.deliveryQueued) }, errors: STORED,
+  },
+  resendWebhookDelivery: {
+    method: 'POST', path: '/webhooks/{id}/deliveries/{deliveryId}/resend', summary: 'Send a delivery again', tag: 'webhooks', source: 'P10',
+    apiKey: true, description: 'A delivered or failed delivery is sent again, same Svc-Delivery-Id and body, attempts starting over.',
+    responses: { 202: json('The delivery is on its way again.', ids.deliveryQueued) }, errors: [...STORED, 409],
+  },
+  recoverWebhookDeliveries: {
+    method: 'POST', path: '/webhooks/{id}/recover', summary: 'Send again every failed delivery since a time', tag: 'webhooks',
+    source: 'P10', apiKey: true, body: ids.webhookRecoverBody,
+    responses: { 202: json('How many failed deliveries are on their way again.', ids.webhookRecovered) }, errors: [...BODY, ...STORED],
+  },
+  rotateWebhookSecret: {
+    method: 'POST', path: '/webhooks/{id}/rotate-secret', summary: 'Replace the signing secret', tag: 'webhooks', source: 'P10',
+    apiKey: true, description: 'The new secret signs at once; the previous one still signs beside it for 24 hours.',
+    responses: { 200: json('The new secret, shown once.', ids.webhookSecret) }, errors: STORED,
   },
 
   // Pollers (D21)
@@ -208,6 +262,36 @@ export const operations = {
     method: 'DELETE', path: '/pollers/{opcoId}', summary: 'Stop the poller of an upstream body', tag: 'pollers', source: 'D21',
     apiKey: true, responses: { 200: json('Stopped.', ids.deleted) }, errors: STORED,
   },
+
+  // Operators, across tenants (P9): read-mostly, tenants shown by their hash, never a key or a secret
+  listAdminJobs: {
+    ...operatorRead('/admin/jobs', 'Jobs of every tenant', ids.adminJobPage, 'Jobs, newest first, with their errors, and counts by status per opcoId.'),
+    query: ids.adminJobQuery, errors: OPERATOR_LIST,
+  },
+  listAdminDeliveries: {
+    ...operatorRead('/admin/deliveries', 'Webhook deliveries of every tenant', ids.adminDeliveryPage, 'Deliveries, newest first (failed ones by default).'),
+    query: ids.adminDeliveryQuery, errors: OPERATOR_LIST,
+  },
+  resendAdminDelivery: {
+    method: 'POST', path: '/admin/deliveries/{deliveryId}/resend', summary: 'Send a delivery again, for its tenant', tag: 'operator',
+    source: 'P9, P10', apiKey: false, operator: true,
+    description: 'As POST /webhooks/{id}/deliveries/{deliveryId}/resend: same Svc-Delivery-Id and body, attempts starting over.',
+    responses: { 202: json('The delivery is on its way again.', ids.deliveryQueued) }, errors: [...OPERATOR, 404, 409],
+  },
+  listAdminWebhooks: {
+    ...operatorRead('/admin/webhooks', 'Disabled or failing webhooks of every tenant', ids.adminWebhookPage, 'Webhooks without their secrets.'),
+    query: ids.adminWebhookQuery, errors: OPERATOR_LIST,
+  },
+  listAdminSyncs: {
+    ...operatorRead('/admin/syncs', 'Bulk syncs of every tenant', ids.adminSyncPage, 'Syncs, newest first (running ones by default), with their progress.'),
+    query: ids.adminSyncQuery, errors: OPERATOR_LIST,
+  },
+  listAdminPollers: operatorRead('/admin/pollers', 'Pollers of every tenant', ids.adminPollerList, 'Every poller, by opcoId (at most 1000).'),
+  listAdminUpstreams: operatorRead('/admin/upstreams', 'Rate limit, budget and hub state per upstream body', ids.adminUpstreamList, 'One entry per configured opcoId.'),
+  listAdminQueues: operatorRead('/admin/queues', 'Depth of the work queues', ids.adminQueueList, 'One entry per work queue of the enabled plugins.'),
+  getConsole: consoleFile('/console', 'text/html', 'The operator console, a web page'),
+  getConsoleScript: consoleFile('/console/app.js', 'text/javascript', 'The script of the operator console'),
+  getConsoleStyle: consoleFile('/console/app.css', 'text/css', 'The style sheet of the operator console'),
 } as const satisfies Record<string, OperationSpec>;
 
 export type Operations = typeof operations;

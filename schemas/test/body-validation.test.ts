@@ -198,7 +198,7 @@ t.test('webhook bodies: events of SPEC 6.1 and D22, at least one change on PATCH
     'events: Must contain at least 1 item',
   ]);
   t.same(errorsOf(schemaIds.webhookCreateBody, { callbackUrl: 'https://cfa.example/h', events: ['job.done'] }), [
-    'events.0: Invalid enum value, expected one of dossier.etat_changed, dossier.updated, facture.etat_changed, job.completed, job.failed, job.progress, sync.started, sync.batch, sync.completed, sync.failed, sync.cancelled',
+    'events.0: Invalid enum value, expected one of dossier.etat_changed, dossier.updated, facture.etat_changed, job.completed, job.failed, job.progress, sync.started, sync.batch, sync.completed, sync.failed, sync.cancelled, webhook.test, webhook.disabled',
   ]);
   t.same(errorsOf(schemaIds.webhookCreateBody, { callbackUrl: 'ftp://cfa.example/h', events: ['job.failed'] }), [
     'callbackUrl: Must be an http(s) URL',

@@ -27,8 +27,29 @@ const SPEC_ROUTES = [
   'DELETE /webhooks/{id}',
   'GET /webhooks/{id}/logs',
 ];
-const ADDED_ROUTES = ['GET /ready', 'GET /metrics', 'GET /pollers', 'DELETE /pollers/{opcoId}'];
-const OPEN_ROUTES = ['GET /health', 'GET /doc', 'GET /ready', 'GET /metrics'];
+const ADDED_ROUTES = [
+  'GET /ready',
+  'GET /metrics',
+  'GET /pollers',
+  'DELETE /pollers/{opcoId}',
+  // P10: delivery control
+  'POST /webhooks/{id}/test',
+  'POST /webhooks/{id}/deliveries/{deliveryId}/resend',
+  'POST /webhooks/{id}/recover',
+  'POST /webhooks/{id}/rotate-secret',
+  // P9: operators
+  ...OPERATOR_ROUTES(),
+  'GET /console',
+  'GET /console/app.js',
+  'GET /console/app.css',
+  // The reference page that renders /doc, and its scripts and styles
+  'GET /docs',
+  'GET /docs/assets/{asset}',
+];
+function OPERATOR_ROUTES(): string[] {
+  return ['jobs', 'deliveries', 'webhooks', 'syncs', 'pollers', 'upstreams', 'queues'].map((list) => `GET /admin/${list}`).concat('POST /admin/deliveries/{deliveryId}/resend');
+}
+const OPEN_ROUTES = ['GET /health', 'GET /doc', 'GET /docs', 'GET /docs/assets/{asset}', 'GET /ready', 'GET /metrics', 'GET /console', 'GET /console/app.js', 'GET /console/app.css'];
 const ASYNC_POSTS = ['dossiers', 'factures', 'conventions', 'certificats', 'documents'].map((r) => `POST /{opcoId}/${r}`);
 
 type Json = Record<string, any>;
@@ -111,9 +132,10 @@ t.test('schemas are in the OpenAPI 3.0 dialect', async (t) => {
   t.notOk(doc.components.schemas.ConfigFile, 'the operator config is not part of the HTTP interface');
 });
 
-t.test('security: X-API-KEY everywhere but health, doc, ready and metrics', async (t) => {
+t.test('security: X-API-KEY everywhere but health, doc, docs, ready, metrics, the console page and the operator routes', async (t) => {
   for (const [key, op] of allOperations()) {
-    t.same(op.security, OPEN_ROUTES.includes(key) ? [] : [{ ApiKey: [] }], key);
+    const expected = OPEN_ROUTES.includes(key) ? [] : OPERATOR_ROUTES().includes(key) ? [{ OperatorKey: [] }] : [{ ApiKey: [] }];
+    t.same(op.security, expected, key);
   }
 });
 
@@ -196,4 +218,5 @@ t.test('route manifest: schema ids exist, router paths, lookup, a document of th
   t.ok(Object.isFrozen(buildOpenApi().paths), 'frozen, so no caller can alter a served document');
   const small = buildOpenApi(['getHealth', 'listDossierEtats']);
   t.same(Object.keys(small.paths).sort(), ['/health', '/{opcoId}/dossiers/etats']);
+  t.same(small.tags.map((tag) => tag.name), ['system', 'dossiers'], 'only the sections served');
 });

@@ -4,7 +4,10 @@
  * before each upstream call, sends the lease's headers with the call, and releases the lease with
  * the call's outcome once the call has ended.
  */
+import type { AdmissionState } from '@opco-proxy/schemas';
 import type { RouteKey } from '../profile.js';
+
+export type { AdmissionState };
 
 export interface AdmissionRequest {
   opcoId: string;
@@ -44,4 +47,6 @@ export interface AdmissionProvider {
   readonly name: string;
   /** Resolves with a lease, or throws a ServiceError (RATE_LIMITED, UNAVAILABLE when cancelled). */
   admit(request: AdmissionRequest): Promise<AdmissionLease>;
+  /** How the budget of an opcoId stands, for operators (GET /admin/upstreams, P9); unknown without it. */
+  describe?(opco: { id: string; rateLimit: { limit: number; windowMs: number } }): Promise<AdmissionState> | AdmissionState;
 }

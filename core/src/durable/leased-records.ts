@@ -28,6 +28,11 @@ export interface Claimed<T> {
   record: T;
   /** The lease token of this claim: every later write of this run carries it. */
   token: string;
+  /**
+   * The record was still marked with another lease, lapsed or given up with `lapse`: its holder
+   * stopped in the middle of its work, which may have gone out (D18: check before doing it again).
+   */
+  takenOver: boolean;
 }
 
 export interface ClaimOptions<T> {
@@ -58,20 +63,25 @@ export class LeasedRecords<T extends Leased> {
       $set: { ...options.set, leaseOwner: token, leaseUntil: new Date(now.getTime() + leaseMs) },
     };
     if (options.inc) update.$inc = options.inc;
-    const record = await this.collection.findOneAndUpdate(
+    // The record as it was, to tell a takeover; the claimed one is that plus this update.
+    const before = await this.collection.findOneAndUpdate(
       { $and: [filter, this.unheld(now), { nextAttemptAt: { $lte: now } }] },
       update,
-      options.sort ? { sort: options.sort } : {},
+      { returnDocument: 'before', ...(options.sort && { sort: options.sort }) },
     );
-    return record ? { record, token } : null;
+    if (!before) return null;
+    const record: Record<string, unknown> = { ...before, ...update.$set };
+    for (const [field, by] of Object.entries(options.inc ?? {})) record[field] = ((before as Record<string, unknown>)[field] as number | undefined ?? 0) + by;
+    return { record: record as T, token, takenOver: before.leaseOwner !== null && before.leaseOwner !== undefined };
   }
 
   /** Writes under the lease (and renews it by `renewMs` when given); LeaseLost if it was taken over. */
-  async update(id: string, token: string, set: Partial<T>, options: { inc?: Record<string, number>; renewMs?: number } = {}): Promise<T> {
+  async update(id: string, token: string, set: Partial<T>, options: { inc?: Record<string, number>; renewMs?: number; unset?: string[] } = {}): Promise<T> {
     const fields: Record<string, unknown> = { ...set };
     if (options.renewMs !== undefined) fields.leaseUntil = new Date(this.clock.now() + options.renewMs);
-    const update: { $set: Record<string, unknown>; $inc?: Record<string, number> } = { $set: fields };
+    const update: { $set: Record<string, unknown>; $inc?: Record<string, number>; $unset?: Record<string, ''> } = { $set: fields };
     if (options.inc) update.$inc = options.inc;
+    if (options.unset?.length) update.$unset = Object.fromEntries(options.unset.map((field) => [field, '']));
     const updated = await this.collection.findOneAndUpdate({ _id: id, leaseOwner: token }, update);
     if (!updated) throw new LeaseLost(id);
     return updated;
@@ -83,6 +93,14 @@ export class LeasedRecords<T extends Leased> {
    */
   release(id: string, token: string, set: Partial<T> = {}): Promise<T | null> {
     return this.collection.findOneAndUpdate({ _id: id, leaseOwner: token }, { $set: { ...set, leaseOwner: null, leaseUntil: null } });
+  }
+
+  /**
+   * Gives the record up as if this worker had died: the lease lapses now but keeps its token, so
+   * the next claim is `takenOver` and treats what this run did as uncertain.
+   */
+  async lapse(id: string, token: string): Promise<void> {
+    await this.collection.findOneAndUpdate({ _id: id, leaseOwner: token }, { $set: { leaseUntil: this.clock.date() } });
   }
 
   /** Runs `work` while renewing the lease every third of `leaseMs`; renewal stops at the end. */
@@ -114,5 +132,11 @@ export class LeasedRecords<T extends Leased> {
       { $and: [filter, this.unheld(new Date(now)), { nextAttemptAt: { $lte: new Date(now - graceMs) } }] },
       { sort: { nextAttemptAt: 1 }, limit },
     );
+  }
+
+  /** How long the most overdue record (due, unheld) has waited, in ms; 0 when none waits. */
+  async lateness(filter: Filter): Promise<number> {
+    const [late] = await this.overdue(filter, 0, 1);
+    return late ? Math.max(0, this.clock.now() - late.nextAttemptAt.getTime()) : 0;
   }
 }

@@ -7,21 +7,23 @@ import type Koa from 'koa';
 import { maskApiKey } from '../tenant.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { State } from './state.js';
+import { matchedRouteTemplate, type State } from './state.js';
 
 export function accessLog(log: Logger, clock: Clock): Koa.Middleware<State> {
+  // Its fields are these, built here, the key masked: the logger's redaction (paths searched in
+  // every logged object) would find nothing and cost a sixth of a cached read's CPU.
+  const lines = log.child({}, { redact: [] });
   return async (ctx, next) => {
     const started = clock.now();
     try {
       await next();
     } finally {
       const key = ctx.get('x-api-key');
-      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-      log.info(
+      lines.info(
         {
           requestId: ctx.state.requestId,
           method: ctx.method,
-          route: typeof matched === 'string' ? matched.replace(/:([A-Za-z]+)/g, '{$1}') : null,
+          route: matchedRouteTemplate(ctx) ?? null,
           operationId: ctx.state.operationId,
           status: ctx.status,
           ms: clock.now() - started,

@@ -2,7 +2,7 @@
 import type Koa from 'koa';
 import type { Clock } from '../clock.js';
 import type { PrometheusMetrics } from '../metrics.js';
-import type { State } from './state.js';
+import { matchedRouteTemplate, type State } from './state.js';
 
 export function httpMetrics(prometheus: PrometheusMetrics, clock: Clock): Koa.Middleware<State> {
   return async (ctx, next) => {
@@ -10,9 +10,8 @@ export function httpMetrics(prometheus: PrometheusMetrics, clock: Clock): Koa.Mi
     try {
       await next();
     } finally {
-      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
       // Unmatched paths share one label: a scanner must not grow the metric without bound.
-      const route = typeof matched === 'string' ? matched.replace(/:([A-Za-z]+)/g, '{$1}') : 'unmatched';
+      const route = matchedRouteTemplate(ctx) ?? 'unmatched';
       prometheus.httpRequests.inc({ route, method: ctx.method, status: String(ctx.status) });
       prometheus.httpDuration.observe({ route, method: ctx.method }, (clock.now() - started) / 1000);
     }

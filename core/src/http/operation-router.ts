@@ -23,6 +23,8 @@ export interface OperationInput<Op extends OperationId> {
   /** The caller (SPEC 5.3); set for every operation behind X-API-KEY. */
   tenant: Tenant;
   requestId: string;
+  /** The client's W3C `traceparent`, when well formed. */
+  traceparent?: string;
   header(name: string): string | undefined;
 }
 
@@ -103,6 +105,7 @@ export class OperationRouter {
         body: body as never,
         tenant: tenant as Tenant,
         requestId: ctx.state.requestId,
+        traceparent: ctx.state.traceparent,
         header: (name) => {
           const value = ctx.headers[name.toLowerCase()];
           return Array.isArray(value) ? value[0] : value;

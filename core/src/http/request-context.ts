@@ -10,6 +10,8 @@ import { API_VERSION } from '@opco-proxy/schemas';
 import type { State } from './state.js';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** W3C Trace Context, version 00 or a later one (which may append fields). */
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-[0-9a-f-]{0,64})?$/;
 
 export class InFlight {
   private count = 0;
@@ -40,6 +42,8 @@ export function requestContext(inFlight: InFlight): Koa.Middleware<State> {
   return async (ctx, next) => {
     const sent = ctx.get('x-request-id');
     ctx.state.requestId = CLIENT_REQUEST_ID.test(sent) ? sent : randomUUID();
+    const traceparent = ctx.get('traceparent').trim().toLowerCase();
+    if (TRACEPARENT.test(traceparent)) ctx.state.traceparent = traceparent;
     ctx.set('Svc-Api-Version', API_VERSION);
     ctx.set('X-Request-Id', ctx.state.requestId);
     inFlight.enter();

@@ -50,6 +50,10 @@ export class QueueUnavailableError extends Error {
   }
 }
 
+/** How much waits in one work queue (GET /admin/queues, P9): the type of its JSON Schema. */
+export type { QueueDepth } from '@opco-proxy/schemas';
+import type { QueueDepth } from '@opco-proxy/schemas';
+
 export interface Queue {
   readonly kind: string;
   /**
@@ -65,5 +69,7 @@ export interface Queue {
   consume<T>(queue: string, handler: MessageHandler<T>, options?: ConsumeOptions): Promise<Consumer>;
   /** Resolves when the backend answers; rejects otherwise (used by /ready). */
   ping(): Promise<void>;
+  /** The depth of a work queue; a queue never used is empty. Rejects with QueueUnavailableError when the backend does not answer. */
+  depth(queue: string): Promise<QueueDepth>;
   close(): Promise<void>;
 }

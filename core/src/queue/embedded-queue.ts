@@ -6,7 +6,7 @@
  * In memory only: what is queued or delayed when the process stops is gone. Several processes
  * need the RabbitMQ queue.
  */
-import { QueueUnavailableError, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type ReceivedMessage } from '../ports/queue.js';
+import { QueueUnavailableError, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type QueueDepth, type ReceivedMessage } from '../ports/queue.js';
 import { checkConsume, checkPublish } from './message-rules.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
 
@@ -59,6 +59,12 @@ class EmbeddedQueue implements Queue {
     this.assertOpen();
   }
 
+  async depth(queue: string): Promise<QueueDepth> {
+    this.assertOpen();
+    const work = this.queues.get(queue);
+    return { queue, ready: work?.readyCount() ?? 0, delayed: work?.delayed ?? 0, unacknowledged: work?.inFlight() ?? 0, consumers: work?.consumerCount() ?? 0 };
+  }
+
   /** Cancels every consumer (waiting for their handlers), drops timers and queued messages. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -71,14 +77,17 @@ class EmbeddedQueue implements Queue {
 
   private enqueue(queue: string, envelope: Envelope, delayMs: number): void {
     if (this.closed) return; // a handler that settles during close(): the message goes with the rest
-    const push = () => this.workQueue(queue).push({ ...envelope, seq: this.seq++ });
+    const work = this.workQueue(queue);
+    const push = () => work.push({ ...envelope, seq: this.seq++ });
     if (delayMs <= 0) {
       push();
       return;
     }
+    work.delayed += 1;
     // The clock's timers never keep an otherwise finished process alive.
     const timer = this.clock.setTimeout(() => {
       this.timers.delete(timer);
+      work.delayed -= 1;
       if (!this.closed) push();
     }, delayMs);
     this.timers.add(timer);
@@ -104,6 +113,20 @@ class WorkQueue {
   private readonly consumers: EmbeddedConsumer[] = [];
   /** Round robin, so that consumers with room share the work instead of the first taking it all. */
   private turn = 0;
+  /** Messages waiting out their delay before they join `ready`. */
+  delayed = 0;
+
+  readyCount(): number {
+    return this.ready.length;
+  }
+
+  consumerCount(): number {
+    return this.consumers.length;
+  }
+
+  inFlight(): number {
+    return this.consumers.reduce((sum, consumer) => sum + consumer.inFlight(), 0);
+  }
 
   push(envelope: Envelope): void {
     // Binary search for the first message that comes after this one: (priority, seq) ascending.
@@ -164,6 +187,10 @@ class EmbeddedConsumer implements Consumer {
 
   hasRoom(): boolean {
     return this.active && this.running.size < this.prefetch;
+  }
+
+  inFlight(): number {
+    return this.running.size;
   }
 
   /** Runs the handler on its own copy of the body; counted as in flight until it settles. */

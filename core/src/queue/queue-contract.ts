@@ -209,6 +209,31 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     t.equal(got[0]!.body.id, 'after');
   });
 
+  run('depth counts ready and delayed messages, and the consumers', async (t, queue, name) => {
+    const q = name('depth');
+    t.match(await queue.depth(q), { queue: q, ready: 0 }, 'a queue never used is empty');
+    await queue.publish(q, { id: 'a' });
+    await queue.publish(q, { id: 'b' }, { priority: 1 });
+    await queue.publish(q, { id: 'later' }, { delayMs: 60_000 });
+    const waiting = await queue.depth(q);
+    t.equal(waiting.ready, 2, 'two ready');
+    t.ok(waiting.delayed === null || waiting.delayed === 1, `one delayed, or unknown (${waiting.delayed})`);
+    t.ok(waiting.consumers === null || waiting.consumers === 0, 'no consumer yet');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const got: string[] = [];
+    await queue.consume<Item>(q, async (message) => {
+      got.push(message.body.id);
+      await held;
+    }, { prefetch: 4 });
+    await waitFor(() => got.length === 2, 5000, 'both ready messages are handed over');
+    const handed = await queue.depth(q);
+    t.equal(handed.ready, 0, 'none ready once handed to the consumer');
+    t.ok(handed.unacknowledged === null || handed.unacknowledged === 2, `two unacknowledged, or unknown (${handed.unacknowledged})`);
+    t.ok(handed.consumers === null || handed.consumers === 1, `one consumer, or unknown (${handed.consumers})`);
+    release();
+  });
+
   run('invalid publish and consume options are refused', async (t, queue, name) => {
     const q = name('invalid');
     for (const priority of [0, 11, 2.5, Number.NaN]) await t.rejects(queue.publish(q, { id: 'x' }, { priority }), TypeError, `priority ${priority}`);
@@ -225,6 +250,7 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     await t.rejects(queue.publish(q, { id: 'y' }), 'publish');
     await t.rejects(queue.consume(q, async () => undefined), 'consume');
     await t.rejects(queue.ping(), 'ping');
+    await t.rejects(queue.depth(q), 'depth');
     await queue.close(); // twice is harmless
   });
 }

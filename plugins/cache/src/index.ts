@@ -1,12 +1,15 @@
 /**
  * The cache plugin: pipeline steps 3 and 10 (SPEC 1.1). Entries live in the Store, so every
  * instance on MongoDB shares them, and in a bounded in-process LRU in front of it, so a hit
- * usually costs no round trip. Each is keyed by opcoId, tenant hash, method, path and a hash of
- * the query, so no tenant ever reads another's; an answer is kept as JSON text and served as
- * such (no parse and re-serialisation per hit). POST is never cached.
+ * usually costs no round trip. Each is keyed by opcoId, tenant hash, method, path and the query,
+ * hashed, so no tenant ever reads another's; an answer is kept as JSON text and served as such
+ * (no parse and re-serialisation per hit). POST is never cached.
+ *
+ * On the embedded store the LRU is the whole cache: that store lives in this one process, so its
+ * copy would share nothing and, bounded by nothing but expiry, hold a second copy of every answer.
  */
-import { LRUCache } from 'lru-cache';
 import { definePlugin, sha256Hex, type CallContext, type PluginApi } from '@opco-proxy/core';
+import { AnswerMemory } from './answer-memory.js';
 
 export interface CacheConfig {
   sweepIntervalMs: number;
@@ -24,24 +27,30 @@ interface CacheEntry {
   expiresAt: Date;
 }
 
+/** Keys of the reads seen lately: a hot read is the same text each time, hashed once (bounded). */
+const recentKeys = new Map<string, string>();
+const RECENT_KEYS_MAX = 1024;
+
 /** SPEC 1.1 step 3: opcoId, tenant hash, method, path and a hash of the query parameters. */
 export function cacheKey(ctx: Pick<CallContext, 'opco' | 'tenant' | 'route' | 'query'>): string {
   const query = Object.keys(ctx.query)
     .sort()
     .map((name) => [name, ctx.query[name]]);
-  return sha256Hex(JSON.stringify([ctx.opco.id, ctx.tenant.hash, ctx.route, sha256Hex(JSON.stringify(query))]));
+  // One hash of the whole key: the query's own hash inside it would add nothing but a digest.
+  const text = JSON.stringify([ctx.opco.id, ctx.tenant.hash, ctx.route, query]);
+  let key = recentKeys.get(text);
+  if (key === undefined) {
+    key = sha256Hex(text);
+    if (recentKeys.size >= RECENT_KEYS_MAX) recentKeys.clear();
+    recentKeys.set(text, key);
+  }
+  return key;
 }
 
 export function registerCache(api: PluginApi<CacheConfig>): void {
-  const entries = api.store.collection<CacheEntry>('cache');
   const { maxEntries, maxBytes } = api.config;
-  const memory = maxEntries > 0 && maxBytes > 0
-    ? new LRUCache<string, { text: string; expiresAt: number }>({
-        max: maxEntries,
-        maxSize: maxBytes,
-        sizeCalculation: (value) => Math.max(1, value.text.length),
-      })
-    : undefined;
+  const memory = maxEntries > 0 && maxBytes > 0 ? new AnswerMemory({ maxEntries, maxBytes }, api.clock) : undefined;
+  const entries = memory && api.store.kind === 'embedded' ? undefined : api.store.collection<CacheEntry>('cache');
   const keys = new WeakMap<CallContext, string>();
   const lookups = api.metrics.counter({
     name: 'opco_proxy_cache_lookups_total',
@@ -53,16 +62,15 @@ export function registerCache(api: PluginApi<CacheConfig>): void {
     if (!ctx.routeProfile.cacheTtlS) return undefined;
     const key = cacheKey(ctx);
     keys.set(ctx, key);
-    const now = api.clock.now();
     const local = memory?.get(key);
-    if (local && local.expiresAt > now) {
+    if (local !== undefined) {
       lookups.inc({ opco: ctx.opco.id, result: 'memory' });
-      return { text: local.text, source: 'memory' };
+      return { text: local, source: 'memory' };
     }
-    const entry = await entries.findOne({ _id: key, expiresAt: { $gt: new Date(now) } });
+    const entry = await entries?.findOne({ _id: key, expiresAt: { $gt: api.clock.date() } });
     lookups.inc({ opco: ctx.opco.id, result: entry ? 'store' : 'miss' });
     if (!entry) return undefined;
-    memory?.set(key, { text: entry.payload, expiresAt: entry.expiresAt.getTime() }, { ttl: entry.expiresAt.getTime() - now });
+    memory?.set(key, entry.payload, entry.expiresAt.getTime());
     return { text: entry.payload, source: 'store' };
   });
 
@@ -73,13 +81,14 @@ export function registerCache(api: PluginApi<CacheConfig>): void {
     const payload = JSON.stringify(ctx.response.body);
     ctx.answerText = payload;
     const expiresAt = api.clock.now() + ttlS * 1000;
-    memory?.set(key, { text: payload, expiresAt }, { ttl: ttlS * 1000 });
+    memory?.set(key, payload, expiresAt);
+    if (!entries) return;
     const entry = { tenant: ctx.tenant.hash, opcoId: ctx.opco.id, route: ctx.route, payload, expiresAt: new Date(expiresAt) };
     await entries.findOneAndUpdate({ _id: key }, { $set: entry }, { upsert: true });
   });
 
   // Expired entries are never served (lookups check expiresAt); the sweep only frees space.
-  api.every('sweep', api.config.sweepIntervalMs, () => entries.sweepExpired(api.clock.date()));
+  if (entries) api.every('sweep', api.config.sweepIntervalMs, () => entries.sweepExpired(api.clock.date()));
 }
 
 export default definePlugin({ name: 'cache', register: registerCache });

@@ -7,6 +7,8 @@ import { IdempotencyKeys } from './idempotency.js';
 import { JobRecords } from './job-records.js';
 import { JobSecrets } from './job-secrets.js';
 import { mountJobRoutes } from './job-routes.js';
+import { mountOperatorRoutes } from './operator-routes.js';
+import { JOBS_QUEUE } from './submission.js';
 import { JobWorker } from './worker.js';
 import { emitJobEnd } from './job-events.js';
 import { MAX_ATTEMPTS } from './retry-policy.js';
@@ -32,8 +34,19 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
   await records.prepare();
   await secrets.prepare();
 
+  api.declareQueue(JOBS_QUEUE);
+  api.metrics.gauge({
+    name: 'opco_proxy_oldest_pending_job_age_seconds',
+    help: 'Age of the oldest unfinished job, 0 when none (read from the store at each scrape)',
+    async collect() {
+      // An unreachable store leaves the last value: /metrics must still answer.
+      const oldest = await records.oldestUnfinished().catch(() => undefined);
+      if (oldest !== undefined) this.set(oldest ? Math.max(0, clock.now() - oldest.getTime()) / 1000 : 0);
+    },
+  });
   if (api.role !== 'worker') {
     mountJobRoutes(api, { records, secrets, idempotency, queue, opcos: api.opcos, clock, fileBytes: api.limits.fileBytes });
+    mountOperatorRoutes(api, { records, opcos: api.opcos });
   }
   if (api.role === 'api') return;
 

@@ -1,12 +1,14 @@
 /**
- * Job records (SPEC 2.5, 3.1) in the Store. The record holds no secret and no personal data:
- * the API key, the body and the files are sealed apart (job-secrets.ts). What the upstream
+ * Job records (SPEC 2.5, 3.1) in the Store. The record holds no secret and no personal data in
+ * clear: the API key and the body are sealed (job-secrets.ts) in `inputs` until the job ends,
+ * the files sealed apart. What the upstream
  * answered is kept as JSON text, never as nested documents: its shape is not ours to trust.
  * A worker works on a job only under its lease (the durable-work kit's LeasedRecords), so a dead
  * worker's job is taken over once the lease lapses and never run by two workers at once.
  */
-import { LeasedRecords, type Claimed, type Clock, type Collection, type Leased, type Store } from '@opco-proxy/core';
+import { LeasedRecords, newestFirst, type Claimed, type Clock, type Collection, type Leased, type Page, type PageRequest, type Store } from '@opco-proxy/core';
 import type { Job, JobStatus } from '@opco-proxy/schemas';
+import type { SealedInputs } from './job-secrets.js';
 
 export type { JobStatus };
 export type StepStatus = JobStatus;
@@ -46,8 +48,14 @@ export interface JobRecord extends Leased {
   steps: JobStep[];
   /** False from the job's end until its job.completed / job.failed event was emitted. */
   notified?: boolean;
+  /** X-Request-Id of the submission, sent again with each of the job's upstream calls. */
+  requestId?: string;
+  /** W3C trace context of the submission (the otel plugin's parent span). */
+  traceparent?: string;
   /** D17: the record is deleted 30 days (configurable) after the job ended. */
   expiresAt?: Date;
+  /** Sealed API key and body, from submission until the write that ends the job. */
+  inputs?: SealedInputs | null;
 }
 
 const UNFINISHED = { status: { $in: ['pending', 'processing'] } };
@@ -70,8 +78,12 @@ export function toResource(job: JobRecord): Job {
     const current = job.steps.find((step) => step.status !== 'completed') ?? job.steps[job.steps.length - 1]!;
     resource.currentStep = current.step;
     resource.totalSteps = job.steps.length;
-    resource.steps = job.steps.map(({ step, name, status, resultJson }) =>
-      status === 'completed' ? { step, name, status, result: parsed(resultJson) ?? {} } : { step, name, status },
+    // A step is not written as it starts: the job's being processed says the current one is.
+    const shown = (step: JobStep): StepStatus => (job.status === 'processing' && step === current ? 'processing' : step.status);
+    resource.steps = job.steps.map((step) =>
+      step.status === 'completed'
+        ? { step: step.step, name: step.name, status: step.status, result: parsed(step.resultJson) ?? {} }
+        : { step: step.step, name: step.name, status: shown(step) },
     );
   }
   return resource;
@@ -100,6 +112,8 @@ export class JobRecords {
     await this.jobs.createIndex({ status: 1, nextAttemptAt: 1 });
     // The sweep looks for ended jobs that still owe their event every minute.
     await this.jobs.createIndex({ notified: 1, completedAt: 1 });
+    // The operator's counts and lists (P9).
+    await this.jobs.createIndex({ status: 1, opcoId: 1, createdAt: -1 });
   }
 
   insert(job: JobRecord): Promise<void> {
@@ -120,9 +134,14 @@ export class JobRecords {
     return this.jobs.findOne({ _id: jobId, tenant, opcoId });
   }
 
-  /** Takes the job's lease if it is unfinished, due, and nobody holds a live lease (not even this worker). */
-  claim(jobId: string, leaseMs: number): Promise<Claimed<JobRecord> | null> {
-    return this.leases.claim({ _id: jobId, ...UNFINISHED }, leaseMs, { set: { status: 'processing' } });
+  /**
+   * Takes the job's lease if it is unfinished, due, and nobody holds a live lease (not even this
+   * worker). A first run is stamped `startedAt` in the claiming write; a later one (a retry, a
+   * takeover) costs a second try without the stamp.
+   */
+  async claim(jobId: string, leaseMs: number): Promise<Claimed<JobRecord> | null> {
+    const first = await this.leases.claim({ _id: jobId, ...UNFINISHED, startedAt: null }, leaseMs, { set: { status: 'processing', startedAt: this.clock.date() } });
+    return first ?? this.leases.claim({ _id: jobId, ...UNFINISHED }, leaseMs, { set: { status: 'processing' } });
   }
 
   /** Unfinished jobs nobody holds, due `graceMs` ago or more: their queue message may be lost. */
@@ -130,13 +149,35 @@ export class JobRecords {
     return this.leases.overdue(UNFINISHED, graceMs);
   }
 
+  /** When the oldest unfinished job was submitted (a metric: do the workers keep up?). */
+  async oldestUnfinished(): Promise<Date | null> {
+    const [job] = await this.jobs.find(UNFINISHED, { sort: { createdAt: 1 }, limit: 1 });
+    return job?.createdAt ?? null;
+  }
+
   /** Jobs that ended `graceMs` ago or more and still owe their job.completed / job.failed event. */
   unnotified(graceMs: number, limit = 500): Promise<JobRecord[]> {
     return this.jobs.find({ notified: false, completedAt: { $lte: new Date(this.clock.now() - graceMs) } }, { sort: { completedAt: 1 }, limit });
   }
 
+  /** Every tenant's jobs, newest first, for operators (P9). */
+  pageAll(filter: { status?: JobStatus; opcoId?: string }, page: PageRequest): Promise<Page<JobRecord>> {
+    const where: Record<string, unknown> = {};
+    if (filter.status) where.status = filter.status;
+    if (filter.opcoId) where.opcoId = filter.opcoId;
+    return newestFirst(this.jobs, where, 'createdAt', page);
+  }
+
+  /** How many jobs of an opcoId are kept in each status. */
+  async countByStatus(opcoId: string): Promise<Record<JobStatus, number>> {
+    const statuses: JobStatus[] = ['pending', 'processing', 'completed', 'failed'];
+    const counts = await Promise.all(statuses.map((status) => this.jobs.count({ status, opcoId })));
+    return Object.fromEntries(statuses.map((status, i) => [status, counts[i]!])) as Record<JobStatus, number>;
+  }
+
+  /** A plain update: setting the flag twice is harmless, so it needs no atomic read-and-write. */
   async markNotified(jobId: string): Promise<void> {
-    await this.jobs.findOneAndUpdate({ _id: jobId, notified: false }, { $set: { notified: true } });
+    await this.jobs.updateMany({ _id: jobId, notified: false }, { $set: { notified: true } });
   }
 
   sweepExpired(): Promise<number> {

@@ -9,9 +9,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function mountJobRoutes(api: PluginApi<unknown>, deps: SubmissionDeps & { records: JobRecords }): void {
   for (const operation of JOB_OPERATIONS) {
     const kind = kindOfOperation(operation);
-    api.route(operation, async ({ params, tenant, body, header }) =>
+    api.route(operation, async ({ params, tenant, body, header, requestId, traceparent }) =>
       // An Idempotency-Key sent empty is refused, not ignored (IdempotencyKeys.check).
-      submitJob(deps, kind, params.opcoId!, tenant, body as unknown as Record<string, unknown>, header('idempotency-key')),
+      submitJob(deps, kind, params.opcoId!, tenant, body as unknown as Record<string, unknown>, { idempotencyKey: header('idempotency-key'), requestId, traceparent }),
     );
   }
   api.route('getJob', async ({ params, tenant }) => {

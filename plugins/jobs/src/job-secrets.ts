@@ -1,12 +1,23 @@
 /**
- * What a worker needs but the job record must not hold (SPEC 5.4, D17): the tenant's API key,
- * the request body and the uploaded files, each sealed with AES-256-GCM under the master key
- * and bound to its job id. Nothing of it goes on the queue; all of it is deleted when the job
- * ends, and a sweeper removes files left older than 24 hours.
+ * What a worker needs but must never be readable at rest (SPEC 5.4, D17): the tenant's API key,
+ * the request body and the uploaded files, each sealed with AES-256-GCM under the master key and
+ * bound to its job id. The sealed key and body travel inside the job record (`inputs`), written
+ * with it and removed by the write that ends it, so a job costs no round trip for them; files,
+ * which can be megabytes each, are documents of their own, read only by jobs that have some.
+ * Nothing of it goes on the queue, and a sweeper removes files left older than 24 hours.
  */
 import type { Clock, Collection, Sealed, Sealer, Store } from '@opco-proxy/core';
 
-interface SecretRecord {
+/** The job record's `inputs`. */
+export interface SealedInputs {
+  apiKey: Sealed;
+  body: Sealed;
+  /** Roles of the job's files, stored apart in `job_files`. */
+  files: string[];
+}
+
+/** Where inputs were kept before they moved into the job record; read for jobs queued then. */
+interface LegacySecretRecord {
   _id: string;
   apiKey: Sealed;
   body: Sealed;
@@ -28,7 +39,7 @@ export interface JobInputs {
 }
 
 export class JobSecrets {
-  private readonly secrets: Collection<SecretRecord>;
+  private readonly legacy: Collection<LegacySecretRecord>;
   private readonly files: Collection<FileRecord>;
 
   constructor(
@@ -36,7 +47,7 @@ export class JobSecrets {
     private readonly sealer: Sealer,
     private readonly clock: Clock,
   ) {
-    this.secrets = store.collection<SecretRecord>('job_secrets');
+    this.legacy = store.collection<LegacySecretRecord>('job_secrets');
     this.files = store.collection<FileRecord>('job_files');
   }
 
@@ -45,37 +56,41 @@ export class JobSecrets {
     await this.files.createIndex({ createdAt: 1 });
   }
 
-  async put(jobId: string, inputs: JobInputs): Promise<void> {
+  /** Stores the files and returns the sealed inputs for the job record. */
+  async seal(jobId: string, inputs: JobInputs): Promise<SealedInputs> {
     const createdAt = this.clock.date();
-    await this.secrets.insertOne({
-      _id: jobId,
-      apiKey: this.sealer.seal(inputs.apiKey, jobId),
-      body: this.sealer.seal(JSON.stringify(inputs.body ?? {}), jobId),
-      createdAt,
-    });
     for (const [role, content] of Object.entries(inputs.files)) {
       await this.files.insertOne({ _id: `${jobId}:${role}`, jobId, role, content: this.sealer.seal(content, `${jobId}:${role}`), createdAt });
     }
+    return {
+      apiKey: this.sealer.seal(inputs.apiKey, jobId),
+      body: this.sealer.seal(JSON.stringify(inputs.body ?? {}), jobId),
+      files: Object.keys(inputs.files),
+    };
   }
 
   /** Null when the inputs are gone (the job already ended, or was swept). */
-  async get(jobId: string): Promise<JobInputs | null> {
-    const secret = await this.secrets.findOne({ _id: jobId });
-    if (!secret) return null;
+  async open(job: { _id: string; inputs?: SealedInputs | null }): Promise<JobInputs | null> {
+    const sealed = job.inputs ?? (await this.legacy.findOne({ _id: job._id }));
+    if (!sealed) return null;
     const files: Record<string, Buffer> = {};
-    for (const file of await this.files.find({ jobId }, { sort: { _id: 1 } })) {
-      files[file.role] = this.sealer.unseal(file.content, `${jobId}:${file.role}`);
+    // Legacy records say nothing of their files: look.
+    if (!('files' in sealed) || sealed.files.length > 0) {
+      for (const file of await this.files.find({ jobId: job._id }, { sort: { _id: 1 } })) {
+        files[file.role] = this.sealer.unseal(file.content, `${job._id}:${file.role}`);
+      }
     }
     return {
-      apiKey: this.sealer.unseal(secret.apiKey, jobId).toString('utf8'),
-      body: JSON.parse(this.sealer.unseal(secret.body, jobId).toString('utf8')),
+      apiKey: this.sealer.unseal(sealed.apiKey, job._id).toString('utf8'),
+      body: JSON.parse(this.sealer.unseal(sealed.body, job._id).toString('utf8')),
       files,
     };
   }
 
-  async purge(jobId: string): Promise<void> {
-    await this.files.deleteMany({ jobId });
-    await this.secrets.deleteOne({ _id: jobId });
+  /** Removes what is kept outside the job record (its `inputs` go with the write that ends it). */
+  async purge(job: { _id: string; inputs?: SealedInputs | null }): Promise<void> {
+    if (!job.inputs || job.inputs.files.length > 0) await this.files.deleteMany({ jobId: job._id });
+    if (!job.inputs) await this.legacy.deleteOne({ _id: job._id });
   }
 
   /** D17: files older than `maxAgeMs` go whatever their job's state. */
@@ -83,8 +98,8 @@ export class JobSecrets {
     return this.files.deleteMany({ createdAt: { $lte: new Date(this.clock.now() - maxAgeMs) } });
   }
 
-  /** Secrets of jobs that no longer exist (for instance expired records). */
+  /** Inputs kept apart by earlier versions, of jobs that no longer need them. */
   async sweepSecrets(maxAgeMs: number): Promise<number> {
-    return this.secrets.deleteMany({ createdAt: { $lte: new Date(this.clock.now() - maxAgeMs) } });
+    return this.legacy.deleteMany({ createdAt: { $lte: new Date(this.clock.now() - maxAgeMs) } });
   }
 }

@@ -10,7 +10,7 @@ import type { AsyncAccepted } from '@opco-proxy/schemas';
 import { IdempotencyKeys } from './idempotency.js';
 import { planSteps, routesOf, type JobKind } from './job-plan.js';
 import type { JobRecords } from './job-records.js';
-import type { JobSecrets } from './job-secrets.js';
+import type { JobSecrets, SealedInputs } from './job-secrets.js';
 
 export const JOBS_QUEUE = 'jobs';
 
@@ -29,12 +29,21 @@ export interface SubmissionDeps {
   fileBytes: number;
 }
 
-export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: string, tenant: Tenant, body: Record<string, unknown>, idempotencyKey?: string): Promise<Accepted> {
+/** What the submission's HTTP request brings besides the body. */
+export interface SubmissionRequest {
+  idempotencyKey?: string;
+  /** The request's X-Request-Id: the job's upstream calls and log lines carry it. */
+  requestId?: string;
+  /** The request's W3C trace context: the job's upstream calls join the client's trace. */
+  traceparent?: string;
+}
+
+export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: string, tenant: Tenant, body: Record<string, unknown>, request: SubmissionRequest = {}): Promise<Accepted> {
   const opco = deps.opcos.get(opcoId);
   const { _files: encoded, ...payload } = body as { _files?: Record<string, string> } & Record<string, unknown>;
   const files = decodeFiles(encoded ?? {}, deps.fileBytes);
   for (const route of routesOf(kind.type, Object.keys(files))) deps.opcos.route(opco, route);
-  const key = IdempotencyKeys.check(idempotencyKey);
+  const key = IdempotencyKeys.check(request.idempotencyKey);
 
   const jobId = randomUUID();
   let releaseKey = async () => {};
@@ -49,16 +58,18 @@ export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: str
   }
 
   const now = deps.clock.date();
+  let inputs: SealedInputs | undefined;
   try {
-    await deps.secrets.put(jobId, { apiKey: tenant.apiKey, body: payload, files });
+    // One write for a job without files: the record carries its sealed inputs.
+    inputs = await deps.secrets.seal(jobId, { apiKey: tenant.apiKey, body: payload, files });
     await deps.records.insert({
       _id: jobId, tenant: tenant.hash, opcoId, type: kind.type, status: 'pending', retries: 0,
       createdAt: now, startedAt: null, completedAt: null, steps: planSteps(kind.type, Object.keys(files)),
-      leaseOwner: null, leaseUntil: null, nextAttemptAt: now,
+      leaseOwner: null, leaseUntil: null, nextAttemptAt: now, inputs, ...(request.requestId ? { requestId: request.requestId } : {}), ...(request.traceparent ? { traceparent: request.traceparent } : {}),
     });
     await deps.queue.publish(JOBS_QUEUE, { jobId }, { priority: PRIORITY.client });
   } catch (err) {
-    await Promise.allSettled([deps.records.discard(jobId), deps.secrets.purge(jobId), releaseKey()]);
+    await Promise.allSettled([deps.records.discard(jobId), deps.secrets.purge({ _id: jobId, inputs }), releaseKey()]);
     const error = asServiceError(err);
     if (error.code === 'UNAVAILABLE') throw createError('UNAVAILABLE', 'the job could not be stored or queued; nothing was accepted, retry later', { cause: err, headers: error.headers });
     throw error;

@@ -1,10 +1,13 @@
 /**
  * The job worker (SPEC 3.1, D16, D18): takes a job's lease, runs its steps in order, skipping
- * those already completed, and records every move. A step is marked `processing` before its
- * upstream call, so a worker that finds it so after a crash knows the call may have gone out
- * and, where the upstream allows a lookup, checks before sending again (job-recovery.ts). Once
- * the upstream has accepted a step, what it answered is recorded whatever the store does
- * meanwhile: the write is retried, never turned into a failure of the step.
+ * those already completed, and records every outcome. A step is not written as it starts: the
+ * claim says a run began, and a worker that claims a job whose lease another run left behind
+ * (it died, or gave the job up at shutdown: `takenOver`) knows that run's call may have gone out
+ * and, where the upstream allows a lookup, checks before sending again (job-recovery.ts). So a
+ * single-step job costs three writes: the claim, the one that records the answer and ends the
+ * job, and the note that its event went out. Once the upstream has accepted a step, what it
+ * answered is recorded whatever the store does meanwhile: the write is retried, never turned into
+ * a failure of the step.
  */
 import { asServiceError, isUnavailable, LeaseLost, PRIORITY, settlesBy, randomHex, truncatedText, type Claimed, type Clock, type Consumer, type Logger, type OpcoDirectory, type Pipeline, type PluginApi, type Queue, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
 import { jobResultJson, stepCall } from './job-plan.js';
@@ -50,13 +53,13 @@ export class JobWorker {
 
   /**
    * Stops taking jobs and lets the running ones finish until `deadline`; those still running
-   * then are handed back (lease released, step left `processing`, so the next worker checks the
-   * upstream before sending again, D18).
+   * then are given up as if this worker had died (the lease lapses now), so the next worker
+   * checks the upstream before sending again (D18).
    */
   async stop(deadline: number): Promise<void> {
     if (await settlesBy(this.deps.clock, deadline, this.consumer?.cancel())) return;
     for (const [jobId, token] of this.running) {
-      await this.deps.records.leases.release(jobId, token).catch(() => undefined);
+      await this.deps.records.leases.lapse(jobId, token).catch(() => undefined);
       this.deps.log.warn({ jobId }, 'job handed back at shutdown; another worker resumes it');
     }
   }
@@ -71,7 +74,8 @@ export class JobWorker {
       await records.leases.hold(jobId, claimed.token, leaseMs, () => this.run(claimed));
     } catch (err) {
       if (err instanceof LeaseLost) return this.deps.log.warn({ jobId }, 'lease lost; another worker has the job');
-      await records.leases.release(jobId, claimed.token).catch(() => {});
+      // This run may have called the upstream: the next one treats it as uncertain.
+      await records.leases.lapse(jobId, claimed.token).catch(() => {});
       throw err;
     } finally {
       this.running.delete(jobId);
@@ -95,54 +99,62 @@ export class JobWorker {
     await this.deps.queue.publish(JOBS_QUEUE, { jobId }, { priority: PRIORITY.client, delayMs: Math.max(0, delayMs) });
   }
 
-  private async run({ record, token }: Claimed<JobRecord>): Promise<void> {
+  private async run({ record, token, takenOver }: Claimed<JobRecord>): Promise<void> {
     let job = record;
-    const inputs = await this.deps.secrets.get(job._id);
-    if (!inputs) return this.finish(job, token, { message: 'the job inputs are gone (expired or purged)', code: 'INTERNAL_ERROR' });
-    if (!job.startedAt) job = await this.deps.records.leases.update(job._id, token, { startedAt: this.deps.clock.date() });
+    const inputs = await this.deps.secrets.open(job);
+    if (!inputs) return this.ended(job, await this.endWrite(job, token, job.steps, { message: 'the job inputs are gone (expired or purged)', code: 'INTERNAL_ERROR' }));
+    let lastRunCut = takenOver;
     for (const step of job.steps) {
       if (step.status === 'completed') continue;
-      const moved = await this.runStep(job, token, step, inputs);
+      const moved = await this.runStep(job, token, step, inputs, lastRunCut);
       if (!moved) return;
+      lastRunCut = false;
+      if (job.steps.length > 1) await emitProgress(this.deps, moved, step.step);
+      if (moved.status === 'completed') return this.ended(job, moved);
       job = moved;
-      if (job.steps.length > 1) await emitProgress(this.deps, job, step.step);
     }
-    await this.finish(job, token);
   }
 
-  /** Returns the job with the step completed, or null when the job was rescheduled or failed. */
-  private async runStep(job: JobRecord, token: string, step: JobStep, inputs: JobInputs): Promise<JobRecord | null> {
-    const uncertain = step.status === 'processing' || step.uncertain === true;
-    const attempts = step.attempts + 1;
-    job = await this.setStep(job, token, step.step, { status: 'processing', attempts, uncertain: true });
+  /**
+   * Returns the job with the step completed (and, for its last step, the job completed), or
+   * null when the job was rescheduled or failed. `lastRunCut`: the run before this one stopped
+   * in the middle of this step, its attempt counted here.
+   */
+  private async runStep(job: JobRecord, token: string, step: JobStep, inputs: JobInputs, lastRunCut: boolean): Promise<JobRecord | null> {
+    // `processing`: left so by a version that wrote it before each call.
+    const lost = lastRunCut && step.status !== 'processing' ? 1 : 0;
+    const uncertain = lastRunCut || step.status === 'processing' || step.uncertain === true;
+    const attempts = step.attempts + lost + 1;
     let result: unknown;
     try {
       const call = stepCall(job.type, step, job.steps, inputs);
       const tenant = { hash: job.tenant, apiKey: inputs.apiKey };
       const found = uncertain ? await findExistingDossier(this.deps, job.opcoId, call, tenant) : null;
       result = found ?? (await this.deps.pipeline.run(
-        this.deps.opcos.context(job.opcoId, call.route, tenant, { body: call.body, files: call.files, priority: PRIORITY.client, requestId: job._id }),
+        this.deps.opcos.context(job.opcoId, call.route, tenant, { body: call.body, files: call.files, priority: PRIORITY.client, requestId: job.requestId ?? job._id, traceparent: job.traceparent }),
       ));
     } catch (err) {
       if (err instanceof LeaseLost) throw err;
       await this.stepFailed(job, token, step.step, attempts, asServiceError(err));
       return null;
     }
-    return this.recordStep(job, token, step.step, JSON.stringify(result ?? {}));
+    return this.recordStep(job, token, step.step, attempts, JSON.stringify(result ?? {}));
   }
 
-  /** The upstream accepted the step: record its answer, retrying the store, never failing the step for it. */
-  private async recordStep(job: JobRecord, token: string, stepNumber: number, resultJson: string): Promise<JobRecord> {
+  /** The upstream accepted the step: record its answer (ending the job after its last step), retrying the store, never failing the step for it. */
+  private async recordStep(job: JobRecord, token: string, stepNumber: number, attempts: number, resultJson: string): Promise<JobRecord> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.setStep(job, token, stepNumber, { status: 'completed', resultJson, uncertain: false });
+        const steps = withStep(job.steps, stepNumber, { status: 'completed', attempts, resultJson, uncertain: false });
+        if (steps.every((step) => step.status === 'completed')) return await this.endWrite(job, token, steps);
+        return await this.deps.records.leases.update(job._id, token, { steps }, { renewMs: this.deps.leaseMs });
       } catch (err) {
         if (err instanceof LeaseLost) throw err;
         if (!isUnavailable(err) && attempt >= 2) {
           // Refused for what it is, not for an outage: keep a cut-down copy rather than lose the outcome.
           resultJson = JSON.stringify({ upstreamAnswer: truncatedText(resultJson) });
         }
-        this.deps.log.warn({ jobId: job._id, step: stepNumber, err }, 'the upstream accepted the step but it could not be recorded yet; retrying');
+        this.deps.log.warn({ jobId: job._id, requestId: job.requestId, step: stepNumber, err }, 'the upstream accepted the step but it could not be recorded yet; retrying');
         await this.deps.clock.sleep(RECORD_RETRY_MS[Math.min(attempt, RECORD_RETRY_MS.length - 1)]!);
       }
     }
@@ -152,38 +164,42 @@ export class JobWorker {
     const move = nextMove(error, attempts, this.deps.retries);
     const uncertain = mayHaveReachedUpstream(error);
     if (move.kind === 'fail') {
-      job = await this.setStep(job, token, stepNumber, { status: 'failed', uncertain });
+      const steps = withStep(job.steps, stepNumber, { status: 'failed', attempts, uncertain });
       const failure: JobErrorRecord = { message: error.message, code: error.code, ...(error.upstream !== undefined && { upstreamJson: JSON.stringify(error.upstream) }) };
-      return this.finish(job, token, job.steps.length > 1 ? { ...failure, step: stepNumber } : failure);
+      return this.ended(job, await this.endWrite(job, token, steps, job.steps.length > 1 ? { ...failure, step: stepNumber } : failure));
     }
     // A wait for budget is not an attempt; a retry is, and counts in `retries`.
-    const step = move.kind === 'wait' ? { status: 'pending' as const, attempts: attempts - 1, uncertain } : { status: 'failed' as const, uncertain };
+    const step = move.kind === 'wait' ? { status: 'pending' as const, attempts: attempts - 1, uncertain } : { status: 'failed' as const, attempts, uncertain };
     // Scheduled and released in one write, then published: a message arriving before the lease
     // is dropped would find the job still held and be lost; if the publish fails, the overdue
     // sweep re-queues the job.
     const nextAttemptAt = new Date(this.deps.clock.now() + move.delayMs);
-    const steps = job.steps.map((s) => (s.step === stepNumber ? { ...s, ...step } : s));
+    const steps = withStep(job.steps, stepNumber, step);
     await this.deps.records.leases.release(job._id, token, { steps, nextAttemptAt, ...(move.kind === 'retry' && { retries: job.retries + 1 }) });
-    this.deps.log.info({ jobId: job._id, step: stepNumber, code: error.code, move }, 'job step rescheduled');
+    this.deps.log.info({ jobId: job._id, requestId: job.requestId, step: stepNumber, code: error.code, move }, 'job step rescheduled');
     await this.requeue(job._id, move.delayMs);
   }
 
-  private async finish(job: JobRecord, token: string, error?: JobErrorRecord): Promise<void> {
+  /** The write that ends the job: its outcome, the lease and the sealed inputs gone, its event owed. */
+  private endWrite(job: JobRecord, token: string, steps: JobStep[], error?: JobErrorRecord): Promise<JobRecord> {
     const now = this.deps.clock.date();
     const end = error
       ? { status: 'failed' as const, error, completedAt: now }
-      : { status: 'completed' as const, resultJson: jobResultJson(job.steps), completedAt: now };
-    const ended = await this.deps.records.leases.update(job._id, token, {
-      ...end, leaseOwner: null, leaseUntil: null, notified: false, expiresAt: new Date(now.getTime() + this.deps.retentionMs),
-    });
-    await this.deps.secrets.purge(job._id);
-    this.deps.log.info({ jobId: job._id, status: ended.status, worker: this.owner }, 'job ended');
+      : { status: 'completed' as const, resultJson: jobResultJson(steps), completedAt: now };
+    return this.deps.records.leases.update(job._id, token, {
+      ...end, steps, leaseOwner: null, leaseUntil: null, notified: false, expiresAt: new Date(now.getTime() + this.deps.retentionMs),
+    }, { unset: ['inputs'] });
+  }
+
+  /** After the ending write: files purged, the end told. `before` still names the job's files. */
+  private async ended(before: JobRecord, ended: JobRecord): Promise<void> {
+    await this.deps.secrets.purge(before);
+    this.deps.log.info({ jobId: ended._id, requestId: ended.requestId, status: ended.status, worker: this.owner }, 'job ended');
     this.deps.jobsEnded.inc({ type: ended.type, status: ended.status });
     await emitJobEnd(this.deps, ended);
   }
+}
 
-  private setStep(job: JobRecord, token: string, stepNumber: number, changes: Partial<JobStep>): Promise<JobRecord> {
-    const steps = job.steps.map((step) => (step.step === stepNumber ? { ...step, ...changes } : step));
-    return this.deps.records.leases.update(job._id, token, { steps }, { renewMs: this.deps.leaseMs });
-  }
+function withStep(steps: JobStep[], stepNumber: number, changes: Partial<JobStep>): JobStep[] {
+  return steps.map((step) => (step.step === stepNumber ? { ...step, ...changes } : step));
 }

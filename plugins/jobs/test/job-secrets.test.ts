@@ -9,12 +9,13 @@ t.test('inputs round-trip and are sealed at rest', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
   const secrets = new JobSecrets(store, createSealer(key), systemClock);
-  await secrets.put('job-1', { apiKey: 'the-api-key-123', body: { nom: 'Dupont' }, files: { cerfa: Buffer.from('%PDF-secret') } });
-  const back = await secrets.get('job-1');
+  const inputs = await secrets.seal('job-1', { apiKey: 'the-api-key-123', body: { nom: 'Dupont' }, files: { cerfa: Buffer.from('%PDF-secret') } });
+  t.same(inputs.files, ['cerfa'], 'the record names its files');
+  const back = await secrets.open({ _id: 'job-1', inputs });
   t.equal(back?.apiKey, 'the-api-key-123');
   t.same(back?.body, { nom: 'Dupont' });
   t.same(back?.files.cerfa, Buffer.from('%PDF-secret'));
-  const raw = JSON.stringify([await store.collection('job_secrets').find({}), await store.collection('job_files').find({})]);
+  const raw = JSON.stringify([inputs, await store.collection('job_files').find({})]);
   for (const plain of ['the-api-key-123', 'Dupont', '%PDF-secret', Buffer.from('%PDF-secret').toString('base64')]) t.notOk(raw.includes(plain), `no ${plain}`);
 });
 
@@ -22,23 +23,33 @@ t.test('a sealed value moved to another job or read with another key fails', asy
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
   const secrets = new JobSecrets(store, createSealer(key), systemClock);
-  await secrets.put('job-a', { apiKey: 'key-a-123456', body: {}, files: {} });
-  const record = await store.collection<any>('job_secrets').findOne({ _id: 'job-a' });
-  await store.collection<any>('job_secrets').insertOne({ ...record, _id: 'job-b' });
-  await t.rejects(secrets.get('job-b'), 'bound to its job id');
-  await t.rejects(new JobSecrets(store, createSealer(Buffer.alloc(32, 1)), systemClock).get('job-a'), 'another master key cannot read it');
+  const inputs = await secrets.seal('job-a', { apiKey: 'key-a-123456', body: {}, files: {} });
+  await t.rejects(secrets.open({ _id: 'job-b', inputs }), 'bound to its job id');
+  await t.rejects(new JobSecrets(store, createSealer(Buffer.alloc(32, 1)), systemClock).open({ _id: 'job-a', inputs }), 'another master key cannot read it');
 });
 
-t.test('purge removes everything; the sweeper removes only old files', async (t) => {
+t.test('inputs kept apart by an earlier version are still read, then purged', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const sealer = createSealer(key);
+  const secrets = new JobSecrets(store, sealer, systemClock);
+  await store.collection<any>('job_secrets').insertOne({ _id: 'old-job', apiKey: sealer.seal('key-old-1234', 'old-job'), body: sealer.seal('{"n":1}', 'old-job'), createdAt: new Date() });
+  const back = await secrets.open({ _id: 'old-job' });
+  t.equal(back?.apiKey, 'key-old-1234');
+  t.same(back?.body, { n: 1 });
+  await secrets.purge({ _id: 'old-job' });
+  t.equal(await secrets.open({ _id: 'old-job' }), null, 'gone');
+});
+
+t.test('purge removes the files; the sweeper removes only old files', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
   const secrets = new JobSecrets(store, createSealer(key), systemClock);
-  await secrets.put('old', { apiKey: 'key-old-1234', body: {}, files: { a: Buffer.from('1') } });
-  await secrets.put('new', { apiKey: 'key-new-1234', body: {}, files: { b: Buffer.from('2') } });
+  await secrets.seal('old', { apiKey: 'key-old-1234', body: {}, files: { a: Buffer.from('1') } });
+  const recent = await secrets.seal('new', { apiKey: 'key-new-1234', body: {}, files: { b: Buffer.from('2') } });
   await store.collection('job_files').updateMany({ jobId: 'old' }, { $set: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
   t.equal(await secrets.sweepFiles(24 * 3600_000), 1);
   t.equal(await store.collection('job_files').count({ jobId: 'new' }), 1, 'recent file kept');
-  await secrets.purge('new');
-  t.equal(await secrets.get('new'), null);
+  await secrets.purge({ _id: 'new', inputs: recent });
   t.equal(await store.collection('job_files').count({}), 0);
 });

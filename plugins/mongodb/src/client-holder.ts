@@ -6,7 +6,7 @@
  * has been unreachable for `replaceAfterMs` without a single success, a fresh client takes over
  * (it connects on its first operation) and the old one is closed in the background.
  */
-import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import { MongoClient, type CommandStartedEvent, type Db, type MongoClientOptions } from 'mongodb';
 import { DuplicateKeyError, StoreUnavailableError } from '@opco-proxy/core';
 import { isDuplicateKey, isServerUnavailable } from './driver-errors.js';
 
@@ -22,9 +22,18 @@ export class ClientHolder {
     private readonly databaseName: string | undefined,
     private readonly replaceAfterMs: number,
     private readonly onReplace: (cause: string) => void = () => undefined,
+    /** Told of every command sent (the driver's command monitoring): how benches and tests count round trips. */
+    private readonly onCommand?: (event: CommandStartedEvent) => void,
   ) {
-    this.client = new MongoClient(url, options);
+    this.client = this.newClient();
     this.database = this.client.db(databaseName);
+  }
+
+  private newClient(): MongoClient {
+    if (!this.onCommand) return new MongoClient(this.url, this.options);
+    const client = new MongoClient(this.url, { ...this.options, monitorCommands: true });
+    client.on('commandStarted', this.onCommand);
+    return client;
   }
 
   async connect(): Promise<void> {
@@ -68,7 +77,7 @@ export class ClientHolder {
     this.unavailableSince ??= now;
     if (this.closed || now - this.unavailableSince < this.replaceAfterMs) return;
     const old = this.client;
-    this.client = new MongoClient(this.url, this.options);
+    this.client = this.newClient();
     this.database = this.client.db(this.databaseName);
     this.unavailableSince = now; // the new client gets a whole period of its own
     this.onReplace(cause);

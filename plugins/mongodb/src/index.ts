@@ -2,7 +2,7 @@
  * The Store port on MongoDB, or on FerretDB v1 (what CI runs), through the official driver
  * (D3 `store: {type: "mongodb", url, database?}`).
  */
-import { type Db, type MongoClientOptions } from 'mongodb';
+import { type CommandStartedEvent, type Db, type MongoClientOptions } from 'mongodb';
 import { StoreUnavailableError, type Collection, type Doc, type Store } from '@opco-proxy/core';
 import { ClientHolder } from './client-holder.js';
 import { DocumentLocks } from './document-locks.js';
@@ -22,13 +22,15 @@ export interface MongoStoreOptions {
   replaceAfterMs?: number;
   /** Told when the client is replaced. */
   onReplace?: (cause: string) => void;
+  /** Told of every command the store sends (driver command monitoring), to count round trips. */
+  onCommand?: (event: CommandStartedEvent) => void;
 }
 
 /** An unreachable server must fail start-up and /ready in seconds, not hang them (driver: 30 s). */
 const DEFAULT_TIMEOUT_MS = 5000;
 
 export async function createStore(options: MongoStoreOptions): Promise<Store> {
-  const holder = new ClientHolder(options.url, clientOptions(options.url), options.database, options.replaceAfterMs ?? 15_000, options.onReplace);
+  const holder = new ClientHolder(options.url, clientOptions(options.url), options.database, options.replaceAfterMs ?? 15_000, options.onReplace, options.onCommand);
   try {
     await holder.connect();
     const atomicity = options.atomicity ?? ((await isFerretDb(holder.db())) ? 'lock' : 'server');

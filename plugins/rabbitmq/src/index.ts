@@ -3,11 +3,12 @@
  * durable priority queues, per-delay queues for delayed messages, publisher confirms, manual acks
  * with a bounded prefetch, and automatic reconnection. README.md describes the topology.
  */
-import { QueueUnavailableError, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue } from '@opco-proxy/core';
+import { QueueUnavailableError, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type QueueDepth } from '@opco-proxy/core';
 import { BrokerConnection, type QueueLogger } from './broker-connection.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
 import { checkConsume, checkPublish } from '@opco-proxy/core';
 import { RabbitConsumer } from './rabbit-consumer.js';
+import { queueDepth } from './queue-depth.js';
 
 export type { QueueLogger };
 
@@ -106,6 +107,16 @@ class RabbitQueue implements Queue {
     await this.publishing.ping();
     // A consuming connection that is down means workers are idle: not ready either.
     if (this.consuming) await (await this.consuming).ping();
+  }
+
+  async depth(queue: string): Promise<QueueDepth> {
+    this.assertOpen();
+    try {
+      const model = await this.publishing.connection(Date.now() + this.settings.connectTimeoutMs);
+      return await queueDepth(model, queue, this.brokerName(queue));
+    } catch (err) {
+      throw new QueueUnavailableError((err as Error).message, { cause: err });
+    }
   }
 
   /** Cancels the consumers (waiting for their handlers), then closes both connections. */

@@ -8,6 +8,7 @@ import { Pollers } from './pollers.js';
 import { SyncRecords, type SyncRecord } from './sync-records.js';
 import { SYNC_QUEUE, SyncRunner, type SyncMessage } from './sync-runner.js';
 import { mountSyncRoutes } from './sync-routes.js';
+import { mountOperatorRoutes } from './operator-routes.js';
 
 export interface SyncConfig {
   backoffMs: number[];
@@ -42,7 +43,11 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
     },
   });
 
-  if (api.role !== 'worker') mountSyncRoutes(api, { records, runner, pollers, opcos: api.opcos, clock });
+  api.declareQueue(SYNC_QUEUE);
+  if (api.role !== 'worker') {
+    mountSyncRoutes(api, { records, runner, pollers, opcos: api.opcos, clock });
+    mountOperatorRoutes(api, { records, pollers });
+  }
   if (api.role === 'api') return;
 
   api.recover({

@@ -65,6 +65,11 @@ export class Pollers {
     return this.pollers.find({ tenant }, { sort: { opcoId: 1 } });
   }
 
+  /** Every tenant's pollers, for operators (P9). */
+  listAll(limit: number): Promise<PollerRecord[]> {
+    return this.pollers.find({}, { sort: { opcoId: 1, createdAt: 1 }, limit });
+  }
+
   async stop(tenant: string, opcoId: string): Promise<boolean> {
     return (await this.pollers.deleteOne({ _id: pollerId(tenant, opcoId), tenant })) === 1;
   }

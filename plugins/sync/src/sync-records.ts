@@ -4,7 +4,7 @@
  * the first batch not completed. Discovery and batches are leased with the durable-work kit. The
  * tenant's API key is sealed on the record (SPEC 5.4).
  */
-import { DuplicateKeyError, LeasedRecords, createError, sha256Hex, type Claimed, type Clock, type Collection, type Leased, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, LeasedRecords, createError, newestFirst, sha256Hex, type Claimed, type Page, type PageRequest, type Clock, type Collection, type Leased, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
 import type { Sync, SyncStatus } from '@opco-proxy/schemas';
 
 export type { SyncStatus };
@@ -65,6 +65,7 @@ export class SyncRecords {
     await this.syncs.createIndex({ tenant: 1, opcoId: 1 });
     await this.syncs.createIndex({ status: 1, nextAttemptAt: 1 });
     await this.batches.createIndex({ syncId: 1, status: 1 });
+    await this.syncs.createIndex({ status: 1, startedAt: -1 });
   }
 
   /**
@@ -117,6 +118,11 @@ export class SyncRecords {
 
   findForTenant(syncId: string, tenant: string): Promise<SyncRecord | null> {
     return this.syncs.findOne({ _id: syncId, tenant });
+  }
+
+  /** Every tenant's syncs, newest first, for operators (P9): `running` is pending or processing. */
+  pageAll(status: 'running' | 'completed' | 'failed' | 'cancelled', page: PageRequest): Promise<Page<SyncRecord>> {
+    return newestFirst(this.syncs, status === 'running' ? RUNNING : { status }, 'startedAt', page);
   }
 
   /** SPEC 3.2: pending or processing becomes cancelled; null when it was not running. */

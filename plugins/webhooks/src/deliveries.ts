@@ -6,7 +6,7 @@
  * notification is kept as the exact JSON text that is signed and sent: its data come from
  * upstreams and are not the store's to parse. Attempts are leased with the durable-work kit.
  */
-import { DuplicateKeyError, LeasedRecords, sha256Hex, type Claimed, type Clock, type Collection, type DomainEvent, type Leased, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, LeasedRecords, newestFirst, sha256Hex, type Claimed, type Page, type Clock, type Collection, type DomainEvent, type Leased, type Store } from '@opco-proxy/core';
 import type { WebhookDelivery } from '@opco-proxy/schemas';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed';
@@ -41,6 +41,7 @@ export class Deliveries {
   async prepare(): Promise<void> {
     await this.deliveries.createIndex({ webhookId: 1, tenant: 1, createdAt: -1 });
     await this.deliveries.createIndex({ status: 1, nextAttemptAt: 1 });
+    await this.deliveries.createIndex({ status: 1, createdAt: -1 });
   }
 
   /** Writes the delivery unless this event already has one for this webhook; returns its id. */
@@ -70,11 +71,45 @@ export class Deliveries {
     return this.deliveries.findOne({ _id: id });
   }
 
-  forWebhook(webhookId: string, tenant: string, limit = 100): Promise<DeliveryRecord[]> {
-    return this.deliveries.find({ webhookId, tenant }, { sort: { createdAt: -1 }, limit });
+  /**
+   * A page of a webhook's deliveries, newest first (P10): filtered by status (`retrying` shows
+   * pending ones too, as SPEC 2.8 has no `pending`), event and creation time; `cursor` is the
+   * `next` of the previous page.
+   */
+  page(webhookId: string, tenant: string, query: LogQuery): Promise<Page<DeliveryRecord>> {
+    const filter: Record<string, unknown> = { webhookId, tenant, ...statusFilter(query.status) };
+    if (query.event) filter.event = query.event;
+    if (query.since) filter.createdAt = { $gte: query.since };
+    return newestFirst(this.deliveries, filter, 'createdAt', { limit: query.limit ?? 100, cursor: query.cursor });
+  }
+
+  /** Every tenant's deliveries, newest first, for operators (P9). */
+  pageAll(query: { status: DeliveryQueryStatus; limit?: number; cursor?: string }): Promise<Page<DeliveryRecord>> {
+    return newestFirst(this.deliveries, statusFilter(query.status), 'createdAt', query);
+  }
+
+  /**
+   * Puts a delivered or failed delivery back on its way (P10): same id and body, attempts from
+   * zero, due now. Null when it is not finished (it is on its way already) or does not exist.
+   */
+  resend(deliveryId: string): Promise<DeliveryRecord | null> {
+    return this.deliveries.findOneAndUpdate(
+      { _id: deliveryId, status: { $in: ['delivered', 'failed'] } },
+      { $set: { status: 'retrying', attempts: 0, statusCode: null, error: null, deliveredAt: null, nextAttemptAt: this.clock.date(), leaseOwner: null, leaseUntil: null }, $unset: { expiresAt: '' } },
+    );
+  }
+
+  /** Failed deliveries of a webhook created since `since`, oldest first. */
+  failedSince(webhookId: string, tenant: string, since: Date, limit = 1000): Promise<DeliveryRecord[]> {
+    return this.deliveries.find({ webhookId, tenant, status: 'failed', createdAt: { $gte: since } }, { sort: { createdAt: 1 }, limit });
   }
 
   /** Unfinished deliveries due for `graceMs` with no live lease: their message may be lost. */
+  /** How long the most overdue unfinished delivery has been due, in ms (the delivery lag). */
+  lateness(): Promise<number> {
+    return this.leases.lateness(UNFINISHED);
+  }
+
   overdue(graceMs: number): Promise<DeliveryRecord[]> {
     return this.leases.overdue(UNFINISHED, graceMs);
   }
@@ -82,6 +117,22 @@ export class Deliveries {
   sweepExpired(): Promise<number> {
     return this.deliveries.sweepExpired(this.clock.date());
   }
+}
+
+export interface LogQuery {
+  status?: DeliveryQueryStatus;
+  event?: string;
+  since?: Date;
+  limit?: number;
+  cursor?: string;
+}
+
+type DeliveryQueryStatus = 'delivered' | 'retrying' | 'failed';
+
+/** SPEC 2.8 has no `pending`: `retrying` shows the deliveries not yet attempted too. */
+function statusFilter(status: DeliveryQueryStatus | undefined): Record<string, unknown> {
+  if (!status) return {};
+  return { status: status === 'retrying' ? { $in: ['pending', 'retrying'] } : status };
 }
 
 export function deliveryId(eventId: string, webhookId: string): string {

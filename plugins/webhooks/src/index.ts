@@ -8,6 +8,8 @@ import { DeliveryWorker } from './delivery.js';
 import { fanOut, requeueOverdue } from './outbox.js';
 import { WebhookRecords } from './webhook-records.js';
 import { mountWebhookRoutes } from './webhook-routes.js';
+import { mountOperatorRoutes } from './operator-routes.js';
+import { DELIVERY_QUEUE } from './delivery.js';
 
 export interface WebhooksConfig {
   timeoutMs: number;
@@ -33,17 +35,30 @@ export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<
     help: 'Webhook delivery attempts, by outcome (delivered, retrying, failed)',
     labelNames: ['outcome'] as const,
   });
+  api.metrics.gauge({
+    name: 'opco_proxy_delivery_lag_seconds',
+    help: 'How long the most overdue webhook delivery has been due and not sent, 0 when the outbox keeps up',
+    async collect() {
+      const lateMs = await deliveries.lateness().catch(() => undefined);
+      if (lateMs !== undefined) this.set(lateMs / 1000);
+    },
+  });
   const worker = new DeliveryWorker({
     deliveries, records, queue: api.queue, log, clock, attempts, mode: api.mode, resolveHost: api.resolveHost,
     timeoutMs: config.timeoutMs, retries: new RetryPolicy(config.retryDelaysMs.length, laterDelaysMs),
-    concurrency: config.concurrency, retentionMs: config.retentionDays * DAY_MS,
+    concurrency: config.concurrency, retentionMs: config.retentionDays * DAY_MS, emit: api.emit,
   });
   const outbox = { deliveries, records, worker, log, firstDelayMs };
 
   api.addHook('event', async (event) => {
     await fanOut(outbox, event);
   });
-  if (api.role !== 'worker') mountWebhookRoutes(api, { records, deliveries, mode: api.mode, resolveHost: api.resolveHost, clock });
+  api.declareQueue(DELIVERY_QUEUE);
+  if (api.role !== 'worker') {
+    const routeDeps = { records, deliveries, mode: api.mode, resolveHost: api.resolveHost, clock, schedule: (id: string, delayMs: number) => worker.schedule(id, delayMs) };
+    mountWebhookRoutes(api, routeDeps);
+    mountOperatorRoutes(api, routeDeps);
+  }
   if (api.role === 'api') return;
 
   api.recover({ name: 'webhook deliveries', intervalMs: config.sweepIntervalMs, graceMs: REQUEUE_GRACE_MS, requeue: (graceMs) => requeueOverdue(outbox, graceMs) });

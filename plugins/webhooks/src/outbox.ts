@@ -25,13 +25,18 @@ export async function fanOut(deps: OutboxDeps, event: DomainEvent): Promise<numb
     if (!delivery.created) continue;
     created += 1;
     // The record is safe in the store; if this publish fails, `requeueOverdue` finds it.
-    await deps.worker.schedule(delivery.id, deps.firstDelayMs).catch((err) => deps.log.warn({ err, deliveryId: delivery.id }, 'delivery not queued yet'));
+    await deps.worker.schedule(delivery.id, deps.firstDelayMs, webhook.callbackUrl).catch((err) => deps.log.warn({ err, deliveryId: delivery.id }, 'delivery not queued yet'));
   }
   return created;
 }
 
 export async function requeueOverdue(deps: OutboxDeps, graceMs: number): Promise<number> {
   const overdue = await deps.deliveries.overdue(graceMs);
-  for (const delivery of overdue) await deps.worker.schedule(delivery._id, 0);
+  for (const delivery of overdue) {
+    // With its destination, so a backlog waiting in a slow receiver's lane for longer than the
+    // grace goes back to that lane, not into the queue slots the other destinations share.
+    const webhook = await deps.records.get(delivery.webhookId, delivery.tenant);
+    await deps.worker.schedule(delivery._id, 0, webhook?.callbackUrl);
+  }
   return overdue.length;
 }

@@ -4,7 +4,7 @@
  * occupy numbered slots under a unique (tenant, slot) index, so even concurrent creations on
  * several instances can never give a tenant more than 20.
  */
-import { DuplicateKeyError, createError, type Collection, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, createError, newestFirst, type Collection, type Page, type PageRequest, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
 import type { Webhook } from '@opco-proxy/schemas';
 
 export const MAX_WEBHOOKS_PER_TENANT = 20;
@@ -16,12 +16,24 @@ export interface WebhookRecord {
   callbackUrl: string;
   events: string[];
   secret: Sealed;
+  /** The secret before the last rotation, still signing until `previousSecretExpiresAt` (P10). */
+  previousSecret?: Sealed | null;
+  previousSecretExpiresAt?: Date | null;
   active: boolean;
   description?: string;
   createdAt: Date;
+  /** Since when every delivery has failed (reset by a delivered one): 5 days of it disables the webhook. */
+  failingSince?: Date | null;
+  disabledAt?: Date | null;
+  disabledReason?: string | null;
 }
 
 export type WebhookChanges = Partial<Pick<WebhookRecord, 'callbackUrl' | 'events' | 'active' | 'description'>>;
+
+/** P10: how long a rotated secret keeps signing beside the new one. */
+export const PREVIOUS_SECRET_MS = 24 * 60 * 60 * 1000;
+/** P10: a webhook whose deliveries have all failed for this long is switched off. */
+export const FAILING_DISABLES_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
 
 export class WebhookRecords {
   private readonly webhooks: Collection<WebhookRecord>;
@@ -71,13 +83,62 @@ export class WebhookRecords {
     return this.webhooks.find({ tenant }, { sort: { createdAt: 1 } });
   }
 
+  /** Every tenant's webhooks, newest first, for operators (P9): the disabled ones, the failing ones, or all. */
+  pageAll(state: 'disabled' | 'failing' | 'all', page: PageRequest): Promise<Page<WebhookRecord>> {
+    // A range on a date matches neither null nor a missing field, in every Store.
+    const filter = state === 'disabled' ? { disabledAt: { $gt: new Date(0) } } : state === 'failing' ? { failingSince: { $gt: new Date(0) } } : {};
+    return newestFirst(this.webhooks, filter, 'createdAt', page);
+  }
+
   /** Active webhooks of the tenant subscribed to `eventType` (SPEC 6.3 rule 4). */
   subscribers(tenant: string, eventType: string): Promise<WebhookRecord[]> {
     return this.webhooks.find({ tenant, active: true, events: eventType });
   }
 
+  /** Turning a webhook on again also forgets why it was switched off. */
   update(id: string, tenant: string, changes: WebhookChanges): Promise<WebhookRecord | null> {
-    return this.webhooks.findOneAndUpdate({ _id: id, tenant }, { $set: changes });
+    const revived = changes.active === true ? { failingSince: null, disabledAt: null, disabledReason: null } : {};
+    return this.webhooks.findOneAndUpdate({ _id: id, tenant }, { $set: { ...changes, ...revived } });
+  }
+
+  /** A new secret; the one it replaces keeps signing for PREVIOUS_SECRET_MS. */
+  async rotate(id: string, tenant: string, secret: string, now: Date): Promise<WebhookRecord | null> {
+    const webhook = await this.find(id, tenant);
+    if (!webhook) return null;
+    return this.webhooks.findOneAndUpdate(
+      { _id: id, tenant },
+      { $set: { secret: this.sealer.seal(secret, id), previousSecret: webhook.secret, previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_MS) } },
+    );
+  }
+
+  /** The secrets that sign a notification sent at `now`. */
+  keysOf(webhook: WebhookRecord, now: Date): { current: string; previous?: string } {
+    const current = this.secretOf(webhook);
+    const previous = webhook.previousSecret && webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > now
+      ? this.sealer.unseal(webhook.previousSecret, webhook._id).toString('utf8')
+      : undefined;
+    return previous ? { current, previous } : { current };
+  }
+
+  /** A delivery succeeded: the failing streak, if any, is over. */
+  async noteDelivered(webhook: WebhookRecord): Promise<void> {
+    if (webhook.failingSince) await this.webhooks.findOneAndUpdate({ _id: webhook._id }, { $set: { failingSince: null } });
+  }
+
+  /**
+   * A delivery failed for good: starts the failing streak, or, once it has lasted
+   * FAILING_DISABLES_AFTER_MS, switches the webhook off and returns it (to tell its tenant).
+   */
+  async noteFailed(webhook: WebhookRecord, now: Date): Promise<WebhookRecord | null> {
+    if (!webhook.failingSince) {
+      await this.webhooks.findOneAndUpdate({ _id: webhook._id, failingSince: null }, { $set: { failingSince: now } });
+      return null;
+    }
+    if (now.getTime() - webhook.failingSince.getTime() < FAILING_DISABLES_AFTER_MS) return null;
+    return this.webhooks.findOneAndUpdate(
+      { _id: webhook._id, active: true },
+      { $set: { active: false, disabledAt: now, disabledReason: `every delivery failed since ${webhook.failingSince.toISOString()}` } },
+    );
   }
 
   async remove(id: string, tenant: string): Promise<boolean> {
@@ -99,5 +160,9 @@ export function toResource(webhook: WebhookRecord): Webhook {
     createdAt: webhook.createdAt.toISOString(),
   };
   if (webhook.description !== undefined) resource.description = webhook.description;
+  if (webhook.disabledAt) {
+    resource.disabledAt = webhook.disabledAt.toISOString();
+    if (webhook.disabledReason) resource.disabledReason = webhook.disabledReason;
+  }
   return resource;
 }

@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { createError, randomHex, type Clock, type HostResolver, type PluginApi } from '@opco-proxy/core';
 import { assertCallbackTarget, CallbackUrlError, type Mode } from './ssrf.js';
 import { toResource, type WebhookChanges, type WebhookRecords } from './webhook-records.js';
-import { toDeliveryRecord, type Deliveries } from './deliveries.js';
+import { toDeliveryRecord, type Deliveries, type DeliveryRecord, type LogQuery } from './deliveries.js';
+import type { DeliveryQueued } from '@opco-proxy/schemas';
+import { signingSecret } from './signature.js';
 
 export interface WebhookRouteDeps {
   records: WebhookRecords;
@@ -11,6 +13,8 @@ export interface WebhookRouteDeps {
   mode: Mode;
   resolveHost: HostResolver;
   clock: Clock;
+  /** Queues a delivery for an attempt after `delayMs`. */
+  schedule(deliveryId: string, delayMs: number): Promise<void>;
 }
 
 export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDeps): void {
@@ -21,7 +25,7 @@ export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDe
       _id: randomUUID(), tenant: tenant.hash, callbackUrl: body.callbackUrl, events: [...new Set(body.events)],
       secret, active: true, description: body.description, createdAt: deps.clock.date(),
     });
-    return { status: 201, body: { ...toResource(webhook), secret } };
+    return { status: 201, body: { ...toResource(webhook), secret, signingSecret: signingSecret(secret) } };
   });
 
   api.route('listWebhooks', async ({ tenant }) => ({ status: 200, body: (await deps.records.list(tenant.hash)).map(toResource) }));
@@ -42,10 +46,76 @@ export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDe
     return { status: 200, body: { deleted: true } };
   });
 
-  api.route('listWebhookDeliveries', async ({ params, tenant }) => {
+  api.route('listWebhookDeliveries', async ({ params, query, tenant }) => {
     if (!(await deps.records.find(params.id!, tenant.hash))) throw notFound(params.id!);
-    return { status: 200, body: (await deps.deliveries.forWebhook(params.id!, tenant.hash)).map(toDeliveryRecord) };
+    const filters: LogQuery = {
+      status: query.status, event: query.event, cursor: query.cursor,
+      since: query.since ? new Date(query.since) : undefined, limit: query.limit ? Number(query.limit) : undefined,
+    };
+    const page = await deps.deliveries.page(params.id!, tenant.hash, filters);
+    const headers: Record<string, string> = {};
+    if (page.next) headers.Link = `<${nextPage(params.id!, query, page.next)}>; rel="next"`;
+    return { status: 200, body: page.records.map(toDeliveryRecord), headers };
   });
+
+  api.route('testWebhook', async ({ params, tenant }) => {
+    const webhook = await deps.records.find(params.id!, tenant.hash);
+    if (!webhook) throw notFound(params.id!);
+    const event = {
+      id: randomHex(16), type: 'webhook.test' as const, tenant: tenant.hash, opcoId: '', timestamp: deps.clock.date().toISOString(),
+      data: { webhookId: webhook._id, message: 'a test notification, sent because it was asked for' },
+    };
+    const delivery = await deps.deliveries.record(event, webhook._id, 0);
+    await deps.schedule(delivery.id, 0);
+    return { status: 202, body: { deliveryId: delivery.id, event: 'webhook.test', status: 'retrying' } };
+  });
+
+  api.route('resendWebhookDelivery', async ({ params, tenant }) => {
+    if (!(await deps.records.find(params.id!, tenant.hash))) throw notFound(params.id!);
+    const delivery = await deps.deliveries.get(params.deliveryId!);
+    if (!delivery || delivery.webhookId !== params.id || delivery.tenant !== tenant.hash) {
+      throw createError('NOT_FOUND', `delivery ${params.deliveryId} not found`);
+    }
+    return { status: 202, body: await sendAgain(deps, delivery) };
+  });
+
+  api.route('recoverWebhookDeliveries', async ({ params, body, tenant }) => {
+    if (!(await deps.records.find(params.id!, tenant.hash))) throw notFound(params.id!);
+    let recovered = 0;
+    for (const failed of await deps.deliveries.failedSince(params.id!, tenant.hash, new Date(body.since))) {
+      const resent = await deps.deliveries.resend(failed._id);
+      if (!resent) continue;
+      await deps.schedule(resent._id, 0);
+      recovered += 1;
+    }
+    return { status: 202, body: { recovered } };
+  });
+
+  api.route('rotateWebhookSecret', async ({ params, tenant }) => {
+    const secret = randomHex(32);
+    const rotated = await deps.records.rotate(params.id!, tenant.hash, secret, deps.clock.date());
+    if (!rotated) throw notFound(params.id!);
+    return {
+      status: 200,
+      body: { id: rotated._id, secret, signingSecret: signingSecret(secret), previousSecretExpiresAt: rotated.previousSecretExpiresAt!.toISOString() },
+    };
+  });
+}
+
+/** P10: a finished delivery on its way again, same id and body; 409 while it is still on its way. */
+export async function sendAgain(deps: Pick<WebhookRouteDeps, 'deliveries' | 'schedule'>, delivery: DeliveryRecord): Promise<DeliveryQueued> {
+  const resent = await deps.deliveries.resend(delivery._id);
+  if (!resent) throw createError('CONFLICT', `delivery ${delivery._id} is already on its way (${delivery.status})`);
+  await deps.schedule(resent._id, 0);
+  return { deliveryId: resent._id, event: resent.event as DeliveryQueued['event'], status: 'retrying' };
+}
+
+/** The address of the next page: the same filters, the new cursor. */
+function nextPage(webhookId: string, query: object, cursor: string): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (typeof value === 'string' && name !== 'cursor') params.set(name, value);
+  params.set('cursor', cursor);
+  return `/webhooks/${encodeURIComponent(webhookId)}/logs?${params.toString()}`;
 }
 
 async function checkTarget(url: string, deps: WebhookRouteDeps): Promise<void> {

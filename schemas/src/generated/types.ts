@@ -5,14 +5,14 @@
  */
 
 /**
- * A webhook callback URL (SPEC 4.15). https is enforced outside development mode by the webhooks plugin.
+ * P9: a tenant as operators see it, the SHA-256 (lowercase hex) of its X-API-KEY; the key itself is never shown.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
- * via the `definition` "CallbackUrl".
+ * via the `definition` "TenantHash".
  */
-export type CallbackUrl = string;
+export type TenantHash = string;
 /**
- * SPEC 6.1 event types, plus sync.failed and sync.cancelled (D22).
+ * SPEC 6.1 event types, plus sync.failed and sync.cancelled (D22), webhook.test (a test notification asked for by the tenant) and webhook.disabled (a webhook failing for 5 days was switched off).
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "EventType".
@@ -28,14 +28,23 @@ export type EventType =
   | "sync.batch"
   | "sync.completed"
   | "sync.failed"
-  | "sync.cancelled";
+  | "sync.cancelled"
+  | "webhook.test"
+  | "webhook.disabled";
 /**
- * SPEC 4.15: GET /webhooks/{id}/logs.
+ * SPEC 3.1: states of a job and of each step of a composite job.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
- * via the `definition` "WebhookDeliveryList".
+ * via the `definition` "JobStatus".
  */
-export type WebhookDeliveryList = WebhookDelivery[];
+export type JobStatus = "pending" | "processing" | "completed" | "failed";
+/**
+ * SPEC 3.2: states of a sync.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "SyncStatus".
+ */
+export type SyncStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";
 /**
  * Event types a webhook subscribes to: at least one, no repeats.
  *
@@ -46,12 +55,19 @@ export type WebhookDeliveryList = WebhookDelivery[];
  */
 export type EventList = [EventType, ...EventType[]];
 /**
- * SPEC 3.1: states of a job and of each step of a composite job.
+ * A webhook callback URL (SPEC 4.15). https is enforced outside development mode by the webhooks plugin.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
- * via the `definition` "JobStatus".
+ * via the `definition` "CallbackUrl".
  */
-export type JobStatus = "pending" | "processing" | "completed" | "failed";
+export type CallbackUrl = string;
+/**
+ * SPEC 4.15: GET /webhooks/{id}/logs.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "WebhookDeliveryList".
+ */
+export type WebhookDeliveryList = WebhookDelivery[];
 /**
  * D21: GET /pollers, the tenant's pollers.
  *
@@ -59,13 +75,6 @@ export type JobStatus = "pending" | "processing" | "completed" | "failed";
  * via the `definition` "PollerList".
  */
 export type PollerList = Poller[];
-/**
- * SPEC 3.2: states of a sync.
- *
- * This interface was referenced by `SchemaTypes`'s JSON-Schema
- * via the `definition` "SyncStatus".
- */
-export type SyncStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";
 /**
  * SPEC 4.15: GET /webhooks, the tenant's webhooks without secret.
  *
@@ -78,6 +87,18 @@ export type WebhookList = Webhook[];
  * Every schema id of json/ mapped to its type.
  */
 export interface SchemaTypes {
+  "admin-delivery-page": AdminDeliveryPage;
+  "admin-delivery-query": AdminDeliveryQuery;
+  "admin-job-page": AdminJobPage;
+  "admin-job-query": AdminJobQuery;
+  "admin-poller-list": AdminPollerList;
+  "admin-queue-list": AdminQueueList;
+  "admin-sync-page": AdminSyncPage;
+  "admin-sync-query": AdminSyncQuery;
+  "admin-upstream-list": AdminUpstreamList;
+  "admin-webhook-page": AdminWebhookPage;
+  "admin-webhook-query": AdminWebhookQuery;
+  "admission-state": AdmissionState;
   "async-accepted": AsyncAccepted;
   "callback-url": CallbackUrl;
   "certificat-body": CertificatBody;
@@ -87,6 +108,8 @@ export interface SchemaTypes {
   "convention-body": ConventionBody;
   deleted: Deleted;
   "delivery-list": WebhookDeliveryList;
+  "delivery-log-query": DeliveryLogQuery;
+  "delivery-queued": DeliveryQueued;
   delivery: WebhookDelivery;
   "document-body": DocumentBody;
   "dossier-body": DossierBody;
@@ -105,11 +128,12 @@ export interface SchemaTypes {
   files: Files;
   health: Health;
   "job-status": JobStatus;
-  job: Job;
+  job: Job1;
   "liste-query": DossierListeQuery;
   liste: DossierListe;
   "poller-list": PollerList;
   poller: Poller;
+  "queue-depth": QueueDepth;
   ready: Ready;
   "status-response": OpcoStatus;
   "sync-accepted": SyncAccepted;
@@ -117,11 +141,446 @@ export interface SchemaTypes {
   "sync-cancellation": SyncCancellation;
   "sync-status": SyncStatus;
   sync: Sync;
+  "tenant-hash": TenantHash;
   "webhook-create-body": WebhookCreateBody;
   "webhook-list": WebhookList;
   "webhook-notification": WebhookNotification;
+  "webhook-recover-body": WebhookRecoverBody;
+  "webhook-recovered": WebhookRecovered;
+  "webhook-secret": WebhookSecret;
   "webhook-update-body": WebhookUpdateBody;
   webhook: Webhook;
+}
+/**
+ * P9: webhook deliveries across tenants, newest first, without their notification bodies.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminDeliveryPage".
+ */
+export interface AdminDeliveryPage {
+  items: {
+    /**
+     * Svc-Delivery-Id.
+     */
+    id: string;
+    webhookId: string;
+    tenant: TenantHash;
+    /**
+     * The callback URL without credentials, query or fragment.
+     */
+    target: string;
+    event: EventType;
+    status: "delivered" | "retrying" | "failed";
+    /**
+     * The receiver's last answer; null when none came.
+     */
+    statusCode: number | null;
+    attempts: number;
+    error: string | null;
+    createdAt: string;
+    deliveredAt: string | null;
+  }[];
+  /**
+   * Cursor of the next page (query `cursor`); null on the last page.
+   */
+  next: string | null;
+}
+/**
+ * Filters and pages of GET /admin/deliveries, newest first.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminDeliveryQuery".
+ */
+export interface AdminDeliveryQuery {
+  /**
+   * Default failed; retrying shows pending ones too.
+   */
+  status?: "failed" | "retrying" | "delivered";
+  /**
+   * Records per page, 1 to 100 (default 50).
+   */
+  limit?: string;
+  /**
+   * The `next` of the previous page.
+   */
+  cursor?: string;
+}
+/**
+ * P9: jobs across tenants, newest first, with how many there are of each status per opcoId.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminJobPage".
+ */
+export interface AdminJobPage {
+  /**
+   * Per opcoId (only the one asked for, when opcoId is given): jobs kept (D17) by status.
+   */
+  counts: {
+    opcoId: string;
+    pending: number;
+    processing: number;
+    completed: number;
+    failed: number;
+  }[];
+  items: {
+    tenant: TenantHash;
+    job: Job;
+  }[];
+  /**
+   * Cursor of the next page (query `cursor`); null on the last page.
+   */
+  next: string | null;
+}
+/**
+ * As its tenant sees it (SPEC 2.5), without the upstream's result.
+ */
+export interface Job {
+  jobId: string;
+  opcoId: string;
+  type:
+    | "post-dossier"
+    | "post-facture"
+    | "post-convention"
+    | "post-certificat"
+    | "post-document"
+    | "sync-discovery"
+    | "sync-batch";
+  status: JobStatus;
+  /**
+   * Present when completed; upstream-defined (for example status, numeroInterne, comment).
+   */
+  result?: {
+    [k: string]: unknown;
+  };
+  /**
+   * Present when failed.
+   */
+  error?: {
+    message: string;
+    /**
+     * An error code of SPEC 7, for example UPSTREAM_ERROR.
+     */
+    code: string;
+    /**
+     * Raw upstream body, when the upstream answered.
+     */
+    upstream?: unknown;
+    /**
+     * Failed step of a composite job.
+     */
+    step?: number;
+  };
+  retries: number;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  /**
+   * Composite jobs only.
+   */
+  currentStep?: number;
+  /**
+   * Composite jobs only.
+   */
+  totalSteps?: number;
+  /**
+   * Composite jobs only (D16).
+   */
+  steps?: {
+    step: number;
+    name: string;
+    status: JobStatus;
+    /**
+     * Present when completed.
+     */
+    result?: {
+      [k: string]: unknown;
+    };
+  }[];
+}
+/**
+ * Filters and pages of GET /admin/jobs, newest first.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminJobQuery".
+ */
+export interface AdminJobQuery {
+  status?: JobStatus;
+  /**
+   * Only the jobs of this upstream body.
+   */
+  opcoId?: string;
+  /**
+   * Records per page, 1 to 100 (default 50).
+   */
+  limit?: string;
+  /**
+   * The `next` of the previous page.
+   */
+  cursor?: string;
+}
+/**
+ * P9: every poller (D21) across tenants, by opcoId.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminPollerList".
+ */
+export interface AdminPollerList {
+  items: {
+    tenant: TenantHash;
+    poller: Poller;
+  }[];
+}
+/**
+ * D21: a poller started by a sync with enablePoller, one per tenant and opcoId.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "Poller".
+ */
+export interface Poller {
+  opcoId: string;
+  /**
+   * active while it polls.
+   */
+  status: string;
+  intervalMs: number;
+  /**
+   * Null before the first successful poll.
+   */
+  lastPollAt: string | null;
+  createdAt: string;
+  /**
+   * When the next poll is due.
+   */
+  nextPollAt: string;
+  /**
+   * Why the last poll failed; null after a successful one.
+   */
+  lastError: string | null;
+}
+/**
+ * P9: depth of each work queue the enabled plugins use.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminQueueList".
+ */
+export interface AdminQueueList {
+  /**
+   * embedded or rabbitmq.
+   */
+  kind: string;
+  items: QueueDepth[];
+}
+/**
+ * The depth of one work queue (Queue.depth).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "QueueDepth".
+ */
+export interface QueueDepth {
+  queue: string;
+  /**
+   * Messages waiting for a consumer.
+   */
+  ready: number;
+  /**
+   * Messages waiting out a delay (retries, P8); null when the backend cannot tell.
+   */
+  delayed: number | null;
+  /**
+   * Messages handed to this process's consumers and not yet settled; null when the backend cannot tell.
+   */
+  unacknowledged: number | null;
+  /**
+   * Consumers attached (all processes for RabbitMQ, this one for embedded).
+   */
+  consumers: number | null;
+}
+/**
+ * P9: bulk syncs across tenants, newest first.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminSyncPage".
+ */
+export interface AdminSyncPage {
+  items: {
+    tenant: TenantHash;
+    sync: Sync;
+  }[];
+  /**
+   * Cursor of the next page (query `cursor`); null on the last page.
+   */
+  next: string | null;
+}
+/**
+ * SPEC 2.6: a bulk sync (GET /sync/{syncId}).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "Sync".
+ */
+export interface Sync {
+  syncId: string;
+  opcoId: string;
+  status: SyncStatus;
+  /**
+   * Total dossiers.
+   */
+  total: number;
+  discovered: number;
+  fetched: number;
+  /**
+   * Discovery covers 0 to 0.5, fetch covers 0.5 to 1.
+   */
+  progress: number;
+  batchesCompleted: number;
+  totalBatches: number;
+  /**
+   * Null until the first batch is fetched; the end time once finished.
+   */
+  estimatedEnd: string | null;
+  /**
+   * Message when failed.
+   */
+  error: string | null;
+  startedAt: string;
+  completedAt: string | null;
+}
+/**
+ * Filters and pages of GET /admin/syncs, newest first.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminSyncQuery".
+ */
+export interface AdminSyncQuery {
+  /**
+   * Default running (pending or processing).
+   */
+  status?: "running" | "completed" | "failed" | "cancelled";
+  /**
+   * Records per page, 1 to 100 (default 50).
+   */
+  limit?: string;
+  /**
+   * The `next` of the previous page.
+   */
+  cursor?: string;
+}
+/**
+ * P9: per upstream body, its rate limit, how this instance sees its budget (store budget or hub), and the last 60 seconds of calls from this instance.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminUpstreamList".
+ */
+export interface AdminUpstreamList {
+  items: {
+    opcoId: string;
+    adapter: string;
+    rateLimit: {
+      limit: number;
+      windowMs: number;
+    };
+    /**
+     * SPEC 1.1 step 9: upstream calls of this instance in the last 60 seconds.
+     */
+    window: {
+      requests: number;
+      errors: number;
+      rateLimited: number;
+      averageLatencyMs: number;
+    };
+    admission: AdmissionState;
+  }[];
+}
+/**
+ * Pipeline step 4 for one opcoId as the provider of the admission seam sees it (D11, D12, D29, D30).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdmissionState".
+ */
+export interface AdmissionState {
+  /**
+   * store-budget (shared through the store) or hub.
+   */
+  provider: string;
+  /**
+   * Calls counted in the current window: by every instance for the store budget, by this instance's local bucket for the hub; null when unknown.
+   */
+  used: number | null;
+  /**
+   * Calls of this instance waiting for budget; null when unknown.
+   */
+  waiting: number | null;
+  /**
+   * Store budget: until a slot leaves the window, 0 when one is free.
+   */
+  nextFreeInMs?: number | null;
+  /**
+   * With the hub plugin: this instance's connection and fallback.
+   */
+  hub?: {
+    state: "connecting" | "connected" | "disconnected" | "closed";
+    instanceId: string;
+    /**
+     * hub: grants from the hub; local: the local bucket (D30).
+     */
+    mode: "hub" | "local";
+    /**
+     * Calls per window of the local bucket: limit / expectedInstances.
+     */
+    localShare: number;
+    /**
+     * When local calls may start after a hub loss; null when not gated.
+     */
+    localOpensAt: string | null;
+  };
+}
+/**
+ * P9: webhooks across tenants, without their secrets.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminWebhookPage".
+ */
+export interface AdminWebhookPage {
+  items: {
+    id: string;
+    tenant: TenantHash;
+    /**
+     * The callback URL without credentials, query or fragment.
+     */
+    target: string;
+    events: EventList;
+    active: boolean;
+    createdAt: string;
+    /**
+     * Since when every delivery has failed; null when the last one was delivered.
+     */
+    failingSince: string | null;
+    disabledAt: string | null;
+    disabledReason: string | null;
+  }[];
+  /**
+   * Cursor of the next page (query `cursor`); null on the last page.
+   */
+  next: string | null;
+}
+/**
+ * Filter of GET /admin/webhooks.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminWebhookQuery".
+ */
+export interface AdminWebhookQuery {
+  /**
+   * disabled (default): switched off after 5 days of failures (P10); failing: every delivery has failed since failingSince; all.
+   */
+  state?: "disabled" | "failing" | "all";
+  /**
+   * Records per page, 1 to 100 (default 50).
+   */
+  limit?: string;
+  /**
+   * The `next` of the previous page.
+   */
+  cursor?: string;
 }
 /**
  * SPEC 4.0.4: answer to an asynchronous POST, 202 pending or 200 duplicate (Idempotency-Key already seen for the tenant). warning: D15, a duplicate whose body differs from the original.
@@ -228,6 +687,10 @@ export interface CfaKeyInfo {
  * via the `definition` "ConfigFile".
  */
 export interface ConfigFile {
+  /**
+   * For editors only: the path or URL of this schema (the service ignores it).
+   */
+  $schema?: string;
   port?: number;
   host?: string;
   mode?: "production" | "development";
@@ -367,7 +830,7 @@ export interface ConfigFile {
   };
   allowedTenants?: string[];
   /**
-   * Step 3 and 10 cache: entries kept in the Store (shared by instances) and, in front of it, a bounded in-process LRU.
+   * Step 3 and 10 cache: entries kept in the Store (shared by instances) and, in front of it, a bounded in-process LRU. On the embedded store the LRU is the whole cache (that store lives in the one process).
    */
   cache?: {
     /**
@@ -375,13 +838,40 @@ export interface ConfigFile {
      */
     sweepIntervalMs?: number;
     /**
-     * Entries the in-process layer keeps at most (0: none).
+     * Answers the in-process LRU keeps at most (default 10000; 0 turns the LRU off).
      */
     maxEntries?: number;
     /**
-     * Bytes of answers the in-process layer keeps at most.
+     * Bytes of answers the in-process LRU keeps at most (default 67108864, 64 MiB; 0 turns the LRU off). An answer larger than this is only kept in the Store.
      */
     maxBytes?: number;
+  };
+  /**
+   * The opt-in "otel" plugin: a span per upstream call, W3C traceparent propagated upstream, exported over OTLP/HTTP.
+   */
+  otel?: {
+    /**
+     * OTLP/HTTP traces URL (http://collector:4318/v1/traces); without it, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or http://localhost:4318/v1/traces.
+     */
+    endpoint?: string;
+    /**
+     * service.name of the spans (default opco-proxy).
+     */
+    serviceName?: string;
+    /**
+     * Share of new traces recorded (default 1); a caller's sampled flag is followed.
+     */
+    sampleRatio?: number;
+    /**
+     * Headers sent to the collector.
+     */
+    headers?: {
+      [k: string]: string;
+    };
+    /**
+     * Longest wait between two exports (default 5000).
+     */
+    exportDelayMs?: number;
   };
   /**
    * On SIGTERM, how long requests and jobs in flight may take to finish before the process stops (P3).
@@ -489,6 +979,39 @@ export interface WebhookNotification {
   data: {
     [k: string]: unknown;
   };
+}
+/**
+ * Filters and pages of GET /webhooks/{id}/logs, newest first; the next page's address is in the Link header (rel="next").
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "DeliveryLogQuery".
+ */
+export interface DeliveryLogQuery {
+  status?: "delivered" | "retrying" | "failed";
+  event?: EventType;
+  /**
+   * Deliveries created at or after this ISO 8601 timestamp.
+   */
+  since?: string;
+  /**
+   * Records per page, 1 to 100 (default 100).
+   */
+  limit?: string;
+  /**
+   * From the Link header of the previous page.
+   */
+  cursor?: string;
+}
+/**
+ * A delivery put on its way: a test notification, or a delivery sent again (its attempts start over).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "DeliveryQueued".
+ */
+export interface DeliveryQueued {
+  deliveryId: string;
+  event: EventType;
+  status: "retrying";
 }
 /**
  * SPEC 4.12b: body of POST /{opcoId}/documents.
@@ -632,7 +1155,7 @@ export interface Dossier {
   [k: string]: unknown;
 }
 /**
- * SPEC 7: body of every error. Codes of SPEC 7, those of D5, and METHOD_NOT_ALLOWED (405) and UNSUPPORTED_MEDIA_TYPE (415) of P2.
+ * SPEC 7: body of every error. Codes of SPEC 7, those of D5, and METHOD_NOT_ALLOWED (405) and UNSUPPORTED_MEDIA_TYPE (415) of P2, UNAUTHORIZED (401) of P9.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "ErrorBody".
@@ -654,7 +1177,8 @@ export interface ErrorBody {
     | "CONFLICT"
     | "UNAVAILABLE"
     | "METHOD_NOT_ALLOWED"
-    | "UNSUPPORTED_MEDIA_TYPE";
+    | "UNSUPPORTED_MEDIA_TYPE"
+    | "UNAUTHORIZED";
   /**
    * Readable message.
    */
@@ -850,7 +1374,7 @@ export interface Health {
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "Job".
  */
-export interface Job {
+export interface Job1 {
   jobId: string;
   opcoId: string;
   type:
@@ -941,33 +1465,6 @@ export interface DossierListe {
   [k: string]: unknown;
 }
 /**
- * D21: a poller started by a sync with enablePoller, one per tenant and opcoId.
- *
- * This interface was referenced by `SchemaTypes`'s JSON-Schema
- * via the `definition` "Poller".
- */
-export interface Poller {
-  opcoId: string;
-  /**
-   * active while it polls.
-   */
-  status: string;
-  intervalMs: number;
-  /**
-   * Null before the first successful poll.
-   */
-  lastPollAt: string | null;
-  createdAt: string;
-  /**
-   * When the next poll is due.
-   */
-  nextPollAt: string;
-  /**
-   * Why the last poll failed; null after a successful one.
-   */
-  lastError: string | null;
-}
-/**
  * GET /ready: 200 when the store (and queue) answer; otherwise 503 UNAVAILABLE with the error body (D5).
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
@@ -1041,39 +1538,6 @@ export interface SyncCancellation {
   message?: string;
 }
 /**
- * SPEC 2.6: a bulk sync (GET /sync/{syncId}).
- *
- * This interface was referenced by `SchemaTypes`'s JSON-Schema
- * via the `definition` "Sync".
- */
-export interface Sync {
-  syncId: string;
-  opcoId: string;
-  status: SyncStatus;
-  /**
-   * Total dossiers.
-   */
-  total: number;
-  discovered: number;
-  fetched: number;
-  /**
-   * Discovery covers 0 to 0.5, fetch covers 0.5 to 1.
-   */
-  progress: number;
-  batchesCompleted: number;
-  totalBatches: number;
-  /**
-   * Null until the first batch is fetched; the end time once finished.
-   */
-  estimatedEnd: string | null;
-  /**
-   * Message when failed.
-   */
-  error: string | null;
-  startedAt: string;
-  completedAt: string | null;
-}
-/**
  * SPEC 4.15: body of POST /webhooks. HTTPS and the refusal of private targets (SPEC 5.6, D24) depend on the mode and on DNS, so the webhooks plugin checks them; the schema only requires an http(s) URL.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
@@ -1085,7 +1549,7 @@ export interface WebhookCreateBody {
   description?: string;
 }
 /**
- * SPEC 2.7: a webhook subscription. secret is present only in the answer to its creation; createdAt is absent from the answer to PATCH (SPEC 4.15).
+ * SPEC 2.7: a webhook subscription. secret and signingSecret are present only in the answer to its creation; createdAt is absent from the answer to PATCH (SPEC 4.15).
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "Webhook".
@@ -1101,6 +1565,48 @@ export interface Webhook {
   active: boolean;
   description?: string;
   createdAt?: string;
+  /**
+   * The same key in the Standard Webhooks form (whsec_ + base64 of the 32 bytes secret encodes), for their libraries.
+   */
+  signingSecret?: string;
+  /**
+   * When the service switched it off after 5 days of failed deliveries (set active: true to turn it on again).
+   */
+  disabledAt?: string;
+  disabledReason?: string;
+}
+/**
+ * Body of POST /webhooks/{id}/recover: send again every failed delivery of the webhook since that time.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "WebhookRecoverBody".
+ */
+export interface WebhookRecoverBody {
+  /**
+   * ISO 8601 timestamp; deliveries created at or after it.
+   */
+  since: string;
+}
+/**
+ * How many failed deliveries were put on their way again.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "WebhookRecovered".
+ */
+export interface WebhookRecovered {
+  recovered: number;
+}
+/**
+ * The answer to POST /webhooks/{id}/rotate-secret: the new secret, shown once. The previous one still signs (Svc-Signature-Previous, a second webhook-signature entry) until previousSecretExpiresAt.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "WebhookSecret".
+ */
+export interface WebhookSecret {
+  id: string;
+  secret: string;
+  signingSecret: string;
+  previousSecretExpiresAt: string;
 }
 /**
  * SPEC 4.15: body of PATCH /webhooks/{id}; only supplied fields change, at least one is needed.

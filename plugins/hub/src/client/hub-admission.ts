@@ -14,7 +14,7 @@ import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import {
   ConfigError, createError, createLogger, MetricsWindow, randomHex, systemClock,
-  type AdmissionLease, type AdmissionProvider, type AdmissionRequest, type Clock, type Logger, type UpstreamOutcome,
+  type AdmissionLease, type AdmissionProvider, type AdmissionRequest, type AdmissionState, type Clock, type Logger, type UpstreamOutcome,
 } from '@opco-proxy/core';
 import type { GrantMessage, MetricsReport, RateLimit, RefusedMessage } from '../protocol.js';
 import { HubConnection, type ConnectionState } from './hub-connection.js';
@@ -55,6 +55,7 @@ const DEFAULT_MAX_WAIT_MS = 30_000;
 const CANCEL_POLL_MS = 250;
 
 interface PendingAsk {
+  opcoId: string;
   granted(message: GrantMessage): void;
   /** The hub refused the ask, or the instance is stopping. */
   failed(err: Error): void;
@@ -94,6 +95,7 @@ export class HubAdmission implements AdmissionProvider {
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly maxWaitMs: number;
+  private readonly expectedInstances: number;
   private readonly ledger: UsageLedger;
   private readonly fallback: LocalFallback;
   private readonly window = new MetricsWindow();
@@ -106,6 +108,7 @@ export class HubAdmission implements AdmissionProvider {
     this.clock = options.clock ?? systemClock;
     this.log = options.log ?? createLogger();
     this.maxWaitMs = options.maxWaitMs;
+    this.expectedInstances = options.expectedInstances;
     this.instanceId = options.instanceId ?? defaultInstanceId();
     this.ledger = new UsageLedger(this.clock);
     this.fallback = new LocalFallback(this.clock, options.expectedInstances, this.ledger, cancelledError);
@@ -156,6 +159,25 @@ export class HubAdmission implements AdmissionProvider {
     }
   }
 
+  /** This instance's side of the budget (GET /admin/upstreams): its connection, its calls, its fallback. */
+  describe(opco: { id: string; rateLimit: RateLimit }): AdmissionState {
+    const state = this.connection.state;
+    const opensAt = this.fallback.opensAt(opco.id, opco.rateLimit.windowMs);
+    const asking = [...this.pending.values()].filter((ask) => ask.opcoId === opco.id).length;
+    return {
+      provider: this.name,
+      used: this.ledger.counted(opco.id, opco.rateLimit.windowMs),
+      waiting: asking + this.fallback.waiting(opco.id),
+      hub: {
+        state,
+        instanceId: this.instanceId,
+        mode: state === 'connected' ? 'hub' : 'local',
+        localShare: LocalFallback.share(opco.rateLimit, this.expectedInstances),
+        localOpensAt: opensAt > this.clock.now() ? new Date(opensAt).toISOString() : null,
+      },
+    };
+  }
+
   /** Asks still waiting fail with UNAVAILABLE; the connection closes. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -181,6 +203,7 @@ export class HubAdmission implements AdmissionProvider {
         reject(err);
       };
       this.pending.set(askId, {
+        opcoId: request.opcoId,
         granted: (message) => (settle(), resolve(this.hubLease(request, message, askedAt))),
         failed: (err) => (settle(), reject(err)),
         dropped: () => (settle(), resolve(undefined)),

@@ -69,6 +69,11 @@ export class LocalFallback {
     });
   }
 
+  /** Asks waiting in the opcoId's bucket. */
+  waiting(opcoId: string): number {
+    return this.buckets.get(opcoId)?.waiters() ?? 0;
+  }
+
   /** When local calls may start for this opcoId (see the file comment). */
   opensAt(opcoId: string, windowMs: number): number {
     if (this.lostAt === undefined) return -Infinity;

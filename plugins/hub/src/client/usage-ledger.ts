@@ -77,6 +77,12 @@ export class UsageLedger {
     return last;
   }
 
+  /** Calls of this instance for the opcoId a window of `windowMs` still counts: in flight, or ended within it. */
+  counted(opcoId: string, windowMs: number): number {
+    const now = this.clock.now();
+    return this.entries.filter((e) => e.opcoId === opcoId && (e.endedAt === undefined || now - e.endedAt < windowMs)).length;
+  }
+
   size(): number {
     return this.entries.length;
   }

@@ -2,7 +2,7 @@
  * The hub's configuration (D28): a JSON file checked here, secrets from the environment only.
  * A bad value stops start-up (or a reload) with one message naming the key, as core's config does.
  */
-import { ConfigError, isPlainObject, readConfigFile } from '@opco-proxy/core';
+import { ConfigError, isPlainObject, layerConfig, readConfigFile, type ConfigFlags } from '@opco-proxy/core';
 import { FORBIDDEN_KEYS, type RateLimit } from '../protocol.js';
 import { DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { DEFAULT_ISSUER } from './grant-token.js';
@@ -122,15 +122,20 @@ export function parseHubConfig(raw: unknown): HubConfig {
   };
 }
 
-/** Reads and checks the file; `PORT` in the environment overrides `port` (D28). */
-export function loadHubConfig(path: string, env: NodeJS.ProcessEnv = process.env): HubConfig {
-  const config = parseHubConfig(readConfigFile(path));
-  if (env.PORT !== undefined) {
-    const port = Number(env.PORT);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`invalid hub configuration: PORT: "${env.PORT}" is not a port number`);
-    config.port = port;
+/**
+ * Reads and checks the file with the service's overrides (docs/configuration.md): `PORT`, `HOST`,
+ * `LOG_LEVEL`, `OPCO_PROXY_STORE_URL`, `OPCO_PROXY__<key>...`, then the command-line flags. Only
+ * the hub's own keys are taken from the environment, so it may share one with the instances.
+ */
+export function loadHubConfig(path: string, env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): HubConfig {
+  const { raw, sources } = layerConfig(readConfigFile(path), env, flags, KEYS);
+  try {
+    return parseHubConfig(raw);
+  } catch (err) {
+    const match = err instanceof ConfigError ? /^invalid hub configuration: ([^:]+): /.exec(err.message) : null;
+    const source = match ? sources.get(match[1]!) : undefined;
+    throw source ? new ConfigError(`${err instanceof Error ? err.message : String(err)} (from ${source})`) : err;
   }
-  return config;
 }
 
 /** The two secrets; the message names the variable at fault and never shows its value. */

@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
   asServiceError, ConfigError, createEmbeddedStore, createError, createLogger, systemClock, toErrorBody,
-  type Clock, type Logger, type ServiceError, type Store,
+  type Clock, type ConfigFlags, type Logger, type ServiceError, type Store,
 } from '@opco-proxy/core';
 import { MAX_MESSAGE_BYTES } from '../protocol.js';
 import { createHubApp } from './hub-app.js';
@@ -147,8 +147,9 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
 }
 
 /** Reads and checks the config file, opens its store, starts the hub: `opco-proxy hub --config FILE`. */
-export async function runHub(configPath: string, env: NodeJS.ProcessEnv = process.env, options: { clock?: Clock; log?: Logger } = {}): Promise<RunningHub> {
-  const config = loadHubConfig(configPath, env);
+export async function runHub(configPath: string, env: NodeJS.ProcessEnv = process.env, runOptions: { clock?: Clock; log?: Logger; flags?: ConfigFlags } = {}): Promise<RunningHub> {
+  const { flags, ...options } = runOptions;
+  const config = loadHubConfig(configPath, env, flags);
   readHubSecrets(env); // a missing secret stops start-up before anything is opened
   const store = await openHubStore(config.store);
   try {

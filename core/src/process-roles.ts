@@ -1,0 +1,99 @@
+/**
+ * The process roles (D4): `serve`, `api`, `worker` run the kernel from a config file, or demo
+ * mode (D1) without one; `hub` runs the rate-limit coordinator (D28). SIGTERM or SIGINT stop a
+ * role gracefully (P3); a second signal stops it at once.
+ */
+import { ConfigError, readConfigFile, resolveConfig, type ConfigFlags, type ResolvedConfig } from './config.js';
+import { createKernel } from './kernel.js';
+import { startDemoUpstream } from './demo.js';
+import type { ProcessRole } from './plugin.js';
+
+export interface RoleOptions extends ConfigFlags {
+  /** The config file; absent, `serve`, `api` and `worker` run demo mode. */
+  config?: string;
+}
+
+interface HubModule {
+  runHub(configPath: string, env: NodeJS.ProcessEnv, options: { flags?: ConfigFlags }): Promise<{ url: string; close(): Promise<void> }>;
+}
+
+export async function runRole(role: ProcessRole, options: RoleOptions): Promise<void> {
+  const { config: configPath, ...flags } = options;
+  let config: ResolvedConfig;
+  let stopDemo = async () => {};
+  if (configPath) {
+    config = resolveConfig(readConfigFile(configPath), process.env, { flags });
+  } else {
+    const demo = await startDemoUpstream();
+    stopDemo = demo.close;
+    try {
+      config = resolveConfig(demo.config, { ...process.env, ...demo.env }, { demo: true, flags });
+    } catch (err) {
+      await stopDemo();
+      throw err;
+    }
+  }
+
+  const kernel = await createKernel(config, { role });
+  const stop = stopOnSignals(async () => {
+    await kernel.close();
+    await stopDemo();
+  }, (message, fields) => kernel.log.info(fields, message));
+  if (role === 'worker') {
+    kernel.log.info('worker started');
+  } else {
+    const url = await kernel.listen();
+    kernel.log.info({ url, host: config.host, demo: config.demo, store: config.store.type }, `opco-proxy ${role} listening on ${url}`);
+    if (config.demo) {
+      console.log(
+        `demo mode (development: any API key, loopback webhook targets allowed), listening on ${config.host} (HOST overrides)\n` +
+          `try  curl -H 'X-API-KEY: demo-key-123' ${url}/sandbox/dossiers/etats\n` +
+          `API reference ${url}/docs, operator console ${url}/console (operator key ${config.adminKey})`,
+      );
+    }
+  }
+  stop.keepAlive(role === 'worker');
+}
+
+/** D28: the rate-limit coordinator, from the hub plugin's package (not a build-time dependency of core). */
+export async function runHubRole(options: RoleOptions): Promise<void> {
+  const { config: configPath, ...flags } = options;
+  if (!configPath) throw new ConfigError('the hub needs a config file (--config FILE or OPCO_PROXY_CONFIG); see opco-proxy hub --help');
+  const name = '@opco-proxy/plugin-hub';
+  const { runHub } = (await import(name)) as HubModule;
+  const hub = await runHub(configPath, process.env, { flags });
+  console.log(`opco-proxy hub listening on ${hub.url}`);
+  stopOnSignals(() => hub.close(), (message, fields) => console.log(message, JSON.stringify(fields)));
+}
+
+/** First signal: graceful stop, then exit 0. Second signal: exit at once. */
+function stopOnSignals(close: () => Promise<void>, log: (message: string, fields: Record<string, unknown>) => void) {
+  let keepAlive: NodeJS.Timeout | undefined;
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log('second signal: stopping at once', { signal });
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+    stopping = true;
+    log('shutting down gracefully', { signal });
+    close().then(
+      () => {
+        clearInterval(keepAlive);
+        process.exit(0);
+      },
+      (err: unknown) => {
+        console.error('opco-proxy: failed to stop cleanly:', err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    /** A worker has no server to keep the event loop alive. */
+    keepAlive(needed: boolean) {
+      if (needed) keepAlive = setInterval(() => {}, 1 << 30);
+    },
+  };
+}

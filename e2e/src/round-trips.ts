@@ -1,0 +1,145 @@
+/**
+ * Counting what a job costs the backends (issue 11, point 4): every command the MongoDB driver
+ * sends (its command monitoring, `commandStarted`), every message published and every message
+ * settled (acked or handed back) on the real RabbitMQ queue. Counted, never timed.
+ */
+import { MongoClient } from 'mongodb';
+import { TestClock, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type Store } from '@opco-proxy/core';
+import { createStore } from '@opco-proxy/plugin-mongodb';
+import { createQueue } from '@opco-proxy/plugin-rabbitmq';
+import { realBackends } from './backends.js';
+import { eventually } from './eventually.js';
+import { startService } from './harness.js';
+import { dossierBody } from './jobs-client.js';
+
+/** Commands of the driver's own housekeeping, not round trips of the store's work. */
+const HOUSEKEEPING = new Set(['hello', 'isMaster', 'ismaster', 'buildInfo', 'ping', 'endSessions', 'killCursors']);
+
+export class RoundTrips {
+  /** `commandName collection` → count, e.g. `findAndModify jobs`. */
+  readonly commands = new Map<string, number>();
+  published = 0;
+  settled = 0;
+
+  noteCommand(name: string, collection: unknown): void {
+    if (HOUSEKEEPING.has(name)) return;
+    const key = typeof collection === 'string' ? `${name} ${collection}` : name;
+    this.commands.set(key, (this.commands.get(key) ?? 0) + 1);
+  }
+
+  get storeCommands(): number {
+    let total = 0;
+    for (const count of this.commands.values()) total += count;
+    return total;
+  }
+
+  get queueOperations(): number {
+    return this.published + this.settled;
+  }
+
+  reset(): void {
+    this.commands.clear();
+    this.published = 0;
+    this.settled = 0;
+  }
+
+  snapshot(): { store: number; queue: number; published: number; settled: number; commands: Record<string, number> } {
+    return { store: this.storeCommands, queue: this.queueOperations, published: this.published, settled: this.settled, commands: Object.fromEntries([...this.commands].sort()) };
+  }
+}
+
+export interface CountedBackends {
+  store: Store;
+  queue: Queue;
+  counts: RoundTrips;
+  database: string;
+  /** A client of its own (not counted), to watch the database without adding to the counts. */
+  observer: MongoClient;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh database and queue prefix on MONGODB_URL and RABBITMQ_URL, every operation counted.
+ * `atomicity: 'server'` counts what MongoDB gets; left out, FerretDB gets its lock workaround.
+ */
+export async function countedBackends(label: string, options: { atomicity?: 'server' | 'lock' } = {}): Promise<CountedBackends> {
+  const { store: storeConfig, queue: queueConfig } = realBackends(label) as { store: { url: string; database: string }; queue: { url: string; prefix: string } };
+  const counts = new RoundTrips();
+  const store = await createStore({
+    url: storeConfig.url, database: storeConfig.database, atomicity: options.atomicity,
+    onCommand: (event) => counts.noteCommand(event.commandName, event.command[event.commandName]),
+  });
+  const queue = countingQueue(await createQueue({ url: queueConfig.url, prefix: queueConfig.prefix }), counts);
+  const observer = await MongoClient.connect(storeConfig.url);
+  return {
+    store, queue, counts, database: storeConfig.database, observer,
+    async close() {
+      await queue.close().catch(() => undefined);
+      await store.close().catch(() => undefined);
+      await observer.db(storeConfig.database).dropDatabase().catch(() => undefined);
+      await observer.close();
+    },
+  };
+}
+
+/** The real queue, its publishes and settled messages counted. */
+export function countingQueue(queue: Queue, counts: RoundTrips): Queue {
+  return {
+    kind: queue.kind,
+    durable: queue.durable,
+    publish<T>(name: string, body: T, options?: PublishOptions): Promise<void> {
+      counts.published += 1;
+      return queue.publish(name, body, options);
+    },
+    consume<T>(name: string, handler: MessageHandler<T>, options?: ConsumeOptions): Promise<Consumer> {
+      return queue.consume<T>(name, (message) => handler(message).finally(() => void (counts.settled += 1)), options);
+    },
+    depth: (name) => queue.depth(name),
+    ping: () => queue.ping(),
+    close: () => queue.close(),
+  };
+}
+
+export interface PerJob {
+  jobs: number;
+  /** Store commands per job, in all and by `command collection`. */
+  store: number;
+  queue: number;
+  published: number;
+  settled: number;
+  commands: Record<string, number>;
+}
+
+/**
+ * Runs `jobs` single-step jobs (POST /sandbox/dossiers, no files, no Idempotency-Key, no webhook)
+ * one after the other on `backends`, after two to warm up (budget slots, indexes, token), and
+ * returns what each cost. The clock is frozen: no sweep, poll or lease renewal runs meanwhile, so
+ * the counts are the job's own.
+ */
+export async function jobRoundTrips(backends: CountedBackends, jobs = 10): Promise<PerJob> {
+  const service = await startService({ store: backends.store, queue: backends.queue, clock: new TestClock({ frozen: true }) });
+  try {
+    const records = backends.observer.db(backends.database).collection('jobs');
+    const run = async (count: number) => {
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const reply = await service.request('POST', '/sandbox/dossiers', { body: dossierBody() });
+        if (reply.status !== 202) throw new Error(`POST /sandbox/dossiers answered ${reply.status}: ${reply.text}`);
+        ids.push(reply.body.jobId);
+      }
+      // Ended and its event emitted: the last write of a job.
+      await eventually(async () => (await records.countDocuments({ _id: { $in: ids } as never, status: 'completed', notified: true })) === count, `${count} jobs completed and notified`, 60_000);
+    };
+    await run(2);
+    backends.counts.reset();
+    await run(jobs);
+    const counts = backends.counts.snapshot();
+    const per = (n: number) => n / jobs;
+    return {
+      jobs, store: per(counts.store), queue: per(counts.queue), published: per(counts.published), settled: per(counts.settled),
+      commands: Object.fromEntries(Object.entries(counts.commands).map(([name, n]) => [name, per(n)])),
+    };
+  } finally {
+    await service.close();
+  }
+}

@@ -1,0 +1,44 @@
+// Issue 11, point 4: what one single-step job costs the store and the queue, counted by the
+// MongoDB driver's command monitoring on the real server (FerretDB in CI) and on real RabbitMQ.
+// With `atomicity: 'server'` the store sends exactly what it sends to MongoDB; FerretDB's lock
+// workaround (document-locks.ts) is counted apart and only reported.
+import t from 'tap';
+import { countedBackends, jobRoundTrips, realBackendsSkip } from '../src/index.js';
+
+/**
+ * Issue 11: at most 6 store round trips and 2 queue operations (publish, ack) per single-step job.
+ * The job's own writes and reads (submission, claim, the write that ends it, the webhook outbox,
+ * the note that its event went out) are held to the target; the upstream budget's (the default
+ * admission provider: a slot claimed and stamped again when the call ends; none with the hub) are
+ * held to what they are, 2 per upstream call.
+ */
+const MAX_STORE_COMMANDS = 6;
+const MAX_BUDGET_COMMANDS = 2;
+const MAX_QUEUE_OPERATIONS = 2;
+const BUDGET = 'upstream_budget';
+
+const skip = realBackendsSkip();
+if (skip) t.test('store and queue operations per job', { skip }, async () => {});
+else {
+  t.test('a single-step job costs at most 6 store commands of its own, 2 of the budget, and 2 queue operations', async (t) => {
+    const backends = await countedBackends('roundtrips', { atomicity: 'server' });
+    t.teardown(() => backends.close());
+    const perJob = await jobRoundTrips(backends, 10);
+    t.comment(`per job: ${JSON.stringify(perJob)}`);
+    const budget = Object.entries(perJob.commands).filter(([name]) => name.endsWith(` ${BUDGET}`)).reduce((sum, [, n]) => sum + n, 0);
+    const own = perJob.store - budget;
+    t.ok(own <= MAX_STORE_COMMANDS, `${own} store commands of the job's own (at most ${MAX_STORE_COMMANDS}): ${JSON.stringify(perJob.commands)}`);
+    t.ok(budget <= MAX_BUDGET_COMMANDS, `${budget} store commands of the upstream budget (at most ${MAX_BUDGET_COMMANDS})`);
+    t.equal(perJob.published, 1, 'one publish per job');
+    t.equal(perJob.settled, 1, 'one ack per job');
+    t.ok(perJob.queue <= MAX_QUEUE_OPERATIONS);
+  });
+
+  t.test('the FerretDB lock workaround, counted', async (t) => {
+    const backends = await countedBackends('roundtrips_lock');
+    t.teardown(() => backends.close());
+    const perJob = await jobRoundTrips(backends, 5);
+    t.comment(`per job with the lock workaround: ${JSON.stringify(perJob)}`);
+    t.equal(perJob.settled, 1, 'one ack per job');
+  });
+}

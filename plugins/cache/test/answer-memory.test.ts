@@ -1,0 +1,44 @@
+// The cache's in-process layer: bounded by entries and by bytes, expiring on the injected clock.
+import t from 'tap';
+import { TestClock } from '@opco-proxy/core';
+import { AnswerMemory } from '../src/answer-memory.js';
+
+const text = (n: number) => JSON.stringify('x'.repeat(n - 2));
+
+t.test('bounded by entries: the least recently used goes first', async (t) => {
+  const clock = new TestClock({ frozen: true });
+  const memory = new AnswerMemory({ maxEntries: 2, maxBytes: 1_000_000 }, clock);
+  memory.set('a', text(10), clock.now() + 1000);
+  memory.set('b', text(10), clock.now() + 1000);
+  t.equal(memory.get('a'), text(10), 'a read: b is now the least recent');
+  memory.set('c', text(10), clock.now() + 1000);
+  t.equal(memory.entries, 2);
+  t.equal(memory.get('b'), undefined, 'b evicted');
+  t.equal(memory.get('a'), text(10));
+  t.equal(memory.get('c'), text(10));
+});
+
+t.test('bounded by bytes: older answers leave room, one too large is not kept', async (t) => {
+  const clock = new TestClock({ frozen: true });
+  const memory = new AnswerMemory({ maxEntries: 100, maxBytes: 250 }, clock);
+  for (const key of ['a', 'b', 'c']) memory.set(key, text(100), clock.now() + 1000);
+  t.ok(memory.bytes <= 250, `${memory.bytes} bytes kept`);
+  t.equal(memory.entries, 2);
+  t.equal(memory.get('a'), undefined, 'the oldest made room');
+  memory.set('huge', text(300), clock.now() + 1000);
+  t.equal(memory.get('huge'), undefined, 'larger than the whole budget: not kept');
+  t.equal(memory.get('c'), text(100), 'and nothing evicted for it');
+});
+
+t.test('an answer lives until its own expiry on the injected clock, to the millisecond', async (t) => {
+  const clock = new TestClock({ frozen: true });
+  const memory = new AnswerMemory({ maxEntries: 10, maxBytes: 10_000 }, clock);
+  memory.set('a', text(10), clock.now() + 60_000);
+  await clock.advance(59_999);
+  t.equal(memory.get('a'), text(10), 'alive until its last millisecond');
+  await clock.advance(1);
+  t.equal(memory.get('a'), undefined, 'expired');
+  t.equal(memory.entries, 0, 'and dropped');
+  memory.set('late', text(10), clock.now());
+  t.equal(memory.get('late'), undefined, 'an answer already expired is not kept');
+});

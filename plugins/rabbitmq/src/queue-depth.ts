@@ -1,0 +1,43 @@
+/**
+ * The depth of a work queue on the broker (Queue.depth, GET /admin/queues): `checkQueue` on the
+ * work queue (ready messages and consumers) and on each of its delay queues (P8), which hold the
+ * delayed messages. AMQP does not tell how many messages consumers hold unacknowledged (only the
+ * management plugin's HTTP API does), so that stays unknown.
+ */
+import type { ChannelModel } from 'amqplib';
+import type { QueueDepth } from '@opco-proxy/core';
+import { DELAY_BUCKETS_MS, delayQueueName } from './topology.js';
+import { withDeadline } from './deadline.js';
+
+const DEPTH_TIMEOUT_MS = 5000;
+
+export async function queueDepth(model: ChannelModel, queue: string, brokerName: string): Promise<QueueDepth> {
+  const deadline = Date.now() + DEPTH_TIMEOUT_MS;
+  const failure = () => new Error(`RabbitMQ did not tell the depth of ${brokerName} within ${DEPTH_TIMEOUT_MS} ms`);
+  const [work, ...delays] = await withDeadline(
+    Promise.all([brokerName, ...DELAY_BUCKETS_MS.map((ms) => delayQueueName(brokerName, ms))].map((name) => check(model, name))),
+    deadline,
+    failure,
+  );
+  return {
+    queue,
+    ready: work?.messageCount ?? 0,
+    delayed: delays.reduce((sum, delay) => sum + (delay?.messageCount ?? 0), 0),
+    unacknowledged: null,
+    consumers: work?.consumerCount ?? 0,
+  };
+}
+
+/** One channel per check: the broker closes the channel of a check on a queue that does not exist (404). */
+async function check(model: ChannelModel, name: string): Promise<{ messageCount: number; consumerCount: number } | null> {
+  const channel = await model.createChannel();
+  channel.on('error', () => undefined); // the 404 also arrives as an 'error' event
+  try {
+    return await channel.checkQueue(name);
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return null;
+    throw err;
+  } finally {
+    await channel.close().catch(() => undefined);
+  }
+}
