@@ -3,9 +3,13 @@
  * per opcoId shared by every tenant and every instance through the Store.
  *
  * The budget is `limit` slot documents. A call claims, atomically, a slot last used at least
- * `windowMs` ago, and on release the slot is stamped again with the call's end. A slot thus
- * serves at most one call per window, so no rolling window ever sees more than `limit` calls,
- * whichever instance made them. It needs only findOneAndUpdate, which every Store offers.
+ * `windowMs` ago, stamping it with the claim time plus a small allowance for the call itself; a
+ * call that outlasts the allowance stamps the slot again with its end. The upstream counts a call
+ * somewhere between its start and its end, so a slot stamped no earlier than the end serves at
+ * most one call per window as the upstream sees it: no rolling window ever sees more than `limit`
+ * calls, whichever instance made them. It needs only findOneAndUpdate, which every Store offers.
+ * The allowance spares most calls their second write (one store round trip per call instead of
+ * two) at the cost of at most `CALL_ALLOWANCE_SHARE` of the budget when calls are much faster.
  */
 import { DuplicateKeyError, type Store, type Collection } from './ports/store.js';
 import { createError } from './errors.js';
@@ -59,6 +63,10 @@ export class StoreBudgetAdmission implements AdmissionProvider {
  * client requests (D11): a sync uses what clients leave over, and clients are not starved.
  */
 export const CLIENT_RESERVE = 0.1;
+
+/** Share of the window, at most `CALL_ALLOWANCE_MAX_MS`, by which a claim stamps its slot ahead. */
+export const CALL_ALLOWANCE_SHARE = 0.02;
+export const CALL_ALLOWANCE_MAX_MS = 1000;
 
 export class UpstreamBudget {
   private readonly slots: Collection<Slot>;
@@ -115,7 +123,8 @@ export class UpstreamBudget {
     const now = this.clock.now();
     const freeBefore = new Date(now - opco.rateLimit.windowMs);
     const reserve = priority > PRIORITY.client ? Math.floor(opco.rateLimit.limit * CLIENT_RESERVE) : 0;
-    const claim = { $set: { usedAt: new Date(now), holder } };
+    const stampedUntil = now + Math.min(CALL_ALLOWANCE_MAX_MS, Math.floor(opco.rateLimit.windowMs * CALL_ALLOWANCE_SHARE));
+    const claim = { $set: { usedAt: new Date(stampedUntil), holder } };
     const guess = this.nextSlot?.get(opco.id);
     let slot =
       guess !== undefined && guess >= reserve && guess < opco.rateLimit.limit
@@ -129,9 +138,11 @@ export class UpstreamBudget {
     this.nextSlot?.set(opco.id, (slot.index + 1) % opco.rateLimit.limit);
     return {
       release: async () => {
+        const end = this.clock.now();
+        if (end <= stampedUntil) return;
         // updateMany on an _id matches one document at most; unlike findOneAndUpdate it reads
         // nothing back, which on the embedded store saves a lookup and a copy per call.
-        await this.slots.updateMany({ _id: slot._id, holder }, { $set: { usedAt: this.clock.date() } });
+        await this.slots.updateMany({ _id: slot._id, holder }, { $set: { usedAt: new Date(end) } });
       },
     };
   }

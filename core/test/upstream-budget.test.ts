@@ -1,7 +1,7 @@
 // D11, D12: never more than `limit` calls per window; background work leaves a reserve to
 // client requests and waits instead of being refused.
 import t from 'tap';
-import { createEmbeddedStore, UpstreamBudget, PRIORITY, systemClock, type Opco } from '../src/index.js';
+import { createEmbeddedStore, UpstreamBudget, PRIORITY, systemClock, TestClock, type Opco } from '../src/index.js';
 
 const opco = (limit: number, windowMs: number) => ({ id: `o${limit}-${windowMs}-${Math.random()}`, rateLimit: { limit, windowMs } }) as Opco;
 
@@ -14,7 +14,7 @@ t.test('client requests: exactly limit per window, then RATE_LIMITED with Retry-
   t.equal(leases.filter((l) => !(l instanceof Error)).length, 5);
   const refused = leases.find((l) => l instanceof Error) as unknown as { code: string; headers: Record<string, string> };
   t.equal(refused.code, 'RATE_LIMITED');
-  t.equal(refused.headers['Retry-After'], '3');
+  t.equal(refused.headers['Retry-After'], '4', 'the window (3 s) after the claims, stamped 60 ms ahead for the calls (2%), rounded up');
 });
 
 t.test('background work leaves 10% of the budget to clients', async (t) => {
@@ -42,4 +42,40 @@ t.test('background work waits for the window, and stops waiting when cancelled',
   let cancel = false;
   setTimeout(() => (cancel = true), 50);
   t.equal(await budget.acquireWaiting(o, PRIORITY.low, () => cancel), null, 'cancelled while waiting');
+});
+
+t.test('a slot is free one window after the call ended as the upstream may count it, whether the call was fast or slow', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const clock = new TestClock({ frozen: true });
+  const budget = new UpstreamBudget(store, clock);
+  const o = opco(1, 10_000); // allowance: 2% of the window = 200 ms
+  const writes: string[] = [];
+  const slots = store.collection('upstream_budget');
+  for (const method of ['findOneAndUpdate', 'updateMany'] as const) {
+    const original = slots[method].bind(slots) as (...args: unknown[]) => Promise<unknown>;
+    (slots as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => (writes.push(method), original(...args));
+  }
+
+  // A fast call (50 ms): its claim stamped the slot 200 ms ahead, so its release writes nothing.
+  const fast = await budget.acquire(o);
+  await clock.advance(50);
+  writes.length = 0;
+  await fast.release();
+  t.same(writes, [], 'a call ended within the allowance costs no second write');
+  await clock.advance(10_000 - 50 + 199);
+  t.equal(await budget.tryAcquire(o), null, 'not free before claim + allowance + window');
+  await clock.advance(1);
+  const slow = await budget.tryAcquire(o);
+  t.ok(slow, 'free once claim + allowance + window has passed');
+
+  // A slow call (3 s): its release stamps the slot with its end.
+  await clock.advance(3000);
+  writes.length = 0;
+  await slow!.release();
+  t.same(writes, ['updateMany'], 'a call that outlasted the allowance stamps its end');
+  await clock.advance(10_000 - 1);
+  t.equal(await budget.tryAcquire(o), null, 'not free before end + window');
+  await clock.advance(1);
+  t.ok(await budget.tryAcquire(o), 'free one window after the slow call ended');
 });
