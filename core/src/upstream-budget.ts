@@ -71,20 +71,25 @@ export const CALL_ALLOWANCE_MAX_MS = 1000;
 export class UpstreamBudget {
   private readonly slots: Collection<Slot>;
   private readonly prepared = new Map<string, Promise<void>>();
+  /** Whether the search has an (opcoId, usedAt) index; nedb would use it for no claim. */
+  private readonly indexed: boolean;
   /**
-   * Embedded store only: the slot after the last one claimed, per opco. That store lives in this
-   * one process, so slots are claimed in rotation and the next one is nearly always the oldest:
-   * trying it first touches one document (by _id) instead of every slot of the opco. Elsewhere
-   * other instances claim too, and a wrong guess would cost a second round trip.
+   * The slot after the last one this process claimed or tried, per opco. Slots are claimed in
+   * rotation, so the next one is nearly always free, and trying it first touches one document by
+   * _id instead of searching every slot of the opco: on the embedded store (nedb scans them) and
+   * on FerretDB (which filters in its own process) that search is most of a claim's cost, and on
+   * MongoDB concurrent claims no longer all race for the oldest slot. When another instance has
+   * used the slot, the guess misses and the search follows: a second round trip, which also
+   * brings this instance's rotation back to the oldest slots.
    */
-  private readonly nextSlot: Map<string, number> | undefined;
+  private readonly nextSlot = new Map<string, number>();
 
   constructor(
     store: Store,
     private readonly clock: Clock,
   ) {
     this.slots = store.collection<Slot>('upstream_budget');
-    this.nextSlot = store.kind === 'embedded' ? new Map() : undefined;
+    this.indexed = store.kind !== 'embedded';
   }
 
   /** Claims a slot or throws RATE_LIMITED with the seconds until the next one frees. */
@@ -125,17 +130,21 @@ export class UpstreamBudget {
     const reserve = priority > PRIORITY.client ? Math.floor(opco.rateLimit.limit * CLIENT_RESERVE) : 0;
     const stampedUntil = now + Math.min(CALL_ALLOWANCE_MAX_MS, Math.floor(opco.rateLimit.windowMs * CALL_ALLOWANCE_SHARE));
     const claim = { $set: { usedAt: new Date(stampedUntil), holder } };
-    const guess = this.nextSlot?.get(opco.id);
-    let slot =
-      guess !== undefined && guess >= reserve && guess < opco.rateLimit.limit
-        ? await this.slots.findOneAndUpdate({ _id: `${opco.id}#${guess}`, opcoId: opco.id, usedAt: { $lte: freeBefore } }, claim)
-        : null;
-    slot ??= await this.slots.findOneAndUpdate(
-      reserve > 0 ? { opcoId: opco.id, index: { $gte: reserve }, usedAt: { $lte: freeBefore } } : { opcoId: opco.id, usedAt: { $lte: freeBefore } },
-      claim,
-    );
-    if (!slot) return null;
-    this.nextSlot?.set(opco.id, (slot.index + 1) % opco.rateLimit.limit);
+    const guess = this.nextSlot.get(opco.id);
+    let slot: Slot | null = null;
+    if (guess !== undefined && guess >= reserve && guess < opco.rateLimit.limit) {
+      // Moved on before the round trip: concurrent claims of this process try distinct slots.
+      this.nextSlot.set(opco.id, (guess + 1) % opco.rateLimit.limit);
+      slot = await this.slots.findOneAndUpdate({ _id: `${opco.id}#${guess}`, opcoId: opco.id, usedAt: { $lte: freeBefore } }, claim);
+    }
+    if (!slot) {
+      slot = await this.slots.findOneAndUpdate(
+        reserve > 0 ? { opcoId: opco.id, index: { $gte: reserve }, usedAt: { $lte: freeBefore } } : { opcoId: opco.id, usedAt: { $lte: freeBefore } },
+        claim,
+      );
+      if (!slot) return null;
+      this.nextSlot.set(opco.id, (slot.index + 1) % opco.rateLimit.limit);
+    }
     return {
       release: async () => {
         const end = this.clock.now();
@@ -179,7 +188,7 @@ export class UpstreamBudget {
   private async createSlots(opco: BudgetKey): Promise<void> {
     // The embedded store (nedb) picks candidates from a compound index only on equality with
     // every field, so this one would serve no claim there and cost two tree updates per call.
-    if (!this.nextSlot) await this.slots.createIndex({ opcoId: 1, usedAt: 1 });
+    if (this.indexed) await this.slots.createIndex({ opcoId: 1, usedAt: 1 });
     const { limit } = opco.rateLimit;
     await Promise.all(
       Array.from({ length: limit }, (_, index) =>
