@@ -67,7 +67,13 @@ export class Pipeline {
         if (err instanceof AuthRefreshNeeded) refresh = true;
         else ctx.error = asServiceError(err);
       } finally {
-        await lease.release({ status: refresh ? 401 : answeredStatus(ctx), latencyMs: clock.now() - calledAt });
+        // The call has happened whatever the release does: an answer lost to a store outage here
+        // would have a job send its dossier again. The slot keeps its claim's stamp.
+        try {
+          await lease.release({ status: refresh ? 401 : answeredStatus(ctx), latencyMs: clock.now() - calledAt });
+        } catch (err) {
+          this.deps.log.warn({ opcoId: ctx.opco.id, route: ctx.route, err }, 'the end of an upstream call could not be recorded by the admission provider');
+        }
       }
       if (!refresh) break;
     }

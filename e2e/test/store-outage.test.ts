@@ -36,11 +36,22 @@ async function expectUnavailable(t: Test, service: Service, paths: string[]) {
 }
 
 t.test('embedded store closed under a running service', async (t) => {
-  const service = await startService({});
+  const logs: string[] = [];
+  const service = await startService({ logs });
   t.teardown(() => service.close());
+  // The job's call is answered a second after it arrives: the store is closed meanwhile.
+  service.sandbox.faults.add({ route: 'POST ', latencyMs: 1000 });
   const ids = await seed(service);
+  // The job's call has reached the upstream: its answer, a second later, cannot be recorded with
+  // the store gone, and the worker retries the write. At shutdown that retry must end (the lease lapses):
+  // a worker retrying for ever would keep this test's process alive, and tap fails it on timeout.
+  const calls = () => Object.entries(service.sandbox.stats.calls).filter(([route]) => route.startsWith('POST ')).reduce((sum, [, n]) => sum + n, 0);
+  for (let i = 0; i < 200 && calls() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  t.ok(calls() > 0, 'the job called the upstream');
   await service.kernel.store.close();
   await expectUnavailable(t, service, READS(ids.jobId, ids.syncId, ids.webhookId));
+  for (let i = 0; i < 200 && !logs.some((line) => line.includes('could not be recorded yet')); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  t.ok(logs.some((line) => line.includes('could not be recorded yet')), 'the worker retries recording the accepted step');
 });
 
 t.test('FerretDB unreachable, then back', { skip: realBackendsSkip() }, async (t) => {

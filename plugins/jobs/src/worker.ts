@@ -42,6 +42,8 @@ export class JobWorker {
   private consumer?: Consumer;
   /** Leases of the runs in progress, released if the process must stop before they end. */
   private readonly running = new Map<string, string>();
+  /** Aborted when the process stops and its grace has run out: waits inside a run end at once. */
+  private readonly givenUp = new AbortController();
 
   constructor(private readonly deps: WorkerDeps) {}
 
@@ -58,6 +60,10 @@ export class JobWorker {
    */
   async stop(deadline: number): Promise<void> {
     if (await settlesBy(this.deps.clock, deadline, this.consumer?.cancel())) return;
+    // A run still retrying the record of an accepted step (the store down) would otherwise keep
+    // the process alive for ever; the lease lapses instead, and the next worker checks the
+    // upstream before sending again, as after a crash.
+    this.givenUp.abort(new Error('the worker stopped before this run ended'));
     for (const [jobId, token] of this.running) {
       await this.deps.records.leases.lapse(jobId, token).catch(() => undefined);
       this.deps.log.warn({ jobId }, 'job handed back at shutdown; another worker resumes it');
@@ -155,7 +161,7 @@ export class JobWorker {
           resultJson = JSON.stringify({ upstreamAnswer: truncatedText(resultJson) });
         }
         this.deps.log.warn({ jobId: job._id, requestId: job.requestId, step: stepNumber, err }, 'the upstream accepted the step but it could not be recorded yet; retrying');
-        await this.deps.clock.sleep(RECORD_RETRY_MS[Math.min(attempt, RECORD_RETRY_MS.length - 1)]!);
+        await this.deps.clock.sleep(RECORD_RETRY_MS[Math.min(attempt, RECORD_RETRY_MS.length - 1)]!, this.givenUp.signal);
       }
     }
   }
