@@ -48,7 +48,12 @@ export function postNotification(url: URL, body: string, headers: Record<string,
       res.on('close', () => settle(new Error('the answer was cut off')));
       res.resume();
     });
-    const timer = setTimeout(() => req.destroy(new AttemptTimeout(options.timeoutMs)), options.timeoutMs);
+    const timer = setTimeout(() => {
+      // Settled first: whatever error the destroyed request then reports, the attempt timed out.
+      const timeout = new AttemptTimeout(options.timeoutMs);
+      settle(timeout);
+      req.destroy(timeout);
+    }, options.timeoutMs);
     req.on('error', (err) => settle(err));
     req.end(body);
   });
