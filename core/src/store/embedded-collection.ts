@@ -91,6 +91,12 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     const query = nedbQuery(filter);
     const { modifier, setOnInsert } = splitUpdate(update);
     return this.write(async (db) => {
+      if (modifier && !options.sort && !options.upsert && options.returnDocument !== 'before') {
+        // One pass (the common write by _id): nedb changes the first match, as a find with a
+        // limit of 1 would have picked it, and hands back its new version.
+        const { affectedDocuments } = await db.updateAsync(query, modifier, { returnUpdatedDocs: true, multi: false });
+        return affectedDocuments ? cloneDocument(affectedDocuments as unknown as T) : null;
+      }
       let cursor = db.findAsync<T>(query);
       if (options.sort) cursor = cursor.sort(options.sort);
       const [before] = (await cursor.limit(1)) as unknown as T[];
