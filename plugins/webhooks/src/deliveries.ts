@@ -66,6 +66,8 @@ export class Deliveries {
    * The embedded store (nedb) takes candidates from a compound index only on equality with every
    * one of its fields, which no query here has: there they would only be upkeep on every claim
    * and release (a third of the service's CPU under a burst of deliveries). Claims go by `_id`.
+   * A datafile written by an earlier version keeps them (nedb recreates its indexes on load):
+   * upkeep, not a change of results.
    */
   async prepare(): Promise<void> {
     if (!this.indexed) return;
