@@ -8,6 +8,9 @@
 // notifications to the same receiver. Both sides are timed from the notification's own timestamp
 // (the event's time) to its arrival at the receiver: deliveries/s = count / (last arrival -
 // first timestamp), and p99 of (arrival - timestamp). Interleaved rounds; min/median/max ratios.
+// CPU per delivery: the service's own CPU time over its side of a round (the jobs that emit the
+// events included) and the bare sender's from its first send (its start-up left out), each
+// divided by the deliveries: steadier than the rates on a busy machine.
 // Run after `npm run build`:  node bench/webhooks.mjs [--quick] [--rounds 3] [--webhooks 20] [--events 100] [--concurrency 16] [--cpu-prof DIR]
 import { createHmac } from 'node:crypto';
 import { createServer, Agent, request } from 'node:http';
@@ -36,6 +39,8 @@ async function bareSender(target, webhooks, count, concurrency) {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const secrets = Array.from({ length: webhooks }, (_, i) => createHmac('sha256', 'bench').update(String(i)).digest('hex'));
   const timestamp = new Date().toISOString();
+  // From here: the process's start-up is not the sending's.
+  const cpuStart = process.cpuUsage();
   let next = 0;
   const send = (n) => new Promise((ok, fail) => {
     const secret = secrets[n % webhooks];
@@ -57,6 +62,8 @@ async function bareSender(target, webhooks, count, concurrency) {
   const lane = async () => { while (next < count) await send(next++); };
   await Promise.all(Array.from({ length: concurrency }, lane));
   agent.destroy();
+  const { user, system } = process.cpuUsage(cpuStart);
+  console.log(`CPU_US ${user + system}`);
 }
 
 // ---- the parent ---------------------------------------------------------------------------------
@@ -89,22 +96,24 @@ async function main() {
     let posts = 0;
     const serviceSide = async () => {
       receiver.reset(expected);
+      const cpuBefore = service.cpuSeconds();
       // The burst: every job posted at once; each completion fans out to every webhook.
       const posted = await Promise.all(Array.from({ length: events }, () => post(`${service.url}/sandbox/dossiers`, service.headers, JSON.stringify(dossier(`EXT-BENCH-${++posts}`)))));
       if (process.env.BENCH_DEBUG) console.log("posted", posted);
       if (posted.some((s) => s !== 202)) throw new Error(`job posts answered ${[...new Set(posted)].join(', ')}`);
       const result = await receiver.done(BENCH_WAIT);
       if (process.env.BENCH_DEBUG) console.log("service", result);
-      return result;
+      return { ...result, cpuUsPerDelivery: ((service.cpuSeconds() - cpuBefore) * 1e6) / expected };
     };
     const bareSide = async () => {
       receiver.reset(expected);
-      const sender = startProcess({ name: 'bare-sender', command: process.execPath, cpu: SERVICE_CPU, args: [fileURLToPath(import.meta.url), '--child', 'sender', '--target', receiver.url, '--webhooks', String(webhooks), '--count', String(expected), '--concurrency', String(concurrency)] });
+      const sender = startProcess({ name: 'bare-sender', command: process.execPath, cpu: SERVICE_CPU, capture: true, args: [fileURLToPath(import.meta.url), '--child', 'sender', '--target', receiver.url, '--webhooks', String(webhooks), '--count', String(expected), '--concurrency', String(concurrency)] });
       const exited = once(sender.child, 'exit');
       const result = await receiver.done(BENCH_WAIT);
       if (process.env.BENCH_DEBUG) console.log("bare", result);
       await exited;
-      return result;
+      const cpuUs = Number(/CPU_US (\d+)/.exec(sender.output())?.[1]);
+      return { ...result, cpuUsPerDelivery: cpuUs / expected };
     };
     await interleave(1, { service: serviceSide, bare: bareSide }); // warm-up
     const results = await interleave(rounds, { service: serviceSide, bare: bareSide });
@@ -112,11 +121,12 @@ async function main() {
     console.log(`webhook fan-out: ${webhooks} webhooks x ${events} events = ${expected} deliveries per round, ${rounds} interleaved rounds; bare sender: node:http keep-alive, ${concurrency} in flight; ${pinning()}`);
     printRatios('ratio = opco-proxy / bare signing sender', [
       { name: 'deliveries/s', values: results.map((r) => r.service.rate / r.bare.rate), goal: '>= 0.5' },
+      { name: 'CPU per delivery', values: results.map((r) => r.service.cpuUsPerDelivery / r.bare.cpuUsPerDelivery) },
     ]);
     const p99 = summary(results.map((r) => r.service.p99Ms));
     console.log(`opco-proxy p99 event -> receiver under the ${expected}-delivery burst: min ${fmt(p99.min)}  median ${fmt(p99.median)}  max ${fmt(p99.max)} ms   (goal <= 2000)`);
     console.log('per round, absolute:');
-    for (const r of results) console.log(`  opco-proxy ${r.service.rate.toFixed(0)}/s p50 ${fmt(r.service.p50Ms)} p99 ${fmt(r.service.p99Ms)} ms (${r.service.count})   bare ${r.bare.rate.toFixed(0)}/s p50 ${fmt(r.bare.p50Ms)} p99 ${fmt(r.bare.p99Ms)} ms (${r.bare.count})`);
+    for (const r of results) console.log(`  opco-proxy ${r.service.rate.toFixed(0)}/s p50 ${fmt(r.service.p50Ms)} p99 ${fmt(r.service.p99Ms)} ms (${r.service.count}) ${fmt(r.service.cpuUsPerDelivery)} µs CPU/delivery   bare ${r.bare.rate.toFixed(0)}/s p50 ${fmt(r.bare.p50Ms)} p99 ${fmt(r.bare.p99Ms)} ms (${r.bare.count}) ${fmt(r.bare.cpuUsPerDelivery)} µs CPU/delivery`);
     if (failed) console.log('ERRORS: some deliveries did not arrive; exiting 1');
   } catch (err) {
     console.error(err);

@@ -36,6 +36,8 @@ export interface ServiceOptions {
   /** Plugins given as objects, registered with the configured ones. */
   plugins?: Plugin[];
   clock?: Clock;
+  /** `api` runs no workers (several instances on one store and queue); default `serve`. */
+  role?: 'serve' | 'api';
 }
 
 export interface Service {
@@ -98,7 +100,7 @@ async function listen(options: ServiceOptions, sandbox: Sandbox, raw: unknown): 
   const plugins = [...(options.plugins ?? [])];
   const events = options.events;
   if (events) plugins.push({ name: 'test-event-collector', register: (api) => api.addHook('event', (event) => void events.push(event)) });
-  const kernel = await createKernel(config, { store: options.store, queue: options.queue, log, resolveHost: options.resolveHost, clock: options.clock, plugins });
+  const kernel = await createKernel(config, { store: options.store, queue: options.queue, log, resolveHost: options.resolveHost, clock: options.clock, plugins, role: options.role });
   const url = await kernel.listen(0, '127.0.0.1');
   // Answers are checked against the document this instance publishes (only its plugins' routes).
   const contract = contractOf(await (await fetch(`${url}/doc`)).json());

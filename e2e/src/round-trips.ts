@@ -4,12 +4,13 @@
  * settled (acked or handed back) on the real RabbitMQ queue. Counted, never timed.
  */
 import { MongoClient } from 'mongodb';
-import { TestClock, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type Store } from '@opco-proxy/core';
+import { TestClock, tenantHash, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type Store } from '@opco-proxy/core';
 import { createStore } from '@opco-proxy/plugin-mongodb';
 import { createQueue } from '@opco-proxy/plugin-rabbitmq';
 import { realBackends } from './backends.js';
 import { eventually } from './eventually.js';
-import { startService } from './harness.js';
+import { KEY_A, startService } from './harness.js';
+import { startReceiver } from './receiver.js';
 import { dossierBody } from './jobs-client.js';
 
 /** Commands of the driver's own housekeeping, not round trips of the store's work. */
@@ -141,5 +142,54 @@ export async function jobRoundTrips(backends: CountedBackends, jobs = 10): Promi
     };
   } finally {
     await service.close();
+  }
+}
+
+export interface PerDelivery {
+  deliveries: number;
+  /** Store commands per delivery, in all and by `command collection`. */
+  store: number;
+  published: number;
+  settled: number;
+  commands: Record<string, number>;
+}
+
+/**
+ * Fans `events` events (`sync.started`, emitted in the service: no job) out to `webhooks` webhooks
+ * of one tenant, one event after the other, after one event to warm up (indexes, the worker's
+ * copies of the webhooks), and returns what each delivery cost, its event's share included. The
+ * clock is frozen, as for `jobRoundTrips`.
+ */
+export async function deliveryRoundTrips(backends: CountedBackends, webhooks = 20, events = 5): Promise<PerDelivery> {
+  const receiver = await startReceiver({ status: 200 });
+  const service = await startService({ store: backends.store, queue: backends.queue, clock: new TestClock({ frozen: true }) });
+  try {
+    for (let i = 0; i < webhooks; i++) {
+      const reply = await service.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/w${i}`, events: ['sync.started'] } });
+      if (reply.status !== 201) throw new Error(`POST /webhooks answered ${reply.status}: ${reply.text}`);
+    }
+    const records = backends.observer.db(backends.database).collection('webhook_deliveries');
+    let emitted = 0;
+    const run = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        await service.kernel.emit({ type: 'sync.started', tenant: tenantHash(KEY_A), opcoId: 'sandbox', data: { syncId: `rt-${++emitted}`, total: 1 } });
+      }
+      const total = emitted * webhooks;
+      // Delivered and released: the last write of a delivery.
+      await eventually(async () => (await records.countDocuments({ status: 'delivered' })) === total, `${total} deliveries delivered`, 60_000);
+    };
+    await run(1);
+    backends.counts.reset();
+    await run(events);
+    const counts = backends.counts.snapshot();
+    const deliveries = webhooks * events;
+    const per = (n: number) => n / deliveries;
+    return {
+      deliveries, store: per(counts.store), published: per(counts.published), settled: per(counts.settled),
+      commands: Object.fromEntries(Object.entries(counts.commands).map(([name, n]) => [name, per(n)])),
+    };
+  } finally {
+    await service.close();
+    await receiver.close();
   }
 }

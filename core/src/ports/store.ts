@@ -43,6 +43,11 @@ export interface FindOneAndUpdateOptions {
   sort?: SortSpec;
 }
 
+export interface InsertManyResult {
+  /** The `_id`s of the documents not inserted because a unique key was held, in batch order. */
+  duplicates: string[];
+}
+
 export interface IndexOptions {
   unique?: boolean;
   name?: string;
@@ -51,6 +56,14 @@ export interface IndexOptions {
 export interface Collection<T extends Doc = Doc> {
   /** Throws DuplicateKeyError when `_id` or a unique index already holds the value. */
   insertOne(doc: T): Promise<void>;
+  /**
+   * Inserts many documents in one round trip where the backend allows it, each on its own: a
+   * document whose `_id` or unique key is already held (by a stored document, an earlier one of
+   * the batch, or a concurrent insert) is skipped and named in `duplicates`, and the others go
+   * in. Of concurrent batches holding one `_id`, exactly one inserts it. Documents are checked
+   * before any is written (TypeError); a backend failure may leave part of the batch written.
+   */
+  insertMany(docs: T[]): Promise<InsertManyResult>;
   findOne(filter: Filter): Promise<T | null>;
   find(filter: Filter, options?: FindOptions): Promise<T[]>;
   /** Atomic: the document matched is the document changed, even across instances. */

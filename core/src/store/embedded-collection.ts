@@ -14,6 +14,7 @@ import {
   type FindOneAndUpdateOptions,
   type FindOptions,
   type IndexOptions,
+  type InsertManyResult,
   type SortSpec,
   type Update,
 } from '../ports/store.js';
@@ -37,12 +38,36 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   ) {}
 
   async insertOne(doc: T): Promise<void> {
-    if (typeof doc !== 'object' || doc === null || typeof doc._id !== 'string' || doc._id === '') {
-      throw new TypeError('a document needs a non-empty string _id');
-    }
-    assertStorable(doc);
-    const copy = cloneDocument(doc);
+    const copy = insertable(doc);
     await this.write((db) => db.insertAsync(copy));
+  }
+
+  /**
+   * nedb inserts an array all or nothing (it undoes the batch on the first unique violation):
+   * the whole batch in one step, and only when a key is held, one by one to skip just those.
+   */
+  async insertMany(docs: T[]): Promise<InsertManyResult> {
+    if (!Array.isArray(docs)) throw new TypeError('insertMany needs an array of documents');
+    const copies = docs.map(insertable);
+    if (copies.length === 0) return { duplicates: [] };
+    return this.write(async (db) => {
+      try {
+        await db.insertAsync(copies);
+        return { duplicates: [] };
+      } catch (err) {
+        if ((err as { errorType?: string }).errorType !== 'uniqueViolated') throw err;
+      }
+      const duplicates: string[] = [];
+      for (const copy of copies) {
+        try {
+          await db.insertAsync(copy);
+        } catch (err) {
+          if ((err as { errorType?: string }).errorType !== 'uniqueViolated') throw err;
+          duplicates.push(copy._id);
+        }
+      }
+      return { duplicates };
+    });
   }
 
   async findOne(filter: Filter): Promise<T | null> {
@@ -66,6 +91,12 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     const query = nedbQuery(filter);
     const { modifier, setOnInsert } = splitUpdate(update);
     return this.write(async (db) => {
+      if (modifier && !options.sort && !options.upsert && options.returnDocument !== 'before') {
+        // One pass (the common write by _id): nedb changes the first match, as a find with a
+        // limit of 1 would have picked it, and hands back its new version.
+        const { affectedDocuments } = await db.updateAsync(query, modifier, { returnUpdatedDocs: true, multi: false });
+        return affectedDocuments ? cloneDocument(affectedDocuments as unknown as T) : null;
+      }
       let cursor = db.findAsync<T>(query);
       if (options.sort) cursor = cursor.sort(options.sort);
       const [before] = (await cursor.limit(1)) as unknown as T[];
@@ -150,9 +181,20 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   }
 }
 
+/** A copy of a document to insert, checked as every backend checks it. */
+function insertable<D extends Doc>(doc: D): D {
+  if (typeof doc !== 'object' || doc === null || typeof doc._id !== 'string' || doc._id === '') {
+    throw new TypeError('a document needs a non-empty string _id');
+  }
+  assertStorable(doc);
+  return cloneDocument(doc);
+}
+
 /**
- * nedb query for a port filter: our predicate through `$where`, plus the filter's top-level
- * scalar equalities, which nedb matches identically and uses to pick candidates from indexes.
+ * nedb query for a port filter: our predicate through `$where`, plus the filter's scalar
+ * equalities on top-level fields, at the top or in an `$and` (a lease claim is
+ * `{$and: [{_id, ...}, ...]}`), which nedb matches identically and uses to pick candidates from
+ * indexes. Without them nedb runs the predicate on every document of the collection.
  */
 function nedbQuery(filter: Filter): Record<string, unknown> {
   const matches = compileFilter(filter);
@@ -161,11 +203,16 @@ function nedbQuery(filter: Filter): Record<string, unknown> {
       return matches(this);
     },
   };
-  for (const [key, value] of Object.entries(filter)) {
-    if (!key.startsWith('$') && !key.includes('.') && ['string', 'number', 'boolean'].includes(typeof value)) {
-      query[key] = value;
+  const lift = (clause: Filter): void => {
+    for (const [key, value] of Object.entries(clause)) {
+      if (key === '$and' && Array.isArray(value)) value.forEach((inner) => isPlainObject(inner) && lift(inner));
+      else if (!key.startsWith('$') && !key.includes('.') && ['string', 'number', 'boolean'].includes(typeof value)) {
+        // Two different values for one field match nothing: the predicate still says so.
+        query[key] = value;
+      }
     }
-  }
+  };
+  lift(filter);
   return query;
 }
 

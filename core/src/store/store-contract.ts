@@ -80,6 +80,61 @@ export function storeContract(t: Test, makeStore: () => Promise<Store>): void {
     t.equal(await c.count(), 1);
   });
 
+  run('insertMany inserts a batch as insertOne would, copies and Dates included', async (t, _store, collection) => {
+    const c = collection('many');
+    const at = new Date('2024-05-06T07:08:09.123Z');
+    const docs = Array.from({ length: 30 }, (_, i) => ({ _id: `m${String(i).padStart(2, '0')}`, i, at, nested: { list: [i, 'x'] } }));
+    t.strictSame(await c.insertMany(docs), { duplicates: [] });
+    docs[0]!.nested.list.push('changed after');
+    t.equal(await c.count(), 30);
+    const stored = (await c.find({}, { sort: { _id: 1 } })) as unknown as typeof docs;
+    t.strictSame(stored[0], { _id: 'm00', i: 0, at, nested: { list: [0, 'x'] } }, 'what was given, not what it became');
+    t.ok(stored[29]!.at instanceof Date, 'a Date comes back as a Date');
+    t.strictSame(await c.insertMany([]), { duplicates: [] }, 'an empty batch is no error');
+    t.equal(await c.count(), 30);
+  });
+
+  run('insertMany skips the documents whose key is held and inserts the others', async (t, _store, collection) => {
+    const c = collection('manydup');
+    await c.createIndex({ key: 1 }, { unique: true });
+    await c.insertOne({ _id: 'held', key: 'k-held' });
+    const result = await c.insertMany([
+      { _id: 'a', key: 'k-a' },
+      { _id: 'held', key: 'k-other' },
+      { _id: 'b', key: 'k-held' },
+      { _id: 'a', key: 'k-a2' },
+      { _id: 'c', key: 'k-c' },
+    ]);
+    t.strictSame(result, { duplicates: ['held', 'b', 'a'] }, 'a held _id, a held unique key, an _id earlier in the batch');
+    t.strictSame((await c.find({}, { sort: { _id: 1 } })).map((d) => [d._id, d.key]), [['a', 'k-a'], ['c', 'k-c'], ['held', 'k-held']]);
+    t.strictSame(await c.insertMany([{ _id: 'a' }, { _id: 'c' }]), { duplicates: ['a', 'c'] }, 'a batch held whole');
+  });
+
+  run('concurrent insertMany of overlapping batches insert each document once, for one caller', async (t, _store, collection) => {
+    const c = collection('manyrace');
+    const ids = Array.from({ length: 20 }, (_, i) => `r${i}`);
+    const batches = Array.from({ length: 8 }, (_, b) => ids.filter((_, i) => (i + b) % 3 !== 0).map((_id) => ({ _id, by: b })));
+    const results = await Promise.all(batches.map((batch) => c.insertMany(batch)));
+    const insertedBy = new Map<string, number>();
+    results.forEach((result, b) => {
+      for (const { _id } of batches[b]!) if (!result.duplicates.includes(_id)) insertedBy.set(_id, (insertedBy.get(_id) ?? 0) + 1);
+    });
+    t.ok([...insertedBy.values()].every((n) => n === 1), 'no document inserted by two callers');
+    t.equal(insertedBy.size, 20, 'every document inserted by one');
+    t.equal(await c.count(), 20);
+    for (const doc of await c.find({})) t.ok(batches[doc.by]!.some((d) => d._id === doc._id) && !results[doc.by]!.duplicates.includes(doc._id), `${doc._id} is its inserter's`);
+  });
+
+  run('insertMany checks every document before writing any', async (t, _store, collection) => {
+    const c = collection('manycheck');
+    let deep: unknown = 1;
+    for (let i = 0; i < MAX_DOCUMENT_DEPTH + 5; i++) deep = { a: deep };
+    await t.rejects(c.insertMany([{ _id: 'ok' }, { _id: 'deep', v: deep } as Loose]), TypeError, 'a deep document');
+    await t.rejects(c.insertMany([{ _id: 'ok' }, { _id: '' }]), TypeError, 'an empty _id');
+    await t.rejects(c.insertMany([{ _id: 'ok' }, { v: 1 } as unknown as Loose]), TypeError, 'no _id');
+    t.equal(await c.count(), 0, 'nothing written');
+  });
+
   run('find applies every filter operator of the port', async (t, _store, collection) => {
     const c = collection('filters');
     const day = (n: number): Date => new Date(Date.UTC(2024, 0, 1 + n));

@@ -15,6 +15,7 @@ import {
   type FindOneAndUpdateOptions,
   type FindOptions,
   type IndexOptions,
+  type InsertManyResult,
   type SortSpec,
   type Update,
 } from '@opco-proxy/core';
@@ -36,12 +37,25 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   async insertOne(doc: T): Promise<void> {
-    if (typeof doc !== 'object' || doc === null || typeof doc._id !== 'string' || doc._id === '') {
-      throw new TypeError('a document needs a non-empty string _id');
-    }
-    assertStorable(doc);
-    // The driver adds an ObjectId _id to the object it is given when there is none; give it a copy.
-    await this.holder.run(() => this.collection.insertOne({ ...doc } as never));
+    await this.holder.run(() => this.collection.insertOne(insertable(doc) as never));
+  }
+
+  /** One unordered `insert` command: the server goes on past a duplicate and lists each one. */
+  async insertMany(docs: T[]): Promise<InsertManyResult> {
+    if (!Array.isArray(docs)) throw new TypeError('insertMany needs an array of documents');
+    const copies = docs.map(insertable);
+    if (copies.length === 0) return { duplicates: [] };
+    return this.holder.run(async () => {
+      try {
+        await this.collection.insertMany(copies as never[], { ordered: false });
+        return { duplicates: [] };
+      } catch (err) {
+        // Caught here, before `run` would turn the whole batch into one DuplicateKeyError.
+        const duplicates = duplicatesOf(err, copies);
+        if (duplicates) return { duplicates };
+        throw err;
+      }
+    });
   }
 
   async findOne(filter: Filter): Promise<T | null> {
@@ -121,6 +135,24 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     const wanted = JSON.stringify(keys);
     return indexes.some((index) => JSON.stringify(index.key) === wanted && Boolean(index.unique) === unique);
   }
+}
+
+/** A copy to insert: the driver adds an ObjectId _id to the object it is given when there is none. */
+function insertable<D extends Doc>(doc: D): D {
+  if (typeof doc !== 'object' || doc === null || typeof doc._id !== 'string' || doc._id === '') {
+    throw new TypeError('a document needs a non-empty string _id');
+  }
+  assertStorable(doc);
+  return { ...doc };
+}
+
+/** The `_id`s an unordered insert skipped, when every error it reports is a duplicate key; else null. */
+function duplicatesOf(err: unknown, docs: Doc[]): string[] | null {
+  const { writeErrors, writeConcernError } = (err ?? {}) as { writeErrors?: unknown; writeConcernError?: unknown };
+  if (writeErrors === undefined || writeConcernError) return null;
+  const errors = (Array.isArray(writeErrors) ? writeErrors : [writeErrors]) as { index?: unknown; code?: unknown; errmsg?: unknown }[];
+  if (errors.length === 0 || !errors.every((e) => typeof e.index === 'number' && isDuplicateKey({ code: e.code, message: e.errmsg }))) return null;
+  return errors.map((e) => e.index as number).sort((a, b) => a - b).map((i) => docs[i]!._id);
 }
 
 /**

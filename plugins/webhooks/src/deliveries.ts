@@ -5,8 +5,10 @@
  * emitted twice is stored once, and it is the `Svc-Delivery-Id` receivers de-duplicate on. The
  * notification is kept as the exact JSON text that is signed and sent: its data come from
  * upstreams and are not the store's to parse. Attempts are leased with the durable-work kit.
+ * An event's deliveries are written in one insert, each with the revision of its webhook the
+ * outbox read, which the webhook's later changes raise (`follow`; see known-webhooks.ts).
  */
-import { DuplicateKeyError, LeasedRecords, newestFirst, sha256Hex, type Claimed, type Page, type Clock, type Collection, type DomainEvent, type Leased, type Store } from '@opco-proxy/core';
+import { LeasedRecords, newestFirst, sha256Hex, type Claimed, type Page, type Clock, type Collection, type DomainEvent, type Leased, type Store } from '@opco-proxy/core';
 import type { WebhookDelivery } from '@opco-proxy/schemas';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed';
@@ -25,6 +27,24 @@ export interface DeliveryRecord extends Leased {
   deliveredAt: Date | null;
   createdAt: Date;
   expiresAt?: Date;
+  /**
+   * While unfinished, at least the revision of its webhook (raised by every change of the
+   * webhook); absent on deliveries whose webhook must be read (older records, resends, tests).
+   */
+  webhookRevision?: number;
+}
+
+/** A webhook an event goes to, and its revision as the outbox read it (absent: read it at delivery). */
+export interface Subscriber {
+  webhookId: string;
+  revision?: number;
+}
+
+export interface Recorded {
+  webhookId: string;
+  id: string;
+  /** False when the event already had a delivery to this webhook (an event emitted twice). */
+  created: boolean;
 }
 
 const UNFINISHED = { status: { $in: ['pending', 'retrying'] } };
@@ -33,33 +53,50 @@ export class Deliveries {
   private readonly deliveries: Collection<DeliveryRecord>;
   readonly leases: LeasedRecords<DeliveryRecord>;
 
+  /** Whether to keep secondary indexes (see `prepare`). */
+  private readonly indexed: boolean;
+
   constructor(store: Store, private readonly clock: Clock, owner: string) {
     this.deliveries = store.collection<DeliveryRecord>('webhook_deliveries');
     this.leases = new LeasedRecords(this.deliveries, clock, owner);
+    this.indexed = store.kind !== 'embedded';
   }
 
+  /**
+   * The embedded store (nedb) takes candidates from a compound index only on equality with every
+   * one of its fields, which no query here has: there they would only be upkeep on every claim
+   * and release (a third of the service's CPU under a burst of deliveries). Claims go by `_id`.
+   * A datafile written by an earlier version keeps them (nedb recreates its indexes on load):
+   * upkeep, not a change of results.
+   */
   async prepare(): Promise<void> {
+    if (!this.indexed) return;
     await this.deliveries.createIndex({ webhookId: 1, tenant: 1, createdAt: -1 });
     await this.deliveries.createIndex({ status: 1, nextAttemptAt: 1 });
     await this.deliveries.createIndex({ status: 1, createdAt: -1 });
   }
 
-  /** Writes the delivery unless this event already has one for this webhook; returns its id. */
-  async record(event: DomainEvent, webhookId: string, firstDelayMs: number): Promise<{ id: string; created: boolean }> {
-    const id = deliveryId(event.id, webhookId);
+  /** Writes the event's delivery to each subscriber, in one insert, unless it has one already. */
+  async record(event: DomainEvent, subscribers: Subscriber[], firstDelayMs: number): Promise<Recorded[]> {
     const now = this.clock.date();
-    try {
-      await this.deliveries.insertOne({
-        _id: id, eventId: event.id, webhookId, tenant: event.tenant, event: event.type,
-        body: JSON.stringify({ event: event.type, opcoId: event.opcoId, timestamp: event.timestamp, data: event.data }),
-        status: 'pending', statusCode: null, attempts: 0, error: null, deliveredAt: null,
-        createdAt: now, nextAttemptAt: new Date(now.getTime() + firstDelayMs), leaseOwner: null, leaseUntil: null,
-      });
-      return { id, created: true };
-    } catch (err) {
-      if (err instanceof DuplicateKeyError) return { id, created: false };
-      throw err;
-    }
+    const body = JSON.stringify({ event: event.type, opcoId: event.opcoId, timestamp: event.timestamp, data: event.data });
+    const docs: DeliveryRecord[] = subscribers.map(({ webhookId, revision }) => ({
+      _id: deliveryId(event.id, webhookId), eventId: event.id, webhookId, tenant: event.tenant, event: event.type, body,
+      status: 'pending', statusCode: null, attempts: 0, error: null, deliveredAt: null,
+      createdAt: now, nextAttemptAt: new Date(now.getTime() + firstDelayMs), leaseOwner: null, leaseUntil: null,
+      ...(revision !== undefined && { webhookRevision: revision }),
+    }));
+    const { duplicates } = await this.deliveries.insertMany(docs);
+    const held = new Set(duplicates);
+    return docs.map((doc) => ({ webhookId: doc.webhookId, id: doc._id, created: !held.has(doc._id) }));
+  }
+
+  /**
+   * A webhook changed (or was deleted: DELETED_REVISION): its unfinished deliveries carry at
+   * least its new revision from now on, so no worker sends them from an older copy.
+   */
+  async follow(webhookId: string, revision: number): Promise<void> {
+    await this.deliveries.updateMany({ webhookId, ...UNFINISHED, webhookRevision: { $lt: revision } }, { $set: { webhookRevision: revision } });
   }
 
   /** Takes the delivery for one attempt, if it is due, unfinished and nobody else holds it. */
@@ -95,7 +132,8 @@ export class Deliveries {
   resend(deliveryId: string): Promise<DeliveryRecord | null> {
     return this.deliveries.findOneAndUpdate(
       { _id: deliveryId, status: { $in: ['delivered', 'failed'] } },
-      { $set: { status: 'retrying', attempts: 0, statusCode: null, error: null, deliveredAt: null, nextAttemptAt: this.clock.date(), leaseOwner: null, leaseUntil: null }, $unset: { expiresAt: '' } },
+      // Finished deliveries are not followed: a resent one has its webhook read.
+      { $set: { status: 'retrying', attempts: 0, statusCode: null, error: null, deliveredAt: null, nextAttemptAt: this.clock.date(), leaseOwner: null, leaseUntil: null }, $unset: { expiresAt: '', webhookRevision: '' } },
     );
   }
 

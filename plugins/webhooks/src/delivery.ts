@@ -3,15 +3,19 @@
  * under a lease, to the address the SSRF guard checked (its lookup is every new connection's), no
  * redirects followed, 10 s per attempt, at most 4 attempts at 0, 1 s, 5 s, 15 s. Each attempt
  * is recorded on the delivery. Many deliveries run at once, at most `perDestination` to one
- * origin (`destinations.ts`), so a slow receiver holds its own lane, not the line.
+ * origin (`destinations.ts`), so a slow receiver holds its own lane, not the line. The webhook
+ * comes from the worker's copies when the delivery says they are current (`known-webhooks.ts`):
+ * a delivery's store commands are its claim and its release.
  */
-import got from 'got';
+import type { LookupFunction } from 'node:net';
 import { LeaseLost, settlesBy, type Claimed, type Clock, type Consumer, type HostResolver, type Logger, type PluginApi, type Queue, type RetryPolicy } from '@opco-proxy/core';
 import { checkCallbackUrl, guardedLookup, type Mode } from './ssrf.js';
 import { Destinations, originOf } from './destinations.js';
+import { postNotification } from './notification-post.js';
 import { notificationHeaders, type SigningKeys } from './signature.js';
 import type { Deliveries, DeliveryRecord } from './deliveries.js';
-import type { WebhookRecord, WebhookRecords } from './webhook-records.js';
+import { keysAt, type WebhookRecord, type WebhookRecords } from './webhook-records.js';
+import type { KnownWebhooks } from './known-webhooks.js';
 
 export const DELIVERY_QUEUE = 'webhook-deliveries';
 const DELIVERY_PRIORITY = 5;
@@ -19,6 +23,7 @@ const DELIVERY_PRIORITY = 5;
 export interface DeliveryDeps {
   deliveries: Deliveries;
   records: WebhookRecords;
+  known: KnownWebhooks;
   queue: Queue;
   log: Logger;
   clock: Clock;
@@ -50,10 +55,12 @@ interface AttemptOutcome {
 export class DeliveryWorker {
   private consumer?: Consumer;
   private readonly destinations: Destinations;
+  private readonly lookup: LookupFunction;
   private stopping = false;
 
   constructor(private readonly deps: DeliveryDeps) {
     this.destinations = new Destinations(deps.perDestination ?? Math.max(1, Math.ceil(deps.concurrency / 2)));
+    this.lookup = guardedLookup(deps.mode, deps.resolveHost);
   }
 
   async start(): Promise<void> {
@@ -112,19 +119,20 @@ export class DeliveryWorker {
   }
 
   async handle(deliveryId: string, redelivered: boolean, entering: (origin: string) => void = () => {}): Promise<void> {
-    const { deliveries, records, timeoutMs } = this.deps;
+    const { deliveries, timeoutMs } = this.deps;
     const claimed = await deliveries.claim(deliveryId, timeoutMs * 2);
     if (!claimed) return this.unclaimed(deliveryId, redelivered);
     const delivery = claimed.record;
-    const webhook = await records.get(delivery.webhookId, delivery.tenant);
-    const origin = webhook ? originOf(webhook.callbackUrl) : null;
+    const known = await this.deps.known.of(delivery);
+    const origin = known ? originOf(known.webhook.callbackUrl) : null;
     if (origin !== null) entering(origin);
     try {
-      if (!webhook || !webhook.active) {
-        await deliveries.leases.release(deliveryId, claimed.token, { status: 'failed', error: webhook ? 'webhook deactivated' : 'webhook deleted', expiresAt: this.expiry() });
+      if (!known || !known.webhook.active) {
+        await deliveries.leases.release(deliveryId, claimed.token, { status: 'failed', error: known ? 'webhook deactivated' : 'webhook deleted', expiresAt: this.expiry() });
         return;
       }
-      const outcome = await this.attempt(delivery, webhook.callbackUrl, records.keysOf(webhook, this.deps.clock.date()));
+      const { webhook, secrets } = known;
+      const outcome = await this.attempt(delivery, webhook.callbackUrl, keysAt(secrets, this.deps.clock.date()));
       await this.record(claimed, outcome, webhook);
     } catch (err) {
       if (!(err instanceof LeaseLost)) throw err;
@@ -149,26 +157,14 @@ export class DeliveryWorker {
     try {
       const url = checkCallbackUrl(callbackUrl, this.deps.mode);
       // A reused connection goes to the address checked when it was opened; every new one is
-      // looked up (and checked) again by dnsLookup.
-      const agent = this.destinations.agents(url.origin);
-      const response = await got.post(url, {
-        body: rawBody,
-        headers: notificationHeaders(keys, rawBody, delivery.event, delivery._id, this.deps.clock.date()),
-        dnsLookup: guardedLookup(this.deps.mode, this.deps.resolveHost),
-        agent,
-        timeout: { request: this.deps.timeoutMs },
-        retry: { limit: 0 },
-        followRedirect: false,
-        throwHttpErrors: false,
-        responseType: 'text',
-      });
-      const ok = response.statusCode >= 200 && response.statusCode < 300;
-      return { ok, statusCode: response.statusCode, error: ok ? null : `receiver answered ${response.statusCode}` };
+      // looked up (and checked) again by the guarded lookup.
+      const headers = notificationHeaders(keys, rawBody, delivery.event, delivery._id, this.deps.clock.date());
+      const statusCode = await postNotification(url, rawBody, headers, { agents: this.destinations.agents(url.origin), lookup: this.lookup, timeoutMs: this.deps.timeoutMs });
+      const ok = statusCode >= 200 && statusCode < 300;
+      return { ok, statusCode, error: ok ? null : `receiver answered ${statusCode}` };
     } catch (err) {
-      const name = (err as { name?: string }).name;
-      const code = (err as { code?: string }).code;
-      const reason = name === 'TimeoutError' ? `no answer within ${this.deps.timeoutMs} ms` : (err as Error).message;
-      return { ok: false, statusCode: null, error: code === 'ESSRF' ? `refused target: ${reason}` : reason };
+      const reason = (err as Error).message;
+      return { ok: false, statusCode: null, error: (err as { code?: string }).code === 'ESSRF' ? `refused target: ${reason}` : reason };
     }
   }
 

@@ -7,6 +7,7 @@ import { Deliveries } from './deliveries.js';
 import { DeliveryWorker } from './delivery.js';
 import { fanOut, requeueOverdue } from './outbox.js';
 import { WebhookRecords } from './webhook-records.js';
+import { KnownWebhooks } from './known-webhooks.js';
 import { mountWebhookRoutes } from './webhook-routes.js';
 import { mountOperatorRoutes } from './operator-routes.js';
 import { DELIVERY_QUEUE } from './delivery.js';
@@ -25,8 +26,12 @@ const REQUEUE_GRACE_MS = 30_000;
 
 export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<void> {
   const { store, config, log, clock } = api;
-  const records = new WebhookRecords(store, api.sealer);
   const deliveries = new Deliveries(store, clock, `webhooks-${randomHex(4)}`);
+  const records = new WebhookRecords(store, api.sealer, (webhookId, revision) => {
+    known.forget(webhookId);
+    return deliveries.follow(webhookId, revision);
+  });
+  const known = new KnownWebhooks(records, clock);
   await records.prepare();
   await deliveries.prepare();
   const [firstDelayMs = 0, ...laterDelaysMs] = config.retryDelaysMs;
@@ -44,7 +49,7 @@ export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<
     },
   });
   const worker = new DeliveryWorker({
-    deliveries, records, queue: api.queue, log, clock, attempts, mode: api.mode, resolveHost: api.resolveHost,
+    deliveries, records, known, queue: api.queue, log, clock, attempts, mode: api.mode, resolveHost: api.resolveHost,
     timeoutMs: config.timeoutMs, retries: new RetryPolicy(config.retryDelaysMs.length, laterDelaysMs),
     concurrency: config.concurrency, retentionMs: config.retentionDays * DAY_MS, emit: api.emit,
   });

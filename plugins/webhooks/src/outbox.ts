@@ -1,13 +1,14 @@
 /**
  * D25: domain events become delivery records in the Store before any attempt, fanned out to the
- * tenant's active webhooks subscribed to the event type (SPEC 6.3 rule 4). A record whose queue
- * message was lost (a crash between the two writes, or the in-memory queue after a restart) is
- * found by its due date and queued again.
+ * tenant's active webhooks subscribed to the event type (SPEC 6.3 rule 4): one insert for all
+ * of an event's deliveries. A record whose queue message was lost (a crash between the writes
+ * and the publish, or the in-memory queue after a restart) is found by its due date and queued
+ * again.
  */
 import type { DomainEvent, Logger } from '@opco-proxy/core';
-import type { Deliveries } from './deliveries.js';
+import type { Deliveries, Subscriber } from './deliveries.js';
 import type { DeliveryWorker } from './delivery.js';
-import type { WebhookRecords } from './webhook-records.js';
+import { DELETED_REVISION, type WebhookRecords } from './webhook-records.js';
 
 export interface OutboxDeps {
   deliveries: Deliveries;
@@ -18,16 +19,31 @@ export interface OutboxDeps {
 }
 
 export async function fanOut(deps: OutboxDeps, event: DomainEvent): Promise<number> {
-  const subscribers = await deps.records.subscribers(event.tenant, event.type);
-  let created = 0;
-  for (const webhook of subscribers) {
-    const delivery = await deps.deliveries.record(event, webhook._id, deps.firstDelayMs);
-    if (!delivery.created) continue;
-    created += 1;
-    // The record is safe in the store; if this publish fails, `requeueOverdue` finds it.
-    await deps.worker.schedule(delivery.id, deps.firstDelayMs, webhook.callbackUrl).catch((err) => deps.log.warn({ err, deliveryId: delivery.id }, 'delivery not queued yet'));
+  const webhooks = await deps.records.subscribers(event.tenant, event.type);
+  if (webhooks.length === 0) return 0;
+  const subscribers = webhooks.map((w) => ({ webhookId: w._id, revision: w.revision ?? 0 }));
+  const recorded = await deps.deliveries.record(event, subscribers, deps.firstDelayMs);
+  await followChanges(deps, event.tenant, subscribers);
+  const urls = new Map(webhooks.map((w) => [w._id, w.callbackUrl]));
+  const created = recorded.filter((delivery) => delivery.created);
+  // The records are safe in the store; a publish that fails is `requeueOverdue`'s to redo.
+  await Promise.all(created.map((delivery) =>
+    deps.worker.schedule(delivery.id, deps.firstDelayMs, urls.get(delivery.webhookId)).catch((err) => deps.log.warn({ err, deliveryId: delivery.id }, 'delivery not queued yet')),
+  ));
+  return created.length;
+}
+
+/**
+ * A webhook changed between the read of the subscribers and the insert of the deliveries: its
+ * change may have raised its deliveries' revision before these existed, so they are raised here,
+ * before any is queued (see known-webhooks.ts). Usually nothing changed: one read.
+ */
+async function followChanges(deps: OutboxDeps, tenant: string, subscribers: Required<Subscriber>[]): Promise<void> {
+  const now = await deps.records.revisions(subscribers.map((s) => s.webhookId), tenant);
+  for (const { webhookId, revision } of subscribers) {
+    const current = now.get(webhookId) ?? DELETED_REVISION;
+    if (current !== revision) await deps.deliveries.follow(webhookId, current);
   }
-  return created;
 }
 
 export async function requeueOverdue(deps: OutboxDeps, graceMs: number): Promise<number> {

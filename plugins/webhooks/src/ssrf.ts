@@ -15,7 +15,7 @@ export interface ResolvedAddress {
 /** Resolves a host name to all its addresses (default: dns.promises.lookup with {all: true, verbatim: true}); tests inject their own. */
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
-/** A callback URL, or the address it leads to, may not be used. `code` lets got and the delivery log tell it from network errors. */
+/** A callback URL, or the address it leads to, may not be used. `code` lets the delivery log tell it from network errors. */
 export class CallbackUrlError extends Error {
   readonly code = 'ESSRF';
 
@@ -146,7 +146,7 @@ function wantedFamily(family: LookupOptions['family']): 0 | 4 | 6 {
   return 0;
 }
 
-/** A lookup function for got's `dnsLookup` option (node's net `lookup` signature, supporting options.all): resolves with `resolver`, checks every address, and hands node ONLY checked addresses — so the address connected to is the address checked (no DNS-rebinding window). Errors carry code 'ESSRF'. */
+/** A lookup function for node's http `lookup` option (node's net `lookup` signature, supporting options.all): resolves with `resolver`, checks every address, and hands node ONLY checked addresses — so the address connected to is the address checked (no DNS-rebinding window). Errors carry code 'ESSRF'. */
 export function guardedLookup(mode: Mode, resolver: Resolver = systemResolver): LookupFunction {
   function lookup(hostname: string, optionsOrCallback: LookupOptions | LookupCallback, maybeCallback?: LookupCallback): void {
     const options = typeof optionsOrCallback === 'function' ? {} : optionsOrCallback;

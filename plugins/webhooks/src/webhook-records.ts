@@ -2,10 +2,13 @@
  * Webhooks (SPEC 2.7, 4.15, D9) in the Store. The secret is sealed under the master key: the
  * service needs it back to sign, but a store dump must not hand it out. A tenant's webhooks
  * occupy numbered slots under a unique (tenant, slot) index, so even concurrent creations on
- * several instances can never give a tenant more than 20.
+ * several instances can never give a tenant more than 20. Every change increments the record's
+ * `revision` and then tells `onChange`, which brings the webhook's unfinished deliveries up to it:
+ * that is what lets the delivery worker sign and send from its copy (known-webhooks.ts).
  */
 import { DuplicateKeyError, createError, newestFirst, type Collection, type Page, type PageRequest, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
 import type { Webhook } from '@opco-proxy/schemas';
+import type { SigningKeys } from './signature.js';
 
 export const MAX_WEBHOOKS_PER_TENANT = 20;
 
@@ -26,6 +29,18 @@ export interface WebhookRecord {
   failingSince?: Date | null;
   disabledAt?: Date | null;
   disabledReason?: string | null;
+  /** Incremented by every change (absent on records older than it: 0). */
+  revision?: number;
+}
+
+/** The revision deliveries of a deleted webhook are raised to: above any the record could have had. */
+export const DELETED_REVISION = Number.MAX_SAFE_INTEGER;
+
+/** A webhook's secrets, unsealed once for many deliveries. */
+export interface UnsealedSecrets {
+  current: string;
+  /** The secret before the last rotation, signing beside the current one until `until` (P10). */
+  previous?: { secret: string; until: Date };
 }
 
 export type WebhookChanges = Partial<Pick<WebhookRecord, 'callbackUrl' | 'events' | 'active' | 'description'>>;
@@ -41,6 +56,8 @@ export class WebhookRecords {
   constructor(
     store: Store,
     private readonly sealer: Sealer,
+    /** Told after each change, before the change is answered: the record's new revision, or DELETED_REVISION. */
+    private readonly onChange: (webhookId: string, revision: number) => Promise<void> = async () => {},
   ) {
     this.webhooks = store.collection<WebhookRecord>('webhooks');
   }
@@ -59,7 +76,7 @@ export class WebhookRecords {
         const message = `webhooks: at most ${MAX_WEBHOOKS_PER_TENANT} webhooks per API key`;
         throw createError('VALIDATION_ERROR', message, { errors: [message] });
       }
-      const doc = { ...rest, slot, secret: sealed };
+      const doc = { ...rest, slot, secret: sealed, revision: 0 };
       try {
         await this.webhooks.insertOne(doc);
         return doc;
@@ -95,34 +112,38 @@ export class WebhookRecords {
     return this.webhooks.find({ tenant, active: true, events: eventType });
   }
 
+  /** The revision of each of these webhooks of a tenant that still exists. */
+  async revisions(ids: string[], tenant: string): Promise<Map<string, number>> {
+    const found = await this.webhooks.find({ _id: { $in: ids }, tenant });
+    return new Map(found.map((w) => [w._id, w.revision ?? 0]));
+  }
+
   /** Turning a webhook on again also forgets why it was switched off. */
   update(id: string, tenant: string, changes: WebhookChanges): Promise<WebhookRecord | null> {
     const revived = changes.active === true ? { failingSince: null, disabledAt: null, disabledReason: null } : {};
-    return this.webhooks.findOneAndUpdate({ _id: id, tenant }, { $set: { ...changes, ...revived } });
+    return this.change({ _id: id, tenant }, { ...changes, ...revived });
   }
 
   /** A new secret; the one it replaces keeps signing for PREVIOUS_SECRET_MS. */
   async rotate(id: string, tenant: string, secret: string, now: Date): Promise<WebhookRecord | null> {
     const webhook = await this.find(id, tenant);
     if (!webhook) return null;
-    return this.webhooks.findOneAndUpdate(
+    return this.change(
       { _id: id, tenant },
-      { $set: { secret: this.sealer.seal(secret, id), previousSecret: webhook.secret, previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_MS) } },
+      { secret: this.sealer.seal(secret, id), previousSecret: webhook.secret, previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_MS) },
     );
   }
 
-  /** The secrets that sign a notification sent at `now`. */
-  keysOf(webhook: WebhookRecord, now: Date): { current: string; previous?: string } {
+  /** The secrets of a webhook, unsealed (the previous one whatever its age: see `keysAt`). */
+  unsealedSecrets(webhook: WebhookRecord): UnsealedSecrets {
     const current = this.secretOf(webhook);
-    const previous = webhook.previousSecret && webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > now
-      ? this.sealer.unseal(webhook.previousSecret, webhook._id).toString('utf8')
-      : undefined;
-    return previous ? { current, previous } : { current };
+    if (!webhook.previousSecret || !webhook.previousSecretExpiresAt) return { current };
+    return { current, previous: { secret: this.sealer.unseal(webhook.previousSecret, webhook._id).toString('utf8'), until: webhook.previousSecretExpiresAt } };
   }
 
   /** A delivery succeeded: the failing streak, if any, is over. */
   async noteDelivered(webhook: WebhookRecord): Promise<void> {
-    if (webhook.failingSince) await this.webhooks.findOneAndUpdate({ _id: webhook._id }, { $set: { failingSince: null } });
+    if (webhook.failingSince) await this.change({ _id: webhook._id, failingSince: { $ne: null } }, { failingSince: null });
   }
 
   /**
@@ -131,18 +152,27 @@ export class WebhookRecords {
    */
   async noteFailed(webhook: WebhookRecord, now: Date): Promise<WebhookRecord | null> {
     if (!webhook.failingSince) {
-      await this.webhooks.findOneAndUpdate({ _id: webhook._id, failingSince: null }, { $set: { failingSince: now } });
+      await this.change({ _id: webhook._id, failingSince: null }, { failingSince: now });
       return null;
     }
     if (now.getTime() - webhook.failingSince.getTime() < FAILING_DISABLES_AFTER_MS) return null;
-    return this.webhooks.findOneAndUpdate(
+    return this.change(
       { _id: webhook._id, active: true },
-      { $set: { active: false, disabledAt: now, disabledReason: `every delivery failed since ${webhook.failingSince.toISOString()}` } },
+      { active: false, disabledAt: now, disabledReason: `every delivery failed since ${webhook.failingSince.toISOString()}` },
     );
   }
 
   async remove(id: string, tenant: string): Promise<boolean> {
-    return (await this.webhooks.deleteOne({ _id: id, tenant })) === 1;
+    if ((await this.webhooks.deleteOne({ _id: id, tenant })) !== 1) return false;
+    await this.onChange(id, DELETED_REVISION);
+    return true;
+  }
+
+  /** Every change of a record: the fields, a new revision, then `onChange` (see the file's comment). */
+  private async change(filter: Record<string, unknown>, set: Partial<WebhookRecord>): Promise<WebhookRecord | null> {
+    const changed = await this.webhooks.findOneAndUpdate(filter, { $set: set, $inc: { revision: 1 } });
+    if (changed) await this.onChange(changed._id, changed.revision ?? 0);
+    return changed;
   }
 
   secretOf(webhook: WebhookRecord): string {
@@ -165,4 +195,10 @@ export function toResource(webhook: WebhookRecord): Webhook {
     if (webhook.disabledReason) resource.disabledReason = webhook.disabledReason;
   }
   return resource;
+}
+
+/** The secrets that sign a notification sent at `now`: the previous one only until it ends. */
+export function keysAt(secrets: UnsealedSecrets, now: Date): SigningKeys {
+  const { current, previous } = secrets;
+  return previous && previous.until > now ? { current, previous: previous.secret } : { current };
 }

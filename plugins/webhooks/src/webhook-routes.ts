@@ -65,9 +65,9 @@ export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDe
       id: randomHex(16), type: 'webhook.test' as const, tenant: tenant.hash, opcoId: '', timestamp: deps.clock.date().toISOString(),
       data: { webhookId: webhook._id, message: 'a test notification, sent because it was asked for' },
     };
-    const delivery = await deps.deliveries.record(event, webhook._id, 0);
-    await deps.schedule(delivery.id, 0);
-    return { status: 202, body: { deliveryId: delivery.id, event: 'webhook.test', status: 'retrying' } };
+    const [delivery] = await deps.deliveries.record(event, [{ webhookId: webhook._id }], 0);
+    await deps.schedule(delivery!.id, 0);
+    return { status: 202, body: { deliveryId: delivery!.id, event: 'webhook.test', status: 'retrying' } };
   });
 
   api.route('resendWebhookDelivery', async ({ params, tenant }) => {

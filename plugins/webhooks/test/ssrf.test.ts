@@ -1,9 +1,9 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { LookupAddress } from 'node:dns';
 import t from 'tap';
 import type * as Tap from 'tap';
-import got from 'got';
 import {
   assertCallbackTarget,
   CallbackUrlError,
@@ -14,6 +14,7 @@ import {
   type ResolvedAddress,
   type Resolver,
 } from '../src/ssrf.js';
+import { postNotification } from '../src/notification-post.js';
 
 type Test = Tap.Test;
 
@@ -389,15 +390,10 @@ t.test('DNS rebinding against a real receiver', async (t) => {
   const port = (receiver.address() as AddressInfo).port;
   // A fresh agent per request: node's global agent keeps sockets alive, and a reused socket
   // never asks the lookup again, which would let one case leak into the next.
-  const post = (url: string, dnsLookup: ReturnType<typeof guardedLookup>, agent = new http.Agent({ keepAlive: false })) =>
-    got.post(url, {
-      body: '{}',
-      dnsLookup,
-      agent: { http: agent },
-      retry: { limit: 0 },
-      timeout: { request: 5000 },
-      followRedirect: false,
-    });
+  // The delivery's own exchange (notification-post.ts), as an attempt makes it.
+  const post = async (url: string, lookup: ReturnType<typeof guardedLookup>, agent = new http.Agent({ keepAlive: false })) => ({
+    statusCode: await postNotification(new URL(url), '{}', { 'content-type': 'application/json' }, { agents: { http: agent, https: new https.Agent() }, lookup, timeoutMs: 5000 }),
+  });
 
   t.test('a name that was public at registration and loopback at delivery is never connected to', async (t) => {
     received.length = 0;

@@ -1,0 +1,91 @@
+// One attempt's HTTP exchange (notification-post.ts) against real local receivers: the status once
+// the answer is read, no redirect followed, a receiver that never answers or cuts its answer off
+// is a failed attempt (never a hang), and a keep-alive connection is reused.
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { guardedLookup } from '../src/ssrf.js';
+import { postNotification } from '../src/notification-post.js';
+
+interface Seen {
+  method?: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  socket: unknown;
+}
+
+const seen: Seen[] = [];
+let answer: (req: http.IncomingMessage, res: http.ServerResponse) => void = (_req, res) => res.end('ok');
+const server = http.createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk) => (body += chunk));
+  req.on('end', () => {
+    seen.push({ method: req.method, headers: req.headers, body, socket: req.socket });
+    answer(req, res);
+  });
+});
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 2 }), https: new https.Agent({ keepAlive: true }) };
+t.teardown(() => {
+  agents.http.destroy();
+  agents.https.destroy();
+  server.closeAllConnections();
+  server.close();
+});
+const post = (path: string, timeoutMs = 5000) =>
+  postNotification(new URL(`${base}${path}`), '{"event":"webhook.test"}', { 'content-type': 'application/json', 'svc-event': 'webhook.test' }, { agents, lookup: guardedLookup('development'), timeoutMs });
+
+t.beforeEach(() => {
+  seen.length = 0;
+  answer = (_req, res) => res.end('ok');
+});
+
+t.test('the status once the answer is read, the body and headers as given, the connection kept', async (t) => {
+  answer = (_req, res) => res.writeHead(204).end();
+  t.equal(await post('/a'), 204);
+  answer = (_req, res) => res.writeHead(503).end('busy');
+  t.equal(await post('/b'), 503, 'a failure status is an answer, not an error');
+  t.equal(seen[0]!.method, 'POST');
+  t.equal(seen[0]!.body, '{"event":"webhook.test"}');
+  t.equal(seen[0]!.headers['content-length'], '24');
+  t.equal(seen[0]!.headers['svc-event'], 'webhook.test');
+  t.equal(seen[1]!.socket, seen[0]!.socket, 'the second went on the first one\'s connection');
+});
+
+t.test('a redirect is the answer: never followed', async (t) => {
+  answer = (_req, res) => res.writeHead(302, { location: `${base}/elsewhere` }).end();
+  t.equal(await post('/moved'), 302);
+  t.equal(seen.length, 1);
+});
+
+t.test('a receiver that never answers fails the attempt after its timeout', async (t) => {
+  answer = () => {};
+  await t.rejects(post('/silent', 200), { name: 'TimeoutError', message: 'no answer within 200 ms' });
+});
+
+t.test('an answer that stops in the middle of its body times out too', async (t) => {
+  answer = (_req, res) => {
+    res.writeHead(200, { 'content-length': '100' });
+    res.write('partial');
+  };
+  await t.rejects(post('/stalled', 200), { name: 'TimeoutError', message: 'no answer within 200 ms' });
+});
+
+t.test('an answer cut off in the middle fails the attempt', async (t) => {
+  answer = (_req, res) => {
+    res.writeHead(200, { 'content-length': '100' });
+    res.write('partial');
+    setImmediate(() => res.destroy());
+  };
+  await t.rejects(post('/cut'));
+});
+
+t.test('a refused address is an ESSRF error, and nothing is sent', async (t) => {
+  const production = guardedLookup('production', async () => [{ address: '127.0.0.1', family: 4 }]);
+  const url = new URL(`http://refused.example:${(server.address() as AddressInfo).port}/x`);
+  await t.rejects(postNotification(url, '{}', {}, { agents: { http: new http.Agent(), https: agents.https }, lookup: production, timeoutMs: 5000 }), { code: 'ESSRF' });
+  t.equal(seen.length, 0);
+});
