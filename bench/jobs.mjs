@@ -7,7 +7,7 @@
 // The upstream is a fixed answer (fast); the service and the baselines run as processes pinned to
 // CPU 0, autocannon here on CPU 1 where the machine allows. FerretDB is started on a PostgreSQL
 // database of its own (its binary from .ci/ferretdb.sh), or MONGODB_URL is used.
-// Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,mongodb] [--root DIR]
+// Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,mongodb] [--prefetch N] [--root DIR]
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -23,6 +23,8 @@ const { values: opts } = parseArgs({
     quick: { type: 'boolean', default: process.env.BENCH_QUICK === '1' },
     rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' },
     backends: { type: 'string', default: 'embedded,mongodb' },
+    // Jobs run at once per worker (`jobs.prefetch`); the service's default when absent.
+    prefetch: { type: 'string' },
     // Another checkout's build to measure (the "before" of RESULTS.md); the harness stays this one's.
     root: { type: 'string', default: resolve(HERE, '..') },
     child: { type: 'string' }, port: { type: 'string' },
@@ -201,6 +203,7 @@ function serviceConfig(backend, upstreamUrl, mongoUrl, id) {
   return {
     mode: 'development', host: '127.0.0.1', logLevel: 'warn', shutdownGraceMs: 2000,
     tenantRateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
+    ...(opts.prefetch && { jobs: { prefetch: Number(opts.prefetch) } }),
     ...(backend === 'mongodb' && {
       store: { type: 'mongodb', url: mongoUrl, database: id },
       queue: { type: 'rabbitmq', url: RABBITMQ_URL, prefix: id },
