@@ -102,13 +102,19 @@ export class JobRecords {
   private readonly jobs: Collection<JobRecord>;
   readonly leases: LeasedRecords<JobRecord>;
 
+  /** Whether range indexes serve queries: nedb uses a compound index only on equality with every field. */
+  private readonly rangeIndexes: boolean;
+
   constructor(store: Store, private readonly clock: Clock, owner: string) {
     this.jobs = store.collection<JobRecord>('jobs');
     this.leases = new LeasedRecords(this.jobs, clock, owner);
+    this.rangeIndexes = store.kind !== 'embedded';
   }
 
   async prepare(): Promise<void> {
     await this.jobs.createIndex({ tenant: 1, opcoId: 1 });
+    // On the embedded store these would serve no query and cost a tree update per write.
+    if (!this.rangeIndexes) return;
     await this.jobs.createIndex({ status: 1, nextAttemptAt: 1 });
     // The sweep looks for ended jobs that still owe their event every minute.
     await this.jobs.createIndex({ notified: 1, completedAt: 1 });
