@@ -7,7 +7,7 @@
 // The upstream is a fixed answer (fast); the service and the baselines run as processes pinned to
 // CPU 0, autocannon here on CPU 1 where the machine allows. FerretDB is started on a PostgreSQL
 // database of its own (its binary from .ci/ferretdb.sh), or MONGODB_URL is used.
-// Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,mongodb] [--prefetch N] [--root DIR]
+// Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,mongodb] [--prefetch N] [--cpu-prof DIR] [--root DIR]
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -25,6 +25,8 @@ const { values: opts } = parseArgs({
     backends: { type: 'string', default: 'embedded,mongodb' },
     // Jobs run at once per worker (`jobs.prefetch`); the service's default when absent.
     prefetch: { type: 'string' },
+    // Profiles the service (node --cpu-prof into DIR) and prints its top self-time files.
+    'cpu-prof': { type: 'string' },
     // Another checkout's build to measure (the "before" of RESULTS.md); the harness stays this one's.
     root: { type: 'string', default: resolve(HERE, '..') },
     child: { type: 'string' }, port: { type: 'string' },
@@ -153,7 +155,8 @@ async function main() {
         const config = serviceConfig(backend, upstream.url, ferret?.url, id);
         const file = join(mkdtempSync(join(tmpdir(), 'bench-jobs-')), 'config.json');
         writeFileSync(file, JSON.stringify(config));
-        const service = await start((port) => [join(opts.root, 'core/dist/src/cli.js'), 'serve', '--config', file], (port) => ({ PORT: String(port), OPCO_PROXY_MASTER_KEY: MASTER_KEY, BENCH_UPSTREAM_SECRET: 'x' }));
+        const profiling = opts['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', opts['cpu-prof']] : [];
+        const service = await start((port) => [...profiling, join(opts.root, 'core/dist/src/cli.js'), 'serve', '--config', file], (port) => ({ PORT: String(port), OPCO_PROXY_MASTER_KEY: MASTER_KEY, BENCH_UPSTREAM_SECRET: 'x' }));
         try {
           await fetch(`${service.url}/sandbox/dossiers`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } });
           await waitCompleted(service.url, 1, 30_000);
