@@ -7,7 +7,7 @@
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { operations, routerPath, type BodyOf, type OperationId, type QueryOf, type ReplyOf } from '@opco-proxy/schemas';
+import { loadSchema, operations, routerPath, type BodyOf, type OperationId, type QueryOf, type ReplyOf, type SchemaId } from '@opco-proxy/schemas';
 import { createError } from '../errors.js';
 import { checkRequest } from '../request-validation.js';
 import { authenticate, authenticateOperator } from '../tenant.js';
@@ -37,6 +37,8 @@ export class RawJson {
 
 export interface OperationRouterOptions {
   bodyBytes: number;
+  /** D7: each decoded `_files` entry at most this many bytes. */
+  fileBytes: number;
   rate: RequestRate;
   allowList: ReadonlySet<string>;
   /** OPCO_PROXY_ADMIN_KEY: operator operations answer 403 without it. */
@@ -88,6 +90,8 @@ export class OperationRouter {
   private endpoint(id: OperationId, handler: OperationHandler<OperationId>): Router.Middleware<State> {
     const spec = operations[id] as (typeof operations)[OperationId] & { query?: string; body?: string };
     const { bodyBytes, rate, allowList } = this.options;
+    // The operations whose body takes `_files` have them decoded as they arrive (request-body.ts).
+    const limits = { limitBytes: bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined };
     return async (ctx) => {
       ctx.state.operationId = id;
       let tenant: Tenant | undefined;
@@ -98,7 +102,12 @@ export class OperationRouter {
       }
       if ((spec as { operator?: boolean }).operator) authenticateOperator(ctx.get('authorization'), this.options.adminKey);
       const query = spec.query ? checkQuery(ctx.query, spec.query) : {};
-      const body = spec.body ? checkRequest(spec.body, await readJsonBody(ctx, bodyBytes)) : undefined;
+      let body: unknown;
+      if (spec.body) {
+        const received = await readJsonBody(ctx, limits);
+        checkRequest(spec.body, received.value);
+        body = received.withFiles();
+      }
       const reply: { status: number; body: unknown; headers?: Record<string, string> } = await handler({
         params: ctx.params,
         query: query as never,
@@ -133,4 +142,10 @@ function checkQuery(query: Record<string, string | string[] | undefined>, schema
   }
   if (errors.length > 0) throw createError('VALIDATION_ERROR', 'invalid query parameters', { errors });
   return checkRequest(schema, flat, 'invalid query parameters');
+}
+
+/** Whether a body schema declares `_files` (SPEC 4.0.4: the asynchronous POST operations). */
+function takesFiles(schemaId: string): boolean {
+  const properties = loadSchema(schemaId as SchemaId).properties as Record<string, unknown> | undefined;
+  return properties?._files !== undefined;
 }
