@@ -7,7 +7,7 @@
  *
  * For an operation that takes `_files`, the files are decoded as the body arrives (file-cutter.ts)
  * and each stands in the parsed body as a short string that validates as the real one would
- * (`AAAA`, or `!` for one that is not base64, or `` for an empty one): the schema judges the body
+ * (`AAAA`, or `!` for one that is not base64, or '' for an empty one): the schema judges the body
  * without the file text ever being a string. `withFiles()`, once the body is valid, puts each
  * file's bytes in its place, as the pages they were decoded into (a Buffer[], FileContent), or
  * answers 413 for a file over the limit (D7).
