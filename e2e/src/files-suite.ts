@@ -8,6 +8,7 @@
  */
 import type { Test } from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { canonicalJson, sha256Hex, tenantHash } from '@opco-proxy/core';
 import { startService, KEY_A, type Service, type ServiceOptions } from './harness.js';
@@ -135,8 +136,30 @@ export function filesSuite(t: Test, backend: () => ServiceOptions): void {
     t.equal(changed.body.warning, 'payload differs from the original request');
   });
 
-  t.test('the service keeps answering while files are refused mid-way', async (t) => {
-    const reply = await fetch(`${service.url}/health`);
-    t.equal(reply.status, 200);
+  t.test('a queue that refuses a job with a file: 503, and neither the file nor the key is kept', async (t) => {
+    const broken = await startService({ ...backend(), upstream: service.sandbox });
+    t.teardown(() => broken.close());
+    await broken.kernel.queue.close();
+    const response = await fetch(`${broken.url}/sandbox/factures`, {
+      method: 'POST', headers: { 'x-api-key': KEY_A, 'content-type': 'application/json', 'idempotency-key': 'refused-file' },
+      body: JSON.stringify({ ...factureBody(numero()), _files: { facture: pdfOf(3 * 1024 * 1024).toString('base64') } }),
+    });
+    t.equal(response.status, 503);
+    for (const name of ['jobs', 'job_files', 'idempotency_keys']) t.equal(await broken.kernel.store.collection(name).count({}), 0, `${name} left empty`);
+  });
+
+  t.test('an upload cut off in the middle of a file stores nothing, and the service answers on', async (t) => {
+    const before = await stored();
+    const text = JSON.stringify({ ...factureBody(numero()), _files: { facture: pdfOf(4 * 1024 * 1024).toString('base64') } });
+    const { port } = new URL(service.url);
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(`POST /sandbox/factures HTTP/1.1\r\nHost: test\r\nx-api-key: ${KEY_A}\r\ncontent-type: application/json\r\ncontent-length: ${text.length}\r\n\r\n`);
+        socket.write(text.slice(0, 2_500_000), () => socket.destroy());
+      });
+      socket.on('close', () => resolve()).on('error', reject);
+    });
+    t.equal((await fetch(`${service.url}/health`)).status, 200);
+    t.same(await stored(), before);
   });
 }

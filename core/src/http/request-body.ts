@@ -137,7 +137,8 @@ function readBytes(req: Koa.Context['req'], encoding: string, limit: number, len
       if (err === undefined) return resolve(cutter ? cutter.end() : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
       if (source !== req) {
         req.unpipe(source as Transform);
-        source.destroy();
+        // A decompressor stopped mid-way may still report what it had queued: nobody listens now.
+        source.on('error', () => {}).destroy();
       }
       req.pause();
       reject(err);
