@@ -189,3 +189,15 @@ t.test('random bodies read as JSON.parse reads them, files as Node decodes them'
     t.same(read, JSON.parse(text), `body ${n} as JSON.parse reads it`);
   }
 });
+
+t.test('discard gives back the pages of every file, the one still arriving included', async (t) => {
+  const large = Buffer.alloc(2 * 786_432, 1).toString('base64');
+  const text = JSON.stringify({ _files: { a: large, b: large } });
+  const cutter = new FileCutter(LIMIT);
+  cutter.push(Buffer.from(text.slice(0, text.length - 1_000_000))); // b is still arriving
+  t.equal(cutter.files.length, 1);
+  const pages = cutter.files[0]!.content;
+  t.ok(pages.length >= 2 && pages.every((page) => page.length > 0));
+  cutter.discard();
+  t.ok(pages.every((page) => page.length === 0), 'their memory is gone: they read empty');
+});

@@ -114,7 +114,8 @@ export class Base64File {
     this.drop();
   }
 
-  private drop(): void {
+  /** Gives the pages' memory back now (the body was refused, or the file was never ended). */
+  drop(): void {
     for (const page of [...this.full, this.page]) releaseBuffer(page);
     this.full.length = 0;
     this.page = EMPTY;

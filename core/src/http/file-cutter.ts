@@ -11,6 +11,7 @@
  * string content: swapping one string's content for another's changes no syntax, so the text
  * parses exactly when the body would have, with the same structure.
  */
+import { releaseBuffer } from '../resizable-buffer.js';
 import { Base64File, type Base64Outcome } from './base64-file.js';
 
 const QUOTE = 0x22;
@@ -121,6 +122,12 @@ export class FileCutter {
   /** The body's text with the files cut out. */
   end(): Buffer {
     return this.text.join();
+  }
+
+  /** Gives back the memory of every file, the one still arriving included (resizable-buffer.ts). */
+  discard(): void {
+    this.file?.drop();
+    for (const file of this.files) for (const page of file.content) releaseBuffer(page);
   }
 
   private startString(): void {

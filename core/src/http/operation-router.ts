@@ -13,12 +13,16 @@ import { checkRequest } from '../request-validation.js';
 import { authenticate, authenticateOperator } from '../tenant.js';
 import type { Tenant } from '../call-context.js';
 import type { RequestRate } from '../request-rate.js';
-import { readJsonBody } from './request-body.js';
+import { readJsonBody, type JsonBody } from './request-body.js';
 import type { State } from './state.js';
 
 export interface OperationInput<Op extends OperationId> {
   params: Record<string, string>;
   query: QueryOf<Op>;
+  /**
+   * A `_files` entry in it is the file's bytes as pages (Buffer[], request-body.ts), valid until
+   * the handler's promise settles: their memory is given back then.
+   */
   body: BodyOf<Op>;
   /** The caller (SPEC 5.3); set for every operation behind X-API-KEY. */
   tenant: Tenant;
@@ -103,23 +107,30 @@ export class OperationRouter {
       if ((spec as { operator?: boolean }).operator) authenticateOperator(ctx.get('authorization'), this.options.adminKey);
       const query = spec.query ? checkQuery(ctx.query, spec.query) : {};
       let body: unknown;
-      if (spec.body) {
-        const received = await readJsonBody(ctx, limits);
-        checkRequest(spec.body, received.value);
-        body = received.withFiles();
+      let received: JsonBody | undefined;
+      let reply: { status: number; body: unknown; headers?: Record<string, string> };
+      try {
+        if (spec.body) {
+          received = await readJsonBody(ctx, limits);
+          checkRequest(spec.body, received.value);
+          body = received.withFiles();
+        }
+        reply = await handler({
+          params: ctx.params,
+          query: query as never,
+          body: body as never,
+          tenant: tenant as Tenant,
+          requestId: ctx.state.requestId,
+          traceparent: ctx.state.traceparent,
+          header: (name) => {
+            const value = ctx.headers[name.toLowerCase()];
+            return Array.isArray(value) ? value[0] : value;
+          },
+        });
+      } finally {
+        // Files the handler did not consume (a refused body, a duplicate) are given back now.
+        received?.discard();
       }
-      const reply: { status: number; body: unknown; headers?: Record<string, string> } = await handler({
-        params: ctx.params,
-        query: query as never,
-        body: body as never,
-        tenant: tenant as Tenant,
-        requestId: ctx.state.requestId,
-        traceparent: ctx.state.traceparent,
-        header: (name) => {
-          const value = ctx.headers[name.toLowerCase()];
-          return Array.isArray(value) ? value[0] : value;
-        },
-      });
       ctx.status = reply.status;
       for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
       if (reply.body instanceof RawJson) {
