@@ -172,8 +172,10 @@ function lowerCased(headers: Record<string, string>): Record<string, string> {
  */
 function multipartBody(metadataPart: string, metadata: unknown, files: Record<string, FileContent> = {}): { type: string; parts: Buffer[]; length: number } {
   const boundary = `----opco-proxy-${randomBytes(12).toString('hex')}`;
+  // As FormData escapes names: no quote or line break can end the header early.
+  const escape = (text: string) => text.replace(/\n/g, '%0A').replace(/\r/g, '%0D').replace(/"/g, '%22');
   const head = (name: string, filename: string, type: string) =>
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`);
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${escape(name)}"; filename="${escape(filename)}"\r\nContent-Type: ${type}\r\n\r\n`);
   const crlf = Buffer.from('\r\n');
   const parts: Buffer[] = [head(metadataPart, 'blob', 'application/json'), Buffer.from(JSON.stringify(metadata ?? {})), crlf];
   for (const [role, content] of Object.entries(files)) {
