@@ -4,12 +4,15 @@
 // real CLI process (embedded store and queue); its RSS is read from /proc while it works:
 // - file job: POST /sandbox/factures with a 10 MB `_files.facture`, RSS sampled every 10 ms from
 //   the request to the job's end: peak added over the RSS before, and what is still added after
-//   (2 s idle), both as multiples of the file size; three jobs in a row;
+//   (2 s idle), both as multiples of the file size, and the peak up to the 202 (the request's
+//   own share); three jobs in a row (`--files N`);
 // - 1,000 small jobs (POST /sandbox/dossiers, 20 in flight): RSS after each tenth, last / first;
 // - 100k distinct cached answers (GET etats, numeroPage 1..N, 12 KB each, 50 in flight, against a
 //   fast upstream): RSS after each tenth, over the second half against half-way (the LRU, 64 MiB
 //   by default, is full after about 5,500 answers).
-// Run after `npm run build`:  node bench/memory.mjs [--answers 100000] [--jobs 1000] [--quick]
+// `--jobs 0` or `--answers 0` skips that part; `--root DIR` measures another checkout's build.
+// Run after `npm run build`:  node bench/memory.mjs [--files 3] [--answers 100000] [--jobs 1000] [--root DIR] [--quick]
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
@@ -18,15 +21,17 @@ import { pinSelf, pinning } from './lib/processes.mjs';
 import { QUICK, options, mib, summary } from './lib/rounds.mjs';
 import { recordUpstream, startFixedUpstream, startOpcoProxy } from './lib/service.mjs';
 
-const args = options({ answers: { type: 'string' }, jobs: { type: 'string' } });
+const args = options({ answers: { type: 'string' }, jobs: { type: 'string' }, files: { type: 'string' }, root: { type: 'string' } });
 const answers = Number(args.answers ?? (QUICK ? 20_000 : 100_000));
 const jobs = Number(args.jobs ?? (QUICK ? 200 : 1000));
+const fileJobs = Number(args.files ?? 3);
+const cli = args.root ? join(resolve(args.root), 'core/dist/src/cli.js') : undefined;
 const FILE_BYTES = 10 * 1024 * 1024;
 pinSelf();
 let errors = 0;
 
 async function send(pool, method, path, headers, body) {
-  const answer = await pool.request({ method, path, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const answer = await pool.request({ method, path, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
   const text = await answer.body.text();
   if (answer.statusCode >= 300) {
     errors += 1;
@@ -59,7 +64,8 @@ async function inTenths(count, inFlight, task, tick) {
 
 // --- file job and 1,000 jobs against the sandbox ------------------------------------------------
 const sandbox = await startSandbox();
-const service = await startOpcoProxy({ upstreamUrl: sandbox.url, config: { logLevel: 'warn' }, rateLimit: { limit: 1000, windowMs: 1000 } });
+const service = await startOpcoProxy({ upstreamUrl: sandbox.url, config: { logLevel: 'warn' }, rateLimit: { limit: 1000, windowMs: 1000 }, cli });
+if (cli) console.log(`measuring the build of ${cli}`);
 const pool = new Pool(service.url, { connections: 50 });
 const numero = sandbox.dataset.dossiers[0].numeroInterne;
 const fileJob = [];
@@ -70,12 +76,14 @@ try {
   const file = Buffer.alloc(FILE_BYTES);
   for (let i = 0; i < file.length; i += 4096) file[i] = i & 0xff;
   file.write('%PDF-1.4\n', 0);
-  for (let n = 0; n < 3; n++) {
+  const body = JSON.stringify({ ...factureBody(numero), _files: { facture: file.toString('base64') } });
+  for (let n = 0; n < fileJobs; n++) {
     await sleep(1000);
     const before = service.rssBytes();
     let peak = before;
     const sampler = setInterval(() => { peak = Math.max(peak, service.rssBytes()); }, 10);
-    const accepted = await send(pool, 'POST', '/sandbox/factures', service.headers, { ...factureBody(numero), _files: { facture: file.toString('base64') } });
+    const accepted = await send(pool, 'POST', '/sandbox/factures', service.headers, body);
+    const atAcceptance = Math.max(peak, service.rssBytes());
     const job = await waitForJob(pool, service.headers, accepted.statusUrl);
     clearInterval(sampler);
     if (job.status !== 'completed') {
@@ -83,22 +91,28 @@ try {
       console.error('file job did not complete:', JSON.stringify(job).slice(0, 500));
     }
     await sleep(2000);
-    fileJob.push({ before, peak, after: service.rssBytes() });
+    fileJob.push({ before, atAcceptance, peak, after: service.rssBytes() });
   }
 
   const jobRss = [];
-  await inTenths(jobs, 20, async () => {
-    const accepted = await send(pool, 'POST', '/sandbox/dossiers', service.headers, dossierBody());
-    await waitForJob(pool, service.headers, accepted.statusUrl);
-  }, () => jobRss.push(service.rssBytes()));
+  if (jobs > 0) {
+    await inTenths(jobs, 20, async () => {
+      const accepted = await send(pool, 'POST', '/sandbox/dossiers', service.headers, dossierBody());
+      await waitForJob(pool, service.headers, accepted.statusUrl);
+    }, () => jobRss.push(service.rssBytes()));
+  }
   console.log(`memory of the service process (RSS from /proc), ${pinning()}`);
-  console.log(`10 MB file job (POST /sandbox/factures, _files.facture), 3 in a row, RSS before ${fileJob.map((j) => mib(j.before)).join(' / ')}:`);
-  console.log(`  added while it runs (peak - before) / file size:   ${fileJob.map((j) => ((j.peak - j.before) / FILE_BYTES).toFixed(2)).join('  ')}   (goal <= 3)`);
-  console.log(`  still added 2 s after it ended / file size:        ${fileJob.map((j) => ((j.after - j.before) / FILE_BYTES).toFixed(2)).join('  ')}   (goal: about 0)`);
-  const jobRatios = jobRss.map((r) => r / jobRss[0]);
-  const js = summary(jobRatios);
-  console.log(`${jobs} jobs (POST /sandbox/dossiers, 20 in flight): RSS after each tenth ${jobRss.map(mib).join(', ')}`);
-  console.log(`  RSS / RSS after the first tenth: min ${js.min.toFixed(2)}  max ${js.max.toFixed(2)}  last ${jobRatios[jobRatios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`);
+  const ratios = (key) => fileJob.map((j) => ((j[key] - j.before) / FILE_BYTES).toFixed(2)).join('  ');
+  console.log(`10 MB file job (POST /sandbox/factures, _files.facture), ${fileJobs} in a row, RSS before ${fileJob.map((j) => mib(j.before)).join(' / ')}:`);
+  console.log(`  added while it runs (peak - before) / file size:   ${ratios('peak')}   (goal <= 3)`);
+  console.log(`  of which up to the 202 (request side) / file size: ${ratios('atAcceptance')}`);
+  console.log(`  still added 2 s after it ended / file size:        ${ratios('after')}   (goal: about 0)`);
+  if (jobs > 0) {
+    const jobRatios = jobRss.map((r) => r / jobRss[0]);
+    const js = summary(jobRatios);
+    console.log(`${jobs} jobs (POST /sandbox/dossiers, 20 in flight): RSS after each tenth ${jobRss.map(mib).join(', ')}`);
+    console.log(`  RSS / RSS after the first tenth: min ${js.min.toFixed(2)}  max ${js.max.toFixed(2)}  last ${jobRatios[jobRatios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`);
+  }
 } finally {
   await pool.close();
   await service.stop();
@@ -106,22 +120,26 @@ try {
 }
 
 // --- distinct cached answers against a fast upstream -------------------------------------------
-const recorded = await recordUpstream();
-const upstream = await startFixedUpstream(recorded);
-const cached = await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 3600, rateLimit: { limit: 200, windowMs: 10 }, config: { logLevel: 'warn' } });
-const cachePool = new Pool(cached.url, { connections: 50 });
-try {
-  const rss = [];
-  await inTenths(answers, 50, (i) => send(cachePool, 'GET', `/sandbox/dossiers/etats?numeroPage=${i + 1}`, cached.headers), () => rss.push(cached.rssBytes()));
-  // The LRU fills within the first half (64 MiB of 12 KB answers): flat means flat after that.
-  const ratios = rss.slice(4).map((r) => r / rss[4]);
-  const s = summary(ratios);
-  console.log(`${answers} distinct cached answers (${recorded.bytes} bytes upstream each, default LRU bounds): RSS after each tenth ${rss.map(mib).join(', ')}`);
-  console.log(`  RSS over the second half / RSS at half-way: min ${s.min.toFixed(2)}  max ${s.max.toFixed(2)}  last ${ratios[ratios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`);
-} finally {
-  await cachePool.close();
-  await cached.stop();
-  await upstream.stop();
-}
+if (answers > 0) await cachedAnswers();
 if (errors) console.log(`ERRORS: ${errors} requests failed; exiting 1`);
 process.exit(errors ? 1 : 0);
+
+async function cachedAnswers() {
+  const recorded = await recordUpstream();
+  const upstream = await startFixedUpstream(recorded);
+  const cached = await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 3600, rateLimit: { limit: 200, windowMs: 10 }, config: { logLevel: 'warn' }, cli });
+  const cachePool = new Pool(cached.url, { connections: 50 });
+  try {
+    const rss = [];
+    await inTenths(answers, 50, (i) => send(cachePool, 'GET', `/sandbox/dossiers/etats?numeroPage=${i + 1}`, cached.headers), () => rss.push(cached.rssBytes()));
+    // The LRU fills within the first half (64 MiB of 12 KB answers): flat means flat after that.
+    const ratios = rss.slice(4).map((r) => r / rss[4]);
+    const s = summary(ratios);
+    console.log(`${answers} distinct cached answers (${recorded.bytes} bytes upstream each, default LRU bounds): RSS after each tenth ${rss.map(mib).join(', ')}`);
+    console.log(`  RSS over the second half / RSS at half-way: min ${s.min.toFixed(2)}  max ${s.max.toFixed(2)}  last ${ratios[ratios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`);
+  } finally {
+    await cachePool.close();
+    await cached.stop();
+    await upstream.stop();
+  }
+}

@@ -62,7 +62,7 @@ export async function startLibProcess(name, script, args) {
  * route uncached; the tenant rate limit is lifted so the load generator's one key is never
  * refused; `rateLimit` is the upstream budget (every call claims one of its slots).
  */
-export async function startOpcoProxy({ upstreamUrl, cacheTtlS = 300, rateLimit = { limit: 60, windowMs: 60_000 }, config = {}, nodeArgs = [], env = {} }) {
+export async function startOpcoProxy({ upstreamUrl, cacheTtlS = 300, rateLimit = { limit: 60, windowMs: 60_000 }, config = {}, nodeArgs = [], env = {}, cli = CLI }) {
   const port = await freePort();
   const file = join(mkdtempSync(join(tmpdir(), 'bench-config-')), 'config.json');
   writeFileSync(file, JSON.stringify({
@@ -80,7 +80,7 @@ export async function startOpcoProxy({ upstreamUrl, cacheTtlS = 300, rateLimit =
     },
   }));
   const proc = startProcess({
-    name: 'opco-proxy', command: process.execPath, args: [...nodeArgs, CLI, 'serve', '--config', file], cpu: SERVICE_CPU,
+    name: 'opco-proxy', command: process.execPath, args: [...nodeArgs, cli, 'serve', '--config', file], cpu: SERVICE_CPU,
     env: { OPCO_PROXY_MASTER_KEY: MASTER_KEY, BENCH_UPSTREAM_SECRET: 'bench', ...env },
   });
   const url = `http://127.0.0.1:${port}`;

@@ -37,6 +37,9 @@ export interface CachedAnswer {
   source: string;
 }
 
+/** A file's bytes: one buffer, or the pieces it was decrypted in (never joined, to spare a copy). */
+export type FileContent = Buffer | readonly Buffer[];
+
 export interface CallContext {
   opco: Opco;
   route: RouteKey;
@@ -48,7 +51,7 @@ export interface CallContext {
   /** Body of a POST (past step 5, transformed). */
   body?: unknown;
   /** Decoded `_files` of a POST, by role. */
-  files?: Record<string, Buffer>;
+  files?: Record<string, FileContent>;
   priority: number;
   /** A client waits on the HTTP connection for this call's answer (step 4 may bound its wait). */
   synchronous: boolean;

@@ -2,7 +2,8 @@
  * The one crypto helper: hashing, HMAC signatures, AES-256-GCM sealing (SPEC 5.4) and random ids.
  * Everything else in the code base goes through these functions.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { releaseBuffer } from './resizable-buffer.js';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual, type Cipher } from 'node:crypto';
 
 export function sha256Hex(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
@@ -60,9 +61,73 @@ export function unseal(key: Buffer, sealed: Sealed, associatedData?: string): Bu
   return joined(decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final());
 }
 
-/** GCM's final() gives no bytes: a file is then not copied a second time to join them. */
+/** GCM's final() gives no bytes: a value is then not copied a second time to join them. */
 function joined(head: Buffer, tail: Buffer): Buffer {
   return tail.length === 0 ? head : Buffer.concat([head, tail]);
+}
+
+/**
+ * A large value (a file) sealed as one AES-256-GCM stream, its ciphertext kept as the base64 of
+ * consecutive parts (each decoded alone), so that no step holds it as one buffer or one string.
+ */
+export interface SealedParts {
+  iv: string;
+  tag: string;
+  parts: string[];
+}
+
+/**
+ * Seals a file given as pages (FileContent) and consumes them: each is encrypted where it lies
+ * (a slice at a time; GCM's ciphertext is as long as its plaintext), turned into its part, then
+ * given back at once when its memory allows (resizable-buffer.ts). So sealing a file costs its
+ * base64 text and never a second copy of its bytes. The pages hold nothing, or ciphertext, after.
+ */
+export function sealPages(key: Buffer, pages: readonly Buffer[], associatedData?: string): SealedParts {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  if (associatedData) cipher.setAAD(Buffer.from(associatedData));
+  const parts = pages.map((page) => {
+    inPlace(cipher, page);
+    const part = page.toString('base64');
+    releaseBuffer(page);
+    return part;
+  });
+  cipher.final();
+  return { iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), parts };
+}
+
+/**
+ * unseal() for a file (sealed by sealPages, or by seal() before it): the plaintext as the pieces
+ * the cipher gives, never copied into one buffer, the ciphertext decoded a slice at a time into
+ * one small buffer. So opening a file costs its size once. Returned only once the tag is verified.
+ */
+export function unsealPieces(key: Buffer, sealed: Sealed | SealedParts, associatedData?: string): Buffer[] {
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64'));
+  if (associatedData) decipher.setAAD(Buffer.from(associatedData));
+  decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
+  const slice = Buffer.allocUnsafe(CIPHER_SLICE);
+  const pieces: Buffer[] = [];
+  for (const text of 'parts' in sealed ? sealed.parts : [sealed.data]) {
+    for (let at = 0; at < text.length; at += BASE64_SLICE) {
+      const length = slice.write(text.slice(at, at + BASE64_SLICE), 'base64');
+      pieces.push(decipher.update(slice.subarray(0, length)));
+    }
+  }
+  decipher.final();
+  return pieces;
+}
+
+/** Bytes run through the cipher at a time (a multiple of 3: its base64 is whole 4-character groups). */
+const CIPHER_SLICE = 48 * 1024;
+/** The base64 characters of a CIPHER_SLICE, which decode alone. */
+const BASE64_SLICE = (CIPHER_SLICE / 3) * 4;
+
+/** Encrypts `data` slice by slice, each result written back over its input. */
+function inPlace(cipher: Cipher, data: Buffer): void {
+  for (let at = 0; at < data.length; at += CIPHER_SLICE) {
+    const slice = data.subarray(at, at + CIPHER_SLICE);
+    cipher.update(slice).copy(slice);
+  }
 }
 
 /**
@@ -71,13 +136,19 @@ function joined(head: Buffer, tail: Buffer): Buffer {
  */
 export interface Sealer {
   seal(plaintext: Buffer | string, recordId: string): Sealed;
+  /** seal() of a file given as pages, which it consumes (sealPages). */
+  sealPages(pages: readonly Buffer[], recordId: string): SealedParts;
   /** Throws when the value was sealed for another record, with another key, or altered. */
   unseal(sealed: Sealed, recordId: string): Buffer;
+  /** unseal() of a file, as pieces: no copy of it joins them (unsealPieces). */
+  unsealPieces(sealed: Sealed | SealedParts, recordId: string): Buffer[];
 }
 
 export function createSealer(masterKey: Buffer): Sealer {
   return {
     seal: (plaintext, recordId) => seal(masterKey, plaintext, recordId),
+    sealPages: (pages, recordId) => sealPages(masterKey, pages, recordId),
     unseal: (sealed, recordId) => unseal(masterKey, sealed, recordId),
+    unsealPieces: (sealed, recordId) => unsealPieces(masterKey, sealed, recordId),
   };
 }

@@ -90,6 +90,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const inFlight = new InFlight();
   const router = new OperationRouter({
     bodyBytes: config.limits.bodyBytes,
+    fileBytes: config.limits.fileBytes,
     rate: new RequestRate(config.tenantRateLimit, clock),
     allowList: new Set(config.allowedTenants),
     adminKey: config.adminKey,

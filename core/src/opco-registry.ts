@@ -7,14 +7,14 @@ import { createError } from './errors.js';
 import { loadModule } from './module-loader.js';
 import { ConfigError, type OpcoConfig } from './config.js';
 import type { AdapterModule, Profile, RouteKey, RouteProfile } from './profile.js';
-import type { CallContext, Opco, Tenant } from './call-context.js';
+import type { CallContext, FileContent, Opco, Tenant } from './call-context.js';
 import { PRIORITY } from './call-context.js';
 import type { Clock } from './clock.js';
 
 export interface CallInput {
   query?: Record<string, string>;
   body?: unknown;
-  files?: Record<string, Buffer>;
+  files?: Record<string, FileContent>;
   priority?: number;
   /** A client waits for the answer over HTTP (the read routes); false for workers (default). */
   synchronous?: boolean;

@@ -10,11 +10,12 @@
  * times undici's CPU per call, and still three times once tuned (keep-alive agent, no hooks),
  * measured side by side by bench/uncached-get.mjs (bench/RESULTS.md).
  */
-// undici's own FormData: the global one (Node's bundled undici) is not read by this undici's body writer.
-import { Agent, FormData, type Dispatcher } from 'undici';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { Agent, type Dispatcher } from 'undici';
 import { createError, isServiceError, type ServiceError } from './errors.js';
 import { KEPT_TEXT_CHARS, MAX_ANSWER_DEPTH, MAX_KEPT_ERROR_BYTES, jsonDepth, truncatedText } from './json-limits.js';
-import type { CallContext, UpstreamAnswer } from './call-context.js';
+import type { CallContext, FileContent, UpstreamAnswer } from './call-context.js';
 import type { AuthTransport, UpstreamAuth } from './upstream-auth/auth-strategy.js';
 import type { UpstreamErrorRule } from './profile.js';
 
@@ -105,8 +106,12 @@ export class UpstreamClient {
     };
     let body: Dispatcher.DispatchOptions['body'];
     if (ctx.method === 'GET') body = undefined;
-    else if (ctx.routeProfile.multipart) body = multipartBody(ctx.routeProfile.multipart, ctx.body, ctx.files);
-    else {
+    else if (ctx.routeProfile.multipart) {
+      const form = multipartBody(ctx.routeProfile.multipart, ctx.body, ctx.files);
+      body = Readable.from(form.parts, { objectMode: false });
+      headers['content-type'] = form.type;
+      headers['content-length'] = String(form.length);
+    } else {
       body = JSON.stringify(ctx.body);
       headers['content-type'] = 'application/json';
     }
@@ -160,15 +165,27 @@ function lowerCased(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 }
 
-/** JSON metadata in the profile's part, then one `fichier` part per uploaded file, named by role. */
-function multipartBody(metadataPart: string, metadata: unknown, files: Record<string, Buffer> = {}): FormData {
-  const form = new FormData();
-  form.append(metadataPart, new Blob([JSON.stringify(metadata ?? {})], { type: 'application/json' }));
+/**
+ * JSON metadata in the profile's part, then one `fichier` part per uploaded file, named by role:
+ * multipart/form-data written as FormData would (RFC 7578), but with each file's own buffer as
+ * a part, where a FormData Blob would copy the file first.
+ */
+function multipartBody(metadataPart: string, metadata: unknown, files: Record<string, FileContent> = {}): { type: string; parts: Buffer[]; length: number } {
+  const boundary = `----opco-proxy-${randomBytes(12).toString('hex')}`;
+  // As FormData escapes names: no quote or line break can end the header early.
+  const escape = (text: string) => text.replace(/\n/g, '%0A').replace(/\r/g, '%0D').replace(/"/g, '%22');
+  const head = (name: string, filename: string, type: string) =>
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${escape(name)}"; filename="${escape(filename)}"\r\nContent-Type: ${type}\r\n\r\n`);
+  const crlf = Buffer.from('\r\n');
+  const parts: Buffer[] = [head(metadataPart, 'blob', 'application/json'), Buffer.from(JSON.stringify(metadata ?? {})), crlf];
   for (const [role, content] of Object.entries(files)) {
-    const pdf = content.subarray(0, 4).toString('latin1') === '%PDF';
-    form.append('fichier', new Blob([content], { type: pdf ? 'application/pdf' : 'application/octet-stream' }), `${role}${pdf ? '.pdf' : '.bin'}`);
+    const pieces = Buffer.isBuffer(content) ? [content] : content;
+    // Pieces are only short at the end: a first piece under 4 bytes is the whole file.
+    const pdf = (pieces[0] ?? crlf).subarray(0, 4).toString('latin1') === '%PDF';
+    parts.push(head('fichier', `${role}${pdf ? '.pdf' : '.bin'}`, pdf ? 'application/pdf' : 'application/octet-stream'), ...pieces, crlf);
   }
-  return form;
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { type: `multipart/form-data; boundary=${boundary}`, parts, length: parts.reduce((sum, part) => sum + part.length, 0) };
 }
 
 function networkError(ctx: CallContext, err: unknown): ServiceError {

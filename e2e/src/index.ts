@@ -1,6 +1,7 @@
 export * from './harness.js';
 export * from './jobs-client.js';
 export * from './jobs-suite.js';
+export * from './files-suite.js';
 export * from './backends.js';
 export * from './processes.js';
 export * from './receiver.js';

@@ -4,9 +4,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
-import { factureBody, jobsSuite, signatureValid, startReceiver, startService, waitForJob } from '../src/index.js';
+import { factureBody, filesSuite, jobsSuite, signatureValid, startReceiver, startService, waitForJob } from '../src/index.js';
 
 jobsSuite(t, () => ({}));
+t.test('files', async (t) => filesSuite(t, () => ({})));
 
 // Regression: a retry message that arrives at once (no backoff) used to find the job still
 // leased by the run that scheduled it, and the job stayed `processing` with no message left.

@@ -7,18 +7,22 @@
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { operations, routerPath, type BodyOf, type OperationId, type QueryOf, type ReplyOf } from '@opco-proxy/schemas';
+import { loadSchema, operations, routerPath, type BodyOf, type OperationId, type QueryOf, type ReplyOf, type SchemaId } from '@opco-proxy/schemas';
 import { createError } from '../errors.js';
 import { checkRequest } from '../request-validation.js';
 import { authenticate, authenticateOperator } from '../tenant.js';
 import type { Tenant } from '../call-context.js';
 import type { RequestRate } from '../request-rate.js';
-import { readJsonBody } from './request-body.js';
+import { readJsonBody, type JsonBody } from './request-body.js';
 import type { State } from './state.js';
 
 export interface OperationInput<Op extends OperationId> {
   params: Record<string, string>;
   query: QueryOf<Op>;
+  /**
+   * A `_files` entry in it is the file's bytes as pages (Buffer[], request-body.ts), valid until
+   * the handler's promise settles: their memory is given back then.
+   */
   body: BodyOf<Op>;
   /** The caller (SPEC 5.3); set for every operation behind X-API-KEY. */
   tenant: Tenant;
@@ -37,6 +41,8 @@ export class RawJson {
 
 export interface OperationRouterOptions {
   bodyBytes: number;
+  /** D7: each decoded `_files` entry at most this many bytes. */
+  fileBytes: number;
   rate: RequestRate;
   allowList: ReadonlySet<string>;
   /** OPCO_PROXY_ADMIN_KEY: operator operations answer 403 without it. */
@@ -88,6 +94,8 @@ export class OperationRouter {
   private endpoint(id: OperationId, handler: OperationHandler<OperationId>): Router.Middleware<State> {
     const spec = operations[id] as (typeof operations)[OperationId] & { query?: string; body?: string };
     const { bodyBytes, rate, allowList } = this.options;
+    // The operations whose body takes `_files` have them decoded as they arrive (request-body.ts).
+    const limits = { limitBytes: bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined };
     return async (ctx) => {
       ctx.state.operationId = id;
       let tenant: Tenant | undefined;
@@ -98,19 +106,31 @@ export class OperationRouter {
       }
       if ((spec as { operator?: boolean }).operator) authenticateOperator(ctx.get('authorization'), this.options.adminKey);
       const query = spec.query ? checkQuery(ctx.query, spec.query) : {};
-      const body = spec.body ? checkRequest(spec.body, await readJsonBody(ctx, bodyBytes)) : undefined;
-      const reply: { status: number; body: unknown; headers?: Record<string, string> } = await handler({
-        params: ctx.params,
-        query: query as never,
-        body: body as never,
-        tenant: tenant as Tenant,
-        requestId: ctx.state.requestId,
-        traceparent: ctx.state.traceparent,
-        header: (name) => {
-          const value = ctx.headers[name.toLowerCase()];
-          return Array.isArray(value) ? value[0] : value;
-        },
-      });
+      let body: unknown;
+      let received: JsonBody | undefined;
+      let reply: { status: number; body: unknown; headers?: Record<string, string> };
+      try {
+        if (spec.body) {
+          received = await readJsonBody(ctx, limits);
+          checkRequest(spec.body, received.value);
+          body = received.withFiles();
+        }
+        reply = await handler({
+          params: ctx.params,
+          query: query as never,
+          body: body as never,
+          tenant: tenant as Tenant,
+          requestId: ctx.state.requestId,
+          traceparent: ctx.state.traceparent,
+          header: (name) => {
+            const value = ctx.headers[name.toLowerCase()];
+            return Array.isArray(value) ? value[0] : value;
+          },
+        });
+      } finally {
+        // Files the handler did not consume (a refused body, a duplicate) are given back now.
+        received?.discard();
+      }
       ctx.status = reply.status;
       for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
       if (reply.body instanceof RawJson) {
@@ -133,4 +153,10 @@ function checkQuery(query: Record<string, string | string[] | undefined>, schema
   }
   if (errors.length > 0) throw createError('VALIDATION_ERROR', 'invalid query parameters', { errors });
   return checkRequest(schema, flat, 'invalid query parameters');
+}
+
+/** Whether a body schema declares `_files` (SPEC 4.0.4: the asynchronous POST operations). */
+function takesFiles(schemaId: string): boolean {
+  const properties = loadSchema(schemaId as SchemaId).properties as Record<string, unknown> | undefined;
+  return properties?._files !== undefined;
 }

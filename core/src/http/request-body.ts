@@ -3,15 +3,45 @@
  * br), at most `limitBytes` once decompressed, at most MAX_BODY_DEPTH levels deep. Every failure is
  * the client's, with an answer that names it: 415 for a Content-Type or Content-Encoding the
  * service does not take, 413 over the limit, 400 for JSON that does not parse or nests too deep,
- * or a body that is not the compressed data its Content-Encoding announces. co-body (on raw-body
- * and inflation) does the reading.
+ * or a body that is not the compressed data its Content-Encoding announces.
+ *
+ * For an operation that takes `_files`, the files are decoded as the body arrives (file-cutter.ts)
+ * and each stands in the parsed body as a short string that validates as the real one would
+ * (`AAAA`, or `!` for one that is not base64, or '' for an empty one): the schema judges the body
+ * without the file text ever being a string. `withFiles()`, once the body is valid, puts each
+ * file's bytes in its place, as the pages they were decoded into (a Buffer[], FileContent), or
+ * answers 413 for a file over the limit (D7).
  */
-import coBody from 'co-body';
+import { parse as parseJson } from '@hapi/bourne';
 import type Koa from 'koa';
+import type { Transform } from 'node:stream';
+import { createBrotliDecompress, createUnzip } from 'node:zlib';
 import { createError, isServiceError, type ServiceError } from '../errors.js';
 import { MAX_BODY_DEPTH, jsonDepth } from '../json-limits.js';
+import { FileCutter, PLACEHOLDER, type CutFile } from './file-cutter.js';
 
 const JSON_TYPES = ['application/json', '+json'];
+
+export interface BodyLimits {
+  limitBytes: number;
+  /** The operation takes `_files`, each at most this many bytes decoded; absent: it takes none. */
+  fileBytes?: number;
+}
+
+export interface JsonBody {
+  /** The parsed body, files standing in as short strings; undefined when the request has none. */
+  value: unknown;
+  /** The body with each file's bytes in place; 413 PAYLOAD_TOO_LARGE for a file over the limit. */
+  withFiles(): unknown;
+  /**
+   * Gives back the memory of every file at once (resizable-buffer.ts), when the request is done:
+   * what its handler did not consume is otherwise left to V8's next collection.
+   */
+  discard(): void;
+}
+
+/** What stands in for a file, so that the schema's `byte` format and minLength judge it as they would the file. */
+const STAND_INS: Record<CutFile['outcome'], string> = { valid: 'AAAA', empty: '', invalid: '!' };
 
 /** Whether the request carries a body at all (a length, or chunked transfer). */
 function hasBody(ctx: Koa.Context): boolean {
@@ -19,26 +49,130 @@ function hasBody(ctx: Koa.Context): boolean {
   return ctx.get('transfer-encoding') !== '' || (length !== '' && length !== '0');
 }
 
-/** The parsed JSON body, or undefined when the request has none. */
-export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promise<unknown> {
-  if (!hasBody(ctx)) return undefined;
+export async function readJsonBody(ctx: Koa.Context, limits: BodyLimits): Promise<JsonBody> {
+  if (!hasBody(ctx)) return { value: undefined, withFiles: () => undefined, discard: () => {} };
   if (!ctx.is(JSON_TYPES)) {
     const type = ctx.get('content-type') || 'none';
     throw createError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, not ${type}`, {
       errors: [`Content-Type: must be application/json (got ${type})`],
     });
   }
-  let body: unknown;
+  const encoding = ctx.req.headers['content-encoding'] || 'identity';
+  const cutter = limits.fileBytes === undefined ? undefined : new FileCutter(limits.fileBytes);
+  let value: unknown;
   try {
-    body = await coBody.json(ctx, { limit: limitBytes, strict: false, encoding: 'utf8' });
+    let text: Buffer;
+    try {
+      const length = encoding === 'identity' && ctx.req.headers['content-length'] ? Number(ctx.req.headers['content-length']) : undefined;
+      text = await readBytes(ctx.req, encoding, limits.limitBytes, length, cutter);
+    } catch (err) {
+      throw bodyError(err, encoding, limits.limitBytes);
+    }
+    value = parse(text, cutter?.invalidJson === true);
+    if (jsonDepth(value, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
+      const message = `body: nested deeper than ${MAX_BODY_DEPTH} levels`;
+      throw createError('VALIDATION_ERROR', message, { errors: [message] });
+    }
   } catch (err) {
-    throw bodyError(err, ctx.get('content-encoding') || 'identity', limitBytes);
+    cutter?.discard();
+    throw err;
   }
-  if (jsonDepth(body, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
-    const message = `body: nested deeper than ${MAX_BODY_DEPTH} levels`;
-    throw createError('VALIDATION_ERROR', message, { errors: [message] });
+  const placed = cutter ? standIn(value, cutter.files) : [];
+  return {
+    value,
+    withFiles() {
+      const files = (value as { _files?: Record<string, unknown> })._files!;
+      for (const [role, file] of placed) {
+        if (file.size > limits.fileBytes!) {
+          throw createError('PAYLOAD_TOO_LARGE', `_files.${role}: file of ${file.size} bytes is over the ${limits.fileBytes}-byte limit`);
+        }
+        files[role] = file.content;
+      }
+      return value;
+    },
+    discard: () => cutter?.discard(),
+  };
+}
+
+/**
+ * As co-body read bodies before: text as UTF-8 (a leading BOM dropped), any JSON value, and a
+ * `__proto__` key refused (@hapi/bourne). The text holds no file, so it is small.
+ */
+function parse(text: Buffer, invalidInFiles: boolean): unknown {
+  let value: unknown;
+  try {
+    if (invalidInFiles) throw new SyntaxError('a file of the body breaks JSON string rules');
+    let json = text.toString('utf8');
+    if (json.charCodeAt(0) === 0xfeff) json = json.slice(1);
+    value = json ? parseJson(json, { protoAction: 'error' }) : json;
+  } catch (err) {
+    const message = 'body: invalid JSON';
+    throw createError('VALIDATION_ERROR', message, { errors: [message], cause: err });
   }
-  return body;
+  return value;
+}
+
+/** Puts each file's stand-in where JSON.parse placed its placeholder: under `_files`, by role. */
+function standIn(value: unknown, cut: CutFile[]): Array<[string, CutFile]> {
+  const files = isObject(value) ? value._files : undefined;
+  if (!isObject(files)) return [];
+  const placed: Array<[string, CutFile]> = [];
+  for (const [role, held] of Object.entries(files)) {
+    if (typeof held !== 'string' || !held.startsWith(PLACEHOLDER)) continue;
+    const file = cut[Number(held.slice(PLACEHOLDER.length))];
+    if (!file) continue;
+    files[role] = STAND_INS[file.outcome];
+    placed.push([role, file]);
+  }
+  return placed;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Reads the request, decompressed, into `cutter` (or whole): at most `limit` bytes, exactly
+ * `length` when it was announced. Stops reading at the first problem and leaves the rest of the
+ * request unread, as raw-body did; never destroys the request, so the client gets the answer.
+ */
+function readBytes(req: Koa.Context['req'], encoding: string, limit: number, length: number | undefined, cutter: FileCutter | undefined): Promise<Buffer> {
+  if (length !== undefined && length > limit) return Promise.reject(Object.assign(new Error('body over the limit'), { type: 'entity.too.large' }));
+  const source = decompressed(req, encoding);
+  const chunks: Buffer[] = [];
+  let received = 0;
+  return new Promise((resolve, reject) => {
+    const finish = (err?: unknown) => {
+      source.off('data', onData).off('end', onEnd).off('error', finish);
+      req.off('aborted', onAborted).off('error', finish);
+      if (err === undefined) return resolve(cutter ? cutter.end() : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+      if (source !== req) {
+        req.unpipe(source as Transform);
+        // A decompressor stopped mid-way may still report what it had queued: nobody listens now.
+        source.on('error', () => {}).destroy();
+      }
+      req.pause();
+      reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) return finish(Object.assign(new Error('body over the limit'), { type: 'entity.too.large' }));
+      if (cutter) cutter.push(chunk);
+      else chunks.push(chunk);
+    };
+    const onEnd = () => finish(length !== undefined && received !== length ? Object.assign(new Error('body length differs'), { type: 'request.size.invalid' }) : undefined);
+    const onAborted = () => finish(Object.assign(new Error('request aborted'), { type: 'request.aborted' }));
+    source.on('data', onData).on('end', onEnd).on('error', finish);
+    req.on('aborted', onAborted).on('error', finish);
+  });
+}
+
+/** The body as sent (identity) or its decompression; 415 for an encoding the service does not take. */
+function decompressed(req: Koa.Context['req'], encoding: string): Koa.Context['req'] | Transform {
+  if (encoding === 'identity') return req;
+  if (encoding === 'gzip' || encoding === 'deflate') return req.pipe(createUnzip());
+  if (encoding === 'br') return req.pipe(createBrotliDecompress());
+  throw Object.assign(new Error(`Unsupported Content-Encoding: ${encoding}`), { status: 415 });
 }
 
 function bodyError(err: unknown, encoding: string, limitBytes: number): ServiceError {
@@ -56,10 +190,9 @@ function bodyError(err: unknown, encoding: string, limitBytes: number): ServiceE
     const message = `body: not valid ${encoding} data, as its Content-Encoding says`;
     return createError('VALIDATION_ERROR', message, { errors: [message], cause: err });
   }
-  if (type === 'request.aborted' || type === 'request.size.invalid') {
+  if (type === 'request.aborted' || type === 'request.size.invalid' || code === 'ECONNRESET') {
     const message = 'body: ended before its announced length';
     return createError('VALIDATION_ERROR', message, { errors: [message], cause: err });
   }
-  const message = type === 'encoding.unsupported' ? 'body: charset not supported (utf-8 only)' : 'body: invalid JSON';
-  return createError('VALIDATION_ERROR', message, { errors: [message], cause: err });
+  throw err;
 }

@@ -2,8 +2,11 @@
  * Idempotency-Key (SPEC 4.0.4, D15): scoped to the tenant, kept 24 hours, at most 255
  * characters. The key's record is inserted under a unique `_id` before the job exists, so of
  * two requests racing on two instances exactly one creates a job; the other reads the winner's.
+ * The payload's hash is SHA-256 of its canonical JSON, decoded files written as base64 again:
+ * the same hash as when files were kept as the text the client sent (for the standard, padded
+ * base64 every encoder writes), so keys reserved by earlier versions still compare.
  */
-import { DuplicateKeyError, canonicalJson, createError, sha256Hex, type Clock, type Collection, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, canonicalJsonSha256, createError, sha256Hex, type Clock, type Collection, type Store } from '@opco-proxy/core';
 
 interface KeyRecord {
   _id: string;
@@ -37,10 +40,10 @@ export class IdempotencyKeys {
     return key;
   }
 
-  /** Reserves `key` for `jobId`, or tells which job already holds it. */
+  /** Reserves `key` for `jobId`, or tells which job already holds it; `payload` may hold Buffers (files). */
   async reserve(tenant: string, key: string, jobId: string, payload: unknown): Promise<Reservation> {
     const _id = sha256Hex(`${tenant}\n${key}`);
-    const payloadHash = sha256Hex(canonicalJson(payload));
+    const payloadHash = canonicalJsonSha256(payload);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         await this.keys.insertOne({ _id, tenant, jobId, payloadHash, expiresAt: new Date(this.clock.now() + IDEMPOTENCY_TTL_MS) });

@@ -45,7 +45,7 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
     },
   });
   if (api.role !== 'worker') {
-    mountJobRoutes(api, { records, secrets, idempotency, queue, opcos: api.opcos, clock, fileBytes: api.limits.fileBytes });
+    mountJobRoutes(api, { records, secrets, idempotency, queue, opcos: api.opcos, clock });
     mountOperatorRoutes(api, { records, opcos: api.opcos });
   }
   if (api.role === 'api') return;

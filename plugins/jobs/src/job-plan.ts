@@ -6,7 +6,7 @@
  */
 import { createError, type RouteKey } from '@opco-proxy/core';
 import { operations } from '@opco-proxy/schemas';
-import type { JobInputs } from './job-secrets.js';
+import type { OpenedInputs } from './job-secrets.js';
 import type { JobStep, JobType } from './job-records.js';
 
 /** The operations that become jobs (SPEC 4.0.4). */
@@ -45,10 +45,10 @@ export function routesOf(type: JobType, fileRoles: string[]): RouteKey[] {
 export interface StepCall {
   route: RouteKey;
   body: unknown;
-  files: Record<string, Buffer>;
+  files: Record<string, Buffer[]>;
 }
 
-export function stepCall(type: JobType, step: JobStep, steps: JobStep[], inputs: JobInputs): StepCall {
+export function stepCall(type: JobType, step: JobStep, steps: JobStep[], inputs: OpenedInputs): StepCall {
   if (!step.name.startsWith(DOCUMENT_STEP)) {
     const composite = steps.length > 1;
     return { route: kindOf(type).route, body: inputs.body, files: composite ? {} : inputs.files };

@@ -6,7 +6,7 @@
  * which can be megabytes each, are documents of their own, read only by jobs that have some.
  * Nothing of it goes on the queue, and a sweeper removes files left older than 24 hours.
  */
-import type { Clock, Collection, Sealed, Sealer, Store } from '@opco-proxy/core';
+import type { Clock, Collection, Sealed, SealedParts, Sealer, Store } from '@opco-proxy/core';
 
 /** The job record's `inputs`. */
 export interface SealedInputs {
@@ -28,14 +28,23 @@ interface FileRecord {
   _id: string;
   jobId: string;
   role: string;
-  content: Sealed;
+  /** In parts (sealPages); one Sealed for files stored by earlier versions. */
+  content: SealedParts | Sealed;
   createdAt: Date;
 }
 
+/** What a submission seals: the files as the request decoded them, page by page. */
 export interface JobInputs {
   apiKey: string;
   body: unknown;
-  files: Record<string, Buffer>;
+  files: Record<string, Buffer[]>;
+}
+
+/** What a worker opens: each file as the pieces it was decrypted in (FileContent). */
+export interface OpenedInputs {
+  apiKey: string;
+  body: unknown;
+  files: Record<string, Buffer[]>;
 }
 
 export class JobSecrets {
@@ -56,11 +65,15 @@ export class JobSecrets {
     await this.files.createIndex({ createdAt: 1 });
   }
 
-  /** Stores the files and returns the sealed inputs for the job record. */
+  /**
+   * Stores the files and returns the sealed inputs for the job record. The files' pages are
+   * consumed (Sealer.sealPages: encrypted where they lie, then given back), so the caller must
+   * be done with them (hashed them for the Idempotency-Key) before.
+   */
   async seal(jobId: string, inputs: JobInputs): Promise<SealedInputs> {
     const createdAt = this.clock.date();
     for (const [role, content] of Object.entries(inputs.files)) {
-      await this.files.insertOne({ _id: `${jobId}:${role}`, jobId, role, content: this.sealer.seal(content, `${jobId}:${role}`), createdAt });
+      await this.files.insertOne({ _id: `${jobId}:${role}`, jobId, role, content: this.sealer.sealPages(content, `${jobId}:${role}`), createdAt });
     }
     return {
       apiKey: this.sealer.seal(inputs.apiKey, jobId),
@@ -70,14 +83,14 @@ export class JobSecrets {
   }
 
   /** Null when the inputs are gone (the job already ended, or was swept). */
-  async open(job: { _id: string; inputs?: SealedInputs | null }): Promise<JobInputs | null> {
+  async open(job: { _id: string; inputs?: SealedInputs | null }): Promise<OpenedInputs | null> {
     const sealed = job.inputs ?? (await this.legacy.findOne({ _id: job._id }));
     if (!sealed) return null;
-    const files: Record<string, Buffer> = {};
+    const files: Record<string, Buffer[]> = {};
     // Legacy records say nothing of their files: look.
     if (!('files' in sealed) || sealed.files.length > 0) {
       for (const file of await this.files.find({ jobId: job._id }, { sort: { _id: 1 } })) {
-        files[file.role] = this.sealer.unseal(file.content, `${job._id}:${file.role}`);
+        files[file.role] = this.sealer.unsealPieces(file.content, `${job._id}:${file.role}`);
       }
     }
     return {

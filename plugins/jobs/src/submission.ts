@@ -1,8 +1,9 @@
 /**
  * The asynchronous POST operations (SPEC 1 rule 3, 3.1, 4.0.4, 4.8-4.12b): the operation router
- * has validated the body; here the files are decoded (D7), the Idempotency-Key reserved, the job
- * and its sealed inputs stored, then its id queued. If the store or the queue fails, everything
- * stored is removed and the client gets 503: nothing is half-accepted.
+ * has validated the body and decoded its files (D7: each `_files` entry arrives as its bytes); here
+ * the Idempotency-Key is reserved, the job and its sealed inputs stored, then its id queued. If
+ * the store or the queue fails, everything stored is removed and the client gets 503: nothing is
+ * half-accepted.
  */
 import { randomUUID } from 'node:crypto';
 import { PRIORITY, asServiceError, createError, type Clock, type OpcoDirectory, type Queue, type Tenant } from '@opco-proxy/core';
@@ -26,7 +27,6 @@ export interface SubmissionDeps {
   queue: Queue;
   opcos: OpcoDirectory;
   clock: Clock;
-  fileBytes: number;
 }
 
 /** What the submission's HTTP request brings besides the body. */
@@ -40,8 +40,8 @@ export interface SubmissionRequest {
 
 export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: string, tenant: Tenant, body: Record<string, unknown>, request: SubmissionRequest = {}): Promise<Accepted> {
   const opco = deps.opcos.get(opcoId);
-  const { _files: encoded, ...payload } = body as { _files?: Record<string, string> } & Record<string, unknown>;
-  const files = decodeFiles(encoded ?? {}, deps.fileBytes);
+  // Each file as the pages the router decoded it into; sealing consumes them (JobSecrets.seal).
+  const { _files: files = {}, ...payload } = body as { _files?: Record<string, Buffer[]> } & Record<string, unknown>;
   for (const route of routesOf(kind.type, Object.keys(files))) deps.opcos.route(opco, route);
   const key = IdempotencyKeys.check(request.idempotencyKey);
 
@@ -75,24 +75,4 @@ export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: str
     throw error;
   }
   return { status: 202, body: { jobId, status: 'pending', statusUrl: `/${opcoId}/jobs/${jobId}` } };
-}
-
-/** D7: each file is valid base64 of at most `fileBytes` once decoded. */
-function decodeFiles(encoded: Record<string, string>, fileBytes: number): Record<string, Buffer> {
-  const files: Record<string, Buffer> = {};
-  const errors: string[] = [];
-  for (const [role, value] of Object.entries(encoded)) {
-    const compact = value.replace(/\s+/g, '');
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1) {
-      errors.push(`_files.${role}: Invalid base64`);
-      continue;
-    }
-    const content = Buffer.from(compact, 'base64');
-    if (content.length > fileBytes) {
-      throw createError('PAYLOAD_TOO_LARGE', `_files.${role}: file of ${content.length} bytes is over the ${fileBytes}-byte limit`);
-    }
-    files[role] = content;
-  }
-  if (errors.length > 0) throw createError('VALIDATION_ERROR', 'invalid files', { errors });
-  return files;
 }

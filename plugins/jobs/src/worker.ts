@@ -15,7 +15,7 @@ import type { JobErrorRecord, JobRecord, JobRecords, JobStep } from './job-recor
 import { mayHaveReachedUpstream, nextMove } from './retry-policy.js';
 import { findExistingDossier } from './job-recovery.js';
 import { JOBS_QUEUE } from './submission.js';
-import type { JobInputs, JobSecrets } from './job-secrets.js';
+import type { JobSecrets, OpenedInputs } from './job-secrets.js';
 import { emitJobEnd, emitProgress } from './job-events.js';
 
 export interface WorkerDeps {
@@ -126,7 +126,7 @@ export class JobWorker {
    * null when the job was rescheduled or failed. `lastRunCut`: the run before this one stopped
    * in the middle of this step, its attempt counted here.
    */
-  private async runStep(job: JobRecord, token: string, step: JobStep, inputs: JobInputs, lastRunCut: boolean): Promise<JobRecord | null> {
+  private async runStep(job: JobRecord, token: string, step: JobStep, inputs: OpenedInputs, lastRunCut: boolean): Promise<JobRecord | null> {
     // `processing`: left so by a version that wrote it before each call.
     const lost = lastRunCut && step.status !== 'processing' ? 1 : 0;
     const uncertain = lastRunCut || step.status === 'processing' || step.uncertain === true;

@@ -9,12 +9,12 @@ t.test('inputs round-trip and are sealed at rest', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
   const secrets = new JobSecrets(store, createSealer(key), systemClock);
-  const inputs = await secrets.seal('job-1', { apiKey: 'the-api-key-123', body: { nom: 'Dupont' }, files: { cerfa: Buffer.from('%PDF-secret') } });
+  const inputs = await secrets.seal('job-1', { apiKey: 'the-api-key-123', body: { nom: 'Dupont' }, files: { cerfa: [Buffer.from('%PDF-secret')] } });
   t.same(inputs.files, ['cerfa'], 'the record names its files');
   const back = await secrets.open({ _id: 'job-1', inputs });
   t.equal(back?.apiKey, 'the-api-key-123');
   t.same(back?.body, { nom: 'Dupont' });
-  t.same(back?.files.cerfa, Buffer.from('%PDF-secret'));
+  t.same(Buffer.concat(back!.files.cerfa!), Buffer.from('%PDF-secret'));
   const raw = JSON.stringify([inputs, await store.collection('job_files').find({})]);
   for (const plain of ['the-api-key-123', 'Dupont', '%PDF-secret', Buffer.from('%PDF-secret').toString('base64')]) t.notOk(raw.includes(plain), `no ${plain}`);
 });
@@ -45,8 +45,8 @@ t.test('purge removes the files; the sweeper removes only old files', async (t) 
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
   const secrets = new JobSecrets(store, createSealer(key), systemClock);
-  await secrets.seal('old', { apiKey: 'key-old-1234', body: {}, files: { a: Buffer.from('1') } });
-  const recent = await secrets.seal('new', { apiKey: 'key-new-1234', body: {}, files: { b: Buffer.from('2') } });
+  await secrets.seal('old', { apiKey: 'key-old-1234', body: {}, files: { a: [Buffer.from('1')] } });
+  const recent = await secrets.seal('new', { apiKey: 'key-new-1234', body: {}, files: { b: [Buffer.from('2')] } });
   await store.collection('job_files').updateMany({ jobId: 'old' }, { $set: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
   t.equal(await secrets.sweepFiles(24 * 3600_000), 1);
   t.equal(await store.collection('job_files').count({ jobId: 'new' }), 1, 'recent file kept');
