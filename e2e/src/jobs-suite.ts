@@ -200,9 +200,11 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
     t.equal(documents.length, 3, 'two documents, one of them retried');
     const info = metadataOf(documents.at(-1)!, parts.documents);
     t.same(info, { typeFichier: 'convention', objets: [{ typeObjet: 'dossier', idObjet: job.result.numeroInterne }] });
+    // The job is seen ended once its last step is recorded; that step's progress event and then
+    // job.completed follow it: wait for the last of them before reading the progress events.
+    const completed = await emitted(events, 'job.completed', { jobId: job.jobId });
     const progress = events.filter((e) => e.type === 'job.progress' && e.data.jobId === job.jobId);
     t.same(progress.map((e) => [e.data.step, e.data.name, e.data.status, e.data.totalSteps]), [[1, 'dossier', 'completed', 3], [2, 'document:cerfa', 'completed', 3], [3, 'document:convention', 'completed', 3]]);
-    const completed = await emitted(events, 'job.completed', { jobId: job.jobId });
     t.same(Object.keys(completed.data).sort(), ['completedAt', 'jobId', 'result', 'status', 'type']);
     t.equal(completed.tenant, tenantHash(KEY_A), 'the tenant hash, not the key');
   });
