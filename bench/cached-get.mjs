@@ -4,7 +4,7 @@
 // bare Koa answering the same bytes, interleaved rounds; prints min / median / max of the ratios
 // of req/s, p99 and CPU per request (service / Koa).
 // Run after `npm run build`:  node bench/cached-get.mjs [--rounds 5] [--duration 5] [--connections 50] [--cpu-prof DIR] [--quick]
-import { mkdtempSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pinSelf, pinning } from './lib/processes.mjs';
@@ -12,7 +12,7 @@ import { GENERATOR } from './lib/load.mjs';
 import { QUICK, interleave, options, printRatios } from './lib/rounds.mjs';
 import { measure, describe } from './lib/measure.mjs';
 import { recordUpstream, startFixedUpstream, startLibProcess, startOpcoProxy } from './lib/service.mjs';
-import { selfTimeByFile } from './lib/profile-summary.mjs';
+import { printProfiles } from './lib/profile-summary.mjs';
 
 const args = options({ rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' }, 'cpu-prof': { type: 'string' } });
 const rounds = Number(args.rounds ?? (QUICK ? 3 : 5));
@@ -60,9 +60,5 @@ try {
 } finally {
   for (const proc of stopping.reverse()) await proc.stop();
 }
-if (args['cpu-prof']) {
-  const files = readdirSync(args['cpu-prof']).filter((f) => f.endsWith('.cpuprofile')).map((f) => JSON.parse(readFileSync(join(args['cpu-prof'], f), 'utf8')));
-  console.log(`top self time of the service (${files.length} profile(s) in ${args['cpu-prof']}):`);
-  for (const row of selfTimeByFile(files).slice(0, 15)) console.log(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.file}`);
-}
+if (args['cpu-prof']) printProfiles(args['cpu-prof']);
 process.exit(failed ? 1 : 0);

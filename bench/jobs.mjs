@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { printProfiles } from './lib/profile-summary.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const { values: opts } = parseArgs({
@@ -193,6 +194,7 @@ async function main() {
       }
     }
     report(results, counts, { rounds, durationS, connections, pinned });
+    if (opts['cpu-prof']) printProfiles(opts['cpu-prof'], 'top self time of the service (PROFILED: ratios not comparable)');
   } catch (err) {
     console.error(err);
     failures++;

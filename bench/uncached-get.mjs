@@ -10,7 +10,6 @@
 // - the upstream client's cost per call: got (as it was called, and tuned) against undici.
 // Run after `npm run build`:  node bench/uncached-get.mjs [--rounds 5] [--duration 5] [--rate 200] [--cpu-prof DIR] [--quick]
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, pinSelf, pinning, PINNED, SERVICE_CPU } from './lib/processes.mjs';
@@ -20,7 +19,7 @@ import { measure, describe } from './lib/measure.mjs';
 import { NGINX, startNginx } from './lib/nginx.mjs';
 import { recordUpstream, startFixedUpstream, startLibProcess, startOpcoProxy } from './lib/service.mjs';
 import { waitForHttp } from './lib/processes.mjs';
-import { selfTimeByFile } from './lib/profile-summary.mjs';
+import { printProfiles } from './lib/profile-summary.mjs';
 
 const args = options({ rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' }, rate: { type: 'string', default: '200' }, 'cpu-prof': { type: 'string' } });
 const rounds = Number(args.rounds ?? (QUICK ? 3 : 5));
@@ -90,9 +89,5 @@ try {
 } finally {
   for (const proc of stopping.reverse()) await proc.stop();
 }
-if (args['cpu-prof']) {
-  const files = readdirSync(args['cpu-prof']).filter((f) => f.endsWith('.cpuprofile')).map((f) => JSON.parse(readFileSync(join(args['cpu-prof'], f), 'utf8')));
-  console.log(`top self time of the service (${files.length} profile(s) in ${args['cpu-prof']}):`);
-  for (const row of selfTimeByFile(files).slice(0, 15)) console.log(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.file}`);
-}
+if (args['cpu-prof']) printProfiles(args['cpu-prof']);
 process.exit(failed ? 1 : 0);

@@ -20,8 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pinSelf, pinning, startProcess, freePort, SERVICE_CPU } from './lib/processes.mjs';
 import { QUICK, interleave, options, printRatios, summary } from './lib/rounds.mjs';
 import { startOpcoProxy } from './lib/service.mjs';
-import { selfTimeByFile } from './lib/profile-summary.mjs';
-import { readdirSync, readFileSync } from 'node:fs';
+import { printProfiles } from './lib/profile-summary.mjs';
 import { join } from 'node:path';
 
 const args = options({
@@ -136,11 +135,7 @@ async function main() {
     receiver.close();
     upstream.close();
   }
-  if (args['cpu-prof']) {
-    const files = readdirSync(args['cpu-prof']).filter((f) => f.endsWith('.cpuprofile')).map((f) => JSON.parse(readFileSync(join(args['cpu-prof'], f), 'utf8')));
-    console.log(`top self time of the service (PROFILED: ratios not comparable; ${files.length} profile(s) in ${args['cpu-prof']}):`);
-    for (const row of selfTimeByFile(files).slice(0, 15)) console.log(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.file}`);
-  }
+  if (args['cpu-prof']) printProfiles(args['cpu-prof'], 'top self time of the service (PROFILED: ratios not comparable)');
   process.exit(failed ? 1 : 0);
 }
 

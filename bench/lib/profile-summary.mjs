@@ -2,7 +2,8 @@
 // Top self-time files of V8 CPU profiles (`node --cpu-prof`): the share of busy samples (idle
 // left out) whose innermost frame is in each file, node_modules folded to their package. Several profiles of one
 // kind are summed.   node bench/lib/profile-summary.mjs [--top 15] FILE.cpuprofile...
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 export function selfTimeByFile(profiles) {
@@ -22,6 +23,13 @@ export function selfTimeByFile(profiles) {
     }
   }
   return [...totals.entries()].map(([file, us]) => ({ file, share: us / all })).sort((a, b) => b.share - a.share);
+}
+
+/** Prints the top self-time files of every profile written into `dir` (a benchmark's --cpu-prof). */
+export function printProfiles(dir, title = 'top self time of the service', top = 15) {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
+  console.log(`${title} (${files.length} profile(s) in ${dir}):`);
+  for (const row of selfTimeByFile(files).slice(0, top)) console.log(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.file}`);
 }
 
 function fileOf({ url, functionName }) {
