@@ -10,7 +10,6 @@
 // - the upstream client's cost per call: got (as it was called, and tuned) against undici.
 // Run after `npm run build`:  node bench/uncached-get.mjs [--rounds 5] [--duration 5] [--rate 200] [--cpu-prof DIR] [--quick]
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, pinSelf, pinning, PINNED, SERVICE_CPU } from './lib/processes.mjs';
 import { GENERATOR, latencyAtRate } from './lib/load.mjs';

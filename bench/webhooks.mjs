@@ -21,7 +21,6 @@ import { pinSelf, pinning, startProcess, freePort, SERVICE_CPU } from './lib/pro
 import { QUICK, interleave, options, printRatios, summary } from './lib/rounds.mjs';
 import { startOpcoProxy } from './lib/service.mjs';
 import { printProfiles } from './lib/profile-summary.mjs';
-import { join } from 'node:path';
 
 const args = options({
   rounds: { type: 'string' }, webhooks: { type: 'string', default: '20' }, events: { type: 'string', default: '100' },
