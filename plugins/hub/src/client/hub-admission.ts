@@ -236,6 +236,12 @@ export class HubAdmission implements AdmissionProvider {
       if (err instanceof Rerouted) return undefined;
       throw err;
     }
+    // The bucket said yes, but the hub may have come back before this line ran: its hello then
+    // reported the ledger without this call, and the hub would grant its slot again. Ask the hub.
+    if (this.connection.state === 'connected') {
+      release();
+      return undefined;
+    }
     const entry = this.ledger.start(request.opcoId, `local-${randomHex(8)}`, 'local', request.rateLimit.windowMs);
     this.metrics.waited(request.opcoId, 'local', this.clock.now() - askedAt);
     return this.lease(DISCONNECTED_TOKEN, (outcome) => {
