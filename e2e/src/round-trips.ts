@@ -130,6 +130,8 @@ export async function jobRoundTrips(backends: CountedBackends, jobs = 10): Promi
       }
       // Ended and its event emitted: the last write of a job.
       await eventually(async () => (await records.countDocuments({ _id: { $in: ids } as never, status: 'completed', notified: true })) === count, `${count} jobs completed and notified`, 60_000);
+      // The message is settled once its handler returns, just after that write: count it too.
+      await eventually(() => backends.counts.settled >= backends.counts.published, 'every message settled', 60_000);
     };
     await run(2);
     backends.counts.reset();
@@ -177,6 +179,7 @@ export async function deliveryRoundTrips(backends: CountedBackends, webhooks = 2
       const total = emitted * webhooks;
       // Delivered and released: the last write of a delivery.
       await eventually(async () => (await records.countDocuments({ status: 'delivered' })) === total, `${total} deliveries delivered`, 60_000);
+      await eventually(() => backends.counts.settled >= backends.counts.published, 'every message settled', 60_000);
     };
     await run(1);
     backends.counts.reset();
