@@ -12,6 +12,12 @@ import type { DomainEvent } from './events.js';
 export interface HookHandlers {
   /** Step 3: may answer the call without an upstream request (first answer wins). */
   lookup: (ctx: CallContext) => Promise<CachedAnswer | undefined> | CachedAnswer | undefined;
+  /**
+   * Step 3 without waiting: an answer this process holds at hand (a cache's memory), or nothing.
+   * Synchronous, so a read it answers never enters the middleware chain (http/read-shortcut.ts);
+   * a read it does not answer goes the whole way, through `lookup`.
+   */
+  peek: (ctx: CallContext) => CachedAnswer | undefined;
   /** Step 5: last changes to the outgoing request, after the profile's transforms. */
   beforeCall: (ctx: CallContext) => Promise<void> | void;
   /** Steps 7-9: sees the transformed, validated answer or the error of the call. */
@@ -28,12 +34,12 @@ export interface HookHandlers {
 export type HookName = keyof HookHandlers;
 
 export const HOOK_NAMES: readonly HookName[] = [
-  'lookup', 'beforeCall', 'afterCall', 'store', 'event', 'ready', 'close',
+  'lookup', 'peek', 'beforeCall', 'afterCall', 'store', 'event', 'ready', 'close',
 ];
 
 export class Hooks {
   private readonly handlers: { [K in HookName]: HookHandlers[K][] } = {
-    lookup: [], beforeCall: [], afterCall: [], store: [], event: [], ready: [], close: [],
+    lookup: [], peek: [], beforeCall: [], afterCall: [], store: [], event: [], ready: [], close: [],
   };
 
   private frozen = false;
@@ -58,6 +64,15 @@ export class Hooks {
   async runLookup(ctx: CallContext): Promise<CachedAnswer | undefined> {
     for (const handler of this.handlers.lookup) {
       const answer = await handler(ctx);
+      if (answer !== undefined) return answer;
+    }
+    return undefined;
+  }
+
+  /** The same, synchronous: the first handler that answers ends the run. */
+  runPeek(ctx: CallContext): CachedAnswer | undefined {
+    for (const handler of this.handlers.peek) {
+      const answer = handler(ctx);
       if (answer !== undefined) return answer;
     }
     return undefined;

@@ -8,7 +8,7 @@
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { lookup } from 'node:dns/promises';
 import Koa from 'koa';
 import { Hooks } from './hooks.js';
@@ -28,7 +28,8 @@ import { randomHex } from './crypto.js';
 import { oauthClientCredentials } from './upstream-auth/oauth-client-credentials.js';
 import { OperationRouter } from './http/operation-router.js';
 import { InFlight, requestContext } from './http/request-context.js';
-import { accessLog } from './http/access-log.js';
+import { accessLog, requestLog } from './http/access-log.js';
+import { readShortcut } from './http/read-shortcut.js';
 import { renderErrors } from './http/error-renderer.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { closeGracefully } from './http/graceful-close.js';
@@ -130,9 +131,12 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   app.silent = true;
   app.use(requestContext(inFlight));
   app.use(httpMetrics(prometheus, clock));
-  app.use(accessLog(log, clock));
+  const write = requestLog(log);
+  app.use(accessLog(write, clock));
   app.use(renderErrors(log));
   app.use(router.middleware());
+  const chain = app.callback();
+  const shortcut = readShortcut({ router, inFlight, write, prometheus, clock });
 
   await hooks.runLifecycle('ready');
   await host.start();
@@ -160,7 +164,9 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   return {
     config, role, log, clock, store, queue, opcos, pipeline, window, prometheus, app, emit,
     async listen(port = config.port, hostName = config.host) {
-      server = app.listen(port, hostName);
+      server = createServer((req, res) => {
+        if (!shortcut(req, res)) void chain(req, res);
+      }).listen(port, hostName);
       answerClientErrors(server);
       await once(server, 'listening');
       const address = server.address() as AddressInfo;

@@ -84,6 +84,17 @@ export class Pipeline {
     return { body: ctx.response!.body, text: ctx.answerText };
   }
 
+  /**
+   * Step 3 alone, synchronous: the JSON text of an answer a `peek` hook holds at hand, or
+   * undefined (the read then goes through `serve`).
+   */
+  peek(ctx: CallContext): string | undefined {
+    if (ctx.method !== 'GET' || ctx.fresh) return undefined;
+    const cached = this.deps.hooks.runPeek(ctx);
+    if (cached) ctx.cache = 'hit';
+    return cached?.text;
+  }
+
   /** Step 5: the profile's request transforms, then the beforeCall hooks; once per call. */
   private async transformRequest(ctx: CallContext): Promise<void> {
     const { request = [] } = ctx.routeProfile;

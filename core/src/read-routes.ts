@@ -1,6 +1,7 @@
 /**
  * The synchronous GET operations (SPEC 1 rule 2, 4.3-4.7, 4.10): the operation router has
- * validated the query; the pipeline does the rest. GET /{opcoId}/status turns the pipeline's
+ * validated the query; the pipeline does the rest. A read the cache holds in memory is answered
+ * by a shortcut, at once (http/read-shortcut.ts). GET /{opcoId}/status turns the pipeline's
  * outcome into a health verdict (D13).
  */
 import { operations, type OperationId } from '@opco-proxy/schemas';
@@ -30,6 +31,12 @@ export function mountReadRoutes(router: OperationRouter, deps: ReadRouteDeps): v
       const answer = await deps.pipeline.serve(call);
       const headers: Record<string, string> = call.cache === 'none' ? {} : { 'X-Cache': call.cache === 'hit' ? 'HIT' : 'MISS' };
       return { status: 200, body: (answer.text !== undefined ? new RawJson(answer.text) : answer.body) as never, headers };
+    }, 'kernel');
+    // A read whose answer is in this process's memory is answered before the middleware chain.
+    router.mountShortcut(id, ({ params, query, tenant, requestId, traceparent }) => {
+      const call = deps.opcos.context(params.opcoId!, route, tenant, { query: query as Record<string, string>, synchronous: true, requestId, traceparent });
+      const text = deps.pipeline.peek(call);
+      return text === undefined ? undefined : { status: 200, body: new RawJson(text), headers: { 'X-Cache': 'HIT' } };
     }, 'kernel');
   }
   router.mount('getOpcoStatus', async ({ params, tenant, requestId, traceparent }) => {

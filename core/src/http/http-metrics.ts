@@ -11,9 +11,13 @@ export function httpMetrics(prometheus: PrometheusMetrics, clock: Clock): Koa.Mi
       await next();
     } finally {
       // Unmatched paths share one label: a scanner must not grow the metric without bound.
-      const route = matchedRouteTemplate(ctx) ?? 'unmatched';
-      prometheus.httpRequests.inc({ route, method: ctx.method, status: String(ctx.status) });
-      prometheus.httpDuration.observe({ route, method: ctx.method }, (clock.now() - started) / 1000);
+      countRequest(prometheus, matchedRouteTemplate(ctx) ?? 'unmatched', ctx.method, ctx.status, clock.now() - started);
     }
   };
+}
+
+/** Counts one answered request, from the middleware chain or the read shortcut. */
+export function countRequest(prometheus: PrometheusMetrics, route: string, method: string, status: number, ms: number): void {
+  prometheus.httpRequests.inc({ route, method, status: String(status) });
+  prometheus.httpDuration.observe({ route, method }, ms / 1000);
 }

@@ -7,6 +7,7 @@
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
+import type { IncomingMessage } from 'node:http';
 import { loadSchema, operations, routerPath, type BodyOf, type OperationId, type QueryOf, type ReplyOf, type SchemaId } from '@opco-proxy/schemas';
 import { createError } from '../errors.js';
 import { checkRequest } from '../request-validation.js';
@@ -14,7 +15,7 @@ import { authenticate, authenticateOperator } from '../tenant.js';
 import type { Tenant } from '../call-context.js';
 import type { RequestRate } from '../request-rate.js';
 import { readJsonBody, type JsonBody } from './request-body.js';
-import type { State } from './state.js';
+import { matchedRouteTemplate, type State } from './state.js';
 
 export interface OperationInput<Op extends OperationId> {
   params: Record<string, string>;
@@ -39,6 +40,34 @@ export class RawJson {
   constructor(readonly text: string) {}
 }
 
+type Reply = { status: number; body: unknown; headers?: Record<string, string> };
+
+/**
+ * A GET answered at once from what the process holds (a cache's memory), or undefined to take
+ * the whole path. Synchronous: it runs before the request enters the middleware chain.
+ */
+export type Shortcut<Op extends OperationId> = (input: Omit<OperationInput<Op>, 'body' | 'header'>) => { status: number; body: RawJson; headers?: Record<string, string> } | undefined;
+
+/** What `answerAtOnce` found: the reply, and the operation and route template it answered. */
+export interface ShortcutAnswer {
+  reply: { status: number; body: RawJson; headers?: Record<string, string> };
+  operationId: OperationId;
+  route: string;
+}
+
+/** A URL routed and validated before: its operation, path parameters and checked query. */
+interface Recalled {
+  id: OperationId;
+  params: Record<string, string>;
+  query: Record<string, string>;
+  route: string;
+}
+
+/** How many URLs are remembered; emptied whole when full, so a scan costs what it did before. */
+const RECALLED_MAX = 1024;
+/** The tenant whose token the shortcut took for this request, so the whole path takes none. */
+const RATE_TAKEN = Symbol('rate taken');
+
 export interface OperationRouterOptions {
   bodyBytes: number;
   /** D7: each decoded `_files` entry at most this many bytes. */
@@ -56,6 +85,8 @@ interface Mounted {
 
 export class OperationRouter {
   private readonly mounted = new Map<OperationId, Mounted>();
+  private readonly shortcuts = new Map<OperationId, Shortcut<OperationId>>();
+  private readonly recalled = new Map<string, Recalled>();
   private frozen = false;
 
   constructor(private readonly options: OperationRouterOptions) {}
@@ -66,6 +97,45 @@ export class OperationRouter {
     const existing = this.mounted.get(id);
     if (existing) throw new Error(`operation ${id} is mounted twice: by ${existing.owner} and by ${owner}`);
     this.mounted.set(id, { owner, handler: handler as unknown as OperationHandler<OperationId> });
+  }
+
+  /** A synchronous answer for a GET operation mounted by the same owner (a read from memory). */
+  mountShortcut<Op extends OperationId>(id: Op, shortcut: NoInfer<Shortcut<Op>>, owner: string): void {
+    if (this.frozen) throw new Error(`a shortcut for ${id} cannot be mounted by ${owner}: routes are fixed once the kernel is ready`);
+    const spec = operations[id] as { method: string; body?: string };
+    if (spec.method !== 'GET' || spec.body || this.mounted.get(id)?.owner !== owner) throw new Error(`${owner} cannot mount a shortcut for ${id}: only for a GET operation it serves`);
+    this.shortcuts.set(id, shortcut as unknown as Shortcut<OperationId>);
+  }
+
+  /**
+   * A GET whose URL was routed and validated before, answered at once by its operation's
+   * shortcut when the caller's key passes and its rate allows; undefined leaves the request to
+   * the whole path, which checks everything again and renders any refusal.
+   */
+  answerAtOnce(req: IncomingMessage, requestId: string, traceparent: string | undefined): ShortcutAnswer | undefined {
+    const known = req.method === 'GET' ? this.recalled.get(req.url!) : undefined;
+    if (!known) return undefined;
+    let tenant: Tenant;
+    try {
+      tenant = authenticate(req.headers['x-api-key'], this.options.allowList);
+      this.options.rate.take(tenant.hash);
+    } catch {
+      return undefined;
+    }
+    (req as { [RATE_TAKEN]?: string })[RATE_TAKEN] = tenant.hash;
+    let reply: ShortcutAnswer['reply'] | undefined;
+    try {
+      reply = this.shortcuts.get(known.id)!({ params: known.params, query: { ...known.query } as never, tenant, requestId, traceparent });
+    } catch {
+      return undefined; // the whole path meets the same refusal and renders it
+    }
+    return reply && { reply, operationId: known.id, route: known.route };
+  }
+
+  private remember(url: string, recalled: () => Recalled): void {
+    if (this.recalled.has(url)) return;
+    if (this.recalled.size >= RECALLED_MAX) this.recalled.clear();
+    this.recalled.set(url, recalled());
   }
 
   /** The operations served, in manifest order (what /doc documents). */
@@ -94,6 +164,7 @@ export class OperationRouter {
   private endpoint(id: OperationId, handler: OperationHandler<OperationId>): Router.Middleware<State> {
     const spec = operations[id] as (typeof operations)[OperationId] & { query?: string; body?: string };
     const { bodyBytes, rate, allowList } = this.options;
+    const shortcut = this.shortcuts.has(id);
     // The operations whose body takes `_files` have them decoded as they arrive (request-body.ts).
     const limits = { limitBytes: bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined };
     return async (ctx) => {
@@ -101,14 +172,15 @@ export class OperationRouter {
       let tenant: Tenant | undefined;
       if (spec.apiKey) {
         tenant = authenticate(ctx.headers['x-api-key'], allowList);
-        rate.take(tenant.hash);
+        if ((ctx.req as { [RATE_TAKEN]?: string })[RATE_TAKEN] !== tenant.hash) rate.take(tenant.hash);
         ctx.state.tenant = tenant;
       }
       if ((spec as { operator?: boolean }).operator) authenticateOperator(ctx.get('authorization'), this.options.adminKey);
       const query = spec.query ? checkQuery(ctx.query, spec.query) : {};
+      if (shortcut && ctx.method === 'GET') this.remember(ctx.url, () => ({ id, params: { ...ctx.params }, query: { ...query }, route: matchedRouteTemplate(ctx)! }));
       let body: unknown;
       let received: JsonBody | undefined;
-      let reply: { status: number; body: unknown; headers?: Record<string, string> };
+      let reply: Reply;
       try {
         if (spec.body) {
           received = await readJsonBody(ctx, limits);

@@ -5,6 +5,7 @@
  * to close its connection, so keep-alive clients move to another instance.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import type Koa from 'koa';
 import { API_VERSION } from '@opco-proxy/schemas';
 import type { State } from './state.js';
@@ -38,14 +39,26 @@ export class InFlight {
   }
 }
 
+/** The request's id (the client's when sensible) and its well-formed trace context, if any. */
+export function requestIdentity(headers: IncomingHttpHeaders): { requestId: string; traceparent?: string } {
+  const sent = headers['x-request-id'];
+  const requestId = typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : randomUUID();
+  const sentTrace = headers.traceparent;
+  const traceparent = typeof sentTrace === 'string' ? sentTrace.trim().toLowerCase() : undefined;
+  return traceparent && TRACEPARENT.test(traceparent) ? { requestId, traceparent } : { requestId };
+}
+
+/** The headers every answer carries (D27), the middleware chain's and the read shortcut's alike. */
+export function identityHeaders(requestId: string): Record<string, string> {
+  return { 'Svc-Api-Version': API_VERSION, 'X-Request-Id': requestId };
+}
+
 export function requestContext(inFlight: InFlight): Koa.Middleware<State> {
   return async (ctx, next) => {
-    const sent = ctx.get('x-request-id');
-    ctx.state.requestId = CLIENT_REQUEST_ID.test(sent) ? sent : randomUUID();
-    const traceparent = ctx.get('traceparent').trim().toLowerCase();
-    if (TRACEPARENT.test(traceparent)) ctx.state.traceparent = traceparent;
-    ctx.set('Svc-Api-Version', API_VERSION);
-    ctx.set('X-Request-Id', ctx.state.requestId);
+    const { requestId, traceparent } = requestIdentity(ctx.headers);
+    ctx.state.requestId = requestId;
+    if (traceparent) ctx.state.traceparent = traceparent;
+    ctx.set(identityHeaders(requestId));
     inFlight.enter();
     try {
       await next();

@@ -58,6 +58,18 @@ export function registerCache(api: PluginApi<CacheConfig>): void {
     labelNames: ['opco', 'result'] as const,
   });
 
+  // A hit in memory answers before the request enters the middleware chain; a miss is counted by
+  // the lookup that follows on the whole path.
+  if (memory) {
+    api.addHook('peek', (ctx) => {
+      if (!ctx.routeProfile.cacheTtlS) return undefined;
+      const text = memory.get(cacheKey(ctx));
+      if (text === undefined) return undefined;
+      lookups.inc({ opco: ctx.opco.id, result: 'memory' });
+      return { text, source: 'memory' };
+    });
+  }
+
   api.addHook('lookup', async (ctx) => {
     if (!ctx.routeProfile.cacheTtlS) return undefined;
     const key = cacheKey(ctx);
