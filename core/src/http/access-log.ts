@@ -28,7 +28,8 @@ export function requestLog(log: Logger): RequestLog {
   const lines = log.child({}, { redact: [] });
   return (line) => {
     const key = Array.isArray(line.apiKey) ? line.apiKey[0] : line.apiKey;
-    lines.info({ ...line, apiKey: key ? maskApiKey(key) : undefined }, 'request');
+    line.apiKey = key ? maskApiKey(key) : undefined;
+    lines.info(line, 'request');
   };
 }
 

@@ -125,7 +125,7 @@ export class OperationRouter {
     (req as { [RATE_TAKEN]?: string })[RATE_TAKEN] = tenant.hash;
     let reply: ShortcutAnswer['reply'] | undefined;
     try {
-      reply = this.shortcuts.get(known.id)!({ params: known.params, query: { ...known.query } as never, tenant, requestId, traceparent });
+      reply = this.shortcuts.get(known.id)!({ params: known.params, query: known.query as never, tenant, requestId, traceparent });
     } catch {
       return undefined; // the whole path meets the same refusal and renders it
     }
@@ -177,7 +177,7 @@ export class OperationRouter {
       }
       if ((spec as { operator?: boolean }).operator) authenticateOperator(ctx.get('authorization'), this.options.adminKey);
       const query = spec.query ? checkQuery(ctx.query, spec.query) : {};
-      if (shortcut && ctx.method === 'GET') this.remember(ctx.url, () => ({ id, params: { ...ctx.params }, query: { ...query }, route: matchedRouteTemplate(ctx)! }));
+      if (shortcut && ctx.method === 'GET') this.remember(ctx.url, () => ({ id, params: Object.freeze({ ...ctx.params }), query: Object.freeze({ ...query }), route: matchedRouteTemplate(ctx)! }));
       let body: unknown;
       let received: JsonBody | undefined;
       let reply: Reply;

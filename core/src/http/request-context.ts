@@ -48,17 +48,13 @@ export function requestIdentity(headers: IncomingHttpHeaders): { requestId: stri
   return traceparent && TRACEPARENT.test(traceparent) ? { requestId, traceparent } : { requestId };
 }
 
-/** The headers every answer carries (D27), the middleware chain's and the read shortcut's alike. */
-export function identityHeaders(requestId: string): Record<string, string> {
-  return { 'Svc-Api-Version': API_VERSION, 'X-Request-Id': requestId };
-}
-
 export function requestContext(inFlight: InFlight): Koa.Middleware<State> {
   return async (ctx, next) => {
     const { requestId, traceparent } = requestIdentity(ctx.headers);
     ctx.state.requestId = requestId;
     if (traceparent) ctx.state.traceparent = traceparent;
-    ctx.set(identityHeaders(requestId));
+    ctx.set('Svc-Api-Version', API_VERSION);
+    ctx.set('X-Request-Id', requestId);
     inFlight.enter();
     try {
       await next();
