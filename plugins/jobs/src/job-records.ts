@@ -112,9 +112,11 @@ export class JobRecords {
   }
 
   async prepare(): Promise<void> {
-    await this.jobs.createIndex({ tenant: 1, opcoId: 1 });
-    // On the embedded store these would serve no query and cost a tree update per write.
+    // On the embedded store these would serve no query and cost a tree update per write; the
+    // tenant one worse: nedb keeps every job of a tenant under one tree node, and each write of
+    // a job filtered that whole list (a fifth of the embedded job path's CPU, bench/RESULTS.md).
     if (!this.rangeIndexes) return;
+    await this.jobs.createIndex({ tenant: 1, opcoId: 1 });
     await this.jobs.createIndex({ status: 1, nextAttemptAt: 1 });
     // The sweep looks for ended jobs that still owe their event every minute.
     await this.jobs.createIndex({ notified: 1, completedAt: 1 });
