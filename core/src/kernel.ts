@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import { lookup } from 'node:dns/promises';
 import Koa from 'koa';
 import { Hooks } from './hooks.js';
-import { createLogger, type Logger } from './logger.js';
+import { createBatchedLogger, createLogger, type Logger } from './logger.js';
 import { MetricsWindow, createPrometheusMetrics, pluginMetrics, queueDepthGauge, type PrometheusMetrics } from './metrics.js';
 import { UpstreamClient } from './upstream-client.js';
 import { StoreBudgetAdmission, UpstreamBudget } from './upstream-budget.js';
@@ -131,7 +131,9 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   app.silent = true;
   app.use(requestContext(inFlight));
   app.use(httpMetrics(prometheus, clock));
-  const write = requestLog(log);
+  // A logger given by the caller (tests, embedders) takes the access lines too.
+  const accessLines = options.log || config.logLevel === 'silent' ? undefined : createBatchedLogger({ level: config.logLevel });
+  const write = requestLog(accessLines?.log ?? log);
   app.use(accessLog(write, clock));
   app.use(renderErrors(log));
   app.use(router.middleware());
@@ -159,6 +161,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     if (!options.store) backends.push(store.close());
     // A backend that does not answer must not keep a stopping process alive past its grace.
     await settlesBy(clock, Math.max(deadline, clock.now() + 1000), Promise.allSettled(backends));
+    accessLines?.flush();
   };
 
   return {

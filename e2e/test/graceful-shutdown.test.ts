@@ -91,3 +91,17 @@ t.test('a job still running at the end of the grace period is handed back and re
   t.equal(job.result.recovered, true, 'found upstream by its numeroExterne (D18)');
   t.equal(upstream.received.filter((r) => r.method === 'POST' && r.path === '/v1/dossiers').length, 1, 'sent exactly once');
 });
+
+t.test('access lines, written in batches, come out within 250 ms and all of them by the exit', async (t) => {
+  const { proc, url } = await servingProcess(t, 0, { logLevel: 'info' });
+  const get = (id: string) => fetch(`${url}/health`, { headers: { 'x-request-id': id } }).then((r) => r.text());
+  await get('batched-line-1');
+  await proc.printed(/"requestId":"batched-line-1"/, 2000); // the periodic write, no 4 KiB batch needed
+  for (let i = 0; i < 5; i++) await get(`held-until-exit-${i}`);
+  proc.child.kill('SIGTERM');
+  const [code] = await once(proc.child, 'close');
+  t.equal(code, 0);
+  const lines = proc.output().split('\n').filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l));
+  t.same(lines.map((l) => l.requestId).filter((id: string) => id.startsWith('held-until-exit-')), [0, 1, 2, 3, 4].map((i) => `held-until-exit-${i}`), 'every line, in order');
+  t.match(lines.find((l) => l.requestId === 'batched-line-1'), { method: 'GET', route: '/health', status: 200 });
+});
