@@ -19,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Collection as DriverCollection, Db, Document, Filter as DriverFilter } from 'mongodb';
 import { equalityFields, type Doc, type Filter, type FindOneAndUpdateOptions, type Update } from '@opco-proxy/core';
 import { upsertDocument } from './upsert-document.js';
+import type { UpdateSlots } from './update-slots.js';
 
 export const LOCKS_COLLECTION = '_store_locks';
 
@@ -37,7 +38,11 @@ interface Lock {
 
 export class DocumentLocks {
   /** The database of the store's current client (it may be replaced after an outage). */
-  constructor(private readonly db: () => Db) {}
+  constructor(
+    private readonly db: () => Db,
+    /** FerretDB's bound on updates in flight (update-slots.ts), for the update made under a lease. */
+    private readonly updates?: UpdateSlots,
+  ) {}
 
   private get locks(): DriverCollection<Lock> {
     return this.db().collection<Lock>(LOCKS_COLLECTION);
@@ -80,11 +85,12 @@ export class DocumentLocks {
           continue;
         }
         try {
-          const result = await collection.findOneAndUpdate(
+          const write = () => collection.findOneAndUpdate(
             { $and: [{ _id: candidate._id }, filter] } as DriverFilter<T>,
             update as Document,
             { returnDocument: options.returnDocument ?? 'after', includeResultMetadata: false },
           );
+          const result = await (this.updates ? this.updates.run(write) : write());
           // null: it stopped matching between our find and our lock; try the next one.
           if (result) return result as T;
         } finally {
