@@ -41,6 +41,8 @@ const RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5
 /** Every process this script started, killed if it exits early. */
 const children = new Set();
 const began = Date.now();
+/** How often the drain reads /metrics (each scrape also reads the oldest unfinished job from the store). */
+const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 100);
 /** Progress on stderr (the results go to stdout): a stalled run shows where it stalled. */
 const progress = (message) => process.stderr.write(`[jobs ${((Date.now() - began) / 1000).toFixed(1)} s] ${message}\n`);
 
@@ -268,7 +270,7 @@ async function waitCompleted(service, count, timeoutMs) {
     if (now > done) at = Date.now();
     done = now;
     if (done >= count || Date.now() > deadline) return { done, at };
-    await sleep(100);
+    await sleep(POLL_MS);
   }
 }
 
