@@ -26,6 +26,8 @@ const { values: opts } = parseArgs({
     backends: { type: 'string', default: 'embedded,mongodb' },
     // Jobs run at once per worker (`jobs.prefetch`); the service's default when absent.
     prefetch: { type: 'string' },
+    // A MongoDB or FerretDB already running, instead of a FerretDB of the bench's own.
+    'mongodb-url': { type: 'string' },
     // Profiles the service (node --cpu-prof into DIR) and prints its top self-time files.
     'cpu-prof': { type: 'string' },
     // Another checkout's build to measure (the "before" of RESULTS.md); the harness stays this one's.
@@ -38,6 +40,11 @@ const API_KEY = 'bench-key-0001';
 const RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 /** Every process this script started, killed if it exits early. */
 const children = new Set();
+const began = Date.now();
+/** How often the drain reads /metrics (each scrape also reads the oldest unfinished job from the store). */
+const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 100);
+/** Progress on stderr (the results go to stdout): a stalled run shows where it stalled. */
+const progress = (message) => process.stderr.write(`[jobs ${((Date.now() - began) / 1000).toFixed(1)} s] ${message}\n`);
 
 if (opts.child) await runChild(opts.child, Number(opts.port));
 else await main();
@@ -129,7 +136,20 @@ async function main() {
       if (i > 600) throw new Error(`${args(port).join(' ')} did not start: ${stderr.slice(-2000)}`);
       await sleep(50);
     }
-    return { url, stop: async () => { child.kill('SIGTERM'); await new Promise((ok) => child.once('exit', ok)); children.delete(child); } };
+    const exited = new Promise((ok) => child.once('exit', ok));
+    return {
+      url,
+      output: () => stderr.slice(-4000),
+      alive: () => child.exitCode === null && child.signalCode === null,
+      // A child that already exited emits no second 'exit': waiting for one would hang the bench.
+      stop: async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(timer);
+        children.delete(child);
+      },
+    };
   };
   const self = (kind) => (port) => [fileURLToPath(import.meta.url), '--child', kind, '--port', String(port)];
   const body = JSON.stringify(dossier());
@@ -160,11 +180,13 @@ async function main() {
         const service = await start((port) => [...profiling, join(opts.root, 'core/dist/src/cli.js'), 'serve', '--config', file], (port) => ({ PORT: String(port), OPCO_PROXY_MASTER_KEY: MASTER_KEY, BENCH_UPSTREAM_SECRET: 'x' }));
         try {
           await fetch(`${service.url}/sandbox/dossiers`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } });
-          await waitCompleted(service.url, 1, 30_000);
+          await waitCompleted(service, 1, 30_000);
+          progress(`${backend} round ${round + 1}: baseline ${base['2xx']} accepted; loading the service`);
           const started = Date.now();
           const run = await load(service.url);
           const accepted = run['2xx'];
-          const { done, at } = await waitCompleted(service.url, accepted + 1, drainMs);
+          progress(`${backend} round ${round + 1}: ${accepted} accepted; draining (at most ${drainMs / 1000} s)`);
+          const { done, at } = await waitCompleted(service, accepted + 1, drainMs);
           const completed = done - 1;
           if (run.non2xx > 0 || run.errors > 0) console.log(`  ${backend} round ${round + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
           rows.push({
@@ -185,6 +207,7 @@ async function main() {
       const { countedBackends, jobRoundTrips } = await import('@opco-proxy/e2e');
       counts = {};
       for (const atomicity of ['server', 'lock']) {
+        progress(`counting the round trips of a job (atomicity: ${atomicity})`);
         const backends = await countedBackends('bench_count', { atomicity });
         try {
           counts[atomicity] = await jobRoundTrips(backends, quick ? 5 : 20);
@@ -223,17 +246,31 @@ function serviceConfig(backend, upstreamUrl, mongoUrl, id) {
 }
 
 /** Completed jobs from the service's own counter, until `count` or `timeoutMs`. */
-async function waitCompleted(url, count, timeoutMs) {
+async function waitCompleted(service, count, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   let done = 0;
   let at = Date.now();
+  let told = Date.now();
   for (;;) {
-    const text = await (await fetch(`${url}/metrics`)).text();
+    let text;
+    try {
+      text = await (await fetch(`${service.url}/metrics`)).text();
+    } catch (err) {
+      // A keep-alive socket the service closed as this request went out: ask again, unless it died.
+      if (!service.alive()) throw new Error(`the service exited while draining: ${service.output()}`, { cause: err });
+      progress(`/metrics: ${err.cause?.message ?? err.message}; asking again`);
+      await sleep(100);
+      continue;
+    }
+    if (Date.now() - told >= 5000) {
+      told = Date.now();
+      progress(`  ${done} of ${count} completed`);
+    }
     const now = [...text.matchAll(/^opco_proxy_jobs_ended_total\{[^}]*status="completed"[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
     if (now > done) at = Date.now();
     done = now;
     if (done >= count || Date.now() > deadline) return { done, at };
-    await sleep(100);
+    await sleep(POLL_MS);
   }
 }
 
@@ -242,7 +279,7 @@ function report(results, counts, { rounds, durationS, connections, pinned }) {
     const sorted = [...values].sort((a, b) => a - b);
     return `min ${sorted[0].toFixed(2)}  median ${sorted[Math.floor(sorted.length / 2)].toFixed(2)}  max ${sorted.at(-1).toFixed(2)}`;
   };
-  console.log(`jobs: ${rounds} interleaved round(s) of ${durationS} s at ${connections} connections, ${pinned ? 'service and baselines on CPU 0, load on CPU 1' : 'not pinned'}; Node ${process.version}`);
+  console.log(`jobs: ${rounds} interleaved round(s) of ${durationS} s at ${connections} connections, ${pinned ? `service and baselines on CPU 0, load${opts['mongodb-url'] ? '' : ' and the bench\'s FerretDB'} on CPU 1 (PostgreSQL and RabbitMQ not pinned)` : 'not pinned'}; Node ${process.version}`);
   for (const [backend, rows] of Object.entries(results)) {
     const name = backend === 'embedded' ? 'embedded (nedb, in-process queue)' : 'FerretDB-on-PostgreSQL + RabbitMQ';
     console.log(`${name}:`);
@@ -297,6 +334,7 @@ function freePort() {
 
 /** FerretDB v1.24 on a PostgreSQL database of its own, or MONGODB_URL when the binary is not built. */
 async function startFerretDb() {
+  if (opts['mongodb-url']) return { url: opts['mongodb-url'], stop: async () => {} };
   const binary = join(homedir(), '.cache/opco-proxy/ferretdb-v1.24.2');
   if (!existsSync(binary)) {
     if (!process.env.MONGODB_URL) throw new Error('no FerretDB binary (.ci/ferretdb.sh builds it) and no MONGODB_URL');
@@ -307,6 +345,7 @@ async function startFerretDb() {
   const port = await freePort();
   const child = spawn(binary, ['--handler=postgresql', `--postgresql-url=postgres://postgres@127.0.0.1:5432/${database}?pool_max_conns=20`, `--listen-addr=127.0.0.1:${port}`, '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=error'], { stdio: 'ignore' });
   children.add(child);
+  const exited = new Promise((ok) => child.once('exit', ok));
   const url = `mongodb://127.0.0.1:${port}/test?directConnection=true`;
   const { MongoClient } = await import('mongodb');
   for (let i = 0; ; i++) {
@@ -318,8 +357,12 @@ async function startFerretDb() {
   return {
     url,
     stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((ok) => child.once('exit', ok));
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(timer);
+      }
       try {
         execFileSync('dropdb', ['-h', '127.0.0.1', '-U', 'postgres', '--if-exists', '--force', database], { stdio: 'ignore' });
       } catch {

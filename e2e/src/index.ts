@@ -20,3 +20,4 @@ export * from './pollers-suite.js';
 export * from './error-body.js';
 export * from './operator-scene.js';
 export * from './round-trips.js';
+export * from './private-ferretdb.js';

@@ -7,6 +7,7 @@ import { StoreUnavailableError, type Collection, type Doc, type Store } from '@o
 import { ClientHolder } from './client-holder.js';
 import { DocumentLocks } from './document-locks.js';
 import { MongoCollection } from './mongo-collection.js';
+import { UpdateSlots } from './update-slots.js';
 
 export interface MongoStoreOptions {
   /** `mongodb://` or `mongodb+srv://`; options in the query string win over our defaults. */
@@ -18,6 +19,12 @@ export interface MongoStoreOptions {
    * lease per document (document-locks.ts). Detected when absent: `lock` on FerretDB.
    */
   atomicity?: 'server' | 'lock';
+  /**
+   * Updates (findAndModify, update) this store sends at once at most, on FerretDB (update-slots.ts:
+   * with as many in flight as its PostgreSQL pool has connections, FerretDB v1 deadlocks for
+   * good). Default 8 on FerretDB, unbounded on MongoDB.
+   */
+  updateConcurrency?: number;
   /** After this long unreachable without a success, the client is replaced (client-holder.ts); default 15000. */
   replaceAfterMs?: number;
   /** Told when the client is replaced. */
@@ -26,6 +33,9 @@ export interface MongoStoreOptions {
   onCommand?: (event: CommandStartedEvent) => void;
 }
 
+/** Well under FerretDB's default pool (50) and this repository's (20), for two or more processes. */
+const FERRETDB_UPDATE_CONCURRENCY = 8;
+
 /** An unreachable server must fail start-up and /ready in seconds, not hang them (driver: 30 s). */
 const DEFAULT_TIMEOUT_MS = 5000;
 
@@ -33,8 +43,10 @@ export async function createStore(options: MongoStoreOptions): Promise<Store> {
   const holder = new ClientHolder(options.url, clientOptions(options.url), options.database, options.replaceAfterMs ?? 15_000, options.onReplace, options.onCommand);
   try {
     await holder.connect();
-    const atomicity = options.atomicity ?? ((await isFerretDb(holder.db())) ? 'lock' : 'server');
-    return new MongoStore(holder, atomicity);
+    const ferretDb = await isFerretDb(holder.db());
+    const atomicity = options.atomicity ?? (ferretDb ? 'lock' : 'server');
+    const updateConcurrency = options.updateConcurrency ?? (ferretDb ? FERRETDB_UPDATE_CONCURRENCY : undefined);
+    return new MongoStore(holder, atomicity, updateConcurrency === undefined ? undefined : new UpdateSlots(updateConcurrency));
   } catch (err) {
     await holder.close().catch(() => undefined);
     throw new Error(`cannot use MongoDB at ${redacted(options.url)}: ${(err as Error).message}`, { cause: err });
@@ -51,14 +63,15 @@ class MongoStore implements Store {
   constructor(
     private readonly holder: ClientHolder,
     atomicity: 'server' | 'lock',
+    private readonly updates: UpdateSlots | undefined,
   ) {
-    this.locks = atomicity === 'lock' ? new DocumentLocks(() => holder.db()) : undefined;
+    this.locks = atomicity === 'lock' ? new DocumentLocks(() => holder.db(), updates) : undefined;
   }
 
   collection<T extends Doc = Doc>(name: string): Collection<T> {
     let collection = this.collections.get(name);
     if (!collection) {
-      collection = new MongoCollection<Doc>(name, this.holder, this.locks);
+      collection = new MongoCollection<Doc>(name, this.holder, this.locks, this.updates);
       this.collections.set(name, collection);
     }
     return collection as unknown as Collection<T>;

@@ -21,6 +21,7 @@ import {
 } from '@opco-proxy/core';
 import type { DocumentLocks } from './document-locks.js';
 import type { ClientHolder } from './client-holder.js';
+import type { UpdateSlots } from './update-slots.js';
 import { isDuplicateKey } from './driver-errors.js';
 
 export class MongoCollection<T extends Doc> implements Collection<T> {
@@ -29,7 +30,14 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     private readonly holder: ClientHolder,
     /** Set when the server's findAndModify is not atomic (FerretDB v1). */
     private readonly locks: DocumentLocks | undefined,
+    /** Set on FerretDB: at most so many updates in flight (update-slots.ts). */
+    private readonly updates?: UpdateSlots,
   ) {}
+
+  /** An update command, within the store's bound on FerretDB. */
+  private update<R>(call: () => Promise<R>): Promise<R> {
+    return this.updates ? this.updates.run(call) : call();
+  }
 
   /** The driver's collection of the holder's current client (it may be replaced after an outage). */
   private get collection(): DriverCollection<T> {
@@ -77,12 +85,12 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     }
     const withId = options.upsert ? withUpsertId(filter, update) : update;
     const run = () =>
-      this.collection.findOneAndUpdate(filter as DriverFilter<T>, withId as Document, {
+      this.update(() => this.collection.findOneAndUpdate(filter as DriverFilter<T>, withId as Document, {
         upsert: options.upsert ?? false,
         sort: options.sort,
         returnDocument: options.returnDocument ?? 'after',
         includeResultMetadata: false,
-      }) as Promise<T | null>;
+      }) as Promise<T | null>);
     return this.holder.run(async () => {
       try {
         return await run();
@@ -97,7 +105,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   async updateMany(filter: Filter, update: Update): Promise<number> {
     const query = checked<T>(filter);
     assertStorable(update, 'an update');
-    const result = await this.holder.run(() => this.collection.updateMany(query, update as Document));
+    const result = await this.holder.run(() => this.update(() => this.collection.updateMany(query, update as Document)));
     return result.matchedCount;
   }
 

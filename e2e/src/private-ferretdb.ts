@@ -1,0 +1,90 @@
+/**
+ * A FerretDB v1 of a test's own, on a PostgreSQL database of its own, for what needs a setting of
+ * the server (its PostgreSQL pool) or may leave it unusable. The binary is the one .ci/ferretdb.sh
+ * builds (FERRETDB_BIN, else its cache path); PostgreSQL is the standard PG* variables' server.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MongoClient } from 'mongodb';
+
+export interface PrivateFerretDb {
+  /** `mongodb://…?directConnection=true` */
+  url: string;
+  /** Stops it (killed if it does not stop in 5 s: a wedged one may not) and drops its database; once. */
+  close(): Promise<void>;
+}
+
+const PG = { host: process.env.PGHOST ?? '127.0.0.1', port: process.env.PGPORT ?? '5432', user: process.env.PGUSER ?? 'postgres' };
+
+function binary(): string {
+  return process.env.FERRETDB_BIN ?? join(homedir(), '.cache/opco-proxy/ferretdb-v1.24.2');
+}
+
+/** Why a private FerretDB cannot be started here, or false. */
+export function privateFerretDbSkip(): string | false {
+  if (!existsSync(binary())) return `no FerretDB binary at ${binary()} (.ci/ferretdb.sh builds it; or set FERRETDB_BIN)`;
+  try {
+    execFileSync('psql', ['-XAtq', '-h', PG.host, '-p', PG.port, '-U', PG.user, '-d', 'postgres', '-c', 'select 1'], { stdio: 'ignore', timeout: 5000 });
+    return false;
+  } catch {
+    return `PostgreSQL is not reachable at ${PG.host}:${PG.port} as ${PG.user}`;
+  }
+}
+
+export async function startPrivateFerretDb(label: string, options: { poolMaxConns: number }): Promise<PrivateFerretDb> {
+  const database = `${label}_${process.pid}_${Date.now()}`;
+  const pg = ['-h', PG.host, '-p', PG.port, '-U', PG.user];
+  execFileSync('createdb', [...pg, database]);
+  const port = await freePort();
+  const pgUrl = `postgres://${PG.user}@${PG.host}:${PG.port}/${database}?pool_max_conns=${options.poolMaxConns}`;
+  const child: ChildProcess = spawn(binary(), ['--handler=postgresql', `--postgresql-url=${pgUrl}`, `--listen-addr=127.0.0.1:${port}`, '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=error'], { stdio: 'ignore' });
+  const exited = once(child, 'exit');
+  // Not left behind by a test process that ends without its teardowns (tap's timeout sends SIGTERM,
+  // which ends a process without its 'exit' listeners: the signal is raised again once it is killed).
+  const orphaned = () => child.kill('SIGKILL');
+  const terminated = () => {
+    orphaned();
+    process.kill(process.pid, 'SIGTERM');
+  };
+  process.once('exit', orphaned);
+  process.once('SIGTERM', terminated);
+  let dropped = false;
+  const close = async () => {
+    if (dropped) return;
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    dropped = true;
+    process.off('exit', orphaned);
+    process.off('SIGTERM', terminated);
+    execFileSync('dropdb', [...pg, '--if-exists', '--force', database], { stdio: 'ignore' });
+  };
+  const url = `mongodb://127.0.0.1:${port}/test?directConnection=true`;
+  for (let i = 0; ; i++) {
+    const client = new MongoClient(url, { serverSelectionTimeoutMS: 500 });
+    const up = await client.db('admin').command({ ping: 1 }).then(() => true, () => false);
+    await client.close();
+    if (up) return { url, close };
+    if (i >= 50 || child.exitCode !== null) {
+      await close();
+      throw new Error(`FerretDB did not start on port ${port}`);
+    }
+    await sleep(200);
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
