@@ -9,8 +9,8 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
+import { eventually } from './eventually.js';
 
 export interface PrivateFerretDb {
   /** `mongodb://…?directConnection=true` */
@@ -68,17 +68,22 @@ export async function startPrivateFerretDb(label: string, options: { poolMaxConn
     execFileSync('dropdb', [...pg, '--if-exists', '--force', database], { stdio: 'ignore' });
   };
   const url = `mongodb://127.0.0.1:${port}/test?directConnection=true`;
-  for (let i = 0; ; i++) {
+  const answers = async () => {
+    if (child.exitCode !== null) throw new Error(`FerretDB exited (${child.exitCode}) before answering on port ${port}`);
     const client = new MongoClient(url, { serverSelectionTimeoutMS: 500 });
-    const up = await client.db('admin').command({ ping: 1 }).then(() => true, () => false);
-    await client.close();
-    if (up) return { url, close };
-    if (i >= 50 || child.exitCode !== null) {
-      await close();
-      throw new Error(`FerretDB did not start on port ${port}`);
+    try {
+      return await client.db('admin').command({ ping: 1 }).then(() => true, () => false);
+    } finally {
+      await client.close();
     }
-    await sleep(200);
+  };
+  try {
+    await eventually(answers, `FerretDB to answer on port ${port}`, 15_000);
+  } catch (err) {
+    await close();
+    throw err;
   }
+  return { url, close };
 }
 
 async function freePort(): Promise<number> {
