@@ -2,7 +2,7 @@
  * The jobs plugin: asynchronous writes (SPEC 1 rule 3, 3.1, 4.8-4.13, 5.4, 8; D15-D18).
  * The `api` role takes submissions, the `worker` role runs them; `serve` does both.
  */
-import { RetryPolicy, definePlugin, type PluginApi } from '@opco-proxy/core';
+import { RetryPolicy, definePlugin, settlesBy, type PluginApi } from '@opco-proxy/core';
 import { IdempotencyKeys } from './idempotency.js';
 import { JobRecords } from './job-records.js';
 import { JobSecrets } from './job-secrets.js';
@@ -27,15 +27,6 @@ const OLDEST_READ_EVERY_MS = 1000;
 /** A scrape waits this long at most for that read. */
 const OLDEST_READ_WAIT_MS = 2000;
 
-/** `promise`'s value, or undefined once `ms` have passed. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-    timer.unref();
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 /** A due job still untaken after this long has lost its queue message. */
 const REQUEUE_GRACE_MS = 60_000;
 
@@ -54,11 +45,12 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
   // FerretDB with a read per scrape, 22 with one a second), and wait for it 2 s at most.
   let oldestRead: { at: number; value: Promise<Date | null | undefined> } | undefined;
   const oldestUnfinished = (): Promise<Date | null | undefined> => {
-    const now = performance.now();
+    const now = clock.now();
     if (!oldestRead || now - oldestRead.at >= OLDEST_READ_EVERY_MS) {
       oldestRead = { at: now, value: records.oldestUnfinished().catch(() => undefined) };
     }
-    return within(oldestRead.value, OLDEST_READ_WAIT_MS);
+    const read = oldestRead.value;
+    return settlesBy(clock, now + OLDEST_READ_WAIT_MS, read).then((settled) => (settled ? read : undefined));
   };
 
   api.declareQueue(JOBS_QUEUE);
