@@ -33,7 +33,7 @@ export interface MongoStoreOptions {
   onCommand?: (event: CommandStartedEvent) => void;
 }
 
-/** Well under FerretDB's default pool (50) and this repository's (20), for two or more processes. */
+/** Well under FerretDB's default pool (50) and this repository's CI pool (40), for several processes. */
 const FERRETDB_UPDATE_CONCURRENCY = 8;
 
 /** An unreachable server must fail start-up and /ready in seconds, not hang them (driver: 30 s). */
