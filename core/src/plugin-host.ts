@@ -83,7 +83,10 @@ export class PluginHost {
       route: (operation, handler) => router.mount(operation, handler, `plugin ${name}`),
       emit,
       every: (task, intervalMs, run) => {
-        if (runsWorkers) this.tasks.push(new PeriodicTask(`${name}:${task}`, intervalMs, run, clock, (err) => log.warn({ err, task }, 'periodic task failed')));
+        if (!runsWorkers) return { wake: () => undefined };
+        const periodic = new PeriodicTask(`${name}:${task}`, intervalMs, run, clock, (err) => log.warn({ err, task }, 'periodic task failed'));
+        this.tasks.push(periodic);
+        return { wake: () => periodic.wake() };
       },
       recover: (spec) => {
         if (runsWorkers) this.recoveries.push({ spec, log });

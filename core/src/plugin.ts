@@ -76,8 +76,12 @@ export interface PluginApi<C = unknown> {
   route<Op extends OperationId>(operation: Op, handler: NoInfer<OperationHandler<Op>>): void;
   /** Emits a domain event; an `id` derived from its cause makes a re-emitted event the same one. */
   emit(event: Omit<DomainEvent, 'id' | 'timestamp'> & { id?: string }): Promise<void>;
-  /** Runs `task` every `intervalMs` once the kernel is ready (workers only), until it closes. */
-  every(name: string, intervalMs: number, task: () => Promise<unknown>): void;
+  /**
+   * Runs `task` every `intervalMs` once the kernel is ready (workers only), until it closes. A task
+   * that knows when it next has work answers `{nextRunInMs}` and waits that long instead; `wake()`
+   * runs it at once when this process has just given it work (PeriodicTask).
+   */
+  every(name: string, intervalMs: number, task: () => Promise<unknown>): { wake(): void };
   /** Restores durable work at start and re-queues lost work periodically (workers only). */
   recover(spec: RecoverySpec): void;
 }

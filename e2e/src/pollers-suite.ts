@@ -98,6 +98,30 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
     t.equal((await service.request('DELETE', `/pollers/${opcoId}`, { key: KEY_A })).status, 404);
   });
 
+  t.test('a poller this worker starts polls after its own interval, not after the idle wait', async (t) => {
+    const clock = new TestClock({ frozen: true });
+    const shortMs = 5000;
+    const service = await startService({ clock, opcoId, sandbox: { shape: shape.sandbox, dossierCount: 20, factureCount: 5 }, opco: { ...entry, pollingIntervalMs: shortMs } });
+    t.teardown(() => service.close());
+    const idleWaitMs = service.kernel.config.sync.sweepIntervalMs;
+    t.ok(idleWaitMs > 2 * shortMs, `the idle wait (${idleWaitMs} ms) is well above the poller's interval`);
+    // The worker looks for due polls, finds none, and then waits its longest (its look is over
+    // when its timer is set again).
+    const timers = clock.pending();
+    await clock.advance(2 * service.kernel.config.sync.pollTickMs);
+    await eventually(() => clock.pending() === timers, 'the first look for due polls over');
+    const accepted = await service.request('POST', '/sync/dossiers', { body: { opcoId, enablePoller: true } });
+    await watchSync(service, accepted.body.syncId);
+    const started = (await service.get('/pollers')).body[0];
+    t.match(started, { intervalMs: shortMs });
+    await clock.advance(shortMs);
+    await eventually(async () => {
+      const poller = (await service.get('/pollers')).body[0];
+      return poller && poller.lastPollAt !== started.lastPollAt;
+    }, 'a poll one short interval after the sync');
+    t.pass(`polled ${shortMs} ms after the sync, not ${idleWaitMs} ms after the last look`);
+  });
+
   t.test('two workers sharing one store never run the same poll twice', async (t) => {
     const { createEmbeddedStore } = await import('@opco-proxy/core');
     const upstream = await startSandbox({ shape: shape.sandbox, dossierCount: 60, factureCount: 10 });

@@ -9,7 +9,7 @@ import { createStore } from '@opco-proxy/plugin-mongodb';
 import { createQueue } from '@opco-proxy/plugin-rabbitmq';
 import { realBackends } from './backends.js';
 import { eventually } from './eventually.js';
-import { KEY_A, startService } from './harness.js';
+import { KEY_A, startService, type Service } from './harness.js';
 import { startReceiver } from './receiver.js';
 import { dossierBody } from './jobs-client.js';
 
@@ -112,30 +112,36 @@ export interface PerJob {
 }
 
 /**
- * Runs `jobs` single-step jobs (POST /sandbox/dossiers, no files, no Idempotency-Key, no webhook)
- * one after the other on `backends`, after two to warm up (budget slots, indexes, token), and
- * returns what each cost. The clock is frozen: no sweep, poll or lease renewal runs meanwhile, so
- * the counts are the job's own.
+ * Submits `count` single-step jobs (POST /sandbox/dossiers, no files, no Idempotency-Key, no
+ * webhook) one after the other and waits until each has ended, its event is out and its message
+ * is settled: after this the service has nothing of these jobs left to do.
+ */
+export async function completeJobs(service: Service, backends: CountedBackends, count: number): Promise<string[]> {
+  const records = backends.observer.db(backends.database).collection('jobs');
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const reply = await service.request('POST', '/sandbox/dossiers', { body: dossierBody() });
+    if (reply.status !== 202) throw new Error(`POST /sandbox/dossiers answered ${reply.status}: ${reply.text}`);
+    ids.push(reply.body.jobId);
+  }
+  // Ended and its event emitted: the last write of a job.
+  await eventually(async () => (await records.countDocuments({ _id: { $in: ids } as never, status: 'completed', notified: true })) === count, `${count} jobs completed and notified`, 60_000);
+  // The message is settled once its handler returns, just after that write: count it too.
+  await eventually(() => backends.counts.settled >= backends.counts.published, 'every message settled', 60_000);
+  return ids;
+}
+
+/**
+ * Runs `jobs` single-step jobs (completeJobs) on `backends`, after two to warm up (budget slots,
+ * indexes, token), and returns what each cost. The clock is frozen: no sweep, poll or lease
+ * renewal runs meanwhile, so the counts are the job's own.
  */
 export async function jobRoundTrips(backends: CountedBackends, jobs = 10): Promise<PerJob> {
   const service = await startService({ store: backends.store, queue: backends.queue, clock: new TestClock({ frozen: true }) });
   try {
-    const records = backends.observer.db(backends.database).collection('jobs');
-    const run = async (count: number) => {
-      const ids: string[] = [];
-      for (let i = 0; i < count; i++) {
-        const reply = await service.request('POST', '/sandbox/dossiers', { body: dossierBody() });
-        if (reply.status !== 202) throw new Error(`POST /sandbox/dossiers answered ${reply.status}: ${reply.text}`);
-        ids.push(reply.body.jobId);
-      }
-      // Ended and its event emitted: the last write of a job.
-      await eventually(async () => (await records.countDocuments({ _id: { $in: ids } as never, status: 'completed', notified: true })) === count, `${count} jobs completed and notified`, 60_000);
-      // The message is settled once its handler returns, just after that write: count it too.
-      await eventually(() => backends.counts.settled >= backends.counts.published, 'every message settled', 60_000);
-    };
-    await run(2);
+    await completeJobs(service, backends, 2);
     backends.counts.reset();
-    await run(jobs);
+    await completeJobs(service, backends, jobs);
     const counts = backends.counts.snapshot();
     const per = (n: number) => n / jobs;
     return {

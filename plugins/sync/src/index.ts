@@ -35,11 +35,16 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
     help: 'Bulk syncs that ended, by final status',
     labelNames: ['status'] as const,
   });
+  // Runs in worker roles only. Woken when this process starts a poller (at the end of a sync): its
+  // first poll is then not left to the idle wait of up to `sweepIntervalMs`.
+  const polls = api.every('polls', config.pollTickMs, () => pollers.tick(config.pollTickMs, config.sweepIntervalMs));
   const runner = new SyncRunner({
     opcos: api.opcos, pipeline: api.pipeline, records, snapshots, queue, emit: api.emit, log, clock, syncsEnded,
     retries: new RetryPolicy(BATCH_ATTEMPTS, config.backoffMs), leaseMs: config.leaseMs,
     onCompleted: async (sync: SyncRecord) => {
-      if (sync.enablePoller) await pollers.start({ hash: sync.tenant, apiKey: records.apiKeyOf(sync) }, sync.opcoId, sync.startedAt);
+      if (!sync.enablePoller) return;
+      await pollers.start({ hash: sync.tenant, apiKey: records.apiKeyOf(sync) }, sync.opcoId, sync.startedAt);
+      polls.wake();
     },
   });
 
@@ -59,7 +64,6 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
       for (const batch of await records.overdueBatches(graceMs)) await runner.publish({ kind: 'sync-batch', syncId: batch.syncId, batch: batch.batch });
     },
   });
-  api.every('polls', config.pollTickMs, () => pollers.runDue());
   let consumer: { cancel(): Promise<void> } | undefined;
   api.addHook('ready', async () => {
     consumer = await queue.consume<SyncMessage>(SYNC_QUEUE, (message) => runner.handle(message.body), { prefetch: config.prefetch });

@@ -4,7 +4,7 @@
  * emits dossier.etat_changed, dossier.updated and facture.etat_changed. A poll is claimed with
  * its next date moved forward in one atomic write, so two workers never run the same poll.
  */
-import { LeasedRecords, asServiceError, sha256Hex, type Claimed, type Clock, type Collection, type Leased, type Logger, type PluginApi, type Sealed, type Sealer, type Store, type Tenant } from '@opco-proxy/core';
+import { LeasedRecords, asServiceError, sha256Hex, type Claimed, type NextRun, type Clock, type Collection, type Leased, type Logger, type PluginApi, type Sealed, type Sealer, type Store, type Tenant } from '@opco-proxy/core';
 import type { Poller } from '@opco-proxy/schemas';
 import { allFactures, etatsPages, liste, type EtatItem, type ReadDeps } from './upstream-reads.js';
 import { contentHash, type Snapshots } from './snapshots.js';
@@ -72,6 +72,19 @@ export class Pollers {
 
   async stop(tenant: string, opcoId: string): Promise<boolean> {
     return (await this.pollers.deleteOne({ _id: pollerId(tenant, opcoId), tenant })) === 1;
+  }
+
+  /**
+   * The pollers' periodic task: runs every poll that is due, then answers when the next one is,
+   * so that an idle worker reads the store then, and not once a tick (issue 11: an idle worker
+   * does not poll the store). It waits `minMs` at least (a poll due now is another process's,
+   * in progress) and `maxMs` at most: a poller started by another process is seen within it.
+   */
+  async tick(minMs: number, maxMs: number): Promise<NextRun> {
+    await this.runDue();
+    const [next] = await this.pollers.find({ status: 'active' }, { sort: { nextAttemptAt: 1 }, limit: 1 });
+    const waitMs = next ? next.nextAttemptAt.getTime() - this.deps.clock.now() : maxMs;
+    return { nextRunInMs: Math.min(maxMs, Math.max(minMs, waitMs)) };
   }
 
   /** Runs every poll that is due, one after the other; returns how many ran. */

@@ -800,7 +800,7 @@ export interface ConfigFile {
      */
     sweepIntervalMs?: number;
     /**
-     * How often a worker looks for due polls.
+     * The shortest wait between two looks for due polls: between them a worker sleeps until the next poll is due, sync.sweepIntervalMs at most.
      */
     pollTickMs?: number;
   };
