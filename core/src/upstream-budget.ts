@@ -74,15 +74,15 @@ export class UpstreamBudget {
   /** Whether the search has an (opcoId, usedAt) index; nedb would use it for no claim. */
   private readonly indexed: boolean;
   /**
-   * The slot after the last one this process claimed or tried, per opco. Slots are claimed in
-   * rotation, so the next one is nearly always free, and trying it first touches one document by
-   * _id instead of searching every slot of the opco: on the embedded store (nedb scans them) and
-   * on FerretDB (which filters in its own process) that search is most of a claim's cost, and on
-   * MongoDB concurrent claims no longer all race for the oldest slot. When another instance has
-   * used the slot, the guess misses and the search follows: a second round trip, which also
-   * brings this instance's rotation back to the oldest slots.
+   * Where this process stands in the rotation of each opco's slots (SlotRotation). Slots are
+   * claimed in rotation, so the next one is nearly always free, and trying it first touches one
+   * document by _id instead of searching every slot of the opco: on the embedded store (nedb
+   * scans them) and on FerretDB (which filters in its own process) that search is most of a
+   * claim's cost, and on MongoDB concurrent claims no longer all race for the oldest slot. When
+   * another instance has used the slot, the guess misses and the search follows: a second round
+   * trip, which also brings this instance's rotation back to the oldest slots.
    */
-  private readonly nextSlot = new Map<string, number>();
+  private readonly rotations = new Map<string, SlotRotation>();
 
   constructor(
     store: Store,
@@ -130,11 +130,10 @@ export class UpstreamBudget {
     const reserve = priority > PRIORITY.client ? Math.floor(opco.rateLimit.limit * CLIENT_RESERVE) : 0;
     const stampedUntil = now + Math.min(CALL_ALLOWANCE_MAX_MS, Math.floor(opco.rateLimit.windowMs * CALL_ALLOWANCE_SHARE));
     const claim = { $set: { usedAt: new Date(stampedUntil), holder } };
-    const guess = this.nextSlot.get(opco.id);
+    const rotation = this.rotationOf(opco);
+    const guess = rotation.guess(reserve, freeBefore.getTime());
     let slot: Slot | null = null;
-    if (guess !== undefined && guess >= reserve && guess < opco.rateLimit.limit) {
-      // Moved on before the round trip: concurrent claims of this process try distinct slots.
-      this.nextSlot.set(opco.id, (guess + 1) % opco.rateLimit.limit);
+    if (guess !== undefined) {
       slot = await this.slots.findOneAndUpdate({ _id: `${opco.id}#${guess}`, opcoId: opco.id, usedAt: { $lte: freeBefore } }, claim);
     }
     if (!slot) {
@@ -143,8 +142,9 @@ export class UpstreamBudget {
         claim,
       );
       if (!slot) return null;
-      this.nextSlot.set(opco.id, (slot.index + 1) % opco.rateLimit.limit);
+      rotation.continueAfter(slot.index);
     }
+    rotation.stamped(slot.index, stampedUntil);
     return {
       release: async () => {
         const end = this.clock.now();
@@ -152,8 +152,18 @@ export class UpstreamBudget {
         // updateMany on an _id matches one document at most; unlike findOneAndUpdate it reads
         // nothing back, which on the embedded store saves a lookup and a copy per call.
         await this.slots.updateMany({ _id: slot._id, holder }, { $set: { usedAt: new Date(end) } });
+        rotation.stamped(slot.index, end);
       },
     };
+  }
+
+  private rotationOf(opco: BudgetKey): SlotRotation {
+    let rotation = this.rotations.get(opco.id);
+    if (rotation?.limit !== opco.rateLimit.limit) {
+      rotation = new SlotRotation(opco.rateLimit.limit);
+      this.rotations.set(opco.id, rotation);
+    }
+    return rotation;
   }
 
   /** Slots used in the current window, by every instance, and how long until one is free. */
@@ -205,5 +215,52 @@ export class UpstreamBudget {
     );
     // A lowered limit must not leave extra slots behind.
     await this.slots.deleteMany({ opcoId: opco.id, index: { $gte: limit } });
+  }
+}
+
+/**
+ * This process's place in the rotation of one opco's slots, and the stamps it wrote itself. A
+ * slot's stamp only ever moves later, so a slot this process stamped inside the window is known to
+ * be used: guessing it would be a sure miss, a round trip for nothing. That happens whenever a
+ * search's answer comes back after claims this process made meanwhile: the rotation goes on
+ * after the slot the search found, which those claims may have taken (the first two claims of a
+ * worker with prefetch > 1 both search; the later answer pointed the rotation at the other's
+ * slot, and the next claim missed). The guess skips such slots.
+ */
+class SlotRotation {
+  /** The slot to try next; none before the first search. */
+  private next: number | undefined;
+  /** Per slot, the latest stamp this process wrote (ms), 0 for none. */
+  private readonly stamps: Float64Array;
+
+  constructor(readonly limit: number) {
+    this.stamps = new Float64Array(limit);
+  }
+
+  /**
+   * The next slot of the rotation not known to be used (stamped after `freeBefore`), the rotation
+   * moved past it before the round trip, so concurrent claims of this process try distinct
+   * slots; undefined when there is none to try, or it is one of the first `reserve` (left to the
+   * search).
+   */
+  guess(reserve: number, freeBefore: number): number | undefined {
+    if (this.next === undefined) return undefined;
+    for (let step = 0; step < this.limit; step++) {
+      const index = (this.next + step) % this.limit;
+      if (this.stamps[index]! > freeBefore) continue;
+      if (index < reserve) return undefined;
+      this.next = (index + 1) % this.limit;
+      return index;
+    }
+    return undefined;
+  }
+
+  /** A search claimed `index`: the rotation goes on from the slot after it. */
+  continueAfter(index: number): void {
+    this.next = (index + 1) % this.limit;
+  }
+
+  stamped(index: number, until: number): void {
+    this.stamps[index] = Math.max(this.stamps[index]!, until);
   }
 }

@@ -79,3 +79,30 @@ t.test('a slot is free one window after the call ended as the upstream may count
   await clock.advance(1);
   t.ok(await budget.tryAcquire(o), 'free one window after the slow call ended');
 });
+
+t.test('two first claims at once (prefetch > 1), answered out of order: every later claim is one round trip', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const budget = new UpstreamBudget(store, new TestClock({ frozen: true }));
+  const o = opco(10, 60_000);
+  const slots = store.collection('upstream_budget');
+  const original = slots.findOneAndUpdate.bind(slots) as (filter: Record<string, unknown>, ...rest: unknown[]) => Promise<unknown>;
+  let claims = 0;
+  // The first claim's answer comes back only after the second's (a busy store: CI under load).
+  let answerFirst!: () => void;
+  const secondAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
+  (slots as unknown as Record<string, unknown>).findOneAndUpdate = async (filter: Record<string, unknown>, ...rest: unknown[]) => {
+    if (!('usedAt' in filter)) return original(filter, ...rest); // the slots being made
+    const claim = ++claims;
+    const slot = await original(filter, ...rest);
+    if (claim === 1) await secondAnswered;
+    if (claim === 2) answerFirst();
+    return slot;
+  };
+
+  await Promise.all([budget.acquire(o), budget.acquire(o)]);
+  t.equal(claims, 2, 'each first claim searched once');
+  claims = 0;
+  for (let i = 0; i < 6; i++) await (await budget.acquire(o)).release();
+  t.equal(claims, 6, 'then one claim per call: the rotation never guesses the slot the other first claim took');
+});
