@@ -10,7 +10,7 @@
  * times undici's CPU per call, and still three times once tuned (keep-alive agent, no hooks),
  * measured side by side by bench/uncached-get.mjs (bench/RESULTS.md).
  */
-import { randomBytes } from 'node:crypto';
+import { randomHex } from './crypto.js';
 import { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { createError, isServiceError, type ServiceError } from './errors.js';
@@ -171,7 +171,7 @@ function lowerCased(headers: Record<string, string>): Record<string, string> {
  * a part, where a FormData Blob would copy the file first.
  */
 function multipartBody(metadataPart: string, metadata: unknown, files: Record<string, FileContent> = {}): { type: string; parts: Buffer[]; length: number } {
-  const boundary = `----opco-proxy-${randomBytes(12).toString('hex')}`;
+  const boundary = `----opco-proxy-${randomHex(12)}`;
   // As FormData escapes names: no quote or line break can end the header early.
   const escape = (text: string) => text.replace(/\n/g, '%0A').replace(/\r/g, '%0D').replace(/"/g, '%22');
   const head = (name: string, filename: string, type: string) =>
