@@ -2,17 +2,17 @@
 // lease lapses, writes only under the lease, retries not taken early, lost work found by the
 // sweep. Time is moved with a TestClock, never slept.
 import t, { type Test } from 'tap';
-import { createEmbeddedStore, LeasedRecords, TestClock, type Leased, type Store } from '../src/index.js';
+import { allOf, createEmbeddedStore, LeasedRecords, TestClock, type Leased, type Store } from '../src/index.js';
 
 interface Work extends Leased {
   state: 'open' | 'done';
   n?: number;
 }
 
-async function setUp(t: Test) {
+async function setUp(t: Test, options: { frozen?: boolean } = {}) {
   const store: Store = await createEmbeddedStore({});
   t.teardown(() => store.close());
-  const clock = new TestClock();
+  const clock = new TestClock(options);
   const collection = store.collection<Work>('work');
   const leases = new LeasedRecords(collection, clock, 'w');
   const add = (id: string, changes: Partial<Work> = {}) =>
@@ -82,6 +82,34 @@ t.test('overdue finds unheld work due for longer than the grace, not fresh or he
   await add('ended', { state: 'done', nextAttemptAt: new Date(clock.now() - 120_000) });
   t.same((await leases.overdue({ state: 'open' }, 60_000)).map((w) => w._id), ['stuck']);
   t.same((await leases.overdue({ state: 'open' }, -3_600_000)).map((w) => w._id).sort(), ['fresh', 'later', 'stuck'], 'a negative grace restores everything not held');
+});
+
+t.test('overdue with several filters: the records matching any, by due date, within the limit', async (t) => {
+  const { clock, leases, add } = await setUp(t, { frozen: true });
+  const due = (agoMs: number) => ({ nextAttemptAt: new Date(clock.now() - agoMs) });
+  await add('open-late', due(300_000));
+  await add('done-later', { state: 'done', ...due(200_000) });
+  await add('open-less-late', due(100_000));
+  await add('open-fresh');
+  const both = [{ state: 'open' }, { state: 'done' }];
+  t.same((await leases.overdue(both, 60_000)).map((w) => w._id), ['open-late', 'done-later', 'open-less-late'], 'both states, most overdue first');
+  t.same((await leases.overdue(both, 60_000, 2)).map((w) => w._id), ['open-late', 'done-later'], 'the limit holds over the merged list');
+  t.equal(await leases.lateness(both), 300_000, 'lateness of the most overdue of either');
+});
+
+t.test('allOf puts clauses side by side unless a field repeats; the matches are the same', async (t) => {
+  const unheld = { $or: [{ leaseUntil: null }] };
+  t.same(allOf({ status: 'pending' }, unheld, { nextAttemptAt: { $lte: 1 } }), { status: 'pending', $or: [{ leaseUntil: null }], nextAttemptAt: { $lte: 1 } });
+  t.same(allOf({ $or: [{ a: 1 }] }, unheld), { $and: [{ $or: [{ a: 1 }] }, unheld] }, 'two $or stay apart');
+  t.same(allOf({ n: { $gt: 1 } }, { n: { $lt: 5 } }), { $and: [{ n: { $gt: 1 } }, { n: { $lt: 5 } }] }, 'two conditions on one field stay apart');
+
+  const { collection, leases, add } = await setUp(t);
+  await add('a', { n: 3 });
+  await add('b', { n: 7 });
+  await add('c', { n: 3, leaseOwner: 'x', leaseUntil: new Date(Date.now() + 60_000) });
+  t.same((await collection.find(allOf({ n: { $gt: 1 } }, { n: { $lt: 5 } }))).map((w) => w._id).sort(), ['a', 'c']);
+  const claimed = await leases.claim({ n: 3 }, 1000);
+  t.equal(claimed?.record._id, 'a', 'a claim with the filter side by side takes the unheld match');
 });
 
 t.test('hold renews the lease while the work runs, and stops renewing after', async (t) => {

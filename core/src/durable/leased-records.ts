@@ -65,7 +65,7 @@ export class LeasedRecords<T extends Leased> {
     if (options.inc) update.$inc = options.inc;
     // The record as it was, to tell a takeover; the claimed one is that plus this update.
     const before = await this.collection.findOneAndUpdate(
-      { $and: [filter, this.unheld(now), { nextAttemptAt: { $lte: now } }] },
+      allOf(filter, this.unheld(now), { nextAttemptAt: { $lte: now } }),
       update,
       { returnDocument: 'before', ...(options.sort && { sort: options.sort }) },
     );
@@ -125,18 +125,40 @@ export class LeasedRecords<T extends Leased> {
     }
   }
 
-  /** Unfinished records (`filter`), unheld, due for `graceMs` or more: their message may be lost. */
-  overdue(filter: Filter, graceMs: number, limit = 500): Promise<T[]> {
+  /**
+   * Unfinished records (`filter`, or any of `filters`), unheld, due for `graceMs` or more: their
+   * message may be lost. Several filters are searched one by one and merged by due date: give one
+   * per status rather than a `$in`, which FerretDB v1 does not hand to PostgreSQL (allOf).
+   */
+  async overdue(filters: Filter | readonly Filter[], graceMs: number, limit = 500): Promise<T[]> {
     const now = this.clock.now();
-    return this.collection.find(
-      { $and: [filter, this.unheld(new Date(now)), { nextAttemptAt: { $lte: new Date(now - graceMs) } }] },
-      { sort: { nextAttemptAt: 1 }, limit },
+    const due = { nextAttemptAt: { $lte: new Date(now - graceMs) } };
+    const each = Array.isArray(filters) ? filters : [filters];
+    const found = await Promise.all(
+      each.map((filter: Filter) => this.collection.find(allOf(filter, this.unheld(new Date(now)), due), { sort: { nextAttemptAt: 1 }, limit })),
     );
+    if (found.length === 1) return found[0]!;
+    return found.flat().sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime()).slice(0, limit);
   }
 
   /** How long the most overdue record (due, unheld) has waited, in ms; 0 when none waits. */
-  async lateness(filter: Filter): Promise<number> {
+  async lateness(filter: Filter | readonly Filter[]): Promise<number> {
     const [late] = await this.overdue(filter, 0, 1);
     return late ? Math.max(0, this.clock.now() - late.nextAttemptAt.getTime()) : 0;
   }
+}
+
+/**
+ * The clauses as one filter: side by side at the top when no field repeats, else in an `$and`.
+ * The same matches either way, but FerretDB v1 hands only top-level equalities to PostgreSQL and
+ * reads the whole collection for an `$and` (a sweep of 5,000 jobs, 550 pending: 742 ms under
+ * `$and`, 140 ms with `status` at the top).
+ */
+export function allOf(...clauses: Filter[]): Filter {
+  const merged: Filter = {};
+  for (const clause of clauses) {
+    for (const field of Object.keys(clause)) if (field in merged) return { $and: clauses };
+    Object.assign(merged, clause);
+  }
+  return merged;
 }

@@ -58,7 +58,8 @@ export interface JobRecord extends Leased {
   inputs?: SealedInputs | null;
 }
 
-const UNFINISHED = { status: { $in: ['pending', 'processing'] } };
+const UNFINISHED_STATUSES: readonly JobStatus[] = ['pending', 'processing'];
+const UNFINISHED = { status: { $in: UNFINISHED_STATUSES } };
 
 /** The job as SPEC 2.5 shows it; composite fields only for jobs of more than one step. */
 export function toResource(job: JobRecord): Job {
@@ -154,13 +155,17 @@ export class JobRecords {
 
   /** Unfinished jobs nobody holds, due `graceMs` ago or more: their queue message may be lost. */
   overdue(graceMs: number): Promise<JobRecord[]> {
-    return this.leases.overdue(UNFINISHED, graceMs);
+    return this.leases.overdue(UNFINISHED_STATUSES.map((status) => ({ status })), graceMs);
   }
 
   /** When the oldest unfinished job was submitted (a metric: do the workers keep up?). */
   async oldestUnfinished(): Promise<Date | null> {
-    const [job] = await this.jobs.find(UNFINISHED, { sort: { createdAt: 1 }, limit: 1 });
-    return job?.createdAt ?? null;
+    // One equality search per status rather than one `$in`: FerretDB v1 hands an equality to
+    // PostgreSQL but reads the whole collection for `$in`, ended jobs of the retention included
+    // (5,000 jobs, 600 unfinished: 983 ms against 136 + 25 ms). MongoDB serves both alike.
+    const firsts = await Promise.all(UNFINISHED_STATUSES.map((status) => this.jobs.find({ status }, { sort: { createdAt: 1 }, limit: 1 })));
+    const times = firsts.flatMap(([job]) => (job ? [job.createdAt.getTime()] : []));
+    return times.length > 0 ? new Date(Math.min(...times)) : null;
   }
 
   /** Jobs that ended `graceMs` ago or more and still owe their job.completed / job.failed event. */

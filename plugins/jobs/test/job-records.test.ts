@@ -38,6 +38,24 @@ t.test('unnotified finds ended jobs that still owe their event, once the grace h
   t.same(await records.unnotified(60_000), []);
 });
 
+t.test('oldestUnfinished is the oldest pending or processing job, ended ones left out', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const clock = new TestClock();
+  const records = new JobRecords(store, clock, 'w');
+  t.equal(await records.oldestUnfinished(), null, 'none when there is no job');
+  const base = clock.now();
+  const at = (ago: number) => new Date(base - ago);
+  await records.insert(job(clock, 'ended-long-ago', { status: 'completed', createdAt: at(90_000) }));
+  await records.insert(job(clock, 'failed-long-ago', { status: 'failed', createdAt: at(80_000) }));
+  await records.insert(job(clock, 'pending-new', { createdAt: at(1_000) }));
+  t.same(await records.oldestUnfinished(), at(1_000), 'a pending job alone');
+  await records.insert(job(clock, 'running-old', { status: 'processing', createdAt: at(30_000) }));
+  t.same(await records.oldestUnfinished(), at(30_000), 'a processing job older than every pending one');
+  await records.insert(job(clock, 'pending-older', { createdAt: at(40_000) }));
+  t.same(await records.oldestUnfinished(), at(40_000), 'a pending job older than the processing one');
+});
+
 t.test('upstream answers are kept as text and shown as JSON', async (t) => {
   const clock = new TestClock();
   const resource = toResource(job(clock, 'x', {

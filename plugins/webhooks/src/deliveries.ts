@@ -47,7 +47,10 @@ export interface Recorded {
   created: boolean;
 }
 
-const UNFINISHED = { status: { $in: ['pending', 'retrying'] } };
+const UNFINISHED_STATUSES = ['pending', 'retrying'] as const;
+const UNFINISHED = { status: { $in: UNFINISHED_STATUSES } };
+/** One filter per status for the sweeps (LeasedRecords.overdue: FerretDB pushes these down). */
+const EACH_UNFINISHED = UNFINISHED_STATUSES.map((status) => ({ status }));
 
 export class Deliveries {
   private readonly deliveries: Collection<DeliveryRecord>;
@@ -145,11 +148,11 @@ export class Deliveries {
   /** Unfinished deliveries due for `graceMs` with no live lease: their message may be lost. */
   /** How long the most overdue unfinished delivery has been due, in ms (the delivery lag). */
   lateness(): Promise<number> {
-    return this.leases.lateness(UNFINISHED);
+    return this.leases.lateness(EACH_UNFINISHED);
   }
 
   overdue(graceMs: number): Promise<DeliveryRecord[]> {
-    return this.leases.overdue(UNFINISHED, graceMs);
+    return this.leases.overdue(EACH_UNFINISHED, graceMs);
   }
 
   sweepExpired(): Promise<number> {
