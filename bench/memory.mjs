@@ -11,7 +11,15 @@
 //   fast upstream): RSS after each tenth, over the second half against half-way (the LRU, 64 MiB
 //   by default, is full after about 5,500 answers).
 // `--jobs 0` or `--answers 0` skips that part; `--root DIR` measures another checkout's build.
-// Run after `npm run build`:  node bench/memory.mjs [--files 3] [--answers 100000] [--jobs 1000] [--root DIR] [--quick]
+// `--snapshots DIR` writes heap snapshots of the service into DIR (SIGUSR2, --heapsnapshot-signal)
+// after each tenth of the small jobs, the load paused while it writes (each forces a full
+// collection, so that run's RSS figures are not the goal's); compare two with
+// `node bench/lib/heap-diff.mjs A B`. `--probe FILE` has the service (bench/lib/memory-probe.mjs)
+// say where its memory is (V8's heap, external, malloc's arena) before and after each file job
+// and after each tenth of the small jobs, printed beside the figures; it collects nothing.
+// Run after `npm run build`:  node bench/memory.mjs [--files 3] [--answers 100000] [--jobs 1000] [--root DIR] [--snapshots DIR] [--probe FILE] [--quick]
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
@@ -21,7 +29,8 @@ import { pinSelf, pinning } from './lib/processes.mjs';
 import { QUICK, options, mib, summary } from './lib/rounds.mjs';
 import { recordUpstream, startFixedUpstream, startOpcoProxy } from './lib/service.mjs';
 
-const args = options({ answers: { type: 'string' }, jobs: { type: 'string' }, files: { type: 'string' }, root: { type: 'string' } });
+const args = options({ answers: { type: 'string' }, jobs: { type: 'string' }, files: { type: 'string' }, root: { type: 'string' }, snapshots: { type: 'string' }, probe: { type: 'string' } });
+const snapshots = args.snapshots ? resolve(args.snapshots) : undefined;
 const answers = Number(args.answers ?? (QUICK ? 20_000 : 100_000));
 const jobs = Number(args.jobs ?? (QUICK ? 200 : 1000));
 const fileJobs = Number(args.files ?? 3);
@@ -64,7 +73,12 @@ async function inTenths(count, inFlight, task, tick) {
 
 // --- file job and 1,000 jobs against the sandbox ------------------------------------------------
 const sandbox = await startSandbox();
-const service = await startOpcoProxy({ upstreamUrl: sandbox.url, config: { logLevel: 'warn' }, rateLimit: { limit: 1000, windowMs: 1000 }, cli });
+const probeFile = args.probe ? resolve(args.probe) : undefined;
+if (snapshots && probeFile) throw new Error('--snapshots and --probe both use SIGUSR2: pick one');
+if (probeFile) writeFileSync(probeFile, '');
+let probing = Promise.resolve();
+const nodeArgs = snapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : probeFile ? ['--import', fileURLToPath(new URL('lib/memory-probe.mjs', import.meta.url))] : [];
+const service = await startOpcoProxy({ upstreamUrl: sandbox.url, config: { logLevel: 'warn' }, rateLimit: { limit: 1000, windowMs: 1000 }, cli, nodeArgs, env: probeFile ? { OPCO_MEMORY_PROBE: probeFile } : {} });
 if (cli) console.log(`measuring the build of ${cli}`);
 const pool = new Pool(service.url, { connections: 50 });
 const numero = sandbox.dataset.dossiers[0].numeroInterne;
@@ -79,6 +93,7 @@ try {
   const body = JSON.stringify({ ...factureBody(numero), _files: { facture: file.toString('base64') } });
   for (let n = 0; n < fileJobs; n++) {
     await sleep(1000);
+    await probe(`before file job ${n + 1}`);
     const before = service.rssBytes();
     let peak = before;
     const sampler = setInterval(() => { peak = Math.max(peak, service.rssBytes()); }, 10);
@@ -92,15 +107,21 @@ try {
     }
     await sleep(2000);
     fileJob.push({ before, atAcceptance, peak, after: service.rssBytes() });
+    await probe(`2 s after file job ${n + 1}`);
   }
 
   const jobRss = [];
-  if (jobs > 0) {
-    await inTenths(jobs, 20, async () => {
-      const accepted = await send(pool, 'POST', '/sandbox/dossiers', service.headers, dossierBody());
-      await waitForJob(pool, service.headers, accepted.statusUrl);
-    }, () => jobRss.push(service.rssBytes()));
+  const smallJob = async () => {
+    const accepted = await send(pool, 'POST', '/sandbox/dossiers', service.headers, dossierBody());
+    await waitForJob(pool, service.headers, accepted.statusUrl);
+  };
+  if (jobs > 0 && !snapshots) await inTenths(jobs, 20, smallJob, (done) => { jobRss.push(service.rssBytes()); void probe(`after ${done} small jobs`); });
+  for (let tenth = 1; snapshots && tenth <= 10; tenth++) {
+    await inTenths(jobs / 10, 20, smallJob, () => {});
+    jobRss.push(service.rssBytes());
+    await heapSnapshot(service, snapshots, `${tenth * jobs / 10} jobs`);
   }
+  await probing;
   console.log(`memory of the service process (RSS from /proc), ${pinning()}`);
   const ratios = (key) => fileJob.map((j) => ((j[key] - j.before) / FILE_BYTES).toFixed(2)).join('  ');
   console.log(`10 MB file job (POST /sandbox/factures, _files.facture), ${fileJobs} in a row, RSS before ${fileJob.map((j) => mib(j.before)).join(' / ')}:`);
@@ -123,6 +144,35 @@ try {
 if (answers > 0) await cachedAnswers();
 if (errors) console.log(`ERRORS: ${errors} requests failed; exiting 1`);
 process.exit(errors ? 1 : 0);
+
+/** With --probe: the service's own account of its memory (memory-probe.mjs), one at a time. */
+function probe(label) {
+  if (probeFile) probing = probing.then(() => probeNow(label));
+  return probing;
+}
+
+async function probeNow(label) {
+  const seen = readFileSync(probeFile, 'utf8').length;
+  process.kill(service.pid, 'SIGUSR2');
+  for (let i = 0; i < 50; i++) {
+    await sleep(20);
+    const line = readFileSync(probeFile, 'utf8').slice(seen).trim();
+    if (line) return console.log(`probe ${label}: ${line}`);
+  }
+}
+
+/** Signals the service to write a heap snapshot into `dir` and waits until the file stops growing. */
+async function heapSnapshot(proc, dir, label) {
+  const seen = new Set(readdirSync(dir));
+  process.kill(proc.pid, 'SIGUSR2');
+  for (let last = -1; ;) {
+    await sleep(500);
+    const file = readdirSync(dir).find((f) => !seen.has(f) && f.endsWith('.heapsnapshot'));
+    const size = file ? statSync(join(dir, file)).size : -1;
+    if (file && size === last && size > 0) return console.log(`heap snapshot after ${label}: ${join(dir, file)}`);
+    last = size;
+  }
+}
 
 async function cachedAnswers() {
   const recorded = await recordUpstream();
