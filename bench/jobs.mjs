@@ -9,14 +9,15 @@
 // database of its own (its binary from .ci/ferretdb.sh), or MONGODB_URL is used.
 // Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,mongodb] [--prefetch N] [--cpu-prof DIR] [--root DIR]
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { printProfiles } from './lib/profile-summary.mjs';
+import { startFerretDb } from './lib/ferretdb.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const { values: opts } = parseArgs({
@@ -160,7 +161,7 @@ async function main() {
 
   const upstream = await start(self('upstream'));
   cleanups.push(() => upstream.stop());
-  const ferret = opts.backends.includes('mongodb') ? await startFerretDb() : undefined;
+  const ferret = opts.backends.includes('mongodb') ? await startFerretDb({ url: opts['mongodb-url'], label: 'bench_jobs', cpu: '1' }) : undefined;
   if (ferret) cleanups.push(() => ferret.stop());
   const results = {};
   let failures = 0;
@@ -333,41 +334,3 @@ function freePort() {
 }
 
 /** FerretDB v1.24 on a PostgreSQL database of its own, or MONGODB_URL when the binary is not built. */
-async function startFerretDb() {
-  if (opts['mongodb-url']) return { url: opts['mongodb-url'], stop: async () => {} };
-  const binary = join(homedir(), '.cache/opco-proxy/ferretdb-v1.24.2');
-  if (!existsSync(binary)) {
-    if (!process.env.MONGODB_URL) throw new Error('no FerretDB binary (.ci/ferretdb.sh builds it) and no MONGODB_URL');
-    return { url: process.env.MONGODB_URL, stop: async () => {} };
-  }
-  const database = `bench_jobs_${process.pid}`;
-  execFileSync('createdb', ['-h', '127.0.0.1', '-U', 'postgres', database]);
-  const port = await freePort();
-  const child = spawn(binary, ['--handler=postgresql', `--postgresql-url=postgres://postgres@127.0.0.1:5432/${database}?pool_max_conns=20`, `--listen-addr=127.0.0.1:${port}`, '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=error'], { stdio: 'ignore' });
-  children.add(child);
-  const exited = new Promise((ok) => child.once('exit', ok));
-  const url = `mongodb://127.0.0.1:${port}/test?directConnection=true`;
-  const { MongoClient } = await import('mongodb');
-  for (let i = 0; ; i++) {
-    const ok = await MongoClient.connect(url, { serverSelectionTimeoutMS: 500 }).then((c) => c.close().then(() => true), () => false);
-    if (ok) break;
-    if (i > 60) throw new Error('FerretDB did not start');
-    await sleep(200);
-  }
-  return {
-    url,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        await exited;
-        clearTimeout(timer);
-      }
-      try {
-        execFileSync('dropdb', ['-h', '127.0.0.1', '-U', 'postgres', '--if-exists', '--force', database], { stdio: 'ignore' });
-      } catch {
-        // left for the operator: named bench_jobs_<pid>
-      }
-    },
-  };
-}

@@ -7,17 +7,20 @@
 //   (2 s idle), both as multiples of the file size, and the peak up to the 202 (the request's
 //   own share); three jobs in a row (`--files N`);
 // - 1,000 small jobs (POST /sandbox/dossiers, 20 in flight): RSS after each tenth, last / first;
+//   on the embedded store (which keeps every job record in the process for its retention, D17)
+//   and, where FerretDB or MONGODB_URL is at hand, on FerretDB-on-PostgreSQL + RabbitMQ, where the
+//   records live outside the process and what grows is the service's own (`--jobs-backends`);
 // - 100k distinct cached answers (GET etats, numeroPage 1..N, 12 KB each, 50 in flight, against a
 //   fast upstream): RSS after each tenth, over the second half against half-way (the LRU, 64 MiB
 //   by default, is full after about 5,500 answers).
-// `--jobs 0` or `--answers 0` skips that part; `--root DIR` measures another checkout's build.
+// `--jobs 0` or `--answers 0` skips that part (`--jobs-backends embedded` skips FerretDB); `--root DIR` measures another checkout's build.
 // `--snapshots DIR` writes heap snapshots of the service into DIR (SIGUSR2, --heapsnapshot-signal)
 // after each tenth of the small jobs, the load paused while it writes (each forces a full
 // collection, so that run's RSS figures are not the goal's); compare two with
 // `node bench/lib/heap-diff.mjs A B`. `--probe FILE` has the service (bench/lib/memory-probe.mjs)
 // say where its memory is (V8's heap, external, malloc's arena) before and after each file job
 // and after each tenth of the small jobs, printed beside the figures; it collects nothing.
-// Run after `npm run build`:  node bench/memory.mjs [--files 3] [--answers 100000] [--jobs 1000] [--root DIR] [--snapshots DIR] [--probe FILE] [--quick]
+// Run after `npm run build`:  node bench/memory.mjs [--files 3] [--answers 100000] [--jobs 1000] [--jobs-backends embedded,mongodb] [--mongodb-url URL] [--root DIR] [--snapshots DIR] [--probe FILE] [--quick]
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
@@ -28,12 +31,15 @@ import { dossierBody, factureBody } from '@opco-proxy/e2e';
 import { pinSelf, pinning } from './lib/processes.mjs';
 import { QUICK, options, mib, summary } from './lib/rounds.mjs';
 import { recordUpstream, startFixedUpstream, startOpcoProxy } from './lib/service.mjs';
+import { mongoAvailable, startFerretDb } from './lib/ferretdb.mjs';
 
-const args = options({ answers: { type: 'string' }, jobs: { type: 'string' }, files: { type: 'string' }, root: { type: 'string' }, snapshots: { type: 'string' }, probe: { type: 'string' } });
+const args = options({ answers: { type: 'string' }, jobs: { type: 'string' }, files: { type: 'string' }, root: { type: 'string' }, snapshots: { type: 'string' }, probe: { type: 'string' }, 'jobs-backends': { type: 'string' }, 'mongodb-url': { type: 'string' } });
 const snapshots = args.snapshots ? resolve(args.snapshots) : undefined;
 const answers = Number(args.answers ?? (QUICK ? 20_000 : 100_000));
 const jobs = Number(args.jobs ?? (QUICK ? 200 : 1000));
 const fileJobs = Number(args.files ?? 3);
+const jobsBackends = (args['jobs-backends'] ?? (mongoAvailable() || args['mongodb-url'] ? 'embedded,mongodb' : 'embedded')).split(',');
+const RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const cli = args.root ? join(resolve(args.root), 'core/dist/src/cli.js') : undefined;
 const FILE_BYTES = 10 * 1024 * 1024;
 pinSelf();
@@ -110,17 +116,7 @@ try {
     await probe(`2 s after file job ${n + 1}`);
   }
 
-  const jobRss = [];
-  const smallJob = async () => {
-    const accepted = await send(pool, 'POST', '/sandbox/dossiers', service.headers, dossierBody());
-    await waitForJob(pool, service.headers, accepted.statusUrl);
-  };
-  if (jobs > 0 && !snapshots) await inTenths(jobs, 20, smallJob, (done) => { jobRss.push(service.rssBytes()); void probe(`after ${done} small jobs`); });
-  for (let tenth = 1; snapshots && tenth <= 10; tenth++) {
-    await inTenths(jobs / 10, 20, smallJob, () => {});
-    jobRss.push(service.rssBytes());
-    await heapSnapshot(service, snapshots, `${tenth * jobs / 10} jobs`);
-  }
+  const jobRss = jobs > 0 && jobsBackends.includes('embedded') ? await smallJobs(service, pool) : undefined;
   await probing;
   console.log(`memory of the service process (RSS from /proc), ${pinning()}`);
   const ratios = (key) => fileJob.map((j) => ((j[key] - j.before) / FILE_BYTES).toFixed(2)).join('  ');
@@ -128,15 +124,14 @@ try {
   console.log(`  added while it runs (peak - before) / file size:   ${ratios('peak')}   (goal <= 3)`);
   console.log(`  of which up to the 202 (request side) / file size: ${ratios('atAcceptance')}`);
   console.log(`  still added 2 s after it ended / file size:        ${ratios('after')}   (goal: about 0)`);
-  if (jobs > 0) {
-    const jobRatios = jobRss.map((r) => r / jobRss[0]);
-    const js = summary(jobRatios);
-    console.log(`${jobs} jobs (POST /sandbox/dossiers, 20 in flight): RSS after each tenth ${jobRss.map(mib).join(', ')}`);
-    console.log(`  RSS / RSS after the first tenth: min ${js.min.toFixed(2)}  max ${js.max.toFixed(2)}  last ${jobRatios[jobRatios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`);
-  }
+  if (jobRss) printJobRss('embedded store and queue (job records kept in the process)', jobRss);
 } finally {
   await pool.close();
   await service.stop();
+}
+try {
+  if (jobs > 0 && jobsBackends.includes('mongodb')) await smallJobsOnMongo();
+} finally {
   await sandbox.close();
 }
 
@@ -145,15 +140,96 @@ if (answers > 0) await cachedAnswers();
 if (errors) console.log(`ERRORS: ${errors} requests failed; exiting 1`);
 process.exit(errors ? 1 : 0);
 
+/**
+ * `jobs` small jobs, 20 in flight: the service's RSS after each tenth, and its lowest and highest
+ * within each tenth (sampled every 20 ms). RSS saws up and down with V8's major collections; the
+ * lowest of a tenth is what the process keeps, so a rise there is growth, not a collection due.
+ * With --snapshots, a heap snapshot after each tenth (these collect, so the figures are not the goal's).
+ */
+async function smallJobs(proc, jobPool) {
+  const rss = { at: [], low: [], high: [] };
+  let low = Infinity;
+  let high = 0;
+  let sampler;
+  // The first tenth is the warm-up the others are measured against: sampled from its end on.
+  const tenthDone = () => {
+    const now = proc.rssBytes();
+    rss.at.push(now);
+    if (sampler) {
+      rss.low.push(Math.min(low, now));
+      rss.high.push(Math.max(high, now));
+    }
+    low = now;
+    high = now;
+    sampler ??= setInterval(() => {
+      const sample = proc.rssBytes();
+      low = Math.min(low, sample);
+      high = Math.max(high, sample);
+    }, 20);
+  };
+  const smallJob = async () => {
+    const accepted = await send(jobPool, 'POST', '/sandbox/dossiers', proc.headers, dossierBody());
+    await waitForJob(jobPool, proc.headers, accepted.statusUrl);
+  };
+  try {
+    if (!snapshots) await inTenths(jobs, 20, smallJob, (done) => { tenthDone(); void probe(`after ${done} small jobs`, proc); });
+    for (let tenth = 1; snapshots && tenth <= 10; tenth++) {
+      await inTenths(jobs / 10, 20, smallJob, () => {});
+      tenthDone();
+      await heapSnapshot(proc, snapshots, `${tenth * jobs / 10} jobs`);
+    }
+  } finally {
+    clearInterval(sampler);
+  }
+  await probing;
+  return rss;
+}
+
+/** Each series against the RSS after the first tenth. */
+function printJobRss(backend, rss) {
+  const line = (label, values) => {
+    if (values.length === 0) return;
+    const ratios = values.map((r) => r / rss.at[0]);
+    const s = summary(ratios);
+    console.log(`  ${label}: ${values.map(mib).join(', ')}`);
+    console.log(`    / RSS after the first tenth: min ${s.min.toFixed(2)}  max ${s.max.toFixed(2)}  last ${ratios[ratios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`);
+  };
+  console.log(`${jobs} jobs (POST /sandbox/dossiers, 20 in flight), ${backend}:`);
+  line('RSS after each tenth', rss.at);
+  line('lowest RSS within each later tenth (what the process keeps)', rss.low);
+  line('highest RSS within each later tenth', rss.high);
+}
+
+/** The same small jobs with the records in FerretDB-on-PostgreSQL and the queue on RabbitMQ. */
+async function smallJobsOnMongo() {
+  const ferret = await startFerretDb({ url: args['mongodb-url'], label: 'bench_memory' });
+  const database = `bench_memory_${process.pid}`;
+  let mongoService;
+  let mongoPool;
+  try {
+    mongoService = await startOpcoProxy({
+      upstreamUrl: sandbox.url, rateLimit: { limit: 1000, windowMs: 1000 }, cli, nodeArgs,
+      config: { logLevel: 'warn', store: { type: 'mongodb', url: ferret.url, database }, queue: { type: 'rabbitmq', url: RABBITMQ_URL, prefix: database } },
+      env: probeFile ? { OPCO_MEMORY_PROBE: probeFile } : {},
+    });
+    mongoPool = new Pool(mongoService.url, { connections: 50 });
+    printJobRss('FerretDB-on-PostgreSQL + RabbitMQ (job records outside the process)', await smallJobs(mongoService, mongoPool));
+  } finally {
+    await mongoPool?.close();
+    await mongoService?.stop();
+    await ferret.stop();
+  }
+}
+
 /** With --probe: the service's own account of its memory (memory-probe.mjs), one at a time. */
-function probe(label) {
-  if (probeFile) probing = probing.then(() => probeNow(label));
+function probe(label, proc = service) {
+  if (probeFile) probing = probing.then(() => probeNow(label, proc));
   return probing;
 }
 
-async function probeNow(label) {
+async function probeNow(label, proc) {
   const seen = readFileSync(probeFile, 'utf8').length;
-  process.kill(service.pid, 'SIGUSR2');
+  process.kill(proc.pid, 'SIGUSR2');
   for (let i = 0; i < 50; i++) {
     await sleep(20);
     const line = readFileSync(probeFile, 'utf8').slice(seen).trim();
