@@ -3,10 +3,11 @@
 // `GET /sandbox/dossiers/etats` (about 12 KB) answered from the cache at 50 connections, against
 // bare Koa answering the same bytes, interleaved rounds; prints min / median / max of the ratios
 // of req/s, p99 and CPU per request (service / Koa).
-// Run after `npm run build`:  node bench/cached-get.mjs [--rounds 5] [--duration 5] [--connections 50] [--cpu-prof DIR] [--quick]
+// `--root DIR` adds another checkout's build as a third side (this / other: a before and an after).
+// Run after `npm run build`:  node bench/cached-get.mjs [--rounds 5] [--duration 5] [--connections 50] [--cpu-prof DIR] [--root DIR] [--quick]
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pinSelf, pinning } from './lib/processes.mjs';
 import { GENERATOR } from './lib/load.mjs';
 import { QUICK, interleave, options, printRatios } from './lib/rounds.mjs';
@@ -14,7 +15,7 @@ import { measure, describe } from './lib/measure.mjs';
 import { recordUpstream, startFixedUpstream, startLibProcess, startOpcoProxy } from './lib/service.mjs';
 import { printProfiles } from './lib/profile-summary.mjs';
 
-const args = options({ rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' }, 'cpu-prof': { type: 'string' } });
+const args = options({ rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' }, 'cpu-prof': { type: 'string' }, root: { type: 'string' } });
 const rounds = Number(args.rounds ?? (QUICK ? 3 : 5));
 const durationS = Number(args.duration ?? (QUICK ? 2 : 5));
 const connections = Number(args.connections);
@@ -25,7 +26,9 @@ const recorded = await recordUpstream();
 const upstream = await startFixedUpstream(recorded);
 const nodeArgs = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
 const service = await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 3600, nodeArgs });
-const stopping = [upstream, service];
+// --root: another checkout's build as a third side, for a before and an after in one run.
+const other = args.root ? await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 3600, cli: join(resolve(args.root), 'core/dist/src/cli.js') }) : undefined;
+const stopping = [upstream, service, ...(other ? [other] : [])];
 let failed = false;
 try {
   const first = await fetch(service.url + PATH, { headers: service.headers });
@@ -41,10 +44,12 @@ try {
   const sides = {
     service: () => measure(service, { path: PATH, headers: service.headers, connections, durationS }),
     koa: () => measure(koa, { path: PATH, connections, durationS }),
+    ...(other && { other: () => measure(other, { path: PATH, headers: other.headers, connections, durationS }) }),
   };
+  if (other) await fetch(other.url + PATH, { headers: other.headers }).then((r) => r.text());
   await interleave(1, { service: () => measure(service, { path: PATH, headers: service.headers, connections, durationS: 1 }), koa: () => measure(koa, { path: PATH, connections, durationS: 1 }) }); // warm-up
   const results = await interleave(rounds, sides);
-  failed = results.some((r) => r.service.errors > 0 || r.koa.errors > 0);
+  failed = results.some((r) => Object.values(r).some((side) => side.errors > 0));
 
   console.log(`cached GET ${PATH} (${Buffer.byteLength(answer)} bytes), c=${connections}, ${durationS} s x ${rounds} interleaved rounds, load by ${GENERATOR}, ${pinning()}${nodeArgs.length ? ', SERVICE PROFILED (--cpu-prof): ratios are not comparable' : ''}`);
   printRatios('ratio = opco-proxy / bare Koa serving the same bytes', [
@@ -53,9 +58,16 @@ try {
     { name: 'CPU/req', values: results.map((r) => r.service.cpuUsPerRequest / r.koa.cpuUsPerRequest) },
     { name: 'RSS', values: results.map((r) => r.service.rssBytes / r.koa.rssBytes) },
   ]);
+  if (other) {
+    printRatios(`ratio = this checkout / ${args.root}`, [
+      { name: 'req/s', values: results.map((r) => r.service.rps / r.other.rps) },
+      { name: 'CPU/req', values: results.map((r) => r.service.cpuUsPerRequest / r.other.cpuUsPerRequest) },
+      { name: 'RSS', values: results.map((r) => r.service.rssBytes / r.other.rssBytes) },
+    ]);
+  }
   console.log('last round, absolute:');
   const last = results[results.length - 1];
-  console.log(`  ${describe('opco-proxy', last.service)}\n  ${describe('koa', last.koa)}`);
+  console.log(`  ${describe('opco-proxy', last.service)}\n  ${describe('koa', last.koa)}${other ? `\n  ${describe('other (--root)', last.other)}` : ''}`);
   if (failed) console.log('ERRORS: some requests failed (see above); exiting 1');
 } finally {
   for (const proc of stopping.reverse()) await proc.stop();

@@ -253,11 +253,17 @@ async function heapSnapshot(proc, dir, label) {
 async function cachedAnswers() {
   const recorded = await recordUpstream();
   const upstream = await startFixedUpstream(recorded);
-  const cached = await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 3600, rateLimit: { limit: 200, windowMs: 10 }, config: { logLevel: 'warn' }, cli });
+  const cached = await startOpcoProxy({
+    upstreamUrl: upstream.url, cacheTtlS: 3600, rateLimit: { limit: 200, windowMs: 10 }, config: { logLevel: 'warn' }, cli,
+    ...(probeFile && { nodeArgs, env: { OPCO_MEMORY_PROBE: probeFile } }),
+  });
   const cachePool = new Pool(cached.url, { connections: 50 });
   try {
     const rss = [];
-    await inTenths(answers, 50, (i) => send(cachePool, 'GET', `/sandbox/dossiers/etats?numeroPage=${i + 1}`, cached.headers), () => rss.push(cached.rssBytes()));
+    await inTenths(answers, 50, (i) => send(cachePool, 'GET', `/sandbox/dossiers/etats?numeroPage=${i + 1}`, cached.headers), (done) => {
+      rss.push(cached.rssBytes());
+      void probe(`after ${done} cached answers`, cached);
+    });
     // The LRU fills within the first half (64 MiB of 12 KB answers): flat means flat after that.
     const ratios = rss.slice(4).map((r) => r / rss[4]);
     const s = summary(ratios);

@@ -31,8 +31,12 @@ export interface UpstreamAnswer {
 }
 
 export interface CachedAnswer {
-  /** The answer's JSON text as kept: written to an HTTP client as is. */
-  text: string;
+  /**
+   * The answer's JSON as kept, written to an HTTP client as is: its UTF-8 bytes (what an
+   * in-process cache should keep: no encoding per hit, and memory outside V8's heap, given back
+   * as soon as an evicted answer is collected), or its text.
+   */
+  json: Buffer | string;
   /** Which layer answered (`memory`, `store`), for metrics. */
   source: string;
 }

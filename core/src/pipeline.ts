@@ -33,20 +33,20 @@ export class Pipeline {
   /** Runs the call and returns the transformed upstream answer (or throws a ServiceError). */
   async run(ctx: CallContext): Promise<unknown> {
     const answer = await this.serve(ctx);
-    return answer.body !== undefined ? answer.body : JSON.parse(answer.text!);
+    return answer.body !== undefined ? answer.body : JSON.parse(answer.json!.toString());
   }
 
   /**
-   * Runs the call for an HTTP answer: a cache hit comes back as the JSON text that was kept (no
+   * Runs the call for an HTTP answer: a cache hit comes back as the JSON that was kept (no
    * parse, no re-serialisation), a fresh answer as its value and, once cached, its text.
    */
-  async serve(ctx: CallContext): Promise<{ body?: unknown; text?: string }> {
+  async serve(ctx: CallContext): Promise<{ body?: unknown; json?: Buffer | string }> {
     const { hooks, clock } = this.deps;
     if (ctx.method === 'GET' && !ctx.fresh) {
       const cached = await hooks.runLookup(ctx); // step 3
       if (cached) {
         ctx.cache = 'hit';
-        return { text: cached.text };
+        return { json: cached.json };
       }
       if (hooks.count('lookup') > 0) ctx.cache = 'miss';
     }
@@ -81,18 +81,18 @@ export class Pipeline {
     await hooks.runPipeline('afterCall', ctx);
     if (ctx.error) throw ctx.error;
     if (ctx.method === 'GET') await hooks.runPipeline('store', ctx); // step 10
-    return { body: ctx.response!.body, text: ctx.answerText };
+    return { body: ctx.response!.body, json: ctx.answerText };
   }
 
   /**
-   * Step 3 alone, synchronous: the JSON text of an answer a `peek` hook holds at hand, or
+   * Step 3 alone, synchronous: the JSON of an answer a `peek` hook holds at hand, or
    * undefined (the read then goes through `serve`).
    */
-  peek(ctx: CallContext): string | undefined {
+  peek(ctx: CallContext): Buffer | string | undefined {
     if (ctx.method !== 'GET' || ctx.fresh) return undefined;
     const cached = this.deps.hooks.runPeek(ctx);
     if (cached) ctx.cache = 'hit';
-    return cached?.text;
+    return cached?.json;
   }
 
   /** Step 5: the profile's request transforms, then the beforeCall hooks; once per call. */

@@ -30,13 +30,13 @@ export function mountReadRoutes(router: OperationRouter, deps: ReadRouteDeps): v
       const call = deps.opcos.context(params.opcoId!, route, tenant, { query: query as Record<string, string>, synchronous: true, requestId, traceparent });
       const answer = await deps.pipeline.serve(call);
       const headers: Record<string, string> = call.cache === 'none' ? {} : { 'X-Cache': call.cache === 'hit' ? 'HIT' : 'MISS' };
-      return { status: 200, body: (answer.text !== undefined ? new RawJson(answer.text) : answer.body) as never, headers };
+      return { status: 200, body: (answer.json !== undefined ? new RawJson(answer.json) : answer.body) as never, headers };
     }, 'kernel');
     // A read whose answer is in this process's memory is answered before the middleware chain.
     router.mountShortcut(id, ({ params, query, tenant, requestId, traceparent }) => {
       const call = deps.opcos.context(params.opcoId!, route, tenant, { query: query as Record<string, string>, synchronous: true, requestId, traceparent });
-      const text = deps.pipeline.peek(call);
-      return text === undefined ? undefined : { status: 200, body: new RawJson(text), headers: { 'X-Cache': 'HIT' } };
+      const json = deps.pipeline.peek(call);
+      return json === undefined ? undefined : { status: 200, body: new RawJson(json), headers: { 'X-Cache': 'HIT' } };
     }, 'kernel');
   }
   router.mount('getOpcoStatus', async ({ params, tenant, requestId, traceparent }) => {

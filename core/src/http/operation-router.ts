@@ -35,9 +35,9 @@ export interface OperationInput<Op extends OperationId> {
 
 export type OperationHandler<Op extends OperationId> = (input: OperationInput<Op>) => Promise<ReplyOf<Op>> | ReplyOf<Op>;
 
-/** An answer whose JSON text is already at hand (a cache hit): written as is, not re-serialised. */
+/** An answer whose JSON is already at hand (a cache hit: bytes or text): written as is, not re-serialised. */
 export class RawJson {
-  constructor(readonly text: string) {}
+  constructor(readonly json: Buffer | string) {}
 }
 
 type Reply = { status: number; body: unknown; headers?: Record<string, string> };
@@ -207,7 +207,7 @@ export class OperationRouter {
       for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
       if (reply.body instanceof RawJson) {
         ctx.type = 'application/json';
-        ctx.body = reply.body.text;
+        ctx.body = reply.body.json;
       } else {
         ctx.body = reply.body;
       }

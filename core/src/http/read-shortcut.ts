@@ -39,11 +39,11 @@ export function readShortcut({ router, inFlight, write, prometheus, clock }: Rea
     // A flat list: Node writes it without walking an object's keys.
     const head: Array<string | number> = ['Svc-Api-Version', API_VERSION, 'X-Request-Id', requestId];
     for (const name in headers) head.push(name, headers[name]!);
-    head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', Buffer.byteLength(body.text));
+    head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', Buffer.byteLength(body.json));
     // A stopping process asks keep-alive clients to move on, as the chain does.
     if (inFlight.draining) head.push('Connection', 'close');
     res.writeHead(status, head as unknown as string[]);
-    res.end(body.text);
+    res.end(body.json);
     const ms = clock.now() - started;
     write({ requestId, method: 'GET', route: answer.route, operationId: answer.operationId, status, ms, apiKey: req.headers['x-api-key'] });
     countRequest(prometheus, answer.route, 'GET', status, ms);

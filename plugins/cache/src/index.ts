@@ -2,8 +2,9 @@
  * The cache plugin: pipeline steps 3 and 10 (SPEC 1.1). Entries live in the Store, so every
  * instance on MongoDB shares them, and in a bounded in-process LRU in front of it, so a hit
  * usually costs no round trip. Each is keyed by opcoId, tenant hash, method, path and the query,
- * hashed, so no tenant ever reads another's; an answer is kept as JSON text and served as such
- * (no parse and re-serialisation per hit). POST is never cached.
+ * hashed, so no tenant ever reads another's; an answer is kept as JSON (text in the Store, its
+ * UTF-8 bytes in the process) and served as such (no parse and re-serialisation per hit). POST
+ * is never cached.
  *
  * On the embedded store the LRU is the whole cache: that store lives in this one process, so its
  * copy would share nothing and, bounded by nothing but expiry, hold a second copy of every answer.
@@ -79,10 +80,10 @@ export function registerCache(api: PluginApi<CacheConfig>): void {
   if (memory) {
     api.addHook('peek', (ctx) => {
       if (!ctx.routeProfile.cacheTtlS) return undefined;
-      const text = memory.get(cacheKey(ctx));
-      if (text === undefined) return undefined;
+      const json = memory.get(cacheKey(ctx));
+      if (json === undefined) return undefined;
       lookups.inc({ opco: ctx.opco.id, result: 'memory' });
-      return { text, source: 'memory' };
+      return { json, source: 'memory' };
     });
   }
 
@@ -93,13 +94,13 @@ export function registerCache(api: PluginApi<CacheConfig>): void {
     const local = memory?.get(key);
     if (local !== undefined) {
       lookups.inc({ opco: ctx.opco.id, result: 'memory' });
-      return { text: local, source: 'memory' };
+      return { json: local, source: 'memory' };
     }
     const entry = await entries?.findOne({ _id: key, expiresAt: { $gt: api.clock.date() } });
     lookups.inc({ opco: ctx.opco.id, result: entry ? 'store' : 'miss' });
     if (!entry) return undefined;
     memory?.set(key, entry.payload, entry.expiresAt.getTime());
-    return { text: entry.payload, source: 'store' };
+    return { json: entry.payload, source: 'store' };
   });
 
   api.addHook('store', async (ctx) => {

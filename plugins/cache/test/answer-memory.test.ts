@@ -4,18 +4,20 @@ import { TestClock } from '@opco-proxy/core';
 import { AnswerMemory } from '../src/answer-memory.js';
 
 const text = (n: number) => JSON.stringify('x'.repeat(n - 2));
+/** What the memory holds under `key`, as text (it keeps the UTF-8 bytes). */
+const read = (memory: AnswerMemory, key: string) => memory.get(key)?.toString('utf8');
 
 t.test('bounded by entries: the least recently used goes first', async (t) => {
   const clock = new TestClock({ frozen: true });
   const memory = new AnswerMemory({ maxEntries: 2, maxBytes: 1_000_000 }, clock);
   memory.set('a', text(10), clock.now() + 1000);
   memory.set('b', text(10), clock.now() + 1000);
-  t.equal(memory.get('a'), text(10), 'a read: b is now the least recent');
+  t.equal(read(memory, 'a'), text(10), 'a read: b is now the least recent');
   memory.set('c', text(10), clock.now() + 1000);
   t.equal(memory.entries, 2);
   t.equal(memory.get('b'), undefined, 'b evicted');
-  t.equal(memory.get('a'), text(10));
-  t.equal(memory.get('c'), text(10));
+  t.equal(read(memory, 'a'), text(10));
+  t.equal(read(memory, 'c'), text(10));
 });
 
 t.test('bounded by bytes: older answers leave room, one too large is not kept', async (t) => {
@@ -27,7 +29,7 @@ t.test('bounded by bytes: older answers leave room, one too large is not kept', 
   t.equal(memory.get('a'), undefined, 'the oldest made room');
   memory.set('huge', text(300), clock.now() + 1000);
   t.equal(memory.get('huge'), undefined, 'larger than the whole budget: not kept');
-  t.equal(memory.get('c'), text(100), 'and nothing evicted for it');
+  t.equal(read(memory, 'c'), text(100), 'and nothing evicted for it');
 });
 
 t.test('an answer lives until its own expiry on the injected clock, to the millisecond', async (t) => {
@@ -35,10 +37,26 @@ t.test('an answer lives until its own expiry on the injected clock, to the milli
   const memory = new AnswerMemory({ maxEntries: 10, maxBytes: 10_000 }, clock);
   memory.set('a', text(10), clock.now() + 60_000);
   await clock.advance(59_999);
-  t.equal(memory.get('a'), text(10), 'alive until its last millisecond');
+  t.equal(read(memory, 'a'), text(10), 'alive until its last millisecond');
   await clock.advance(1);
   t.equal(memory.get('a'), undefined, 'expired');
   t.equal(memory.entries, 0, 'and dropped');
   memory.set('late', text(10), clock.now());
   t.equal(memory.get('late'), undefined, 'an answer already expired is not kept');
+});
+
+t.test('kept as UTF-8 bytes, counted as such: what a hit writes to the socket as is', async (t) => {
+  const clock = new TestClock({ frozen: true });
+  const memory = new AnswerMemory({ maxEntries: 10, maxBytes: 1_000 }, clock);
+  const accented = JSON.stringify({ nom: 'Élodie Lefèvre', ville: 'Besançon' });
+  memory.set('a', accented, clock.now() + 1000);
+  const kept = memory.get('a');
+  t.ok(Buffer.isBuffer(kept), 'a Buffer, not a string');
+  t.same(kept, Buffer.from(accented, 'utf8'));
+  t.equal(memory.bytes, Buffer.byteLength(accented), `${memory.bytes} bytes: each accented letter counts two`);
+  // Four-byte characters: the budget is of bytes, not of UTF-16 units (482 of them here).
+  const smileys = JSON.stringify('🙂'.repeat(240));
+  memory.set('b', smileys, clock.now() + 1000);
+  t.equal(memory.bytes, Buffer.byteLength(smileys), '962 bytes counted');
+  t.equal(memory.get('a'), undefined, 'and the first answer made room for them');
 });
