@@ -120,10 +120,12 @@ try {
   await probing;
   console.log(`memory of the service process (RSS from /proc), ${pinning()}`);
   const ratios = (key) => fileJob.map((j) => ((j[key] - j.before) / FILE_BYTES).toFixed(2)).join('  ');
-  console.log(`10 MB file job (POST /sandbox/factures, _files.facture), ${fileJobs} in a row, RSS before ${fileJob.map((j) => mib(j.before)).join(' / ')}:`);
-  console.log(`  added while it runs (peak - before) / file size:   ${ratios('peak')}   (goal <= 3)`);
-  console.log(`  of which up to the 202 (request side) / file size: ${ratios('atAcceptance')}`);
-  console.log(`  still added 2 s after it ended / file size:        ${ratios('after')}   (goal: about 0)`);
+  if (fileJobs > 0) {
+    console.log(`10 MB file job (POST /sandbox/factures, _files.facture), ${fileJobs} in a row, RSS before ${fileJob.map((j) => mib(j.before)).join(' / ')}:`);
+    console.log(`  added while it runs (peak - before) / file size:   ${ratios('peak')}   (goal <= 3)`);
+    console.log(`  of which up to the 202 (request side) / file size: ${ratios('atAcceptance')}`);
+    console.log(`  still added 2 s after it ended / file size:        ${ratios('after')}   (goal: about 0)`);
+  }
   if (jobRss) printJobRss('embedded store and queue (job records kept in the process)', jobRss);
 } finally {
   await pool.close();
