@@ -70,8 +70,8 @@ export interface CallContext {
   startedAt: number;
   /** Set by whoever answered at step 3. */
   cache: 'hit' | 'miss' | 'none';
-  /** The answer's JSON text, when a step already serialised it (the cache's store): not done twice. */
-  answerText?: string;
+  /** The answer's JSON, when a step already serialised it (the cache's store): not done twice. */
+  answerJson?: Buffer | string;
   /** Skip the cache lookup (step 3): the caller needs the upstream's answer of now. */
   fresh?: boolean;
   /** Background work stops waiting for budget once this answers true (a cancelled sync). */

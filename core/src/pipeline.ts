@@ -81,7 +81,7 @@ export class Pipeline {
     await hooks.runPipeline('afterCall', ctx);
     if (ctx.error) throw ctx.error;
     if (ctx.method === 'GET') await hooks.runPipeline('store', ctx); // step 10
-    return { body: ctx.response!.body, json: ctx.answerText };
+    return { body: ctx.response!.body, json: ctx.answerJson };
   }
 
   /**

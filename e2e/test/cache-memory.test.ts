@@ -3,7 +3,7 @@
 // read each other's, the LRU's entry and byte bounds, expiry on the injected clock, and no store
 // copy at all on the embedded store.
 import t from 'tap';
-import { TestClock, createEmbeddedStore, type Collection, type Store } from '@opco-proxy/core';
+import { TestClock, authenticate, createEmbeddedStore, type Collection, type Store } from '@opco-proxy/core';
 import { startService, KEY_A, KEY_B } from '../src/index.js';
 
 /** A real embedded store whose `cache` collection counts its calls; `kind` picks the plugin's layering. */
@@ -61,6 +61,12 @@ t.test('a hit from memory costs no store call; another instance reads the Store 
   t.equal(shared.calls(), 0, 'then from its own memory');
   t.same(again.body, hit.body);
   t.equal(etatsCalls(), 1, 'one upstream call in all');
+
+  // What the memory layer holds is the UTF-8 bytes that were written, not a string to encode per hit.
+  const call = one.kernel.opcos.context('sandbox', 'GET /dossiers/etats', authenticate(KEY_A), { query: { numeroPage: '1' }, synchronous: true });
+  const kept = one.kernel.pipeline.peek(call);
+  t.ok(Buffer.isBuffer(kept), 'the memory layer answers with bytes');
+  t.equal(kept?.toString('utf8'), JSON.stringify(hit.body), 'the bytes of the answer the client got');
 });
 
 t.test('tenants never read each other\'s entries, in memory or in the Store', async (t) => {

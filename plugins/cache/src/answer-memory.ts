@@ -43,8 +43,8 @@ export class AnswerMemory {
   }
 
   /** An answer larger than maxBytes is not kept (lru-cache refuses it). */
-  set(key: string, text: string, expiresAt: number): void {
-    if (expiresAt > this.clock.now()) this.lru.set(key, { json: Buffer.from(text), expiresAt });
+  set(key: string, json: Buffer, expiresAt: number): void {
+    if (expiresAt > this.clock.now()) this.lru.set(key, { json, expiresAt });
   }
 
   get entries(): number {

@@ -99,8 +99,9 @@ export function registerCache(api: PluginApi<CacheConfig>): void {
     const entry = await entries?.findOne({ _id: key, expiresAt: { $gt: api.clock.date() } });
     lookups.inc({ opco: ctx.opco.id, result: entry ? 'store' : 'miss' });
     if (!entry) return undefined;
-    memory?.set(key, entry.payload, entry.expiresAt.getTime());
-    return { json: entry.payload, source: 'store' };
+    const json = Buffer.from(entry.payload);
+    memory?.set(key, json, entry.expiresAt.getTime());
+    return { json, source: 'store' };
   });
 
   api.addHook('store', async (ctx) => {
@@ -108,9 +109,11 @@ export function registerCache(api: PluginApi<CacheConfig>): void {
     const key = keys.get(ctx);
     if (!ttlS || !key || !ctx.response) return;
     const payload = JSON.stringify(ctx.response.body);
-    ctx.answerText = payload;
+    // Encoded once: the bytes the LRU keeps are the ones this first answer writes.
+    const json = Buffer.from(payload);
+    ctx.answerJson = json;
     const expiresAt = api.clock.now() + ttlS * 1000;
-    memory?.set(key, payload, expiresAt);
+    memory?.set(key, json, expiresAt);
     if (!entries) return;
     const entry = { tenant: ctx.tenant.hash, opcoId: ctx.opco.id, route: ctx.route, payload, expiresAt: new Date(expiresAt) };
     await entries.findOneAndUpdate({ _id: key }, { $set: entry }, { upsert: true });
