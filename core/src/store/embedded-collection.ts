@@ -21,7 +21,8 @@ import {
 import { compileFilter, equalityFields, isPlainObject } from './filter-matching.js';
 import { Mutex } from './mutex.js';
 import { assertStorable } from './document-depth.js';
-import { nedbModel, type Datastore } from './nedb.js';
+import { nedbModel, StoredDocuments, type Datastore } from './nedb.js';
+import { inSortOrder } from './sort-order.js';
 
 type Modifier = Omit<Update, '$setOnInsert'>;
 const MODIFIERS = new Set(['$set', '$unset', '$inc', '$push']);
@@ -78,12 +79,11 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const query = nedbQuery(filter);
     const db = await this.open();
-    let cursor = db.findAsync<T>(query);
-    if (options.sort) cursor = cursor.sort(options.sort);
+    let cursor = new StoredDocuments<T>(db, query);
+    if (options.sort) return inSortOrder(await cursor, options.sort, options.skip, options.limit).map(cloneDocument);
     if (options.skip) cursor = cursor.skip(options.skip);
     if (options.limit) cursor = cursor.limit(options.limit);
-    const docs = (await cursor) as unknown as T[];
-    return docs.map(cloneDocument);
+    return (await cursor).map(cloneDocument);
   }
 
   async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
@@ -97,14 +97,18 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
         const { affectedDocuments } = await db.updateAsync(query, modifier, { returnUpdatedDocs: true, multi: false });
         return affectedDocuments ? cloneDocument(affectedDocuments as unknown as T) : null;
       }
-      let cursor = db.findAsync<T>(query);
-      if (options.sort) cursor = cursor.sort(options.sort);
-      const [before] = (await cursor.limit(1)) as unknown as T[];
+      const matches = new StoredDocuments<T>(db, query);
+      const [before] = options.sort ? inSortOrder(await matches, options.sort, 0, 1) : await matches.limit(1);
       if (before) {
+        // `before` is the stored document itself, which the update below replaces, not changes.
+        if (options.returnDocument === 'before') {
+          if (modifier) await db.updateAsync({ _id: before._id }, modifier, {});
+          return cloneDocument(before);
+        }
         const after = modifier
           ? ((await db.updateAsync({ _id: before._id }, modifier, { returnUpdatedDocs: true })).affectedDocuments as unknown as T)
           : before;
-        return cloneDocument(options.returnDocument === 'before' ? before : after);
+        return cloneDocument(after);
       }
       if (!options.upsert) return null;
       const inserted = await db.insertAsync(upsertDocument(filter, setOnInsert, modifier));
