@@ -49,7 +49,7 @@ export function startProcess({ name, command, args = [], env = {}, cpu, capture 
     pid: child.pid,
     output: () => output,
     /** User + system CPU seconds of the process and its descendants (nginx's workers). */
-    cpuSeconds: () => treePids(child.pid).reduce((sum, pid) => sum + cpuTicks(pid), 0) / TICKS_PER_S,
+    cpuSeconds: () => cpuSecondsOf(child.pid),
     rssBytes: () => treePids(child.pid).reduce((sum, pid) => sum + rss(pid), 0),
     alive: () => child.exitCode === null && child.signalCode === null,
     async stop(signal = 'SIGTERM') {
@@ -75,6 +75,11 @@ export async function waitForHttp(url, proc, timeoutMs = 30_000) {
     }
   }
   throw new Error(`${url} did not answer within ${timeoutMs} ms${proc ? `:\n${proc.output()}` : ''}`);
+}
+
+/** User + system CPU time of a process and its children, in seconds, from /proc. */
+export function cpuSecondsOf(pid) {
+  return treePids(pid).reduce((sum, p) => sum + cpuTicks(p), 0) / TICKS_PER_S;
 }
 
 function treePids(pid) {
