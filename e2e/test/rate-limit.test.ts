@@ -2,7 +2,7 @@
 // never more than `limit` upstream calls in any rolling window; 429 RATE_LIMITED beyond.
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createEmbeddedStore, CALL_ALLOWANCE_SHARE } from '@opco-proxy/core';
+import { createEmbeddedStore, CALL_ALLOWANCE_SHARE, TestClock } from '@opco-proxy/core';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import { startService, maxInWindow, KEY_A, KEY_B } from '../src/index.js';
 
@@ -10,7 +10,10 @@ const LIMIT = 3;
 const WINDOW_MS = 2000;
 
 t.test('the budget is shared by tenants and refuses with 429 and Retry-After', async (t) => {
-  const service = await startService({ opco: { rateLimit: { limit: LIMIT, windowMs: WINDOW_MS } } });
+  // Frozen: on real time, eight calls in a row on a loaded machine could outlast the window and
+  // free a slot for a fourth.
+  const clock = new TestClock({ frozen: true });
+  const service = await startService({ clock, opco: { rateLimit: { limit: LIMIT, windowMs: WINDOW_MS } } });
   t.teardown(() => service.close());
   const keys = [KEY_A, KEY_B];
   const replies = [];
@@ -26,7 +29,7 @@ t.test('the budget is shared by tenants and refuses with 429 and Retry-After', a
     t.ok(retryAfter >= 1 && retryAfter <= Math.ceil((WINDOW_MS * (1 + CALL_ALLOWANCE_SHARE)) / 1000), `Retry-After ${retryAfter}`);
   }
   t.equal(service.sandbox.stats.calls['GET /v2/dossiers/etats'], LIMIT, 'upstream received exactly limit calls');
-  await sleep(WINDOW_MS + 100);
+  await clock.advance(WINDOW_MS + 100);
   const later = await service.get('/sandbox/dossiers/etats?numeroPage=20');
   t.equal(later.status, 200, 'budget back after the window');
 });

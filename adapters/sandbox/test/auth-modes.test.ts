@@ -107,8 +107,13 @@ t.test('renamed answer fields and another token path', async (t) => {
 t.test('the log shows overlapping token requests, and what a fault did to them', async (t) => {
   const sandbox = await startSandbox({ dossierCount: 10, factureCount: 2 });
   t.teardown(() => sandbox.close());
-  sandbox.faults.add({ route: 'POST /oauth/token', latencyMs: 200, times: 1 });
-  await Promise.all([askToken(sandbox.tokenUrl, 'form'), new Promise((r) => setTimeout(r, 50)).then(() => askToken(sandbox.tokenUrl, 'basic'))]);
+  // The second request leaves once the sandbox has the first (not after a fixed 50 ms), and the
+  // first is held long enough that a loaded machine still gets the second there in the meantime.
+  sandbox.faults.add({ route: 'POST /oauth/token', latencyMs: 1000, times: 1 });
+  const firstArrived = async () => {
+    while (sandbox.stats.tokenRequestsLog.length === 0) await new Promise((r) => setTimeout(r, 5));
+  };
+  await Promise.all([askToken(sandbox.tokenUrl, 'form'), firstArrived().then(() => askToken(sandbox.tokenUrl, 'basic'))]);
   t.match(sandbox.stats.tokenRequestsLog, [{ style: 'form', concurrent: 1, status: 200 }, { style: 'basic', concurrent: 2, status: 200 }]);
   const next = await askToken(sandbox.tokenUrl, 'json');
   t.equal(next.status, 200);

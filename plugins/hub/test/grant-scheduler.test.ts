@@ -9,7 +9,9 @@ import { maxInWindow, seeded } from './fixtures/windows.js';
 const W = 1000;
 
 function setup(t: Test, limit = 3, options: { startedAt?: number } = {}) {
-  const clock = new TestClock();
+  // Frozen: the window checks below are 200-300 ms from the edge, which real time flowing under
+  // a loaded machine could cross between the test's advance() and its look at the grants.
+  const clock = new TestClock({ frozen: true });
   // Started long ago: the restart reserve (restart-rule.test.ts) plays no part here.
   const scheduler = new GrantScheduler({ clock, opcos: { op: { limit, windowMs: W } }, startedAt: options.startedAt ?? clock.now() - 10 * W });
   t.teardown(() => scheduler.close());
