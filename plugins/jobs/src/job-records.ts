@@ -8,7 +8,7 @@
  */
 import { LeasedRecords, newestFirst, type Claimed, type Clock, type Collection, type Leased, type Page, type PageRequest, type Store } from '@opco-proxy/core';
 import type { Job, JobStatus } from '@opco-proxy/schemas';
-import type { SealedInputs } from './job-secrets.js';
+import type { StoredInputs } from './job-secrets.js';
 
 export type { JobStatus };
 export type StepStatus = JobStatus;
@@ -55,7 +55,7 @@ export interface JobRecord extends Leased {
   /** D17: the record is deleted 30 days (configurable) after the job ended. */
   expiresAt?: Date;
   /** Sealed API key and body, from submission until the write that ends the job. */
-  inputs?: SealedInputs | null;
+  inputs?: StoredInputs | null;
 }
 
 const UNFINISHED_STATUSES: readonly JobStatus[] = ['pending', 'processing'];

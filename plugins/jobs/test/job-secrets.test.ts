@@ -41,6 +41,20 @@ t.test('inputs kept apart by an earlier version are still read, then purged', as
   t.equal(await secrets.open({ _id: 'old-job' }), null, 'gone');
 });
 
+t.test('inputs sealed apart in the job record by an earlier version are still read', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const sealer = createSealer(key);
+  const secrets = new JobSecrets(store, sealer, systemClock);
+  const split = { apiKey: sealer.seal('key-split-1234', 'split-job'), body: sealer.seal('{"n":2}', 'split-job'), files: [] };
+  const back = await secrets.open({ _id: 'split-job', inputs: split });
+  t.equal(back?.apiKey, 'key-split-1234');
+  t.same(back?.body, { n: 2 });
+  await t.rejects(secrets.open({ _id: 'other-job', inputs: split }), 'still bound to its job id');
+  const joined = await secrets.seal('joined-job', { apiKey: 'key-joined-1234', body: { n: 3 }, files: {} });
+  t.same(Object.keys(joined).sort(), ['files', 'secrets'], 'this version seals key and body as one value');
+});
+
 t.test('purge removes the files; the sweeper removes only old files', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
