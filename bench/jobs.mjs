@@ -5,7 +5,7 @@
 // rounds, as min/median/max ratios. Then the store commands and queue operations of one
 // single-step job, counted by the MongoDB driver's command monitoring and on the queue.
 // The upstream is a fixed answer (fast); the service and the baselines run as processes pinned to
-// CPU 0, autocannon here on CPU 1 where the machine allows. FerretDB is started on a PostgreSQL
+// CPU 0, autocannon here and the upstream on CPU 1 where the machine allows. FerretDB is started on a PostgreSQL
 // database of its own (its binary from .ci/ferretdb.sh), or MONGODB_URL is used.
 // Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,mongodb] [--prefetch N] [--cpu-prof DIR] [--root DIR]
 import { execFileSync, spawn } from 'node:child_process';
@@ -124,9 +124,11 @@ async function main() {
   // Stopped by `npm run bench` when over its time: no process left behind.
   process.once('SIGTERM', () => void Promise.allSettled(cleanups.reverse().map((cleanup) => cleanup())).finally(() => process.exit(143)));
 
-  const start = async (args, env = {}) => {
+  // The service and the baselines on CPU 0; the upstream, which stands for an OPCO's server
+  // elsewhere, with the load on CPU 1, as in the other scripts (lib/processes.mjs).
+  const start = async (args, env = {}, cpu = '0') => {
     const port = await freePort();
-    const command = pinned ? ['taskset', ['-c', '0', process.execPath, ...args(port)]] : [process.execPath, args(port)];
+    const command = pinned ? ['taskset', ['-c', cpu, process.execPath, ...args(port)]] : [process.execPath, args(port)];
     const child = spawn(command[0], command[1], { env: { ...process.env, ...(typeof env === 'function' ? env(port) : env) }, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
@@ -161,7 +163,7 @@ async function main() {
     headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
   }, (err, result) => (err ? fail(err) : ok(result))));
 
-  const upstream = await start(self('upstream'));
+  const upstream = await start(self('upstream'), {}, '1');
   cleanups.push(() => upstream.stop());
   const ferret = opts.backends.includes('mongodb') ? await startFerretDb({ url: opts['mongodb-url'], label: 'bench_jobs', cpu: '1' }) : undefined;
   if (ferret) cleanups.push(() => ferret.stop());
@@ -296,7 +298,7 @@ function report(results, counts, { rounds, durationS, connections, pinned }) {
     const sorted = [...values].sort((a, b) => a - b);
     return `min ${sorted[0].toFixed(2)}  median ${sorted[Math.floor(sorted.length / 2)].toFixed(2)}  max ${sorted.at(-1).toFixed(2)}`;
   };
-  console.log(`jobs: ${rounds} interleaved round(s) of ${durationS} s at ${connections} connections, ${pinned ? `service and baselines on CPU 0, load${opts['mongodb-url'] ? '' : ' and the bench\'s FerretDB'} on CPU 1 (PostgreSQL and RabbitMQ not pinned)` : 'not pinned'}; Node ${process.version}`);
+  console.log(`jobs: ${rounds} interleaved round(s) of ${durationS} s at ${connections} connections, ${pinned ? `service and baselines on CPU 0, load, the upstream${opts['mongodb-url'] ? '' : ' and the bench\'s FerretDB'} on CPU 1 (PostgreSQL and RabbitMQ not pinned)` : 'not pinned'}; Node ${process.version}`);
   for (const [backend, rows] of Object.entries(results)) {
     const name = backend === 'embedded' ? 'embedded (nedb, in-process queue)' : 'FerretDB-on-PostgreSQL + RabbitMQ';
     console.log(`${name}:`);
