@@ -107,11 +107,12 @@ t.test('renamed answer fields and another token path', async (t) => {
 t.test('the log shows overlapping token requests, and what a fault did to them', async (t) => {
   const sandbox = await startSandbox({ dossierCount: 10, factureCount: 2 });
   t.teardown(() => sandbox.close());
-  // The second request leaves once the sandbox has the first (not after a fixed 50 ms), and the
-  // first is held long enough that a loaded machine still gets the second there in the meantime.
-  sandbox.faults.add({ route: 'POST /oauth/token', latencyMs: 1000, times: 1 });
+  // The second request leaves as soon as the sandbox has logged the first (checked at each turn
+  // of the event loop, not after a fixed delay); the first is held long enough for the second
+  // to get there on a loaded machine.
+  sandbox.faults.add({ route: 'POST /oauth/token', latencyMs: 500, times: 1 });
   const firstArrived = async () => {
-    while (sandbox.stats.tokenRequestsLog.length === 0) await new Promise((r) => setTimeout(r, 5));
+    while (sandbox.stats.tokenRequestsLog.length === 0) await new Promise((r) => setImmediate(r));
   };
   await Promise.all([askToken(sandbox.tokenUrl, 'form'), firstArrived().then(() => askToken(sandbox.tokenUrl, 'basic'))]);
   t.match(sandbox.stats.tokenRequestsLog, [{ style: 'form', concurrent: 1, status: 200 }, { style: 'basic', concurrent: 2, status: 200 }]);
