@@ -8,7 +8,7 @@
 // CPU 0, autocannon here and the upstream on CPU 1 where the machine allows. FerretDB is started on a PostgreSQL
 // database of its own (its binary from .ci/ferretdb.sh), or MONGODB_URL is used.
 // Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,mongodb] [--prefetch N] [--cpu-prof DIR] [--root DIR]
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { printProfiles } from './lib/profile-summary.mjs';
 import { startFerretDb } from './lib/ferretdb.mjs';
-import { cpuSecondsOf } from './lib/processes.mjs';
+import { cpuSecondsOf, LOAD_CPU, PINNED, pinSelf, SERVICE_CPU } from './lib/processes.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const { values: opts } = parseArgs({
@@ -116,17 +116,17 @@ async function main() {
   const durationS = Number(opts.duration ?? (quick ? 3 : 5));
   const connections = Number(opts.connections);
   const drainMs = quick ? 30_000 : 90_000;
-  const pinned = canPin();
-  if (pinned) execFileSync('taskset', ['-pc', '1', String(process.pid)], { stdio: 'ignore' });
+  const pinned = PINNED;
+  pinSelf();
   const { default: autocannon } = await import('autocannon');
   const cleanups = [];
   process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
   // Stopped by `npm run bench` when over its time: no process left behind.
   process.once('SIGTERM', () => void Promise.allSettled(cleanups.reverse().map((cleanup) => cleanup())).finally(() => process.exit(143)));
 
-  // The service and the baselines on CPU 0; the upstream, which stands for an OPCO's server
-  // elsewhere, with the load on CPU 1, as in the other scripts (lib/processes.mjs).
-  const start = async (args, env = {}, cpu = '0') => {
+  // The service and the baselines on the service's CPU; the upstream, which stands for an OPCO's
+  // server elsewhere, with the load, as in the other scripts (lib/processes.mjs).
+  const start = async (args, env = {}, cpu = SERVICE_CPU) => {
     const port = await freePort();
     const command = pinned ? ['taskset', ['-c', cpu, process.execPath, ...args(port)]] : [process.execPath, args(port)];
     const child = spawn(command[0], command[1], { env: { ...process.env, ...(typeof env === 'function' ? env(port) : env) }, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -163,9 +163,9 @@ async function main() {
     headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
   }, (err, result) => (err ? fail(err) : ok(result))));
 
-  const upstream = await start(self('upstream'), {}, '1');
+  const upstream = await start(self('upstream'), {}, LOAD_CPU);
   cleanups.push(() => upstream.stop());
-  const ferret = opts.backends.includes('mongodb') ? await startFerretDb({ url: opts['mongodb-url'], label: 'bench_jobs', cpu: '1' }) : undefined;
+  const ferret = opts.backends.includes('mongodb') ? await startFerretDb({ url: opts['mongodb-url'], label: 'bench_jobs', cpu: LOAD_CPU }) : undefined;
   if (ferret) cleanups.push(() => ferret.stop());
   const results = {};
   let failures = 0;
@@ -334,14 +334,6 @@ function dossier() {
   };
 }
 
-function canPin() {
-  try {
-    execFileSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' });
-    return Number(execFileSync('nproc').toString()) >= 2;
-  } catch {
-    return false;
-  }
-}
 
 function freePort() {
   return new Promise((ok, fail) => {
