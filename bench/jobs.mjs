@@ -7,7 +7,7 @@
 // The upstream is a fixed answer (fast); the service and the baselines run as processes pinned to
 // CPU 0, autocannon here and the upstream on CPU 1 where the machine allows. FerretDB is started on a PostgreSQL
 // database of its own (its binary from .ci/ferretdb.sh), or MONGODB_URL is used.
-// Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,mongodb] [--prefetch N] [--cpu-prof DIR] [--root DIR]
+// Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,mongodb] [--role serve|api] [--prefetch N] [--cpu-prof DIR] [--root DIR]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { printProfiles } from './lib/profile-summary.mjs';
 import { startFerretDb } from './lib/ferretdb.mjs';
-import { cpuSecondsOf, LOAD_CPU, PINNED, pinSelf, SERVICE_CPU } from './lib/processes.mjs';
+import { cpuSecondsOf, freePort, LOAD_CPU, PINNED, pinSelf, SERVICE_CPU } from './lib/processes.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const { values: opts } = parseArgs({
@@ -26,6 +26,9 @@ const { values: opts } = parseArgs({
     quick: { type: 'boolean', default: process.env.BENCH_QUICK === '1' },
     rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' },
     backends: { type: 'string', default: 'embedded,mongodb' },
+    // `api` measures acceptance alone: the HTTP role with no worker in the process (D1), as when
+    // the workers run in processes of their own; nothing completes, so no drain.
+    role: { type: 'string', default: 'serve' },
     // Jobs run at once per worker (`jobs.prefetch`); the service's default when absent.
     prefetch: { type: 'string' },
     // A MongoDB or FerretDB already running, instead of a FerretDB of the bench's own.
@@ -37,6 +40,8 @@ const { values: opts } = parseArgs({
     child: { type: 'string' }, port: { type: 'string' },
   },
 });
+const ACCEPT_ONLY = opts.role === 'api';
+if (!['serve', 'api'].includes(opts.role)) throw new Error(`--role is serve or api, not ${opts.role}`);
 const MASTER_KEY = '0f'.repeat(32);
 const API_KEY = 'bench-key-0001';
 const RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -176,22 +181,31 @@ async function main() {
         const id = `bench_jobs_${process.pid}_${round}_${Date.now() % 100000}`;
         const env = { BENCH_MONGODB_URL: ferret?.url, BENCH_DATABASE: id };
         const baseline = await start(self(`baseline-${backend}`), env);
+        const baseCpu = baseline.cpuSeconds();
         const base = await load(baseline.url);
+        const baseCpuUs = ((baseline.cpuSeconds() - baseCpu) * 1e6) / Math.max(1, base['2xx']);
         await baseline.stop();
         const config = serviceConfig(backend, upstream.url, ferret?.url, id);
         const file = join(mkdtempSync(join(tmpdir(), 'bench-jobs-')), 'config.json');
         writeFileSync(file, JSON.stringify(config));
         const profiling = opts['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', opts['cpu-prof']] : [];
-        const service = await start((port) => [...profiling, join(opts.root, 'core/dist/src/cli.js'), 'serve', '--config', file], (port) => ({ PORT: String(port), OPCO_PROXY_MASTER_KEY: MASTER_KEY, BENCH_UPSTREAM_SECRET: 'x' }));
+        const service = await start((port) => [...profiling, join(opts.root, 'core/dist/src/cli.js'), opts.role, '--config', file], (port) => ({ PORT: String(port), OPCO_PROXY_MASTER_KEY: MASTER_KEY, BENCH_UPSTREAM_SECRET: 'x' }));
         try {
-          await fetch(`${service.url}/sandbox/dossiers`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } });
-          await waitCompleted(service, 1, 30_000);
+          const first = await fetch(`${service.url}/sandbox/dossiers`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } });
+          if (first.status !== 202) throw new Error(`the service did not accept a job: ${first.status} ${await first.text()}`);
+          if (ACCEPT_ONLY) await first.arrayBuffer();
+          else await waitCompleted(service, 1, 30_000);
           progress(`${backend} round ${round + 1}: baseline ${base['2xx']} accepted; loading the service`);
           const started = Date.now();
           const cpuBefore = service.cpuSeconds();
           const run = await load(service.url);
           const accepted = run['2xx'];
           const loadEnded = Date.now();
+          if (run.non2xx > 0 || run.errors > 0) console.log(`  ${backend} round ${round + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
+          if (ACCEPT_ONLY) {
+            rows.push({ baseline: base['2xx'] / durationS, accepted: accepted / durationS, acceptP99: run.latency.p99, baseP99: base.latency.p99, baseCpuUs, cpuPerJobMs: ((service.cpuSeconds() - cpuBefore) * 1000) / Math.max(1, accepted) });
+            continue;
+          }
           // One read of the counter (a count of 0 is reached at once), with the drain's retries.
           const doneAtLoadEnd = (await waitCompleted(service, 0, drainMs)).done - 1;
           progress(`${backend} round ${round + 1}: ${accepted} accepted; draining (at most ${drainMs / 1000} s)`);
@@ -199,7 +213,6 @@ async function main() {
           const completed = done - 1;
           // The drain's /metrics reads are in it, as in the jobs/s (one every POLL_MS).
           const cpuPerJobMs = ((service.cpuSeconds() - cpuBefore) * 1000) / Math.max(1, completed);
-          if (run.non2xx > 0 || run.errors > 0) console.log(`  ${backend} round ${round + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
           rows.push({
             baseline: base['2xx'] / durationS, accepted: accepted / durationS, acceptP99: run.latency.p99, baseP99: base.latency.p99,
             completed: completed / ((at - started) / 1000), backlog: accepted - completed,
@@ -302,7 +315,12 @@ function report(results, counts, { rounds, durationS, connections, pinned }) {
   for (const [backend, rows] of Object.entries(results)) {
     const name = backend === 'embedded' ? 'embedded (nedb, in-process queue)' : 'FerretDB-on-PostgreSQL + RabbitMQ';
     console.log(`${name}:`);
-    console.log(`  acceptance / baseline          ${stats(rows.map((r) => r.accepted / r.baseline))}   (goal >= 0.5)`);
+    console.log(`  acceptance / baseline          ${stats(rows.map((r) => r.accepted / r.baseline))}   (goal >= 0.5)${ACCEPT_ONLY ? ' the api role alone' : ''}`);
+    if (ACCEPT_ONLY) {
+      console.log(`  CPU per accepted job / baseline's per insert  ${stats(rows.map((r) => (r.cpuPerJobMs * 1000) / r.baseCpuUs))}   (service ${stats(rows.map((r) => r.cpuPerJobMs * 1000))} µs)`);
+      for (const [i, r] of rows.entries()) console.log(`  round ${i + 1}: baseline ${r.baseline.toFixed(0)}/s (p99 ${r.baseP99} ms), accepted ${r.accepted.toFixed(0)}/s (p99 ${r.acceptP99} ms)`);
+      continue;
+    }
     console.log(`  completion / baseline          ${stats(rows.map((r) => r.completed / r.baseline))}${backend === 'mongodb' ? '   (goal >= 0.5)' : ''}`);
     if (backend === 'embedded') console.log(`  completed jobs/s               ${stats(rows.map((r) => r.completed))}   (goal >= 1000)`);
     console.log(`  service CPU per job, ms        ${stats(rows.map((r) => r.cpuPerJobMs))}   (acceptance and completion; 1,000 jobs/s on one core needs <= 1)`);
@@ -333,17 +351,3 @@ function dossier() {
     },
   };
 }
-
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => ok(port));
-    });
-    server.on('error', fail);
-  });
-}
-
-/** FerretDB v1.24 on a PostgreSQL database of its own, or MONGODB_URL when the binary is not built. */
