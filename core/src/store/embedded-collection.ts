@@ -21,7 +21,7 @@ import {
 import { compileFilter, equalityFields, isPlainObject } from './filter-matching.js';
 import { Mutex } from './mutex.js';
 import { assertStorable } from './document-depth.js';
-import { nedbModel, StoredDocuments, type Datastore } from './nedb.js';
+import { nedbModel, storeInserted, StoredDocuments, type Datastore } from './nedb.js';
 import { inSortOrder } from './sort-order.js';
 
 type Modifier = Omit<Update, '$setOnInsert'>;
@@ -40,7 +40,7 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
 
   async insertOne(doc: T): Promise<void> {
     const copy = insertable(doc);
-    await this.write((db) => db.insertAsync(copy));
+    await this.write((db) => storeInserted(db, [copy]));
   }
 
   /**
@@ -53,7 +53,7 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     if (copies.length === 0) return { duplicates: [] };
     return this.write(async (db) => {
       try {
-        await db.insertAsync(copies);
+        await storeInserted(db, copies);
         return { duplicates: [] };
       } catch (err) {
         if ((err as { errorType?: string }).errorType !== 'uniqueViolated') throw err;
@@ -61,7 +61,7 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
       const duplicates: string[] = [];
       for (const copy of copies) {
         try {
-          await db.insertAsync(copy);
+          await storeInserted(db, [copy]);
         } catch (err) {
           if ((err as { errorType?: string }).errorType !== 'uniqueViolated') throw err;
           duplicates.push(copy._id);

@@ -21,6 +21,8 @@ export const nedbModel = require('@seald-io/nedb/lib/model.js') as {
   /** An index's key: the field's value, or an object of the fields' values for a compound index. */
   getDotValues(doc: unknown, fields: string[]): unknown;
   compareThings(a: unknown, b: unknown): number;
+  /** Throws on a field name nedb cannot store (starting with `$`, or holding a `.`). */
+  checkObject(doc: unknown): void;
 };
 
 /**
@@ -82,4 +84,26 @@ function swapInPlace(index: NedbIndex, from: Record<string, unknown>, to: Record
   if (at < 0) return false;
   node[at] = to;
   return true;
+}
+
+interface DatastoreInternals {
+  executor: { pushAsync<R>(task: () => Promise<R>): Promise<R> };
+  persistence: { persistNewStateAsync(docs: object[]): Promise<void> };
+  _insertInCache(docs: object | object[]): void;
+}
+
+/**
+ * nedb's insert as `insertAsync` does it, without its two copies: it copies the document it is
+ * given before checking and storing it, then copies what it stored to return it. The embedded
+ * collection gives it a copy of its own (cloneDocument) that nothing else holds, and wants no
+ * result, so that copy is checked (no `$` or `.` in field names) and stored as it is. An array
+ * is stored all or nothing, as nedb does (its rollback on a unique key already taken).
+ */
+export function storeInserted(db: Datastore, docs: object[]): Promise<void> {
+  const internals = db as unknown as DatastoreInternals;
+  return internals.executor.pushAsync(async () => {
+    for (const doc of docs) nedbModel.checkObject(doc);
+    internals._insertInCache(docs.length === 1 ? docs[0] : docs);
+    await internals.persistence.persistNewStateAsync(docs);
+  });
 }
