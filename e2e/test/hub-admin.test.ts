@@ -10,7 +10,7 @@ import { createEmbeddedStore, type Store } from '@opco-proxy/core';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import {
   clientLoad, eventually, maxInWindow, startFleet, startHubProcess, tryUpgrade, waitConnected,
-  HUB_ADMIN_KEY, HUB_SECRET, type FleetMember,
+  HUB_ADMIN_KEY, HUB_SECRET, type FleetMember, type UpstreamCall,
 } from '../src/index.js';
 
 const RATE = { limit: 6, windowMs: 2000 };
@@ -102,9 +102,12 @@ t.test('POST /admin/reload lowering the limit takes effect at once', async (t) =
   const reloadedAt = Date.now();
   t.match(reloaded, { status: 200, body: { status: 'reloaded', opcos: { sandbox: { limit: 2, windowMs: W } } } });
   t.match(await limitsOf(), { configuredLimit: 2, effectiveLimit: 2 }, 'GET /admin/limits shows the new limit at once');
-  await eventually(() => fleet.calls((c) => c.tenantId === 'reload' && c.at > reloadedAt).length >= 5, 'calls under the new limit', 20_000);
-  // A grant issued just before the reload may still arrive just after it: those are left out.
-  const after = fleet.calls((c) => c.tenantId === 'reload' && c.at > reloadedAt + 100).map((c) => c.at);
+  // Held to the new limit: the calls whose grant the hub issued after it answered the reload, told
+  // by the grant's own `iat` (whole seconds, never after the issue), not by when the call arrived:
+  // a grant issued just before the reload may reach the upstream any time later on a slow machine.
+  const grantedAfter = (c: UpstreamCall) => c.tenantId === 'reload' && (c.hubToken?.claims?.iat ?? Infinity) * 1000 >= reloadedAt;
+  await eventually(() => fleet.calls(grantedAfter).length >= 5, 'calls under the new limit', 20_000);
+  const after = fleet.calls(grantedAfter).map((c) => c.at);
   t.equal(maxInWindow(after, W), 2, `no window after the reload holds more than the new limit (${after.length} calls)`);
 
   hub.rewrite({ opcos: { sandbox: { limit: 'many' as unknown as number, windowMs: W } } });
