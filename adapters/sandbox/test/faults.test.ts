@@ -116,16 +116,19 @@ t.test('hang: the client times out and close() still resolves', async (t) => {
   // A second hanging request stays open on the server while close() runs, as does a long latency.
   const pending = fetch(`${own.url}/v1/status`, { headers: h }).then(() => 'answered', () => 'cut');
   const slow = fetch(`${own.url}/v1/cfakeyinfo?siren=123456789&XAPIKEY=x`, { headers: h }).then(() => 'answered', () => 'cut');
-  await new Promise((r) => setTimeout(r, 100));
-  const closeStart = Date.now();
+  // Both on the server (recorded, their fault taken) before close() runs, whatever the machine's pace.
+  const arrived = () => own.received.filter((r) => r.path === '/v1/status').length === 2 && own.received.some((r) => r.path === '/v1/cfakeyinfo');
+  for (let i = 0; i < 500 && !arrived(); i++) await new Promise((r) => setTimeout(r, 20));
+  t.ok(arrived(), 'the hanging request and the slow one are on the server');
+  // Prompt: close() waits neither for the request that never ends nor for the 60 s latency; the
+  // bound only tells such a wait from the milliseconds close() takes, far from both.
   let timer: NodeJS.Timeout | undefined;
   const outcome = await Promise.race([
     own.close().then(() => 'closed'),
-    new Promise((r) => { timer = setTimeout(() => r('close() hung'), 3000); }),
+    new Promise((r) => { timer = setTimeout(() => r('close() hung'), 20_000); }),
   ]);
   clearTimeout(timer);
-  t.equal(outcome, 'closed');
-  t.ok(Date.now() - closeStart < 1000, 'close is prompt');
+  t.equal(outcome, 'closed', 'close is prompt');
   t.equal(await pending, 'cut');
   t.equal(await slow, 'cut');
   await own.close(); // idempotent
