@@ -1,4 +1,5 @@
 import t from 'tap';
+import { TestClock } from '@opco-proxy/core';
 import { startSandbox } from '../src/server/index.js';
 import { API_KEY, authHeaders, fetchToken, getJson } from './upstream-client.js';
 
@@ -86,19 +87,24 @@ t.test('revokeTokens invalidates every issued token', async (t) => {
 });
 
 t.test('setTokenLifetime changes expires_in and expiry of new tokens', async (t) => {
-  const old = await fetchToken(sandbox);
-  sandbox.setTokenLifetime(0);
-  t.teardown(() => sandbox.setTokenLifetime(900));
-  const res = await fetch(sandbox.tokenUrl, form({ grant_type: 'client_credentials', client_id: 'p', client_secret: 's' }));
+  // Lifetimes on a frozen clock: a token is checked just before and at its expiry, never raced against it.
+  const clock = new TestClock({ frozen: true });
+  const own = await startSandbox({ dossierCount: 5, factureCount: 1, tokenLifetimeS: 900, tokenClock: clock });
+  t.teardown(() => own.close());
+  const old = await fetchToken(own);
+  own.setTokenLifetime(0);
+  const res = await fetch(own.tokenUrl, form({ grant_type: 'client_credentials', client_id: 'p', client_secret: 's' }));
   const body = (await res.json()) as { access_token: string; expires_in: number };
   t.equal(body.expires_in, 0);
-  t.equal((await getJson(sandbox, '/v1/status', authHeaders(body.access_token))).status, 401, 'already expired');
-  t.equal((await getJson(sandbox, '/v1/status', authHeaders(old))).status, 200, 'earlier token keeps its lifetime');
-  sandbox.setTokenLifetime(1);
-  const short = await fetchToken(sandbox);
-  t.equal((await getJson(sandbox, '/v1/status', authHeaders(short))).status, 200);
-  await new Promise((r) => setTimeout(r, 1100));
-  t.equal((await getJson(sandbox, '/v1/status', authHeaders(short))).status, 401, 'expired after its lifetime');
+  t.equal((await getJson(own, '/v1/status', authHeaders(body.access_token))).status, 401, 'already expired');
+  t.equal((await getJson(own, '/v1/status', authHeaders(old))).status, 200, 'earlier token keeps its lifetime');
+  own.setTokenLifetime(1);
+  const short = await fetchToken(own);
+  await clock.advance(999);
+  t.equal((await getJson(own, '/v1/status', authHeaders(short))).status, 200, 'valid until its lifetime has passed');
+  await clock.advance(1);
+  t.equal((await getJson(own, '/v1/status', authHeaders(short))).status, 401, 'expired after its lifetime');
+  t.equal((await getJson(own, '/v1/status', authHeaders(old))).status, 200, 'the 900 s token still valid');
 });
 
 t.test('X-API-KEY is required, and one value is refused', async (t) => {

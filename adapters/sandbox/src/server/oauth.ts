@@ -15,7 +15,10 @@ export const REFUSED_CLIENT_SECRET = 'wrong-secret';
 export class TokenIssuer {
   private readonly tokens = new Map<string, number>();
 
-  constructor(private lifetimeS: number) {}
+  constructor(
+    private lifetimeS: number,
+    private readonly clock: { now(): number } = Date,
+  ) {}
 
   setLifetime(seconds: number): void {
     this.lifetimeS = seconds;
@@ -27,14 +30,14 @@ export class TokenIssuer {
 
   issue(): string {
     const token = randomBytes(24).toString('base64url');
-    this.tokens.set(token, Date.now() + this.lifetimeS * 1000);
+    this.tokens.set(token, this.clock.now() + this.lifetimeS * 1000);
     return token;
   }
 
   valid(token: string): boolean {
     const expiresAt = this.tokens.get(token);
     if (expiresAt === undefined) return false;
-    if (Date.now() >= expiresAt) {
+    if (this.clock.now() >= expiresAt) {
       this.tokens.delete(token);
       return false;
     }

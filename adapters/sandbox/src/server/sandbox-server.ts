@@ -43,7 +43,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const auth = resolveAuth(shapeName, options.auth, [ADVANCE_PATH]);
   const tokenPath = auth.mode === 'oauth' ? auth.tokenPath : undefined;
   const hub = options.hubSecret === undefined ? undefined : new HubTokenVerifier(options.hubSecret);
-  const issuer = new TokenIssuer(options.tokenLifetimeS ?? SANDBOX_DEFAULTS.tokenLifetimeS);
+  const issuer = new TokenIssuer(options.tokenLifetimeS ?? SANDBOX_DEFAULTS.tokenLifetimeS, options.tokenClock);
   const guard = auth.mode === 'oauth' ? bearerGuard(issuer) : apiKeyGuard(auth);
   const tokenRoute = tokenPath === undefined ? undefined : `POST ${tokenPath}`;
   const faults = new FaultRegistry(tokenRoute);

@@ -2,6 +2,7 @@
  * Public contract of the sandbox upstream: a simulated OPCO API served over real HTTP so the
  * proxy's whole pipeline (OAuth, headers, multipart, retries, quirk corrections) runs against it.
  */
+import type { Clock } from '@opco-proxy/core';
 import type { Dataset } from './dataset.js';
 
 export interface SandboxQuirks {
@@ -61,6 +62,8 @@ export interface SandboxOptions {
   pageSize?: number;
   /** Lifetime of issued tokens in seconds, sent as `expires_in` (or the answer's `expiresField`). Default 3600. */
   tokenLifetimeS?: number;
+  /** What issued tokens' lifetimes run on (a test's TestClock, moved instead of waited for). Default: the system clock. */
+  tokenClock?: Pick<Clock, 'now'>;
   /** Both default to true, like the real upstream. */
   quirks?: Partial<SandboxQuirks>;
   /** Moves this many dossiers and invoices to a new state every `everyMs` (demo of pollers). Off by default. */
