@@ -5,12 +5,28 @@
 //
 // The instance's window is the spec's 60 s, so the limit can only climb once the 429s have left
 // it: this file takes a little over a minute by design.
+//
+// The hub is a process of its own on the real clock, watched by polling GET /admin/limits. No
+// check assumes a poll came on time: a poll saw the hub at some moment between its sending and
+// its answer, the hub steps at most once per STEP_MS, and calls are put to a period by their
+// grant's own `iat` and their arrival, each on the safe side.
 import t from 'tap';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import { clientLoad, eventually, maxInWindow, startFleet, startHubProcess, HUB_SECRET } from '../src/index.js';
 
 const RATE = { limit: 6, windowMs: 2000 };
 const STEP_MS = 500;
+/** The hub's rise per step: increaseFraction 0.1 of the configured limit, at least 1. */
+const RISE = Math.max(1, Math.ceil(RATE.limit * 0.1));
+const FLOOR = Math.ceil(RATE.limit * 0.1);
+
+interface Seen {
+  /** When the poll was sent and when its answer came: the hub's state lies in between. */
+  sentAt: number;
+  at: number;
+  effective: number;
+  configured: number;
+}
 
 t.test('a run of upstream 429s lowers the effective limit, quiet windows restore it step by step', async (t) => {
   const upstream = await startSandbox({ dossierCount: 20, factureCount: 5, hubSecret: HUB_SECRET });
@@ -24,13 +40,14 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   t.teardown(() => fleet.close());
 
   // What GET /admin/limits said, every 200 ms, for the whole test.
-  const seen: Array<{ at: number; effective: number; configured: number }> = [];
+  const seen: Seen[] = [];
   let watching = true;
   const watch = (async () => {
     while (watching) {
+      const sentAt = Date.now();
       const views = (await hub.admin('GET', '/admin/limits')).body as Array<{ tenantId: string; effectiveLimit: number; configuredLimit: number }>;
       const view = views.find((v) => v.tenantId === 'adaptive');
-      if (view) seen.push({ at: Date.now(), effective: view.effectiveLimit, configured: view.configuredLimit });
+      if (view) seen.push({ sentAt, at: Date.now(), effective: view.effectiveLimit, configured: view.configuredLimit });
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   })();
@@ -45,11 +62,13 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   await eventually(() => seen.some((s) => s.effective === RATE.limit), 'the budget at its configured limit', 10_000);
   upstream.faults.add({ route: 'GET /v2/dossiers/etats', status: 429, headers: { 'retry-after': '1' }, times: 6 });
   const lowered = await eventually(() => seen.find((s) => s.effective < RATE.limit), 'the effective limit to go down', 20_000);
-  t.ok(lowered.effective >= Math.ceil(RATE.limit * 0.1), `lowered to ${lowered.effective}, never below 10% of ${RATE.limit}`);
+  t.ok(lowered.effective >= FLOOR, `lowered to ${lowered.effective}, never below 10% of ${RATE.limit}`);
   t.equal(lowered.configured, RATE.limit, 'the configured limit stays as it was');
 
   const hubMetrics = (await hub.admin('GET', '/metrics', undefined, null)).body as string;
-  t.match(hubMetrics, new RegExp(`opco_proxy_hub_effective_limit\\{tenant_id="adaptive",opco="sandbox"\\} ${lowered.effective}`), 'hub metric: effective limit');
+  // Read after the poll: a later report of the same 429s may have lowered it once more meanwhile.
+  const metricLimit = Number(/opco_proxy_hub_effective_limit\{tenant_id="adaptive",opco="sandbox"\} (\d+)/.exec(hubMetrics)?.[1]);
+  t.ok(metricLimit >= FLOOR && metricLimit <= lowered.effective, `hub metric: effective limit ${metricLimit}, at most the ${lowered.effective} seen`);
   t.match(hubMetrics, /opco_proxy_hub_grants_total\{tenant_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: grants');
   t.match(hubMetrics, /opco_proxy_hub_waits_total\{tenant_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: asks that waited');
   t.match(hubMetrics, /opco_proxy_hub_wait_seconds_count\{tenant_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: wait time');
@@ -59,18 +78,25 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   t.match(instanceMetrics, /opco_proxy_hub_grant_wait_seconds_count\{opco="sandbox",mode="hub"\} [1-9]/, 'instance metric: grant wait');
 
   const restored = await eventually(() => seen.find((s) => s.at > lowered.at && s.effective === RATE.limit), 'the effective limit to climb back', 100_000);
-  const path = seen.filter((s) => s.at >= lowered.at && s.at <= restored.at).map((s) => s.effective);
-  const climbs = path.slice(1).map((value, i) => value - path[i]!).filter((delta) => delta > 0);
-  t.ok(climbs.length >= 2 && climbs.every((delta) => delta <= Math.ceil(RATE.limit * 0.1)), `raised back step by step: ${[...new Set(path)].join(' → ')}`);
-
-  // While it was down, grants kept to it: calls that arrived from a moment after the hub showed
-  // the lower limit until a moment before it first climbed.
-  // A burst of 429s may lower it more than once before it climbs: measure from when it reached
-  // its lowest, so calls granted under an earlier, higher effective limit are not held to it.
+  const climb = seen.filter((s) => s.at >= lowered.at && s.at <= restored.at);
+  const path = climb.map((s) => s.effective);
   const low = Math.min(...path);
-  const lowest = seen.find((s) => s.at >= lowered.at && s.effective === low)!;
-  const firstClimb = seen.find((s) => s.at > lowest.at && s.effective > low)!;
-  const during = fleet.calls((c) => c.tenantId === 'adaptive' && c.at > lowest.at + 300 && c.at < firstClimb.at - 300);
+  const lowest = climb.find((s) => s.effective === low)!;
+  // The last poll that still saw it at its lowest: it climbed after that poll was sent.
+  const lastLow = climb.findLast((s) => s.effective === low)!;
+  // Step by step: between two polls it rose by at most one step per STEP_MS that can have passed
+  // between them, and the whole climb took one STEP_MS per step after the first.
+  const stepsBetween = (a: Seen, b: Seen) => Math.floor((b.at - a.sentAt) / STEP_MS) + 1;
+  const jumps = climb.slice(1).filter((s, i) => s.effective - climb[i]!.effective > RISE * stepsBetween(climb[i]!, s));
+  const steps = Math.ceil((RATE.limit - low) / RISE);
+  t.ok(steps >= 2 && jumps.length === 0 && restored.at - lastLow.sentAt >= (steps - 1) * STEP_MS,
+    `raised back step by step: ${[...new Set(path)].join(' → ')} in ${restored.at - lastLow.sentAt} ms${jumps.length ? `; jumped to ${jumps.map((s) => s.effective).join(', ')}` : ''}`);
+
+  // While it was down, grants kept to it. A burst of 429s may lower it more than once before it
+  // climbs: the calls held to the lowest limit are those granted from when a poll had seen it
+  // there (the grant's `iat`, whole seconds, is never after its issue) until the last poll that
+  // still saw it there was sent (a call arrives after its grant).
+  const during = fleet.calls((c) => c.tenantId === 'adaptive' && (c.hubToken?.claims?.iat ?? Infinity) * 1000 >= lowest.at && c.at <= lastLow.sentAt);
   t.ok(during.length >= low, `${during.length} calls while the limit was down`);
   t.ok(maxInWindow(during.map((c) => c.at), RATE.windowMs) <= low, `at most ${maxInWindow(during.map((c) => c.at), RATE.windowMs)} calls in any window while the effective limit was ${low}`);
   t.ok(fleet.calls((c) => c.tenantId === 'adaptive').every((c) => c.hubToken?.valid), 'every call, answered 429 or not, carried its own grant');
