@@ -22,8 +22,12 @@ import { maxInWindow } from './rate-window.js';
 
 const RATE = { limit: 6, windowMs: 8000 };
 const { limit: LIMIT, windowMs: W } = RATE;
-/** The instance's backoff cap (D30) and a margin for the WebSocket handshake and the hello. */
-const RECONNECT_BOUND_MS = 5000 + 1000;
+/**
+ * What the restart rule needs of a reconnection: to come within the window after the hub starts.
+ * The instances' 5 s backoff cap itself is shown on a frozen clock (plugins/hub hub-fallback test);
+ * here, against a hub process on the real clock, the handshake and the hello get the rest of W.
+ */
+const RECONNECT_BOUND_MS = W;
 
 export interface OutageBackends {
   /** The hub's store; it must outlive the process (keys and journal). Embedded with a path by default. */
@@ -76,7 +80,7 @@ export function hubOutageSuite(t: Test, backends: OutageBackends): void {
       const worst = maxInWindow(calls.map((c) => c.at), W);
       t.ok(worst <= share, `${member.name}: at most ${worst} local calls in any window, its share is limit/expectedInstances = ${share}`);
     }
-    t.ok(reconnectMs <= RECONNECT_BOUND_MS, `all three instances reconnected ${reconnectMs} ms after the hub was back (backoff capped at 5 s)`);
+    t.ok(reconnectMs < RECONNECT_BOUND_MS, `all three instances reconnected ${reconnectMs} ms after the hub was back, within the restart rule's window`);
     const after = fleet.calls((c) => c.at > listeningAt && granted(c));
     t.ok(after.length > 0 && after.every((c) => c.hubToken?.valid), 'grants of the restarted hub verify with the same secret');
     for (const tenantId of ['pub-a', 'pub-b']) {
