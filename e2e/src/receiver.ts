@@ -14,8 +14,7 @@ export interface Received {
 
 export interface Answer {
   status?: number;
-  delayMs?: number;
-  /** Answer only once this settles (then after `delayMs`): a test holds requests until it says so. */
+  /** Answer only once this settles: a test holds requests until it says so (never a timer). */
   until?: Promise<unknown>;
   headers?: Record<string, string>;
 }
@@ -50,11 +49,11 @@ export async function startReceiver(fallback: Answer = { status: 200 }, clock: C
       received.push({ at: clock.now(), path: req.url ?? '/', headers: req.headers, raw, body });
       for (const wake of [...waiters]) wake();
       const answer = receiver.script.shift() ?? receiver.fallback;
-      const respond = () => setTimeout(() => {
+      const respond = () => {
         if (res.destroyed) return;
         res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
         res.end('ok');
-      }, answer.delayMs ?? 0);
+      };
       if (answer.until) void answer.until.then(respond, respond);
       else respond();
     });

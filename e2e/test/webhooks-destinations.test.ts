@@ -1,17 +1,21 @@
 // Issue 11 point 5: attempts are bounded per destination (origin), so a receiver that takes
 // seconds to answer, with more deliveries queued for it than the worker's queue slots, holds its
 // own lane and not the deliveries to another receiver. No timing is asserted: the fast receiver's
-// delivery must arrive while every attempt to the slow one is still waiting for its answer.
+// delivery must arrive while every attempt to the slow one is still waiting for its answer, which
+// the slow receiver holds until the test has seen it (and the attempt timeout is far beyond the
+// test's own bounds, which only keep a failure from hanging).
 import t from 'tap';
 import { tenantHash } from '@opco-proxy/core';
 import { startService, startReceiver } from '../src/index.js';
 
 const CONCURRENCY = 4;
-const service = await startService({ config: { webhooks: { concurrency: CONCURRENCY } as never } });
-// Longer than the whole test takes to reach the fast receiver, shorter than the 10 s attempt timeout.
-const slow = await startReceiver({ status: 200, delayMs: 8000 });
+const service = await startService({ config: { webhooks: { concurrency: CONCURRENCY, timeoutMs: 600_000 } as never } });
+let release!: () => void;
+const held = new Promise<void>((resolve) => (release = resolve));
+const slow = await startReceiver({ status: 200, until: held });
 const fast = await startReceiver();
 t.teardown(async () => {
+  release();
   await service.close();
   await Promise.all([slow.close(), fast.close()]);
 });
@@ -32,7 +36,7 @@ t.test('a slow receiver with a backlog does not hold deliveries to another', asy
   }
   await slow.waitFor(1, 10_000);
   await service.kernel.emit({ type: 'sync.completed', tenant: tenantHash(tenant), opcoId: 'sandbox', data: { syncId: 's', total: 0, durationMs: 1 } });
-  const [arrived] = await fast.waitFor(1, 7000);
+  const [arrived] = await fast.waitFor(1, 60_000);
   t.equal(arrived!.body.event, 'sync.completed');
   const logs = await service.request('GET', `/webhooks/${slowHook.id}/logs`, { key: tenant });
   t.equal(logs.status, 200);
