@@ -89,7 +89,7 @@ t.test('revokeTokens invalidates every issued token', async (t) => {
 t.test('setTokenLifetime changes expires_in and expiry of new tokens', async (t) => {
   // Lifetimes on a frozen clock: a token is checked just before and at its expiry, never raced against it.
   const clock = new TestClock({ frozen: true });
-  const own = await startSandbox({ dossierCount: 5, factureCount: 1, tokenLifetimeS: 900, tokenClock: clock });
+  const own = await startSandbox({ dossierCount: 5, factureCount: 1, tokenLifetimeS: 900, clock });
   t.teardown(() => own.close());
   const old = await fetchToken(own);
   own.setTokenLifetime(0);

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { TestClock } from '@opco-proxy/core';
 import { STATE_TYPOS, startSandbox } from '../src/server/index.js';
 import { authHeaders, fetchToken, getJson } from './upstream-client.js';
 
@@ -98,7 +99,8 @@ t.test('advance shows up in etats from its date and in the record', async (t) =>
 });
 
 t.test('state changes over time: the control endpoint and the timer move records', async (t) => {
-  const sandbox = await startSandbox({ dossierCount: 50, factureCount: 20, advanceEvery: { everyMs: 100, dossiers: 1, factures: 1 } });
+  const clock = new TestClock({ frozen: true });
+  const sandbox = await startSandbox({ dossierCount: 50, factureCount: 20, advanceEvery: { everyMs: 100, dossiers: 1, factures: 1 }, clock });
   t.teardown(() => sandbox.close());
   const before = sandbox.dataset.dossiers.map((d) => d.etat).join();
   const reply = await fetch(`${sandbox.url}/_sandbox/advance?dossiers=2&factures=1`, { method: 'POST' });
@@ -107,10 +109,14 @@ t.test('state changes over time: the control endpoint and the timer move records
   t.equal(moved.dossiers.length, 2);
   t.equal(moved.factures.length, 1);
   t.not(sandbox.dataset.dossiers.map((d) => d.etat).join(), before, 'states moved');
-  const afterControl = sandbox.dataset.dossiers.map((d) => d.etat).join();
-  // The timer's own pace decides when; the test waits for its move, bounded only against a hang.
   const states = () => sandbox.dataset.dossiers.map((d) => d.etat).join();
-  for (let turn = 0; turn < 200 && states() === afterControl; turn++) await new Promise((r) => setTimeout(r, 50));
-  t.not(states(), afterControl, 'the timer keeps moving them');
+  const afterControl = states();
+  await clock.advance(99);
+  t.equal(states(), afterControl, 'the timer waits its period');
+  await clock.advance(1);
+  const afterTick = states();
+  t.not(afterTick, afterControl, 'the timer moves them when due');
+  await clock.advance(100);
+  t.not(states(), afterTick, 'and keeps moving them');
   t.equal(sandbox.received.length, 0, 'control calls are not part of the simulated API');
 });

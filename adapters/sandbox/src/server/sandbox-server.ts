@@ -1,6 +1,7 @@
 /** startSandbox: wires dataset, shape, authentication, faults and routes onto a node:http server. */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { systemClock, type Timer } from '@opco-proxy/core';
 import { CLASSIC_SHAPE } from './classic-shape.js';
 import { COMMON_SHAPE } from './common-shape.js';
 import { Dataset } from './dataset.js';
@@ -37,13 +38,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     dossierCount: options.dossierCount ?? SANDBOX_DEFAULTS.dossierCount,
     factureCount: options.factureCount ?? SANDBOX_DEFAULTS.factureCount,
   });
+  const clock = options.clock ?? systemClock;
   const shapeName = options.shape ?? 'common';
   const shape = SHAPES[shapeName];
   if (!shape) throw new TypeError(`shape must be 'common' or 'classic', got ${String(shapeName)}`);
   const auth = resolveAuth(shapeName, options.auth, [ADVANCE_PATH]);
   const tokenPath = auth.mode === 'oauth' ? auth.tokenPath : undefined;
   const hub = options.hubSecret === undefined ? undefined : new HubTokenVerifier(options.hubSecret);
-  const issuer = new TokenIssuer(options.tokenLifetimeS ?? SANDBOX_DEFAULTS.tokenLifetimeS, options.tokenClock);
+  const issuer = new TokenIssuer(options.tokenLifetimeS ?? SANDBOX_DEFAULTS.tokenLifetimeS, clock);
   const guard = auth.mode === 'oauth' ? bearerGuard(issuer) : apiKeyGuard(auth);
   const tokenRoute = tokenPath === undefined ? undefined : `POST ${tokenPath}`;
   const faults = new FaultRegistry(tokenRoute);
@@ -60,11 +62,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return;
     }
     const wake = () => {
-      clearTimeout(timer);
+      timer.cancel();
       sleepers.delete(wake);
       resolve(false);
     };
-    const timer = setTimeout(() => {
+    const timer = clock.setTimeout(() => {
       sleepers.delete(wake);
       resolve(true);
     }, ms);
@@ -72,7 +74,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const arrivedAt = Date.now();
+    const arrivedAt = clock.now();
     const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
     const path = url.pathname;
     const routeKey = `${req.method} ${path}`;
@@ -155,7 +157,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         closed = true;
-        clearInterval(advancing);
+        advancing?.cancel();
         for (const wake of [...sleepers]) wake();
         server.close(() => resolve());
         // Hanging requests and idle keep-alive sockets would otherwise keep close() pending forever.
@@ -165,8 +167,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
   };
   const every = options.advanceEvery;
-  const advancing = every && every.everyMs > 0
-    ? setInterval(() => sandbox.advance({ dossiers: every.dossiers ?? 1, factures: every.factures ?? 1 }), every.everyMs).unref()
-    : undefined;
+  // Re-armed after each move on the sandbox's clock (a Clock has no interval); never keeps the process alive.
+  let advancing: Timer | undefined;
+  const advanceLater = (everyMs: number, moves: { dossiers: number; factures: number }) => {
+    advancing = clock.setTimeout(() => {
+      if (closed) return;
+      sandbox.advance(moves);
+      advanceLater(everyMs, moves);
+    }, everyMs);
+  };
+  if (every && every.everyMs > 0) advanceLater(every.everyMs, { dossiers: every.dossiers ?? 1, factures: every.factures ?? 1 });
   return sandbox;
 }

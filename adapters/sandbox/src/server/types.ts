@@ -62,8 +62,12 @@ export interface SandboxOptions {
   pageSize?: number;
   /** Lifetime of issued tokens in seconds, sent as `expires_in` (or the answer's `expiresField`). Default 3600. */
   tokenLifetimeS?: number;
-  /** What issued tokens' lifetimes run on (a test's TestClock, moved instead of waited for). Default: the system clock. */
-  tokenClock?: Pick<Clock, 'now'>;
+  /**
+   * The sandbox's time: issued tokens' lifetimes, the `advanceEvery` timer, latency faults and the
+   * arrival times it records run on it (a test's TestClock, moved instead of waited for). Default:
+   * the system clock.
+   */
+  clock?: Pick<Clock, 'now' | 'setTimeout'>;
   /** Both default to true, like the real upstream. */
   quirks?: Partial<SandboxQuirks>;
   /** Moves this many dossiers and invoices to a new state every `everyMs` (demo of pollers). Off by default. */
