@@ -2,7 +2,6 @@
  * The one crypto helper: hashing, HMAC signatures, AES-256-GCM sealing (SPEC 5.4) and random ids.
  * Everything else in the code base goes through these functions.
  */
-import { releaseBuffer } from './resizable-buffer.js';
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomFillSync, timingSafeEqual, type Cipher } from 'node:crypto';
 
 export function sha256Hex(data: string | Buffer): string {
@@ -86,50 +85,63 @@ function joined(head: Buffer, tail: Buffer): Buffer {
 }
 
 /**
- * A large value (a file) sealed as one AES-256-GCM stream, its ciphertext kept as the base64 of
- * consecutive parts (each decoded alone), so that no step holds it as one buffer or one string.
+ * A large value (a file) sealed as one AES-256-GCM stream, its ciphertext kept as consecutive
+ * pages of bytes (stored as bytes: BSON binary data on MongoDB), so that no step holds it as one
+ * buffer, and no step turns it into text.
  */
+export interface SealedPages {
+  iv: string;
+  tag: string;
+  pages: Buffer[];
+}
+
+/** A file as versions before SealedPages stored it: the base64 of consecutive parts. */
 export interface SealedParts {
   iv: string;
   tag: string;
   parts: string[];
 }
 
+/** What a stored file may hold: this version's pages, or an earlier version's text. */
+export type SealedFile = SealedPages | SealedParts | Sealed;
+
 /**
- * Seals a file given as pages (FileContent) and consumes them: each is encrypted where it lies
- * (a slice at a time; GCM's ciphertext is as long as its plaintext), turned into its part, then
- * given back at once when its memory allows (resizable-buffer.ts). So sealing a file costs its
- * base64 text and never a second copy of its bytes. The pages hold nothing, or ciphertext, after.
+ * Seals a file given as pages (FileContent) and takes them: each is encrypted where it lies (a
+ * slice at a time; GCM's ciphertext is as long as its plaintext) and becomes a page of the
+ * result. So sealing a file costs no copy of its bytes and no text: the very pages the request
+ * decoded are stored. They are taken out of `pages`, which is left empty, because the request's
+ * clean-up gives back the memory of the files still in it (FileCutter.discard), and would
+ * otherwise empty the stored ciphertext.
  */
-export function sealPages(key: Buffer, pages: readonly Buffer[], associatedData?: string): SealedParts {
+export function sealPages(key: Buffer, pages: Buffer[], associatedData?: string): SealedPages {
+  const taken = pages.splice(0);
   const iv = randomFromPool(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   if (associatedData) cipher.setAAD(Buffer.from(associatedData));
-  const parts = pages.map((page) => {
-    inPlace(cipher, page);
-    const part = page.toString('base64');
-    releaseBuffer(page);
-    return part;
-  });
+  for (const page of taken) inPlace(cipher, page);
   cipher.final();
-  return { iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), parts };
+  return { iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), pages: taken };
 }
 
 /**
- * unseal() for a file (sealed by sealPages, or by seal() before it): the plaintext as the pieces
- * the cipher gives, never copied into one buffer, the ciphertext decoded a slice at a time into
+ * unseal() for a file (sealed by sealPages, or as text by earlier versions): the plaintext as the
+ * pieces the cipher gives, never copied into one buffer; text is decoded a slice at a time into
  * one small buffer. So opening a file costs its size once. Returned only once the tag is verified.
  */
-export function unsealPieces(key: Buffer, sealed: Sealed | SealedParts, associatedData?: string): Buffer[] {
+export function unsealPieces(key: Buffer, sealed: SealedFile, associatedData?: string): Buffer[] {
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64'));
   if (associatedData) decipher.setAAD(Buffer.from(associatedData));
   decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
-  const slice = Buffer.allocUnsafe(CIPHER_SLICE);
   const pieces: Buffer[] = [];
-  for (const text of 'parts' in sealed ? sealed.parts : [sealed.data]) {
-    for (let at = 0; at < text.length; at += BASE64_SLICE) {
-      const length = slice.write(text.slice(at, at + BASE64_SLICE), 'base64');
-      pieces.push(decipher.update(slice.subarray(0, length)));
+  if ('pages' in sealed) {
+    for (const page of sealed.pages) pieces.push(decipher.update(page));
+  } else {
+    const slice = Buffer.allocUnsafe(CIPHER_SLICE);
+    for (const text of 'parts' in sealed ? sealed.parts : [sealed.data]) {
+      for (let at = 0; at < text.length; at += BASE64_SLICE) {
+        const length = slice.write(text.slice(at, at + BASE64_SLICE), 'base64');
+        pieces.push(decipher.update(slice.subarray(0, length)));
+      }
     }
   }
   decipher.final();
@@ -155,12 +167,12 @@ function inPlace(cipher: Cipher, data: Buffer): void {
  */
 export interface Sealer {
   seal(plaintext: Buffer | string, recordId: string): Sealed;
-  /** seal() of a file given as pages, which it consumes (sealPages). */
-  sealPages(pages: readonly Buffer[], recordId: string): SealedParts;
+  /** seal() of a file given as pages, which it takes and encrypts where they lie (sealPages). */
+  sealPages(pages: Buffer[], recordId: string): SealedPages;
   /** Throws when the value was sealed for another record, with another key, or altered. */
   unseal(sealed: Sealed, recordId: string): Buffer;
   /** unseal() of a file, as pieces: no copy of it joins them (unsealPieces). */
-  unsealPieces(sealed: Sealed | SealedParts, recordId: string): Buffer[];
+  unsealPieces(sealed: SealedFile, recordId: string): Buffer[];
 }
 
 export function createSealer(masterKey: Buffer): Sealer {

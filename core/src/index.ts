@@ -27,7 +27,7 @@ export * from './json-limits.js';
 export { RawJson, type OperationHandler, type OperationInput } from './http/operation-router.js';
 export type { State } from './http/state.js';
 export { createEmbeddedStore } from './store/embedded-store.js';
-export { assertStorable } from './store/document-depth.js';
+export { assertStorable, assertStorableUpdate } from './store/document-depth.js';
 export { newestFirst, type Page, type PageRequest } from './store/newest-first.js';
 export { createEmbeddedQueue } from './queue/embedded-queue.js';
 export * from './queue/message-rules.js';

@@ -19,7 +19,7 @@ export const KEPT_TEXT_CHARS = 2000;
  * recursion; stops counting once `limit` is passed and returns `limit + 1`.
  */
 export function jsonDepth(value: unknown, limit = Number.MAX_SAFE_INTEGER): number {
-  if (value === null || typeof value !== 'object') return 0;
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return 0;
   let deepest = 0;
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length > 0) {
@@ -30,7 +30,8 @@ export function jsonDepth(value: unknown, limit = Number.MAX_SAFE_INTEGER): numb
     }
     const children = Array.isArray(node) ? node : Object.values(node as object);
     for (const child of children) {
-      if (child !== null && typeof child === 'object' && !(child instanceof Date)) stack.push([child, depth + 1]);
+      // Dates and bytes (Store values) are leaves: a Buffer's elements are not children.
+      if (child !== null && typeof child === 'object' && !(child instanceof Date) && !ArrayBuffer.isView(child)) stack.push([child, depth + 1]);
     }
   }
   return deepest;

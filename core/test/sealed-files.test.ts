@@ -1,8 +1,9 @@
-// SPEC 5.4, D15, issue 11 (memory): a file sealed page by page opens as pieces equal to it,
-// bound to its record; a body holding decoded files hashes as the base64 text the client sent.
+// SPEC 5.4, D15, issue 11 (memory): a file sealed page by page (its ciphertext kept as bytes)
+// opens as pieces equal to it, bound to its record; files stored as text by earlier versions
+// still open; a body holding decoded files hashes as the base64 text the client sent.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { canonicalJson, canonicalJsonSha256, createSealer, seal, sha256Hex, unsealPieces } from '../src/index.js';
+import { canonicalJson, canonicalJsonSha256, createSealer, seal, sealPages, sha256Hex, unsealPieces } from '../src/index.js';
 import { resizableBuffer } from '../src/resizable-buffer.js';
 
 const key = Buffer.alloc(32, 3);
@@ -19,29 +20,48 @@ function pages(bytes: Buffer): Buffer[] {
   return out;
 }
 
-t.test('a file sealed by pages opens as the same bytes, and the pages are given back', async (t) => {
+t.test('a file sealed by pages opens as the same bytes; its pages are taken and hold ciphertext', async (t) => {
   const sealer = createSealer(key);
   for (const size of [1, 1000, PAGE, PAGE + 1, 3 * PAGE - 7]) {
     const bytes = randomBytes(size);
     const given = pages(bytes);
+    const pageCount = given.length;
+    const first = given[0]!;
     const sealed = sealer.sealPages(given, 'job-1:cerfa');
-    t.equal(sealed.parts.length, given.length, `${size} bytes: one part per page`);
-    t.ok(given.every((page) => page.length === 0), 'the pages hold nothing once sealed');
-    t.notOk(sealed.parts.join('').includes(bytes.subarray(0, 64).toString('base64')), 'no plaintext in the parts');
+    t.equal(given.length, 0, `${size} bytes: the pages are taken out of the caller's array`);
+    t.equal(sealed.pages.length, pageCount, 'one sealed page per page');
+    t.equal(sealed.pages[0], first, 'encrypted where it lay: the same buffer, not a copy');
+    t.equal(sealed.pages.reduce((n, page) => n + page.length, 0), size, 'ciphertext as long as the file');
+    t.notOk(Buffer.concat(sealed.pages).includes(bytes.subarray(0, 64)), 'no plaintext in the pages');
     const pieces = sealer.unsealPieces(sealed, 'job-1:cerfa');
     t.ok(Buffer.concat(pieces).equals(bytes), `${size} bytes back`);
     t.throws(() => sealer.unsealPieces(sealed, 'job-2:cerfa'), `${size} bytes: bound to its record`);
   }
 });
 
-t.test('an altered part or a missing one is refused', async (t) => {
+t.test('an altered page or a missing one is refused', async (t) => {
   const sealer = createSealer(key);
   const sealed = sealer.sealPages(pages(randomBytes(2 * PAGE + 10)), 'r');
-  const flipped = Buffer.from(sealed.parts[1]!, 'base64');
+  const [a, b, c] = sealed.pages as [Buffer, Buffer, Buffer];
+  const flipped = Buffer.from(b);
   flipped[5] ^= 1;
-  t.throws(() => sealer.unsealPieces({ ...sealed, parts: [sealed.parts[0]!, flipped.toString('base64'), sealed.parts[2]!] }, 'r'), 'a flipped bit');
-  t.throws(() => sealer.unsealPieces({ ...sealed, parts: sealed.parts.slice(0, 2) }, 'r'), 'a part dropped');
-  t.throws(() => sealer.unsealPieces({ ...sealed, parts: [sealed.parts[1]!, sealed.parts[0]!, sealed.parts[2]!] }, 'r'), 'parts swapped');
+  t.throws(() => sealer.unsealPieces({ ...sealed, pages: [a, flipped, c] }, 'r'), 'a flipped bit');
+  t.throws(() => sealer.unsealPieces({ ...sealed, pages: [a, b] }, 'r'), 'a page dropped');
+  t.throws(() => sealer.unsealPieces({ ...sealed, pages: [b, a, c] }, 'r'), 'pages swapped');
+  t.ok(Buffer.concat(sealer.unsealPieces(sealed, 'r')).length === 2 * PAGE + 10, 'the unaltered pages still open');
+});
+
+t.test('a file sealed as base64 parts by an earlier version still opens, and checks its parts', async (t) => {
+  const bytes = randomBytes(2 * PAGE + 10);
+  // What sealPages stored before files were kept as bytes: one stream, each page's ciphertext as base64.
+  const sealed = sealPages(key, pages(bytes), 'old-job:cerfa');
+  const parts = sealed.pages.map((page) => page.toString('base64'));
+  const earlier = { iv: sealed.iv, tag: sealed.tag, parts };
+  t.ok(Buffer.concat(unsealPieces(key, earlier, 'old-job:cerfa')).equals(bytes));
+  const flipped = Buffer.from(parts[1]!, 'base64');
+  flipped[5] ^= 1;
+  t.throws(() => unsealPieces(key, { ...earlier, parts: [parts[0]!, flipped.toString('base64'), parts[2]!] }, 'old-job:cerfa'), 'a flipped bit');
+  t.throws(() => unsealPieces(key, { ...earlier, parts: parts.slice(0, 2) }, 'old-job:cerfa'), 'a part dropped');
 });
 
 t.test('a file sealed whole by an earlier version still opens as pieces', async (t) => {

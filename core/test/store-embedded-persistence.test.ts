@@ -1,4 +1,5 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -50,6 +51,35 @@ t.test('an acknowledged write is on disk before close', async (t) => {
   const reader = await createEmbeddedStore({ path });
   t.teardown(() => reader.close());
   t.strictSame(await reader.collection<Row>('log').findOne({ _id: 'a' }), { _id: 'a', at: new Date(5), done: true });
+});
+
+t.test('bytes: kept as given, written to the datafile as base64, read back as Buffers, never updated', async (t) => {
+  const path = await tempDir(t);
+  const pages = [randomBytes(700_000), randomBytes(10)];
+  const first = await createEmbeddedStore({ path });
+  const files = first.collection<Row>('files');
+  await files.insertOne({ _id: 'f', at: new Date(7), content: { pages } });
+  await files.insertOne({ _id: 'plain', n: 1 });
+  const held = (await files.findOne({ _id: 'f' })) as unknown as { content: { pages: Buffer[] } };
+  t.equal(held.content.pages[0], pages[0], 'in memory the store hands out the Buffer it was given, not a copy');
+  await t.rejects(files.findOneAndUpdate({ _id: 'f' }, { $set: { n: 1 } }), TypeError, 'a document holding bytes is not updated');
+  await t.rejects(files.updateMany({}, { $set: { n: 2 } }), TypeError, 'nor through updateMany');
+  t.strictSame(await files.findOne({ _id: 'plain' }), { _id: 'plain', n: 1 }, 'a refused updateMany changed nothing');
+  await first.close();
+
+  const line = (await readFile(join(path, 'files.db'), 'utf8')).split('\n').find((l) => l.includes('"f"'))!;
+  t.ok(line.includes(`{"$$bytes":"${pages[1]!.toString('base64')}"}`), 'the datafile holds the base64 of the bytes');
+  t.notOk(line.includes('"type":"Buffer"'), 'not Buffer.toJSON\'s array of numbers');
+
+  const second = await createEmbeddedStore({ path });
+  t.teardown(() => second.close());
+  const reopened = second.collection<Row>('files');
+  const back = (await reopened.findOne({ _id: 'f' })) as unknown as { at: Date; content: { pages: Buffer[] } };
+  t.ok(back.at instanceof Date && back.at.getTime() === 7, 'Dates beside bytes still come back as Dates');
+  t.ok(back.content.pages.every((page, i) => Buffer.isBuffer(page) && page.equals(pages[i]!)), 'bytes come back as the same bytes');
+  await t.rejects(reopened.findOneAndUpdate({ _id: 'f' }, { $set: { n: 1 } }), TypeError, 'still not updated once read from the datafile');
+  t.equal(await reopened.deleteOne({ _id: 'f' }), 1);
+  t.equal(await reopened.findOne({ _id: 'f' }), null);
 });
 
 t.test('a closed store refuses work', async (t) => {

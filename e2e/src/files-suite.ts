@@ -45,12 +45,16 @@ export function filesSuite(t: Test, backend: () => ServiceOptions): void {
     return { jobs, files };
   };
 
-  t.test('a file of exactly the limit reaches the upstream intact, and its sealed parts are gone after', async (t) => {
+  t.test('a file of exactly the limit reaches the upstream intact, and its sealed pages are gone after', async (t) => {
     const file = pdfOf(FILE_LIMIT);
     const reply = await post(JSON.stringify({ ...factureBody(numero()), _files: { facture: file.toString('base64') } }));
     t.equal(reply.status, 202, JSON.stringify(reply.body));
-    const record = (await service.kernel.store.collection('job_files').findOne({ jobId: reply.body.jobId })) as { content: { parts?: string[] } } | null;
-    if (record) t.ok((record.content.parts?.length ?? 0) > 1, 'kept sealed in parts');
+    const record = (await service.kernel.store.collection('job_files').findOne({ jobId: reply.body.jobId })) as { content: { pages?: Buffer[] } } | null;
+    if (record) {
+      const pages = record.content.pages ?? [];
+      t.ok(pages.length > 1 && pages.every((page) => Buffer.isBuffer(page)), 'kept sealed as pages of bytes');
+      t.equal(pages.reduce((n, page) => n + page.length, 0), FILE_LIMIT, 'as long as the file: ciphertext, not its base64');
+    }
     const job = await waitForJob(service, reply.body.statusUrl, { timeoutMs: 60_000 });
     t.equal(job.status, 'completed', JSON.stringify(job.error));
     const sent = sentFiles().at(-1)!;

@@ -6,7 +6,16 @@
  * readers filter on and `sweepExpired` deletes.
  */
 
-/** Every stored document has a string `_id` chosen by the caller. */
+/**
+ * Every stored document has a string `_id` chosen by the caller.
+ *
+ * A field's value may be bytes (a Buffer, or a Uint8Array read back as a Buffer): BSON binary
+ * data on MongoDB, what a file's ciphertext is stored as without turning it into text. Bytes are
+ * for values written once, then read or deleted: no update may carry them (TypeError), and a
+ * document holding them is not updated (the embedded store refuses with a TypeError). Nor are
+ * they matched or sorted on. The embedded store keeps the very Buffer it was given and hands it
+ * out on reads, never copying megabytes: callers write to neither.
+ */
 export interface Doc {
   _id: string;
 }

@@ -20,7 +20,7 @@ import {
 } from '../ports/store.js';
 import { compileFilter, equalityFields, isPlainObject } from './filter-matching.js';
 import { Mutex } from './mutex.js';
-import { assertStorable } from './document-depth.js';
+import { assertStorable, assertStorableUpdate } from './document-depth.js';
 import { nedbModel, storeInserted, StoredDocuments, type Datastore } from './nedb.js';
 import { inSortOrder } from './sort-order.js';
 
@@ -87,7 +87,7 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   }
 
   async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
-    assertStorable(update, 'an update');
+    assertStorableUpdate(update);
     const query = nedbQuery(filter);
     const { modifier, setOnInsert } = splitUpdate(update);
     return this.write(async (db) => {
@@ -117,7 +117,7 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   }
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
-    assertStorable(update, 'an update');
+    assertStorableUpdate(update);
     const query = nedbQuery(filter);
     // $setOnInsert alone changes nothing in documents that already exist.
     const { modifier } = splitUpdate(update);
@@ -258,11 +258,13 @@ function dropUndefined(fields: Record<string, unknown>): Record<string, unknown>
 }
 
 /**
- * A copy sharing nothing with the stored document: nedb copies documents but hands out its own
- * Date instances, which a caller could mutate. Undefined fields are dropped, as in a datafile.
+ * A copy sharing nothing with the stored document but its bytes: nedb copies documents but hands
+ * out its own Date instances, which a caller could mutate. Undefined fields are dropped, as in a
+ * datafile. Bytes are not copied (ports/store.ts); a Uint8Array becomes a Buffer over its memory.
  */
 function cloneDocument<D>(value: D): D {
   if (value instanceof Date) return new Date(value.getTime()) as D;
+  if (value instanceof Uint8Array) return (Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)) as D;
   if (Array.isArray(value)) return value.map((v: unknown) => (v === undefined ? null : cloneDocument(v))) as D;
   if (isPlainObject(value)) {
     const copy: Record<string, unknown> = {};

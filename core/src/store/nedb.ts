@@ -17,6 +17,9 @@ export const Datastore = require('@seald-io/nedb') as typeof NedbModule.default;
  */
 export const nedbModel = require('@seald-io/nedb/lib/model.js') as {
   modify(doc: Record<string, unknown>, update: Record<string, unknown>): Record<string, unknown>;
+  /** A document as its datafile line, and back (Dates as `{"$$date": ms}`). */
+  serialize(doc: object): string;
+  deserialize(line: string): Record<string, unknown>;
   getDotValue(doc: unknown, field: string): unknown;
   /** An index's key: the field's value, or an object of the fields' values for a compound index. */
   getDotValues(doc: unknown, fields: string[]): unknown;
@@ -102,8 +105,79 @@ interface DatastoreInternals {
 export function storeInserted(db: Datastore, docs: object[]): Promise<void> {
   const internals = db as unknown as DatastoreInternals;
   return internals.executor.pushAsync(async () => {
-    for (const doc of docs) nedbModel.checkObject(doc);
+    for (const doc of docs) {
+      const checked = bytesReplaced(doc, () => null);
+      if (checked !== doc) BYTE_DOCUMENTS.add(doc);
+      nedbModel.checkObject(checked);
+    }
     internals._insertInCache(docs.length === 1 ? docs[0] : docs);
     await internals.persistence.persistNewStateAsync(docs);
   });
+}
+
+/**
+ * Bytes (ports/store.ts) in nedb, which knows nothing of them: its key check and its copy walk a
+ * Buffer's every element (a megabyte is a million keys), and its datafile would hold
+ * Buffer.toJSON's array of numbers. So an inserted document is checked with its bytes left out
+ * and stored as given (storeInserted); one that holds bytes is remembered, and refused by nedb's
+ * update, whose copy would turn each Buffer into an object of a million keys; and a datafile
+ * keeps bytes as `{"$$bytes": base64}`, read back as Buffers. No document of a caller's can hold
+ * that key: nedb refuses field names that begin with `$`.
+ */
+const BYTE_DOCUMENTS = new WeakSet<object>();
+
+const modifyDocument = nedbModel.modify;
+nedbModel.modify = (doc, update) => {
+  if (BYTE_DOCUMENTS.has(doc)) throw new TypeError('a document holding bytes cannot be updated: bytes are written once, then read or deleted');
+  return modifyDocument(doc, update);
+};
+
+/** nedb's serialize, whose check of field names would refuse `$$bytes` (they were checked at insert). */
+const serializeDocument = nedbModel.serialize;
+nedbModel.serialize = (doc) => {
+  if (!BYTE_DOCUMENTS.has(doc)) return serializeDocument(doc);
+  const asText = bytesReplaced(doc, (bytes) => ({ $$bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') }));
+  return JSON.stringify(asText, function (this: Record<string, unknown>, key, value: unknown) {
+    const raw = this[key];
+    return raw instanceof Date ? { $$date: raw.getTime() } : value;
+  });
+};
+
+const deserializeDocument = nedbModel.deserialize;
+nedbModel.deserialize = (line) => {
+  const doc = deserializeDocument(line);
+  if (line.includes('"$$bytes"') && revivedBytes(doc)) BYTE_DOCUMENTS.add(doc);
+  return doc;
+};
+
+/**
+ * The value with each of its bytes replaced, copying only the objects and arrays on the way to
+ * them: the value itself when it holds none. Stored documents are at most MAX_DOCUMENT_DEPTH deep.
+ */
+export function bytesReplaced(value: unknown, replace: (bytes: Uint8Array) => unknown): unknown {
+  if (value instanceof Uint8Array) return replace(value);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, child] of Object.entries(value)) {
+    const replaced = bytesReplaced(child, replace);
+    if (replaced === child) continue;
+    copy ??= (Array.isArray(value) ? [...(value as unknown[])] : { ...value }) as Record<string, unknown>;
+    copy[key] = replaced;
+  }
+  return copy ?? value;
+}
+
+/** Turns each `{"$$bytes": base64}` of a document read from a datafile back into a Buffer, in place. */
+function revivedBytes(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || value instanceof Date) return false;
+  let found = false;
+  const node = value as Record<string, unknown>;
+  for (const [key, child] of Object.entries(node)) {
+    const text = (child as { $$bytes?: unknown } | null)?.$$bytes;
+    if (typeof text === 'string') {
+      node[key] = Buffer.from(text, 'base64');
+      found = true;
+    } else if (revivedBytes(child)) found = true;
+  }
+  return found;
 }

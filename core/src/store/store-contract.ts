@@ -73,6 +73,33 @@ export function storeContract(t: Test, makeStore: () => Promise<Store>): void {
     t.strictSame(await c.findOne({ _id: 'a' }), doc, 'a returned document is a copy');
   });
 
+  run('bytes are stored as inserted and read back as Buffers; no update carries them', async (t, _store, collection) => {
+    const c = collection('bytes');
+    const big = randomBytes(3 * 1024 * 1024 + 5);
+    const small = randomBytes(48);
+    const doc = { _id: 'f', role: 'cerfa', content: { iv: 'aXY=', pages: [big, small, Buffer.alloc(0)] }, raw: new Uint8Array([1, 2, 250]) };
+    await c.insertOne(doc);
+    const got = (await c.findOne({ _id: 'f' })) as unknown as { content: { iv: string; pages: unknown[] }; raw: unknown; role: string };
+    t.equal(got.role, 'cerfa');
+    t.equal(got.content.iv, 'aXY=');
+    t.ok(got.content.pages.every((page) => Buffer.isBuffer(page)), 'each page comes back as a Buffer');
+    t.ok(big.equals(got.content.pages[0] as Buffer), 'megabytes, byte for byte');
+    t.ok(small.equals(got.content.pages[1] as Buffer));
+    t.equal((got.content.pages[2] as Buffer).length, 0, 'empty bytes stay bytes');
+    t.ok(Buffer.isBuffer(got.raw) && Buffer.from([1, 2, 250]).equals(got.raw as Buffer), 'a Uint8Array comes back as a Buffer');
+    t.strictSame(await c.insertMany([{ _id: 'g', data: small }, { _id: 'h', n: 1 }]), { duplicates: [] }, 'insertMany takes bytes too');
+    t.ok(small.equals((await c.findOne({ _id: 'g' }))!.data as Buffer));
+    await c.insertOne({ _id: 'plain', n: 1 });
+    await t.rejects(c.findOneAndUpdate({ _id: 'plain' }, { $set: { data: small } }), TypeError, '$set of bytes');
+    await t.rejects(c.findOneAndUpdate({ _id: 'plain' }, { $push: { list: { data: small } } }), TypeError, '$push of bytes, nested');
+    await t.rejects(c.updateMany({}, { $set: { data: small } }), TypeError, 'updateMany');
+    await t.rejects(c.findOneAndUpdate({ _id: 'new' }, { $setOnInsert: { data: small } }, { upsert: true }), TypeError, 'an upsert');
+    t.strictSame(await c.findOne({ _id: 'plain' }), { _id: 'plain', n: 1 }, 'nothing refused was written');
+    t.equal(await c.findOne({ _id: 'new' }), null);
+    t.equal(await c.deleteMany({ role: 'cerfa' }), 1, 'a document holding bytes is deleted as any other');
+    t.equal(await c.count(), 3);
+  });
+
   run('insertOne rejects a duplicate _id with DuplicateKeyError', async (t, _store, collection) => {
     const c = collection('dupid');
     await c.insertOne({ _id: 'a' });

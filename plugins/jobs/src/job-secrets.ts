@@ -6,7 +6,7 @@
  * which can be megabytes each, are documents of their own, read only by jobs that have some.
  * Nothing of it goes on the queue, and a sweeper removes files left older than 24 hours.
  */
-import type { Clock, Collection, Sealed, SealedParts, Sealer, Store } from '@opco-proxy/core';
+import type { Clock, Collection, Sealed, SealedFile, Sealer, Store } from '@opco-proxy/core';
 
 /** The job record's `inputs`. */
 export interface SealedInputs {
@@ -41,8 +41,8 @@ interface FileRecord {
   _id: string;
   jobId: string;
   role: string;
-  /** In parts (sealPages); one Sealed for files stored by earlier versions. */
-  content: SealedParts | Sealed;
+  /** Pages of ciphertext bytes (sealPages); base64 text for files stored by earlier versions. */
+  content: SealedFile;
   createdAt: Date;
 }
 
@@ -80,7 +80,7 @@ export class JobSecrets {
 
   /**
    * Stores the files and returns the sealed inputs for the job record. The files' pages are
-   * consumed (Sealer.sealPages: encrypted where they lie, then given back), so the caller must
+   * taken, encrypted where they lie and stored as they are (Sealer.sealPages), so the caller must
    * be done with them (hashed them for the Idempotency-Key) before.
    */
   async seal(jobId: string, inputs: JobInputs): Promise<SealedInputs> {

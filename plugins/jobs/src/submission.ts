@@ -40,7 +40,7 @@ export interface SubmissionRequest {
 
 export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: string, tenant: Tenant, body: Record<string, unknown>, request: SubmissionRequest = {}): Promise<Accepted> {
   const opco = deps.opcos.get(opcoId);
-  // Each file as the pages the router decoded it into; sealing consumes them (JobSecrets.seal).
+  // Each file as the pages the router decoded it into; sealing takes them (JobSecrets.seal).
   const { _files: files = {}, ...payload } = body as { _files?: Record<string, Buffer[]> } & Record<string, unknown>;
   for (const route of routesOf(kind.type, Object.keys(files))) deps.opcos.route(opco, route);
   const key = IdempotencyKeys.check(request.idempotencyKey);

@@ -1,6 +1,6 @@
 // SPEC 5.4, D17: sealed inputs round-trip, are bound to their job, and leftovers are swept.
 import t from 'tap';
-import { createEmbeddedStore, createSealer, systemClock } from '@opco-proxy/core';
+import { createEmbeddedStore, createSealer, systemClock, TestClock } from '@opco-proxy/core';
 import { JobSecrets } from '../src/job-secrets.js';
 
 const key = Buffer.alloc(32, 9);
@@ -15,8 +15,29 @@ t.test('inputs round-trip and are sealed at rest', async (t) => {
   t.equal(back?.apiKey, 'the-api-key-123');
   t.same(back?.body, { nom: 'Dupont' });
   t.same(Buffer.concat(back!.files.cerfa!), Buffer.from('%PDF-secret'));
-  const raw = JSON.stringify([inputs, await store.collection('job_files').find({})]);
+  const stored = await store.collection<any>('job_files').find({});
+  const raw = JSON.stringify([inputs, stored]);
   for (const plain of ['the-api-key-123', 'Dupont', '%PDF-secret', Buffer.from('%PDF-secret').toString('base64')]) t.notOk(raw.includes(plain), `no ${plain}`);
+  const pages = stored[0].content.pages as Buffer[];
+  t.ok(pages.length === 1 && Buffer.isBuffer(pages[0]), 'the file is kept as bytes');
+  t.notOk(Buffer.concat(pages).includes(Buffer.from('%PDF')), 'its bytes are ciphertext');
+});
+
+t.test('files stored as base64 text by earlier versions still open', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const sealer = createSealer(key);
+  const secrets = new JobSecrets(store, sealer, systemClock);
+  const whole = sealer.seal(Buffer.from('%PDF-whole'), 'old-job:a');
+  const paged = sealer.sealPages([Buffer.from('%PDF-'), Buffer.from('parts')], 'old-job:b');
+  const parts = { iv: paged.iv, tag: paged.tag, parts: paged.pages.map((page) => page.toString('base64')) };
+  const files = store.collection<any>('job_files');
+  await files.insertOne({ _id: 'old-job:a', jobId: 'old-job', role: 'a', content: whole, createdAt: new Date() });
+  await files.insertOne({ _id: 'old-job:b', jobId: 'old-job', role: 'b', content: parts, createdAt: new Date() });
+  const inputs = { secrets: sealer.seal(JSON.stringify({ apiKey: 'key-old-1234', body: {} }), 'old-job'), files: ['a', 'b'] };
+  const back = await secrets.open({ _id: 'old-job', inputs });
+  t.equal(Buffer.concat(back!.files.a!).toString(), '%PDF-whole', 'one sealed value (the first versions)');
+  t.equal(Buffer.concat(back!.files.b!).toString(), '%PDF-parts', 'base64 parts (before bytes)');
 });
 
 t.test('a sealed value moved to another job or read with another key fails', async (t) => {
@@ -58,10 +79,11 @@ t.test('inputs sealed apart in the job record by an earlier version are still re
 t.test('purge removes the files; the sweeper removes only old files', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
-  const secrets = new JobSecrets(store, createSealer(key), systemClock);
+  const clock = new TestClock({ frozen: true });
+  const secrets = new JobSecrets(store, createSealer(key), clock);
   await secrets.seal('old', { apiKey: 'key-old-1234', body: {}, files: { a: [Buffer.from('1')] } });
+  await clock.advance(25 * 3600_000);
   const recent = await secrets.seal('new', { apiKey: 'key-new-1234', body: {}, files: { b: [Buffer.from('2')] } });
-  await store.collection('job_files').updateMany({ jobId: 'old' }, { $set: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
   t.equal(await secrets.sweepFiles(24 * 3600_000), 1);
   t.equal(await store.collection('job_files').count({ jobId: 'new' }), 1, 'recent file kept');
   await secrets.purge({ _id: 'new', inputs: recent });

@@ -104,6 +104,8 @@ function clientOptions(url: string): MongoClientOptions {
   return {
     // Stored documents never hold undefined (the embedded store drops such fields too).
     ignoreUndefined: true,
+    // Bytes are read back as Buffers, as the Store port says, not as BSON Binary objects.
+    promoteBuffers: true,
     ...(has('serverSelectionTimeoutMS') ? {} : { serverSelectionTimeoutMS: DEFAULT_TIMEOUT_MS }),
     ...(has('connectTimeoutMS') ? {} : { connectTimeoutMS: DEFAULT_TIMEOUT_MS }),
   };

@@ -7,6 +7,7 @@ import type { Collection as DriverCollection, Document, Filter as DriverFilter }
 import {
   DuplicateKeyError,
   assertStorable,
+  assertStorableUpdate,
   equalityFields,
   isPlainObject,
   type Collection,
@@ -78,7 +79,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
 
   async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
     checked(filter);
-    assertStorable(update, 'an update');
+    assertStorableUpdate(update);
     if (this.locks) {
       const locks = this.locks;
       return this.holder.run(() => locks.findOneAndUpdate(this.collection, filter, update, options, isDuplicateKey));
@@ -104,7 +105,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
     const query = checked<T>(filter);
-    assertStorable(update, 'an update');
+    assertStorableUpdate(update);
     const result = await this.holder.run(() => this.update(() => this.collection.updateMany(query, update as Document)));
     return result.matchedCount;
   }
