@@ -154,7 +154,7 @@ nedbModel.deserialize = (line) => {
  * The value with each of its bytes replaced, copying only the objects and arrays on the way to
  * them: the value itself when it holds none. Stored documents are at most MAX_DOCUMENT_DEPTH deep.
  */
-export function bytesReplaced(value: unknown, replace: (bytes: Uint8Array) => unknown): unknown {
+function bytesReplaced(value: unknown, replace: (bytes: Uint8Array) => unknown): unknown {
   if (value instanceof Uint8Array) return replace(value);
   if (value === null || typeof value !== 'object' || value instanceof Date) return value;
   let copy: Record<string, unknown> | undefined;
