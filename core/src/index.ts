@@ -13,6 +13,7 @@ export * from './seams.js';
 export * from './events.js';
 export * from './call-context.js';
 export * from './crypto.js';
+export { releaseBuffer } from './resizable-buffer.js';
 export * from './tenant.js';
 export * from './config.js';
 export * from './plugin.js';

@@ -20,13 +20,18 @@ function random(seed: number) {
   return { next, int: (n: number) => Math.floor(next() * n) };
 }
 
-/** Feeds `text` in chunks of the sizes `sizes` gives (cycled), as a socket might. */
+/**
+ * Feeds `text` in chunks of the sizes `sizes` gives (cycled), as a socket might. Each chunk is a
+ * copy the cutter may keep a view of; one it says it does not keep is scribbled over, as giving
+ * its memory back (releaseChunk) would empty it: a view it keeps without saying so spoils the result.
+ */
 function cut(text: string | Buffer, sizes: (i: number) => number, limit = LIMIT): { value: unknown; files: CutFile[]; invalidJson: boolean } {
   const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
   const cutter = new FileCutter(limit);
   for (let at = 0, i = 0; at < bytes.length; i++) {
     const size = Math.max(1, sizes(i));
-    cutter.push(bytes.subarray(at, at + size));
+    const chunk = Buffer.from(bytes.subarray(at, at + size));
+    if (!cutter.push(chunk)) chunk.fill(0x7b);
     at += size;
   }
   const skeleton = cutter.end().toString('utf8');
@@ -200,4 +205,21 @@ t.test('discard gives back the pages of every file, the one still arriving inclu
   t.ok(pages.length >= 2 && pages.every((page) => page.length > 0));
   cutter.discard();
   t.ok(pages.every((page) => page.length === 0), 'their memory is gone: they read empty');
+});
+
+t.test('a chunk is kept only for a long run of text outside the files: the others may be given back', async (t) => {
+  const file = Buffer.alloc(3 * 65536, 7).toString('base64');
+  const text = Buffer.from(JSON.stringify({ note: 'n'.repeat(5000), _files: { a: file }, tail: 1 }));
+  const cutter = new FileCutter(LIMIT);
+  const kept: boolean[] = [];
+  for (let at = 0; at < text.length; at += 65536) kept.push(cutter.push(Buffer.from(text.subarray(at, at + 65536))));
+  t.same(kept, [true, false, false, false, false], 'the first chunk holds 5,000 bytes of text kept as they came; the rest is the file and a short tail');
+  const value = JSON.parse(cutter.end().toString()) as { note: string; tail: number };
+  t.equal(value.note.length, 5000);
+  t.equal(value.tail, 1);
+  t.same(Buffer.concat(cutter.files[0]!.content), Buffer.alloc(3 * 65536, 7));
+  for (const [name, sizes] of CHUNKINGS) {
+    const result = cut(text, sizes); // scribbles over every chunk said not to be kept
+    t.equal((result.value as { note: string }).note, 'n'.repeat(5000), `${name}: the text kept is intact`);
+  }
 });

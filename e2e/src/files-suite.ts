@@ -65,6 +65,27 @@ export function filesSuite(t: Test, backend: () => ServiceOptions): void {
     await eventually(async () => (await service.kernel.store.collection('job_files').count({ jobId: reply.body.jobId })) === 0, 'the sealed file purged once the job ended');
   });
 
+  t.test('a file job retried after a 503 sends the same bytes again; its pages are given back only once it ends', async (t) => {
+    const file = pdfOf(2 * 1024 * 1024 + 5);
+    service.sandbox.faults.add({ route: `POST ${UPSTREAM_FACTURES}`, status: 503, times: 1 });
+    t.teardown(() => service.sandbox.faults.clear());
+    const before = sentFiles().length;
+    const reply = await post(JSON.stringify({ ...factureBody(numero()), _files: { facture: file.toString('base64') } }));
+    t.equal(reply.status, 202, JSON.stringify(reply.body));
+    const record = (await service.kernel.store.collection('job_files').findOne({ jobId: reply.body.jobId })) as { content: { pages: Buffer[] } } | null;
+    // The embedded store keeps the pages the request decoded (resizable); MongoDB's are copies.
+    const shared = (record?.content.pages ?? []).filter((page) => (page.buffer as { resizable?: boolean }).resizable === true);
+    if (backend().config === undefined) t.ok(shared.length > 1, 'the embedded store shares the pages it keeps');
+    const job = await waitForJob(service, reply.body.statusUrl, { timeoutMs: 60_000 });
+    t.equal(job.status, 'completed', JSON.stringify(job.error));
+    t.equal(job.retries, 1, 'the first attempt failed');
+    const sent = sentFiles().slice(before);
+    t.equal(sent.length, 2, 'sent twice');
+    for (const attempt of sent) t.equal(digest(attempt.content), digest(file), 'each attempt sent the bytes the client sent');
+    await eventually(async () => (await service.kernel.store.collection('job_files').count({ jobId: reply.body.jobId })) === 0, 'the sealed file purged once the job ended');
+    t.ok(shared.every((page) => page.length === 0), `the ${shared.length} pages the store shared are given back`);
+  });
+
   t.test('a file one byte over the limit is a 413 naming it; nothing is stored', async (t) => {
     const before = await stored();
     const reply = await post(JSON.stringify({ ...factureBody(numero()), _files: { petit: 'QUJD', facture: pdfOf(FILE_LIMIT + 1).toString('base64') } }));

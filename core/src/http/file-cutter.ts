@@ -68,7 +68,12 @@ export class FileCutter {
   /** `fileBytes`: the most a file may hold (D7). */
   constructor(private readonly fileBytes: number) {}
 
-  push(chunk: Buffer): void {
+  /**
+   * Reads one chunk of the body. Returns whether the text kept holds a view of `chunk` (long runs
+   * of it are kept as they came, not copied): when not, the caller may give its memory back.
+   */
+  push(chunk: Buffer): boolean {
+    let viewed = false;
     let kept = this.inString && this.kind === FILE ? -1 : 0; // where the text to keep starts; -1 inside a file
     for (let i = 0; i < chunk.length; i++) {
       if (this.inString) {
@@ -87,7 +92,7 @@ export class FileCutter {
         case QUOTE:
           this.startString();
           if (this.kind === FILE) {
-            this.text.add(chunk, kept, i + 1);
+            viewed = this.text.add(chunk, kept, i + 1) || viewed;
             this.text.addText(`${PLACEHOLDER_TEXT}${this.files.length}`);
             kept = -1;
             this.file = new Base64File(this.fileBytes);
@@ -116,7 +121,8 @@ export class FileCutter {
           break;
       }
     }
-    if (kept >= 0) this.text.add(chunk, kept, chunk.length);
+    if (kept >= 0) viewed = this.text.add(chunk, kept, chunk.length) || viewed;
+    return viewed;
   }
 
   /** The body's text with the files cut out. */
@@ -235,15 +241,17 @@ class TextPieces {
   private blockStart = 0;
   private used = 0;
 
-  add(chunk: Buffer, start: number, end: number): void {
-    if (end <= start) return;
+  /** Keeps `chunk[start, end)`; returns whether as a view of `chunk` (true) or copied. */
+  add(chunk: Buffer, start: number, end: number): boolean {
+    if (end <= start) return false;
     if (end - start >= 1024) {
       this.flush();
       this.pieces.push(start === 0 && end === chunk.length ? chunk : chunk.subarray(start, end));
-      return;
+      return true;
     }
     this.reserve(end - start);
     this.used += chunk.copy(this.block, this.used, start, end);
+    return false;
   }
 
   addText(text: string): void {

@@ -18,6 +18,7 @@ import type { Transform } from 'node:stream';
 import { createBrotliDecompress, createUnzip } from 'node:zlib';
 import { createError, isServiceError, type ServiceError } from '../errors.js';
 import { MAX_BODY_DEPTH, jsonDepth } from '../json-limits.js';
+import { releaseChunk } from '../resizable-buffer.js';
 import { FileCutter, PLACEHOLDER, type CutFile } from './file-cutter.js';
 
 const JSON_TYPES = ['application/json', '+json'];
@@ -145,7 +146,7 @@ function readBytes(req: Koa.Context['req'], encoding: string, limit: number, len
     const finish = (err?: unknown) => {
       source.off('data', onData).off('end', onEnd).off('error', finish);
       req.off('aborted', onAborted).off('error', finish);
-      if (err === undefined) return resolve(cutter ? cutter.end() : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+      if (err === undefined) return resolve(cutter ? cutter.end() : joined(chunks, received, source === req));
       if (source !== req) {
         req.unpipe(source as Transform);
         // A decompressor stopped mid-way may still report what it had queued: nobody listens now.
@@ -157,14 +158,25 @@ function readBytes(req: Koa.Context['req'], encoding: string, limit: number, len
     const onData = (chunk: Buffer) => {
       received += chunk.length;
       if (received > limit) return finish(Object.assign(new Error('body over the limit'), { type: 'entity.too.large' }));
-      if (cutter) cutter.push(chunk);
-      else chunks.push(chunk);
+      // The HTTP parser's chunks are the body's only copies: one the cutter did not keep a view
+      // of is given back at once (a decompressor's output is left alone: it may share memory).
+      if (cutter) {
+        if (!cutter.push(chunk) && source === req) releaseChunk(chunk);
+      } else chunks.push(chunk);
     };
     const onEnd = () => finish(length !== undefined && received !== length ? Object.assign(new Error('body length differs'), { type: 'request.size.invalid' }) : undefined);
     const onAborted = () => finish(Object.assign(new Error('request aborted'), { type: 'request.aborted' }));
     source.on('data', onData).on('end', onEnd).on('error', finish);
     req.on('aborted', onAborted).on('error', finish);
   });
+}
+
+/** The chunks as one buffer; when they were copied into it, the parser's own are given back. */
+function joined(chunks: Buffer[], length: number, fromParser: boolean): Buffer {
+  if (chunks.length === 1) return chunks[0]!;
+  const text = Buffer.concat(chunks, length);
+  if (fromParser) for (const chunk of chunks) releaseChunk(chunk);
+  return text;
 }
 
 /** The body as sent (identity) or its decompression; 415 for an encoding the service does not take. */

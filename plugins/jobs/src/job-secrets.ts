@@ -6,7 +6,7 @@
  * which can be megabytes each, are documents of their own, read only by jobs that have some.
  * Nothing of it goes on the queue, and a sweeper removes files left older than 24 hours.
  */
-import type { Clock, Collection, Sealed, SealedFile, Sealer, Store } from '@opco-proxy/core';
+import { releaseBuffer, type Clock, type Collection, type Sealed, type SealedFile, type Sealer, type Store } from '@opco-proxy/core';
 
 /** The job record's `inputs`. */
 export interface SealedInputs {
@@ -58,6 +58,8 @@ export interface OpenedInputs {
   apiKey: string;
   body: unknown;
   files: Record<string, Buffer[]>;
+  /** The files' ciphertext pages as read, for purge() to give back (the embedded store's own). */
+  stored: Buffer[];
 }
 
 export class JobSecrets {
@@ -99,27 +101,37 @@ export class JobSecrets {
     const sealed = job.inputs ?? (await this.legacy.findOne({ _id: job._id }));
     if (!sealed) return null;
     const files: Record<string, Buffer[]> = {};
+    const stored: Buffer[] = [];
     // Legacy records say nothing of their files: look.
     if (!('files' in sealed) || sealed.files.length > 0) {
       for (const file of await this.files.find({ jobId: job._id }, { sort: { _id: 1 } })) {
         files[file.role] = this.sealer.unsealPieces(file.content, `${job._id}:${file.role}`);
+        if ('pages' in file.content) stored.push(...file.content.pages);
       }
     }
     if ('secrets' in sealed) {
       const { apiKey, body } = JSON.parse(this.sealer.unseal(sealed.secrets, job._id).toString('utf8')) as { apiKey: string; body: unknown };
-      return { apiKey, body, files };
+      return { apiKey, body, files, stored };
     }
     return {
       apiKey: this.sealer.unseal(sealed.apiKey, job._id).toString('utf8'),
       body: JSON.parse(this.sealer.unseal(sealed.body, job._id).toString('utf8')),
       files,
+      stored,
     };
   }
 
-  /** Removes what is kept outside the job record (its `inputs` go with the write that ends it). */
-  async purge(job: { _id: string; inputs?: StoredInputs | null }): Promise<void> {
+  /**
+   * Removes what is kept outside the job record (its `inputs` go with the write that ends it).
+   * `opened`: what the ending worker opened; once the files are removed, the memory of their pages
+   * is given back at once (the embedded store keeps the very pages the request decoded, resizable
+   * buffers: resizable-buffer.ts), not at V8's next collection. Only the worker holding the job's
+   * lease ends it, so no other reader of these pages is left.
+   */
+  async purge(job: { _id: string; inputs?: StoredInputs | null }, opened?: OpenedInputs): Promise<void> {
     if (!job.inputs || job.inputs.files.length > 0) await this.files.deleteMany({ jobId: job._id });
     if (!job.inputs) await this.legacy.deleteOne({ _id: job._id });
+    for (const page of opened?.stored ?? []) releaseBuffer(page);
   }
 
   /** D17: files older than `maxAgeMs` go whatever their job's state. */

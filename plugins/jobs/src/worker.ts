@@ -116,7 +116,7 @@ export class JobWorker {
       if (!moved) return;
       lastRunCut = false;
       if (job.steps.length > 1) await emitProgress(this.deps, moved, step.step);
-      if (moved.status === 'completed') return this.ended(job, moved);
+      if (moved.status === 'completed') return this.ended(job, moved, inputs);
       job = moved;
     }
   }
@@ -141,7 +141,7 @@ export class JobWorker {
       ));
     } catch (err) {
       if (err instanceof LeaseLost) throw err;
-      await this.stepFailed(job, token, step.step, attempts, asServiceError(err));
+      await this.stepFailed(job, token, step.step, attempts, asServiceError(err), inputs);
       return null;
     }
     return this.recordStep(job, token, step.step, attempts, JSON.stringify(result ?? {}));
@@ -166,13 +166,13 @@ export class JobWorker {
     }
   }
 
-  private async stepFailed(job: JobRecord, token: string, stepNumber: number, attempts: number, error: ServiceError): Promise<void> {
+  private async stepFailed(job: JobRecord, token: string, stepNumber: number, attempts: number, error: ServiceError, inputs: OpenedInputs): Promise<void> {
     const move = nextMove(error, attempts, this.deps.retries);
     const uncertain = mayHaveReachedUpstream(error);
     if (move.kind === 'fail') {
       const steps = withStep(job.steps, stepNumber, { status: 'failed', attempts, uncertain });
       const failure: JobErrorRecord = { message: error.message, code: error.code, ...(error.upstream !== undefined && { upstreamJson: JSON.stringify(error.upstream) }) };
-      return this.ended(job, await this.endWrite(job, token, steps, job.steps.length > 1 ? { ...failure, step: stepNumber } : failure));
+      return this.ended(job, await this.endWrite(job, token, steps, job.steps.length > 1 ? { ...failure, step: stepNumber } : failure), inputs);
     }
     // A wait for budget is not an attempt; a retry is, and counts in `retries`.
     const step = move.kind === 'wait' ? { status: 'pending' as const, attempts: attempts - 1, uncertain } : { status: 'failed' as const, attempts, uncertain };
@@ -198,8 +198,8 @@ export class JobWorker {
   }
 
   /** After the ending write: files purged, the end told. `before` still names the job's files. */
-  private async ended(before: JobRecord, ended: JobRecord): Promise<void> {
-    await this.deps.secrets.purge(before);
+  private async ended(before: JobRecord, ended: JobRecord, inputs?: OpenedInputs): Promise<void> {
+    await this.deps.secrets.purge(before, inputs);
     this.deps.log.info({ jobId: ended._id, requestId: ended.requestId, status: ended.status, worker: this.owner }, 'job ended');
     this.deps.jobsEnded.inc({ type: ended.type, status: ended.status });
     await emitJobEnd(this.deps, ended);

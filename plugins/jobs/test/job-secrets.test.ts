@@ -89,3 +89,21 @@ t.test('purge removes the files; the sweeper removes only old files', async (t) 
   await secrets.purge({ _id: 'new', inputs: recent });
   t.equal(await store.collection('job_files').count({}), 0);
 });
+
+t.test('purge gives back the pages the embedded store kept, only once the files are removed', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const secrets = new JobSecrets(store, createSealer(key), systemClock);
+  // As the request decodes a large file: resizable pages (resizable-buffer.ts).
+  const page = Buffer.from(new (ArrayBuffer as any)(4096, { maxByteLength: 8192 }) as ArrayBuffer);
+  page.fill(5);
+  const inputs = await secrets.seal('job-r', { apiKey: 'key-r-123456', body: {}, files: { a: [page] } });
+  const first = await secrets.open({ _id: 'job-r', inputs });
+  t.equal(first!.stored.length, 1, 'the pages read are handed to the worker');
+  const again = await secrets.open({ _id: 'job-r', inputs });
+  t.same(Buffer.concat(again!.files.a!), Buffer.alloc(4096, 5), 'opening (a retry) gives nothing back');
+  await secrets.purge({ _id: 'job-r', inputs }, again!);
+  t.equal(await store.collection('job_files').count({ jobId: 'job-r' }), 0);
+  t.equal(first!.stored[0]!.length, 0, 'the stored page is given back');
+  t.equal(page.length, 0, 'the very memory the request decoded into');
+});
