@@ -43,11 +43,12 @@ export function releaseBuffer(buffer: Buffer): void {
 /**
  * Gives back now the memory of a chunk read for the last time (of a request's body, or a cipher's
  * output copied elsewhere), when it is the only view of an ArrayBuffer of its own (as Node's HTTP
- * parser and ciphers make one per chunk), and no I/O still reads it. Without this, a 10 MB upload's 14 MB of chunks stay in the RSS beside the
- * decoded file until the next young collection, which allocating little else does not bring
- * (bench/RESULTS.md, "The chunks of a request's body"). Detaching is ES2024's `transfer(0)`:
- * Node 22 and later; on Node 20 the chunk is left to the collector as before. A slice of a shared
- * pool is never detached, nor one the runtime marks as not detachable.
+ * parser and ciphers make one per chunk) and no I/O still reads it. Without this, a 10 MB
+ * upload's 14 MB of chunks stay in the RSS beside the decoded file until the next collection,
+ * which a process allocating little else does not run (bench/RESULTS.md, "The chunks of a
+ * request's body, given back"). Detaching is ES2024's `transfer(0)`: Node 22 and later; on
+ * Node 20 the chunk is left to the collector as before. A slice of a shared pool is never
+ * detached, nor one the runtime refuses to detach.
  */
 export function releaseChunk(chunk: Buffer): void {
   const memory = chunk.buffer as ResizableArrayBuffer;

@@ -14,7 +14,9 @@
  * for values written once, then read or deleted: no update may carry them (TypeError), and a
  * document holding them is not updated (the embedded store refuses with a TypeError). Nor are
  * they matched or sorted on. The embedded store keeps the very Buffer it was given and hands it
- * out on reads, never copying megabytes: callers write to neither.
+ * out on reads, never copying megabytes: callers write to neither while the document exists.
+ * Once it is deleted, its bytes are nobody's but the deleter's, who may give their memory back
+ * (JobSecrets.purge does, for a file's pages).
  */
 export interface Doc {
   _id: string;
