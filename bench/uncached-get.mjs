@@ -7,7 +7,10 @@
 // recorded 12 KB answer. Then, in the same run:
 // - added p50: p50 through each proxy minus p50 straight to the upstream, at a fixed offered rate
 //   (open loop, --rate, 50 connections), so the figure is the hop's own latency, not queueing;
-// - the upstream client's cost per call: got (as it was called, and tuned) against undici.
+// - the upstream client's cost per call: got (as it was called, and tuned) against undici;
+// - the answer's own cost: what the pipeline does to the 12 KB once it has it (parse, depth bound,
+//   transforms, drift check, stringify), with the service's functions, and so the highest ratio
+//   to nginx that a proxy adding only that to the bare undici proxy could reach (the goal's floor).
 // Run after `npm run build`:  node bench/uncached-get.mjs [--rounds 5] [--duration 5] [--rate 200] [--cpu-prof DIR] [--quick]
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +65,8 @@ try {
 
   const clientRounds = JSON.parse(execFileSync(PINNED ? 'taskset' : process.execPath, [...(PINNED ? ['-c', SERVICE_CPU, process.execPath] : []), fileURLToPath(new URL('./lib/client-cost.mjs', import.meta.url)), '--upstream', upstream.url, '--calls', QUICK ? '2000' : '5000', '--rounds', QUICK ? '3' : '5'], { encoding: 'utf8' }));
 
+  const answerRounds = JSON.parse(execFileSync(PINNED ? 'taskset' : process.execPath, [...(PINNED ? ['-c', SERVICE_CPU, process.execPath] : []), fileURLToPath(new URL('./lib/answer-cost.mjs', import.meta.url)), '--answer', recorded.bodyFile, '--calls', QUICK ? '2000' : '5000'], { encoding: 'utf8' }));
+
   failed = results.some((r) => Object.values(r).some((m) => m.errors > 0)) || added.some((r) => Object.values(r).some((m) => m.errors > 0));
   console.log(`uncached proxied GET (${recorded.bytes} bytes upstream), c=${connections}, ${durationS} s x ${rounds} interleaved rounds, load by ${GENERATOR}, ${pinning()}; baseline: ${NGINX ? 'nginx proxy_pass (1 worker, upstream keep-alive)' : 'a bare node:http + undici Pool proxy (nginx not installed)'}${nodeArgs.length ? ', SERVICE PROFILED (--cpu-prof): ratios are not comparable' : ''}`);
   const rows = [
@@ -80,6 +85,13 @@ try {
     { name: 'got tuned', values: clientRounds.map((r) => r['got tuned'] / r['undici pool']) },
     { name: 'undici request()', values: clientRounds.map((r) => r['undici request'] / r['undici pool']) },
   ]);
+  // One core does 1e6 µs of work a second: a proxy costing the undici proxy's CPU plus the answer's
+  // cannot serve more than 1e6 / that, nor more than the load generator drives through nginx.
+  const answerUs = answerRounds.total;
+  console.log(`the answer's own cost, CPU µs per answer (service's functions, one process on the service core): ${Object.entries(answerRounds).map(([n, us]) => `${n} ${us.toFixed(1)}`).join(', ')}`);
+  const rowsAbove = [{ name: `best reachable req/s vs ${baseline}`, values: results.map((r) => Math.min(1e6 / (r['undici proxy'].cpuUsPerRequest + answerUs), r[baseline].rps) / r[baseline].rps) }];
+  rowsAbove.push({ name: 'pipeline µs/req beyond it', values: results.map((r) => r['opco-proxy'].cpuUsPerRequest - r['undici proxy'].cpuUsPerRequest - answerUs), digits: 0 });
+  printRatios(`the floor: a proxy costing the undici proxy's CPU plus the answer's own (goal >= 0.35 is out of reach where this is below it)`, rowsAbove);
   const last = results[results.length - 1];
   console.log('last round, absolute:');
   for (const [name, m] of Object.entries(last)) console.log(`  ${describe(name, m)}`);
