@@ -182,7 +182,9 @@ async function main() {
       const rows = [];
       for (let round = 0; round < rounds; round++) {
         const id = `bench_jobs_${process.pid}_${round}_${Date.now() % 100000}`;
-        const env = { BENCH_MONGODB_URL: ferret?.url, BENCH_DATABASE: id };
+        // A database of the baseline's own: its documents in the service's would be read by the
+        // service's sweeps and backlog gauge as pending jobs (until 2026-11-26 they shared one).
+        const env = { BENCH_MONGODB_URL: ferret?.url, BENCH_DATABASE: `${id}_baseline` };
         const baseline = await start(self(`baseline-${backend}`), env);
         await load(baseline.url, warmS);
         const baseCpu = baseline.cpuSeconds();
