@@ -21,6 +21,7 @@ export * from './kernel.js';
 export * from './pipeline.js';
 export * from './upstream-client.js';
 export * from './metrics.js';
+export { STORE_GAUGE, StoreAge, type AgeGaugeConfiguration } from './store-gauge.js';
 export * from './logger.js';
 export * from './opco-registry.js';
 export * from './upstream-budget.js';

@@ -121,7 +121,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const resolveHost: HostResolver = options.resolveHost ?? (async (hostname) => (await lookup(hostname, { all: true, verbatim: true })) as Array<{ address: string; family: 4 | 6 }>);
   const host = new PluginHost({ config, role, log, clock, store, queue, hooks, seams, router, opcos, pipeline, window, registry: prometheus.registry, emit, resolveHost, queueNames });
   for (const plugin of await loadPlugins(config.plugins, options.plugins)) {
-    await plugin.register(host.apiFor(plugin.name, pluginMetrics(prometheus.registry, plugin.name)));
+    await plugin.register(host.apiFor(plugin.name, pluginMetrics(prometheus.registry, plugin.name, clock)));
     log.debug({ plugin: plugin.name }, 'plugin registered');
   }
   if (!seams.has('admission')) seams.provide('admission', new StoreBudgetAdmission(new UpstreamBudget(store, clock)), 'kernel');

@@ -5,6 +5,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import type { Queue } from './ports/queue.js';
+import { StoreAge, type AgeGaugeConfiguration } from './store-gauge.js';
 
 interface Bucket {
   start: number;
@@ -156,9 +157,11 @@ export interface PluginMetrics {
   counter<L extends string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L>;
   gauge<L extends string>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L>;
   histogram<L extends string>(config: Omit<HistogramConfiguration<L>, 'registers'>): Histogram<L>;
+  /** Seconds since a moment read from the store, read no more often than its cost allows (store-gauge.ts). */
+  ageGauge(config: AgeGaugeConfiguration): Gauge;
 }
 
-export function pluginMetrics(registry: Registry, plugin: string): PluginMetrics {
+export function pluginMetrics(registry: Registry, plugin: string, clock: Clock): PluginMetrics {
   const named = <T extends { name: string }>(config: T): T & { registers: Registry[] } => {
     if (!config.name.startsWith('opco_proxy_')) throw new Error(`plugin ${plugin}: metric ${config.name} must be named opco_proxy_*`);
     return { ...config, registers: [registry] };
@@ -167,5 +170,15 @@ export function pluginMetrics(registry: Registry, plugin: string): PluginMetrics
     counter: (config) => new Counter(named(config)),
     gauge: (config) => new Gauge(named(config)),
     histogram: (config) => new Histogram(named(config)),
+    ageGauge: ({ name, help, since }) => {
+      const age = new StoreAge(clock, since);
+      return new Gauge(named({
+        name, help,
+        async collect() {
+          const seconds = await age.seconds();
+          if (seconds !== undefined) this.set(seconds);
+        },
+      }));
+    },
   };
 }

@@ -94,7 +94,8 @@ t.test('overdue with several filters: the records matching any, by due date, wit
   const both = [{ state: 'open' }, { state: 'done' }];
   t.same((await leases.overdue(both, 60_000)).map((w) => w._id), ['open-late', 'done-later', 'open-less-late'], 'both states, most overdue first');
   t.same((await leases.overdue(both, 60_000, 2)).map((w) => w._id), ['open-late', 'done-later'], 'the limit holds over the merged list');
-  t.equal(await leases.lateness(both), 300_000, 'lateness of the most overdue of either');
+  t.equal((await leases.dueSince(both))?.getTime(), clock.now() - 300_000, 'due since the most overdue of either');
+  t.equal(await leases.dueSince([{ state: 'gone' }]), null, 'null when none waits');
 });
 
 t.test('allOf puts clauses side by side unless a field repeats; the matches are the same', async (t) => {

@@ -141,10 +141,10 @@ export class LeasedRecords<T extends Leased> {
     return found.flat().sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime()).slice(0, limit);
   }
 
-  /** How long the most overdue record (due, unheld) has waited, in ms; 0 when none waits. */
-  async lateness(filter: Filter | readonly Filter[]): Promise<number> {
+  /** Since when the most overdue record (due, unheld) has been due; null when none waits. */
+  async dueSince(filter: Filter | readonly Filter[]): Promise<Date | null> {
     const [late] = await this.overdue(filter, 0, 1);
-    return late ? Math.max(0, this.clock.now() - late.nextAttemptAt.getTime()) : 0;
+    return late ? late.nextAttemptAt : null;
   }
 }
 

@@ -2,7 +2,7 @@
  * The jobs plugin: asynchronous writes (SPEC 1 rule 3, 3.1, 4.8-4.13, 5.4, 8; D15-D18).
  * The `api` role takes submissions, the `worker` role runs them; `serve` does both.
  */
-import { RetryPolicy, definePlugin, settlesBy, type PluginApi } from '@opco-proxy/core';
+import { RetryPolicy, definePlugin, type PluginApi } from '@opco-proxy/core';
 import { IdempotencyKeys } from './idempotency.js';
 import { JobRecords } from './job-records.js';
 import { JobSecrets } from './job-secrets.js';
@@ -22,11 +22,6 @@ export interface JobsConfig {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** Scrapes of /metrics closer than this share one read of the oldest unfinished job. */
-const OLDEST_READ_EVERY_MS = 1000;
-/** A scrape waits this long at most for that read. */
-const OLDEST_READ_WAIT_MS = 2000;
-
 /** A due job still untaken after this long has lost its queue message. */
 const REQUEUE_GRACE_MS = 60_000;
 
@@ -39,29 +34,13 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
   await records.prepare();
   await secrets.prepare();
 
-  // The oldest unfinished job is a sorted search of every unfinished job (on FerretDB v1, which
-  // pushes neither `$in` nor a sort down, a read of the whole collection): scrapes share one read a
-  // second, whatever their rate (bench/jobs.mjs scrapes every 100 ms: 8 jobs/s completed on
-  // FerretDB with a read per scrape, 22 with one a second), and wait for it 2 s at most.
-  let oldestRead: { at: number; value: Promise<Date | null | undefined> } | undefined;
-  const oldestUnfinished = (): Promise<Date | null | undefined> => {
-    const now = clock.now();
-    if (!oldestRead || now - oldestRead.at >= OLDEST_READ_EVERY_MS) {
-      oldestRead = { at: now, value: records.oldestUnfinished().catch(() => undefined) };
-    }
-    const read = oldestRead.value;
-    return settlesBy(clock, now + OLDEST_READ_WAIT_MS, read).then((settled) => (settled ? read : undefined));
-  };
-
   api.declareQueue(JOBS_QUEUE);
-  api.metrics.gauge({
+  // A sorted search of every unfinished job where the store cannot use an index for it (FerretDB
+  // v1): read no more often than its cost allows (store-gauge.ts).
+  api.metrics.ageGauge({
     name: 'opco_proxy_oldest_pending_job_age_seconds',
-    help: 'Age of the oldest unfinished job, 0 when none (the job read from the store at most once a second)',
-    async collect() {
-      // An unreachable or hung store leaves the last value: /metrics must still answer.
-      const oldest = await oldestUnfinished();
-      if (oldest !== undefined) this.set(oldest ? Math.max(0, clock.now() - oldest.getTime()) / 1000 : 0);
-    },
+    help: 'Age of the oldest unfinished job, 0 when none (read from the store at most once a second, less often when the read is slow)',
+    since: () => records.oldestUnfinished(),
   });
   if (api.role !== 'worker') {
     mountJobRoutes(api, { records, secrets, idempotency, queue, opcos: api.opcos, clock });

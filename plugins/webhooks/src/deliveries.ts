@@ -145,12 +145,12 @@ export class Deliveries {
     return this.deliveries.find({ webhookId, tenant, status: 'failed', createdAt: { $gte: since } }, { sort: { createdAt: 1 }, limit });
   }
 
-  /** Unfinished deliveries due for `graceMs` with no live lease: their message may be lost. */
-  /** How long the most overdue unfinished delivery has been due, in ms (the delivery lag). */
-  lateness(): Promise<number> {
-    return this.leases.lateness(EACH_UNFINISHED);
+  /** Since when the most overdue unfinished delivery has been due (the delivery lag); null when none. */
+  dueSince(): Promise<Date | null> {
+    return this.leases.dueSince(EACH_UNFINISHED);
   }
 
+  /** Unfinished deliveries due for `graceMs` with no live lease: their message may be lost. */
   overdue(graceMs: number): Promise<DeliveryRecord[]> {
     return this.leases.overdue(EACH_UNFINISHED, graceMs);
   }

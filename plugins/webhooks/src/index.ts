@@ -40,13 +40,10 @@ export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<
     help: 'Webhook delivery attempts, by outcome (delivered, retrying, failed)',
     labelNames: ['outcome'] as const,
   });
-  api.metrics.gauge({
+  api.metrics.ageGauge({
     name: 'opco_proxy_delivery_lag_seconds',
-    help: 'How long the most overdue webhook delivery has been due and not sent, 0 when the outbox keeps up',
-    async collect() {
-      const lateMs = await deliveries.lateness().catch(() => undefined);
-      if (lateMs !== undefined) this.set(lateMs / 1000);
-    },
+    help: 'How long the most overdue webhook delivery has been due and not sent, 0 when the outbox keeps up (read from the store at most once a second, less often when the read is slow)',
+    since: () => deliveries.dueSince(),
   });
   const worker = new DeliveryWorker({
     deliveries, records, known, queue: api.queue, log, clock, attempts, mode: api.mode, resolveHost: api.resolveHost,
