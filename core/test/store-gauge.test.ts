@@ -20,10 +20,14 @@ function handRead() {
 /** Lets promise callbacks run (the clock is frozen: nothing else moves). */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-t.test('a cheap read: scrapes within a second share it, the next second reads again, the age grows in between', async (t) => {
+function setUp() {
   const clock = new TestClock({ frozen: true });
   const store = handRead();
-  const age = new StoreAge(clock, store.read);
+  return { clock, store, age: new StoreAge(clock, store.read) };
+}
+
+t.test('a cheap read: scrapes within a second share it, the next second reads again, the age grows in between', async (t) => {
+  const { clock, store, age } = setUp();
   const first = age.seconds();
   await settle();
   store.answer(new Date(clock.now() - 5000));
@@ -40,9 +44,7 @@ t.test('a cheap read: scrapes within a second share it, the next second reads ag
 });
 
 t.test('a slow read pushes the next one back by 20 times its cost, at most 60 s', async (t) => {
-  const clock = new TestClock({ frozen: true });
-  const store = handRead();
-  const age = new StoreAge(clock, store.read);
+  const { clock, store, age } = setUp();
   const first = age.seconds();
   await settle();
   await clock.advance(500);
@@ -68,9 +70,7 @@ t.test('a slow read pushes the next one back by 20 times its cost, at most 60 s'
 });
 
 t.test('a failed read keeps the last moment; a hung one answers in 2 s and is given up after 60 s', async (t) => {
-  const clock = new TestClock({ frozen: true });
-  const store = handRead();
-  const age = new StoreAge(clock, store.read);
+  const { clock, store, age } = setUp();
   const none = age.seconds();
   await settle();
   store.fail();
