@@ -9,6 +9,7 @@ import { validate, type ConfigFile } from '@opco-proxy/schemas';
 import { parseMasterKey } from './crypto.js';
 import { ConfigError } from './config-error.js';
 import { attributeError, layerConfig, type ConfigFlags } from './config-layers.js';
+import { TrustedProxies } from './http/client-address.js';
 
 export { NAMED_ENV_VARIABLES, GENERIC_ENV_PREFIX, layerConfig, type ConfigFlags } from './config-layers.js';
 
@@ -37,6 +38,10 @@ export interface Config {
   tenantRateLimit: Section<'tenantRateLimit'>;
   /** D8: when non-empty, only these tenant hashes may use the service. */
   allowedTenants: string[];
+  /** Issue 27 (P13): proven and refused keys, and the unproven tenants' slice of the budget. */
+  tenantKeys: Section<'tenantKeys'>;
+  addressRateLimit: Section<'addressRateLimit'>;
+  trustedProxies: string[];
   cache: Section<'cache'>;
   /** P3: how long a stopping process lets requests and jobs in flight finish. */
   shutdownGraceMs: number;
@@ -78,6 +83,9 @@ export const DEFAULTS: Omit<Config, 'opcos'> = {
   limits: { bodyBytes: 25 * 1024 * 1024, fileBytes: 10 * 1024 * 1024 },
   tenantRateLimit: { perSecond: 50, burst: 100 },
   allowedTenants: [],
+  tenantKeys: { provenTtlS: 86_400, refusedTtlS: 300, unprovenShare: 0.1 },
+  addressRateLimit: { perSecond: 2, burst: 20, freeFailures: 5, maxBackoffS: 300 },
+  trustedProxies: [],
   cache: { sweepIntervalMs: 60_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 },
   shutdownGraceMs: 25_000,
   logLevel: 'info',
@@ -136,6 +144,8 @@ export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv = {}, flags: Co
     webhooks: { ...DEFAULTS.webhooks, ...file.webhooks },
     limits: { ...DEFAULTS.limits, ...file.limits },
     tenantRateLimit: { ...DEFAULTS.tenantRateLimit, ...file.tenantRateLimit },
+    tenantKeys: { ...DEFAULTS.tenantKeys, ...file.tenantKeys },
+    addressRateLimit: { ...DEFAULTS.addressRateLimit, ...file.addressRateLimit },
     cache: { ...DEFAULTS.cache, ...file.cache },
     opcos: file.opcos ?? {},
   };
@@ -144,6 +154,13 @@ export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv = {}, flags: Co
     if (RESERVED_OPCO_IDS.includes(opcoId)) errors.push(`opcos.${opcoId}: "${opcoId}" is reserved for the service's own routes`);
   }
   if (config.plugins.includes('hub') && !config.hub) errors.push('hub: required when the "hub" plugin is enabled');
+  config.trustedProxies.forEach((cidr, index) => {
+    try {
+      new TrustedProxies([cidr]);
+    } catch (err) {
+      errors.push(`trustedProxies.${index}: ${(err as Error).message.replace(/^trustedProxies: /, '')}`);
+    }
+  });
   return { config, errors };
 }
 

@@ -36,6 +36,8 @@ export interface ErrorDetails {
   headers?: Record<string, string>;
   /** Extra top-level fields of the body, e.g. `syncId` of a CONFLICT (D5). */
   extra?: Record<string, unknown>;
+  /** The status the upstream answered, when the error is its answer (never shown; call-verdict.ts reads it). */
+  upstreamStatus?: number;
   cause?: unknown;
 }
 
@@ -47,6 +49,7 @@ export class ServiceError extends Error {
   readonly upstream?: unknown;
   readonly headers: Record<string, string>;
   readonly extra?: Record<string, unknown>;
+  readonly upstreamStatus?: number;
 
   constructor(code: ErrorCode, description?: string, details: ErrorDetails = {}) {
     super(description ?? ERROR_CODES[code].description, { cause: details.cause });
@@ -58,6 +61,7 @@ export class ServiceError extends Error {
     this.upstream = details.upstream;
     this.headers = details.headers ?? {};
     this.extra = details.extra;
+    this.upstreamStatus = details.upstreamStatus;
   }
 }
 

@@ -19,6 +19,9 @@ import { StoreBudgetAdmission, UpstreamBudget } from './upstream-budget.js';
 import { Pipeline } from './pipeline.js';
 import { OpcoDirectory } from './opco-registry.js';
 import { RequestRate } from './request-rate.js';
+import { TenantStanding } from './tenant-standing.js';
+import { AddressLimits } from './http/address-limits.js';
+import { TrustedProxies } from './http/client-address.js';
 import { SeamRegistry } from './seams.js';
 import { loadPlugins, type HostResolver, type Plugin, type ProcessRole } from './plugin.js';
 import { openStore } from './store-backends.js';
@@ -43,6 +46,9 @@ import type { Store } from './ports/store.js';
 import type { Queue } from './ports/queue.js';
 import type { DomainEvent } from './events.js';
 import type { State } from './http/state.js';
+
+/** Standings past their lifetime are never read; sweeping them only frees the store. */
+const STANDING_SWEEP_MS = 10 * 60_000;
 
 export interface KernelOptions {
   /** A store shared with other kernels (tests of several instances); not closed by this kernel. */
@@ -89,12 +95,16 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const window = new MetricsWindow(clock);
   const prometheus = createPrometheusMetrics();
   const inFlight = new InFlight();
+  const standing = new TenantStanding(store, clock, config.tenantKeys, (opcoId) => prometheus.refusedKeyHits.inc({ opco: opcoId }));
   const router = new OperationRouter({
     bodyBytes: config.limits.bodyBytes,
     fileBytes: config.limits.fileBytes,
     rate: new RequestRate(config.tenantRateLimit, clock),
     allowList: new Set(config.allowedTenants),
     adminKey: config.adminKey,
+    standing,
+    addresses: new AddressLimits(config.addressRateLimit, clock, (reason) => prometheus.addressRefusals.inc({ reason })),
+    proxies: new TrustedProxies(config.trustedProxies),
   });
   const opcos = await OpcoDirectory.load(config.opcos, clock);
   const client = new UpstreamClient({ publisher: config.publisher, timeoutMs: config.upstream.timeoutMs, maxAnswerBytes: config.upstream.maxAnswerBytes });
@@ -105,7 +115,8 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
       opcoId: opco.id, adapter: opco.adapter, entry, env: config.env, clock, timeoutMs: config.upstream.timeoutMs, send: client.transport,
     }));
   }
-  const pipeline = new Pipeline({ hooks, client, window, prometheus, log, clock, admission: () => seams.get('admission') });
+  const { unprovenShare } = config.tenantKeys;
+  const pipeline = new Pipeline({ hooks, client, window, prometheus, log, clock, admission: () => seams.get('admission'), standing, unprovenShare });
   const emit: Emit = async (event) => {
     const full: DomainEvent = { ...event, id: event.id ?? randomHex(16), timestamp: clock.date().toISOString() };
     await hooks.runEvent(full, (err) => log.error({ err, event: full.type }, 'event handler failed'));
@@ -116,7 +127,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
 
   const queueNames = new Set<string>();
   queueDepthGauge(prometheus.registry, queue, queueNames);
-  mountOperatorRoutes(router, { opcos, window, queue, queueNames, admission: () => seams.get('admission') });
+  mountOperatorRoutes(router, { opcos, window, queue, queueNames, unprovenShare, admission: () => seams.get('admission') });
 
   const resolveHost: HostResolver = options.resolveHost ?? (async (hostname) => (await lookup(hostname, { all: true, verbatim: true })) as Array<{ address: string; family: 4 | 6 }>);
   const host = new PluginHost({ config, role, log, clock, store, queue, hooks, seams, router, opcos, pipeline, window, registry: prometheus.registry, emit, resolveHost, queueNames });
@@ -140,6 +151,8 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const chain = app.callback();
   const shortcut = readShortcut({ router, inFlight, write, prometheus, clock });
 
+  await standing.prepare();
+  host.addTask('tenant-standing:sweep', STANDING_SWEEP_MS, () => standing.sweep());
   await hooks.runLifecycle('ready');
   await host.start();
   hooks.freeze();

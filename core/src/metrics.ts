@@ -129,7 +129,32 @@ export function createPrometheusMetrics() {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
-  return { registry, upstreamCalls, upstreamLatency, driftWarnings, httpRequests, httpDuration };
+  // The public edge (issue 27): who spends the upstream budget, and what strangers were refused.
+  const budgetCalls = new Counter({
+    name: 'opco_proxy_budget_calls_total',
+    help: 'Upstream calls admitted (pipeline step 4), by opco and by whether the tenant\'s key is proven or unproven',
+    labelNames: ['opco', 'tenant'] as const,
+    registers: [registry],
+  });
+  const keyRefusals = new Counter({
+    name: 'opco_proxy_key_refusals_total',
+    help: 'CFA keys the upstream refused (401/403 on the key), remembered for tenantKeys.refusedTtlS',
+    labelNames: ['opco'] as const,
+    registers: [registry],
+  });
+  const refusedKeyHits = new Counter({
+    name: 'opco_proxy_refused_key_hits_total',
+    help: 'Requests answered 403 locally because the upstream refused their key lately (no budget spent)',
+    labelNames: ['opco'] as const,
+    registers: [registry],
+  });
+  const addressRefusals = new Counter({
+    name: 'opco_proxy_address_refusals_total',
+    help: 'Requests refused 429 by the per-address limits: unproven (requests of unproven keys), failed-auth (after failed authentications), backoff (wrong operator keys)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  return { registry, upstreamCalls, upstreamLatency, driftWarnings, httpRequests, httpDuration, budgetCalls, keyRefusals, refusedKeyHits, addressRefusals };
 }
 
 /** Work-queue depths, asked of the backend at each scrape; a queue that does not answer keeps its last value. */

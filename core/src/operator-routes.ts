@@ -8,13 +8,15 @@ import type { OperationRouter } from './http/operation-router.js';
 import type { MetricsWindow } from './metrics.js';
 import type { OpcoDirectory } from './opco-registry.js';
 import type { Queue } from './ports/queue.js';
-import type { AdmissionProvider } from './admission/admission.js';
+import { unprovenSlice, type AdmissionProvider } from './admission/admission.js';
 
 export interface OperatorRouteDeps {
   opcos: OpcoDirectory;
   window: MetricsWindow;
   queue: Queue;
   queueNames: ReadonlySet<string>;
+  /** `tenantKeys.unprovenShare`: the slice of each budget unproven tenants share. */
+  unprovenShare: number;
   admission(): AdmissionProvider;
 }
 
@@ -24,7 +26,8 @@ export function mountOperatorRoutes(router: OperationRouter, deps: OperatorRoute
     const items = await Promise.all(deps.opcos.list().map(async (opco) => {
       const { requests, errors, rateLimited, averageLatencyMs } = deps.window.snapshot(opco.id);
       const rateLimit = { limit: opco.rateLimit.limit, windowMs: opco.rateLimit.windowMs };
-      const state = admission.describe ? await admission.describe({ id: opco.id, rateLimit }) : { provider: admission.name, used: null, waiting: null };
+      const unprovenLimit = unprovenSlice(rateLimit.limit, deps.unprovenShare);
+      const state = admission.describe ? await admission.describe({ id: opco.id, rateLimit, unprovenLimit }) : { provider: admission.name, used: null, waiting: null };
       return { opcoId: opco.id, adapter: opco.adapter, rateLimit, window: { requests, errors, rateLimited, averageLatencyMs }, admission: state };
     }));
     return { status: 200, body: { items } };

@@ -14,7 +14,9 @@ import type { UpstreamClient } from './upstream-client.js';
 import type { MetricsWindow, PrometheusMetrics } from './metrics.js';
 import type { Logger } from './logger.js';
 import type { Clock } from './clock.js';
-import type { AdmissionProvider } from './admission/admission.js';
+import { unprovenSlice, type AdmissionProvider } from './admission/admission.js';
+import { callVerdict, keyAccepted } from './call-verdict.js';
+import type { TenantStanding } from './tenant-standing.js';
 
 export interface PipelineDeps {
   hooks: Hooks;
@@ -25,6 +27,13 @@ export interface PipelineDeps {
   prometheus: PrometheusMetrics;
   log: Logger;
   clock: Clock;
+  /**
+   * What the upstream said of each tenant's key (issue 27): refused keys stop here, unproven ones
+   * share a slice. Absent (the adapter kit's replay, which tests a profile), every key is proven.
+   */
+  standing?: TenantStanding;
+  /** Share of each window's budget that unproven tenants may use (`tenantKeys.unprovenShare`). */
+  unprovenShare?: number;
 }
 
 export class Pipeline {
@@ -50,6 +59,7 @@ export class Pipeline {
       }
       if (hooks.count('lookup') > 0) ctx.cache = 'miss';
     }
+    const standing = (await this.deps.standing?.assertNotRefused(ctx.opco.id, ctx.tenant.hash)) ?? 'proven';
     await this.transformRequest(ctx); // step 5
     // A 401 the authentication can cure (a token to refresh) is answered by a second call,
     // admitted like any other: it counts against the budget and carries its own grant.
@@ -57,7 +67,9 @@ export class Pipeline {
       const lease = await this.deps.admission().admit({
         opcoId: ctx.opco.id, rateLimit: ctx.opco.rateLimit, route: ctx.route, method: ctx.method, priority: ctx.priority,
         tenant: ctx.tenant.hash, synchronous: ctx.synchronous, cancelled: ctx.cancelled,
+        proven: standing === 'proven', unprovenLimit: unprovenSlice(ctx.opco.rateLimit.limit, this.deps.unprovenShare ?? 1),
       }); // step 4
+      this.deps.prometheus.budgetCalls.inc({ opco: ctx.opco.id, tenant: standing === 'proven' ? 'proven' : 'unproven' });
       ctx.leaseHeaders = lease.headers;
       const calledAt = clock.now();
       let refresh = false;
@@ -78,6 +90,7 @@ export class Pipeline {
       if (!refresh) break;
     }
     this.record(ctx); // step 9
+    await this.learnStanding(ctx);
     await hooks.runPipeline('afterCall', ctx);
     if (ctx.error) throw ctx.error;
     if (ctx.method === 'GET') await hooks.runPipeline('store', ctx); // step 10
@@ -111,11 +124,32 @@ export class Pipeline {
     ctx.response = answer;
   }
 
+  /**
+   * What the answer says of the tenant's key, kept for every instance. A store that fails here
+   * does not fail the call, which has happened: the key is judged again at its next call.
+   */
+  private async learnStanding(ctx: CallContext): Promise<void> {
+    if (!this.deps.standing) return;
+    const verdict = callVerdict(ctx.error);
+    try {
+      if (verdict === 'key-refused') {
+        this.deps.prometheus.keyRefusals.inc({ opco: ctx.opco.id });
+        await this.deps.standing.refused(ctx.opco.id, ctx.tenant.hash);
+      } else if (keyAccepted(verdict)) {
+        await this.deps.standing.accepted(ctx.opco.id, ctx.tenant.hash);
+      }
+    } catch (err) {
+      this.deps.log.warn({ requestId: ctx.requestId, opcoId: ctx.opco.id, err }, 'what the upstream said of the key could not be stored');
+    }
+  }
+
   private record(ctx: CallContext): void {
     const { window, prometheus, log, clock } = this.deps;
     const latencyMs = clock.now() - ctx.startedAt;
     const status = ctx.error ? ctx.error.status : (ctx.response?.status ?? 0);
-    window.record(ctx.opco.id, { route: ctx.route, latencyMs, status, error: Boolean(ctx.error), warnings: ctx.warnings.length });
+    // D13: answers about the client's input or key are the upstream working, not errors.
+    const error = callVerdict(ctx.error) === 'failure';
+    window.record(ctx.opco.id, { route: ctx.route, latencyMs, status, error, warnings: ctx.warnings.length });
     prometheus.upstreamCalls.inc({ opco: ctx.opco.id, route: ctx.route, status: String(status) });
     prometheus.upstreamLatency.observe({ opco: ctx.opco.id, route: ctx.route }, latencyMs / 1000);
     if (ctx.warnings.length > 0) {

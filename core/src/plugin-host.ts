@@ -94,6 +94,12 @@ export class PluginHost {
     };
   }
 
+  /** A periodic task of the kernel itself, run like a plugin's (workers only). */
+  addTask(name: string, intervalMs: number, run: () => Promise<unknown>): void {
+    if (this.deps.role === 'api') return;
+    this.tasks.push(new PeriodicTask(name, intervalMs, run, this.deps.clock, (err) => this.deps.log.warn({ err, task: name }, 'periodic task failed')));
+  }
+
   /** After the plugins' ready hooks: restore lost work (non-durable queue), then start the tasks. */
   async start(): Promise<void> {
     for (const { spec, log } of this.recoveries) {

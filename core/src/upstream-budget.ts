@@ -30,6 +30,8 @@ interface Slot {
   index: number;
   usedAt: Date;
   holder?: string;
+  /** The last claim was an unproven tenant's. */
+  unproven?: boolean;
 }
 
 export interface BudgetLease {
@@ -44,19 +46,32 @@ export class StoreBudgetAdmission implements AdmissionProvider {
 
   async admit(request: AdmissionRequest): Promise<AdmissionLease> {
     const opco = { id: request.opcoId, rateLimit: request.rateLimit };
+    const lane: Lane = { proven: request.proven, unprovenLimit: request.unprovenLimit };
     const lease = request.synchronous
-      ? await this.budget.acquire(opco, request.priority)
-      : await this.budget.acquireWaiting(opco, request.priority, request.cancelled);
+      ? await this.budget.acquire(opco, request.priority, lane)
+      : await this.budget.acquireWaiting(opco, request.priority, request.cancelled, lane);
     if (!lease) throw createError('UNAVAILABLE', 'the work was cancelled while waiting for upstream budget');
     return { headers: {}, release: () => lease.release() };
   }
 
   /** Calls of every instance are in the slots; who waits is known to each instance alone. */
-  async describe(opco: BudgetKey): Promise<AdmissionState> {
-    const { used, nextFreeInMs } = await this.budget.standing(opco);
-    return { provider: this.name, used, waiting: null, nextFreeInMs };
+  async describe(opco: BudgetKey & { unprovenLimit: number }): Promise<AdmissionState> {
+    const { used, nextFreeInMs, unprovenUsed } = await this.budget.standing(opco, opco.unprovenLimit);
+    return { provider: this.name, used, waiting: null, nextFreeInMs, unproven: { limit: opco.unprovenLimit, used: unprovenUsed, waiting: null } };
   }
 }
+
+/**
+ * Whose call a slot is claimed for (issue 27): a proven tenant may take any slot; unproven
+ * tenants share the last `unprovenLimit` slots, so invented keys can spend that slice of each
+ * window and no more. No one waits in line behind them: a claim only ever tries its own slots.
+ */
+export interface Lane {
+  proven: boolean;
+  unprovenLimit: number;
+}
+
+const PROVEN: Lane = { proven: true, unprovenLimit: 0 };
 
 /**
  * Share of the budget that background work (priority above PRIORITY.client) leaves free for
@@ -93,11 +108,12 @@ export class UpstreamBudget {
   }
 
   /** Claims a slot or throws RATE_LIMITED with the seconds until the next one frees. */
-  async acquire(opco: BudgetKey, priority: number = PRIORITY.client): Promise<BudgetLease> {
-    const lease = await this.tryAcquire(opco, priority);
+  async acquire(opco: BudgetKey, priority: number = PRIORITY.client, lane: Lane = PROVEN): Promise<BudgetLease> {
+    const lease = await this.tryAcquire(opco, priority, lane);
     if (lease) return lease;
-    const waitMs = await this.msUntilFree(opco);
-    throw createError('RATE_LIMITED', `upstream budget of ${opco.id} exhausted (${opco.rateLimit.limit} calls per ${opco.rateLimit.windowMs} ms)`, {
+    const waitMs = await this.msUntilFree(opco, lane.proven ? 0 : opco.rateLimit.limit - lane.unprovenLimit);
+    const what = lane.proven ? `upstream budget of ${opco.id} exhausted` : `the share of ${opco.id}'s upstream budget left to API keys the upstream has not accepted yet is exhausted`;
+    throw createError('RATE_LIMITED', `${what} (${lane.proven ? opco.rateLimit.limit : lane.unprovenLimit} calls per ${opco.rateLimit.windowMs} ms)`, {
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) },
     });
   }
@@ -106,9 +122,9 @@ export class UpstreamBudget {
    * Waits for a slot, however long, checking `cancelled` between tries: background work is
    * never refused, it is only late (SPEC 1.1 step 4 for work that is not a client's request).
    */
-  async acquireWaiting(opco: BudgetKey, priority: number, cancelled: () => boolean | Promise<boolean> = () => false): Promise<BudgetLease | null> {
+  async acquireWaiting(opco: BudgetKey, priority: number, cancelled: () => boolean | Promise<boolean> = () => false, lane: Lane = PROVEN): Promise<BudgetLease | null> {
     for (;;) {
-      const lease = await this.tryAcquire(opco, priority);
+      const lease = await this.tryAcquire(opco, priority, lane);
       if (lease) return lease;
       const waitMs = await this.msUntilFree(opco);
       // Short naps with jitter: waiting instances do not all wake on the same millisecond,
@@ -120,18 +136,22 @@ export class UpstreamBudget {
 
   /**
    * One store round trip: the claim itself. The first `reserve` slots (by index) are for client
-   * requests only, so background work never needs to count the free slots first (D11).
+   * requests only, so background work never needs to count the free slots first (D11); the last
+   * `unprovenLimit` are the only ones an unproven tenant's call may take (Lane).
    */
-  async tryAcquire(opco: BudgetKey, priority: number = PRIORITY.client): Promise<BudgetLease | null> {
+  async tryAcquire(opco: BudgetKey, priority: number = PRIORITY.client, lane: Lane = PROVEN): Promise<BudgetLease | null> {
     await this.prepare(opco);
     const holder = randomHex(8);
     const now = this.clock.now();
     const freeBefore = new Date(now - opco.rateLimit.windowMs);
-    const reserve = priority > PRIORITY.client ? Math.floor(opco.rateLimit.limit * CLIENT_RESERVE) : 0;
+    const clientReserve = priority > PRIORITY.client ? Math.floor(opco.rateLimit.limit * CLIENT_RESERVE) : 0;
+    // The slice is the last slots; the rotation, which guesses among all, is for proven calls.
+    const reserve = lane.proven ? clientReserve : Math.max(clientReserve, opco.rateLimit.limit - lane.unprovenLimit);
     const stampedUntil = now + Math.min(CALL_ALLOWANCE_MAX_MS, Math.floor(opco.rateLimit.windowMs * CALL_ALLOWANCE_SHARE));
-    const claim = { $set: { usedAt: new Date(stampedUntil), holder } };
+    // A slice slot says whose call it holds, so operators see how much of the slice is in use.
+    const claim = { $set: { usedAt: new Date(stampedUntil), holder, unproven: !lane.proven } };
     const rotation = this.rotationOf(opco);
-    const guess = rotation.guess(reserve, freeBefore.getTime());
+    const guess = lane.proven ? rotation.guess(reserve, freeBefore.getTime()) : undefined;
     let slot: Slot | null = null;
     if (guess !== undefined) {
       slot = await this.slots.findOneAndUpdate({ _id: `${opco.id}#${guess}`, opcoId: opco.id, usedAt: { $lte: freeBefore } }, claim);
@@ -142,7 +162,7 @@ export class UpstreamBudget {
         claim,
       );
       if (!slot) return null;
-      rotation.continueAfter(slot.index);
+      if (lane.proven) rotation.continueAfter(slot.index);
     }
     rotation.stamped(slot.index, stampedUntil);
     return {
@@ -167,16 +187,21 @@ export class UpstreamBudget {
   }
 
   /** Slots used in the current window, by every instance, and how long until one is free. */
-  async standing(opco: BudgetKey): Promise<{ used: number; nextFreeInMs: number }> {
+  async standing(opco: BudgetKey, unprovenLimit = 0): Promise<{ used: number; nextFreeInMs: number; unprovenUsed: number }> {
     const freeBefore = new Date(this.clock.now() - opco.rateLimit.windowMs);
-    const inWindow = await this.slots.count({ opcoId: opco.id, usedAt: { $gt: freeBefore } });
-    const used = Math.min(inWindow, opco.rateLimit.limit);
-    return { used, nextFreeInMs: used < opco.rateLimit.limit ? 0 : await this.msUntilFree(opco) };
+    const { limit } = opco.rateLimit;
+    const [inWindow, inSlice] = await Promise.all([
+      this.slots.count({ opcoId: opco.id, usedAt: { $gt: freeBefore } }),
+      unprovenLimit > 0 ? this.slots.count({ opcoId: opco.id, usedAt: { $gt: freeBefore }, index: { $gte: limit - unprovenLimit }, unproven: true }) : 0,
+    ]);
+    const used = Math.min(inWindow, limit);
+    return { used, nextFreeInMs: used < limit ? 0 : await this.msUntilFree(opco), unprovenUsed: inSlice };
   }
 
-  /** How long until some slot leaves the window; 0 when one is free now. */
-  async msUntilFree(opco: BudgetKey): Promise<number> {
-    const [oldest] = await this.slots.find({ opcoId: opco.id }, { sort: { usedAt: 1 }, limit: 1 });
+  /** How long until some slot (of index `fromIndex` or more) leaves the window; 0 when one is free now. */
+  async msUntilFree(opco: BudgetKey, fromIndex = 0): Promise<number> {
+    const filter = fromIndex > 0 ? { opcoId: opco.id, index: { $gte: fromIndex } } : { opcoId: opco.id };
+    const [oldest] = await this.slots.find(filter, { sort: { usedAt: 1 }, limit: 1 });
     if (!oldest) return 0;
     return Math.max(0, oldest.usedAt.getTime() + opco.rateLimit.windowMs - this.clock.now());
   }

@@ -220,16 +220,18 @@ function upstreamError(ctx: CallContext, status: number, text: string, retryAfte
   if (rule) {
     return createError(rule.code, rule.description ?? `upstream ${ctx.opco.id} answered ${status}`, {
       upstream,
+      upstreamStatus: status,
       ...(rule.code === 'VALIDATION_ERROR' ? { errors: [`upstream: ${rule.description ?? `refused with ${status}`}`] } : {}),
       ...(rule.code === 'UPSTREAM_ERROR' ? { status } : {}),
     });
   }
-  if (status === 401 || status === 403) return createError('HTTP_ERROR', 'the upstream body refused the authentication', { upstream });
-  if (status === 404) return createError('NOT_FOUND', 'not found at the upstream body', { upstream });
+  if (status === 401 || status === 403) return createError('HTTP_ERROR', 'the upstream body refused the authentication', { upstream, upstreamStatus: status });
+  if (status === 404) return createError('NOT_FOUND', 'not found at the upstream body', { upstream, upstreamStatus: status });
   const seconds = typeof retryAfter === 'string' && /^\d{1,6}$/.test(retryAfter.trim()) ? retryAfter.trim() : undefined;
   return createError('UPSTREAM_ERROR', `upstream answered ${status}`, {
     status: status >= 400 && status <= 599 ? status : 502,
     upstream,
+    upstreamStatus: status,
     // Every 429 tells the client when to come back, even when the upstream's did not (P2).
     headers: seconds ? { 'Retry-After': seconds } : status === 429 ? { 'Retry-After': '1' } : undefined,
   });

@@ -83,6 +83,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     logLevel: options.logs ? 'debug' : 'silent',
     // Tests stop their services often; a stop must not wait 25 s for work a test abandoned.
     shutdownGraceMs: 2000,
+    // Every simulated tenant comes from 127.0.0.1, most with keys the sandbox has never seen:
+    // the per-address limit of unproven keys is what e2e/test/edge-attacks.test.ts tests.
+    addressRateLimit: { perSecond: 10_000, burst: 10_000, freeFailures: 10_000 },
     ...options.config,
     opcos,
   };

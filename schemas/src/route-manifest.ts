@@ -70,8 +70,11 @@ const BODY = [400, 413, 415] as const;
 const UPSTREAM_READ = [400, ...KEYED, 404, 422, 500, 501, 502, 503, 504] as const;
 /** Read or write of the Store: unreachable gives 503 UNAVAILABLE. */
 const STORED = [...KEYED, 404, 503] as const;
-/** Behind the operator key (P9): missing or wrong 401, operator routes off 403; they read the Store. */
-const OPERATOR = [401, 403, 503] as const;
+/**
+ * Behind the operator key (P9): missing or wrong 401, operator routes off 403, 429 while the
+ * client's address backs off after wrong keys (P13); they read the Store.
+ */
+const OPERATOR = [401, 403, 429, 503] as const;
 /** A filtered, paged operator list. */
 const OPERATOR_LIST = [400, ...OPERATOR] as const;
 

@@ -20,6 +20,14 @@ export interface AdmissionRequest {
   /** Hash of the CFA's X-API-KEY: tenants of one priority take turns (D11). */
   tenant: string;
   /**
+   * The upstream has accepted this tenant's key lately (tenant-standing.ts). Calls of unproven
+   * tenants share at most `unprovenLimit` calls of each window, and never hold a proven
+   * tenant's call back: a flood of invented keys takes that slice and no more (issue 27).
+   */
+  proven: boolean;
+  /** Calls per window that unproven tenants may make together: `unprovenSlice(limit, share)`. */
+  unprovenLimit: number;
+  /**
    * A client is waiting for this call's answer (a GET over HTTP): the provider may make it wait a
    * bounded time, then refuses with 429 RATE_LIMITED. Work of a worker (jobs, sync, polling) is
    * never refused for lack of budget; it waits.
@@ -48,5 +56,10 @@ export interface AdmissionProvider {
   /** Resolves with a lease, or throws a ServiceError (RATE_LIMITED, UNAVAILABLE when cancelled). */
   admit(request: AdmissionRequest): Promise<AdmissionLease>;
   /** How the budget of an opcoId stands, for operators (GET /admin/upstreams, P9); unknown without it. */
-  describe?(opco: { id: string; rateLimit: { limit: number; windowMs: number } }): Promise<AdmissionState> | AdmissionState;
+  describe?(opco: { id: string; rateLimit: { limit: number; windowMs: number }; unprovenLimit: number }): Promise<AdmissionState> | AdmissionState;
+}
+
+/** The slice of a window's `limit` that unproven tenants share: `share` of it, at least one call. */
+export function unprovenSlice(limit: number, share: number): number {
+  return Math.min(limit, Math.max(1, Math.floor(limit * share)));
 }

@@ -14,6 +14,9 @@ import { checkRequest } from '../request-validation.js';
 import { authenticate, authenticateOperator } from '../tenant.js';
 import type { Tenant } from '../call-context.js';
 import type { RequestRate } from '../request-rate.js';
+import type { TenantStanding } from '../tenant-standing.js';
+import type { AddressLimits } from './address-limits.js';
+import type { TrustedProxies } from './client-address.js';
 import { readJsonBody, type JsonBody } from './request-body.js';
 import { matchedRouteTemplate, type State } from './state.js';
 
@@ -76,6 +79,10 @@ export interface OperationRouterOptions {
   allowList: ReadonlySet<string>;
   /** OPCO_PROXY_ADMIN_KEY: operator operations answer 403 without it. */
   adminKey?: string;
+  /** What the upstream said of each tenant's key: refused keys are answered here, unproven ones limited per address. */
+  standing: TenantStanding;
+  addresses: AddressLimits;
+  proxies: TrustedProxies;
 }
 
 interface Mounted {
@@ -118,6 +125,8 @@ export class OperationRouter {
     let tenant: Tenant;
     try {
       tenant = authenticate(req.headers['x-api-key'], this.options.allowList);
+      // Only a key this process knows proven skips the whole path's standing checks.
+      if (this.options.standing.known(known.params.opcoId, tenant.hash) !== 'proven') return undefined;
       this.options.rate.take(tenant.hash);
     } catch {
       return undefined;
@@ -161,21 +170,66 @@ export class OperationRouter {
     };
   }
 
+  /** D8's checks of the key; a refusal counts against the address, an address out of tokens is 429 first. */
+  private authenticateTenant(header: string | string[] | undefined, address: string): Tenant {
+    try {
+      return authenticate(header, this.options.allowList);
+    } catch (err) {
+      this.options.addresses.checkBeforeAuth(address);
+      this.options.addresses.failedAuth(address);
+      throw err;
+    }
+  }
+
+  /**
+   * Issue 27: a key the upstream refused lately is answered 403 here on the routes that reach
+   * it (no budget spent, no cached answer served); a tenant the upstream has not accepted yet
+   * (at this opcoId, or anywhere for the routes that name none) spends a token of its address.
+   */
+  private async checkStanding(tenant: Tenant, opcoId: string | undefined, upstream: boolean, address: string): Promise<void> {
+    const { standing, addresses } = this.options;
+    let now = standing.known(opcoId, tenant.hash);
+    if (now === 'proven') return;
+    try {
+      now = upstream && opcoId !== undefined ? await standing.assertNotRefused(opcoId, tenant.hash) : (now ?? (await standing.of(opcoId, tenant.hash)));
+    } catch (err) {
+      addresses.failedAuth(address);
+      throw err;
+    }
+    if (now !== 'proven') addresses.takeUnproven(address);
+  }
+
+  /** P9's operator key, behind the address's backoff: wrong keys slow their address down, not the operator elsewhere. */
+  private authenticateOperator(header: string, address: string): void {
+    const { addresses, adminKey } = this.options;
+    addresses.checkBackoff(address);
+    try {
+      authenticateOperator(header, adminKey);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'UNAUTHORIZED') addresses.operatorFailed(address);
+      throw err;
+    }
+    addresses.operatorSucceeded(address);
+  }
+
   private endpoint(id: OperationId, handler: OperationHandler<OperationId>): Router.Middleware<State> {
     const spec = operations[id] as (typeof operations)[OperationId] & { query?: string; body?: string };
     const { bodyBytes, rate, allowList } = this.options;
     const shortcut = this.shortcuts.has(id);
     // The operations whose body takes `_files` have them decoded as they arrive (request-body.ts).
     const limits = { limitBytes: bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined };
+    const upstream = (spec as { profileRoute?: string }).profileRoute !== undefined;
     return async (ctx) => {
       ctx.state.operationId = id;
       let tenant: Tenant | undefined;
       if (spec.apiKey) {
-        tenant = authenticate(ctx.headers['x-api-key'], allowList);
+        const address = this.options.proxies.clientOf(ctx.req);
+        tenant = this.authenticateTenant(ctx.headers['x-api-key'], address);
         if ((ctx.req as { [RATE_TAKEN]?: string })[RATE_TAKEN] !== tenant.hash) rate.take(tenant.hash);
         ctx.state.tenant = tenant;
+        await this.checkStanding(tenant, ctx.params.opcoId, upstream, address);
       }
-      if ((spec as { operator?: boolean }).operator) authenticateOperator(ctx.get('authorization'), this.options.adminKey);
+      if ((spec as { operator?: boolean }).operator) this.authenticateOperator(ctx.get('authorization'), this.options.proxies.clientOf(ctx.req));
       const query = spec.query ? checkQuery(ctx.query, spec.query) : {};
       if (shortcut && ctx.method === 'GET') this.remember(ctx.url, () => ({ id, params: Object.freeze({ ...ctx.params }), query: Object.freeze({ ...query }), route: matchedRouteTemplate(ctx)! }));
       let body: unknown;

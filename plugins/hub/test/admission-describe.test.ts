@@ -15,7 +15,7 @@ t.test('without its hub an instance says so: disconnected, local bucket of its s
     provider: 'hub', used: 0, waiting: 0,
     hub: { state: 'disconnected', instanceId: 'instance-a', mode: 'local', localShare: 3, localOpensAt: null },
   }, 'never connected: no gate');
-  const lease = await admission.admit({ opcoId: 'sandbox', rateLimit: opco.rateLimit, route: 'GET /dossiers', method: 'GET', priority: 1, tenant: 't', synchronous: true });
+  const lease = await admission.admit({ opcoId: 'sandbox', rateLimit: opco.rateLimit, route: 'GET /dossiers', method: 'GET', priority: 1, tenant: 't', synchronous: true, proven: true, unprovenLimit: 1 });
   t.equal(lease.headers['Svc-Hub-Token'], 'DISCONNECTED');
   t.equal(admission.describe(opco).used, 1, 'a call in flight is counted');
   await lease.release({ status: 200, latencyMs: 5 });

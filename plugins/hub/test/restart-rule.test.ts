@@ -113,7 +113,7 @@ t.test('the local fallback: first local call a window after the loss and after t
   fallback.hubLost();
   const lostAt = clock.now();
   t.equal(LocalFallback.share(RL, 3), 2);
-  const request: AdmissionRequest = { opcoId: 'op', rateLimit: RL, route: 'GET /dossiers', method: 'GET', priority: 5, tenant: 'cfa', synchronous: false };
+  const request: AdmissionRequest = { opcoId: 'op', rateLimit: RL, route: 'GET /dossiers', method: 'GET', priority: 5, tenant: 'cfa', synchronous: false, proven: true, unprovenLimit: 1 };
   const admitted: number[] = [];
   const outcomes = [0, 1, 2].map(() =>
     fallback.acquire(request).then(

@@ -514,6 +514,23 @@ export interface AdmissionState {
    */
   nextFreeInMs?: number | null;
   /**
+   * The slice of each window's budget that tenants whose key the upstream has not accepted yet share (issue 27, P13).
+   */
+  unproven?: {
+    /**
+     * Calls per window unproven tenants may make together: tenantKeys.unprovenShare of the limit, at least one.
+     */
+    limit: number;
+    /**
+     * Calls of unproven tenants counted in the current window; null when unknown.
+     */
+    used: number | null;
+    /**
+     * Calls of unproven tenants waiting for budget; null when unknown.
+     */
+    waiting: number | null;
+  };
+  /**
    * With the hub plugin: this instance's connection and fallback.
    */
   hub?: {
@@ -829,6 +846,48 @@ export interface ConfigFile {
     burst?: number;
   };
   allowedTenants?: string[];
+  /**
+   * What the upstream said of each tenant's key, per opcoId (issue 27, docs/decisions.md P13).
+   */
+  tenantKeys?: {
+    /**
+     * How long a key the upstream accepted stays proven (default 86400, a day).
+     */
+    provenTtlS?: number;
+    /**
+     * How long a key the upstream refused is answered 403 locally, without asking the upstream (default 300).
+     */
+    refusedTtlS?: number;
+    /**
+     * Share of each window's upstream budget that unproven tenants share, at least one call (default 0.1).
+     */
+    unprovenShare?: number;
+  };
+  /**
+   * Per client address: requests of unproven tenants and failed authentications (token bucket), and the backoff after wrong operator keys.
+   */
+  addressRateLimit?: {
+    /**
+     * Tokens per second (default 2).
+     */
+    perSecond?: number;
+    /**
+     * Bucket size (default 20).
+     */
+    burst?: number;
+    /**
+     * Wrong operator keys in a row before the address backs off (default 5).
+     */
+    freeFailures?: number;
+    /**
+     * Longest backoff after wrong operator keys (default 300).
+     */
+    maxBackoffS?: number;
+  };
+  /**
+   * Proxies whose X-Forwarded-For is believed (addresses or CIDRs); the client address is the first hop from the right that none of them is.
+   */
+  trustedProxies?: string[];
   /**
    * Step 3 and 10 cache: entries kept in the Store (shared by instances) and, in front of it, a bounded in-process LRU. On the embedded store the LRU is the whole cache (that store lives in the one process).
    */
