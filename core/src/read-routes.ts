@@ -6,6 +6,7 @@
  */
 import { operations, type OperationId } from '@opco-proxy/schemas';
 import type { ServiceError } from './errors.js';
+import { callVerdict } from './call-verdict.js';
 import type { RouteKey } from './profile.js';
 import type { OpcoDirectory } from './opco-registry.js';
 import type { Pipeline } from './pipeline.js';
@@ -63,13 +64,15 @@ export function mountReadRoutes(router: OperationRouter, deps: ReadRouteDeps): v
   }, 'kernel');
 }
 
-/** D13: unreachable or 5xx is unhealthy; errors >= 5% or any 429 in the window is degraded. */
+/**
+ * D13: unreachable or 5xx is unhealthy; errors >= 5% or any 429 in the window is degraded. A
+ * status call answered with a complaint about the request (call-verdict.ts) is the upstream
+ * working: the window decides.
+ */
 function healthVerdict(failure: ServiceError | undefined, errorRate: number, rateLimited: number): 'healthy' | 'degraded' | 'unhealthy' {
-  if (failure) {
-    if (failure.code === 'RATE_LIMITED' || failure.status === 429) return 'degraded';
-    if (['TIMEOUT', 'NETWORK_ERROR', 'UPSTREAM_INVALID_RESPONSE'].includes(failure.code) || failure.status >= 500) return 'unhealthy';
-    return 'degraded';
-  }
+  const verdict = failure ? callVerdict(failure) : 'answered';
+  if (verdict === 'rate-limited') return 'degraded';
+  if (verdict === 'failure') return failure!.status >= 500 || failure!.status === 0 || ['TIMEOUT', 'NETWORK_ERROR', 'UPSTREAM_INVALID_RESPONSE'].includes(failure!.code) ? 'unhealthy' : 'degraded';
   return errorRate >= 0.05 || rateLimited > 0 ? 'degraded' : 'healthy';
 }
 

@@ -108,3 +108,30 @@ t.test('two first claims at once (prefetch > 1), answered out of order: every la
   for (let i = 0; i < 6; i++) await (await budget.acquire(o)).release();
   t.equal(claims, 6, 'then one claim per call: the rotation never guesses the slot the other first claim took');
 });
+
+t.test('unproven tenants share the last slots only; proven ones may take every slot (issue 27)', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const budget = new UpstreamBudget(store, new TestClock({ frozen: true }));
+  const o = opco(10, 60_000);
+  const unproven = { proven: false, unprovenLimit: 2 };
+  const strangers = await Promise.all(Array.from({ length: 6 }, () => budget.tryAcquire(o, PRIORITY.client, unproven)));
+  t.equal(strangers.filter(Boolean).length, 2, 'a flood of unproven calls gets the slice and no more');
+  const refused = await budget.acquire(o, PRIORITY.client, unproven).catch((err: unknown) => err as { code: string; message: string });
+  t.match(refused, { code: 'RATE_LIMITED', message: /not accepted yet/ }, 'refused, saying which share is spent');
+  let proven = 0;
+  while (await budget.tryAcquire(o, PRIORITY.client)) proven++;
+  t.equal(proven, 8, 'proven calls keep the rest');
+  const standing = await budget.standing(o, 2);
+  t.same({ used: standing.used, unprovenUsed: standing.unprovenUsed }, { used: 10, unprovenUsed: 2 });
+});
+
+t.test('a proven tenant may use the slice when it is free, and unproven calls then wait for it', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const budget = new UpstreamBudget(store, new TestClock({ frozen: true }));
+  const o = opco(3, 60_000);
+  for (let i = 0; i < 3; i++) t.ok(await budget.tryAcquire(o), `proven call ${i + 1}`);
+  t.equal(await budget.tryAcquire(o, PRIORITY.client, { proven: false, unprovenLimit: 1 }), null);
+  t.equal((await budget.standing(o, 1)).unprovenUsed, 0, 'the slot in the slice holds a proven call');
+});

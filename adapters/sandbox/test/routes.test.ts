@@ -232,3 +232,15 @@ t.test('received and stats record every non-token request', async (t) => {
   t.equal(sandbox.received.length, 0);
   t.same(sandbox.stats.calls, {});
 });
+
+t.test('acceptedKeys: only the keys listed pass; any other is refused 403 before the route', async (t) => {
+  const gated = await startSandbox({ acceptedKeys: ['cfa-known-key-001'] });
+  t.teardown(() => gated.close());
+  const gatedHeaders = authHeaders(await fetchToken(gated));
+  const known = await getJson(gated, '/v1/status', { ...gatedHeaders, 'x-api-key': 'cfa-known-key-001' });
+  t.equal(known.status, 200);
+  const invented = await getJson(gated, '/v1/status', { ...gatedHeaders, 'x-api-key': 'cfa-invented-key-9' });
+  t.equal(invented.status, 403);
+  t.same(invented.body, { status: 'error', message: 'clé API refusée' });
+  t.equal(gated.received.filter((r) => r.headers['x-api-key'] === 'cfa-invented-key-9').length, 1, 'the refused call is recorded like any other');
+});

@@ -10,7 +10,12 @@ import type { UpstreamGuard } from './upstream-auth.js';
 /** X-API-KEY value the sandbox refuses, to simulate an upstream that rejects a CFA's key. */
 export const REFUSED_API_KEY = 'forbidden-key-000';
 
-export function handleUpstream(context: RouteContext, path: string, shape: Shape, guard: UpstreamGuard): void {
+/**
+ * `accepted`: the CFA keys this upstream knows (SandboxOptions.acceptedKeys); any other is
+ * refused 403 as a real upstream refuses a key it never issued. Absent: every key but
+ * REFUSED_API_KEY is accepted.
+ */
+export function handleUpstream(context: RouteContext, path: string, shape: Shape, guard: UpstreamGuard, accepted?: ReadonlySet<string>): void {
   const { req, res } = context;
   const { messages } = shape;
   // Order of the real gateway: the caller is checked before the key, so a request with neither is a 401.
@@ -24,7 +29,7 @@ export function handleUpstream(context: RouteContext, path: string, shape: Shape
     shape.error(res, 403, messages.missingApiKey);
     return;
   }
-  if (apiKey === REFUSED_API_KEY) {
+  if (apiKey === REFUSED_API_KEY || (accepted && !accepted.has(apiKey))) {
     shape.error(res, 403, messages.refusedApiKey);
     return;
   }

@@ -49,6 +49,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const guard = auth.mode === 'oauth' ? bearerGuard(issuer) : apiKeyGuard(auth);
   const tokenRoute = tokenPath === undefined ? undefined : `POST ${tokenPath}`;
   const faults = new FaultRegistry(tokenRoute);
+  const acceptedKeys = options.acceptedKeys === undefined ? undefined : new Set(options.acceptedKeys);
   const received: ReceivedRequest[] = [];
   const stats: SandboxStats = { tokenRequests: 0, tokenRequestsLog: [], calls: {} };
   let tokenRequestsInFlight = 0;
@@ -112,7 +113,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const context: RouteContext = {
       req, res, query: entry.query, received: entry, bodyError, dataset, quirks: sandbox.quirks, pageSize,
     };
-    handleUpstream(context, path, shape, guard);
+    handleUpstream(context, path, shape, guard, acceptedKeys);
   }
 
   const server = createServer((req, res) => {

@@ -82,6 +82,11 @@ export interface SandboxOptions {
   auth?: SandboxAuth;
   /** 64 hex characters: verify each request's `Svc-Hub-Token` with this HS256 secret and record the outcome. */
   hubSecret?: string;
+  /**
+   * The CFA keys (`X-API-KEY`) this upstream knows; any other is refused with 403, as a real
+   * OPCO refuses a key it never issued. Default: every key but `forbidden-key-000`.
+   */
+  acceptedKeys?: readonly string[];
 }
 
 export interface Fault {

@@ -1,0 +1,75 @@
+// Issue 27: what the upstream said of a key, per opcoId, shared through the store, with lifetimes.
+import t from 'tap';
+import { createEmbeddedStore, TenantStanding, TestClock, LOCAL_RECHECK_MS } from '../src/index.js';
+
+const options = { provenTtlS: 86_400, refusedTtlS: 300 };
+const TENANT = 'a'.repeat(64);
+
+t.test('unknown keys are unproven; accepted ones proven at that opcoId only, for provenTtlS', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const clock = new TestClock({ frozen: true });
+  const standing = new TenantStanding(store, clock, options);
+  t.equal(await standing.of('acme', TENANT), 'unproven');
+  t.equal(await standing.of(undefined, TENANT), 'unproven', 'proven nowhere');
+  await standing.accepted('acme', TENANT);
+  t.equal(await standing.of('acme', TENANT), 'proven');
+  t.equal(await standing.of('other', TENANT), 'unproven', 'a key is proven per upstream');
+  t.equal(standing.known(undefined, TENANT), 'proven', 'and proven somewhere, for routes that name no opcoId');
+  clock.advance(86_400_000 + 1);
+  t.equal(await standing.of('acme', TENANT), 'unproven', 'after its lifetime');
+});
+
+t.test('a refused key is answered 403 for refusedTtlS, then tried again; a proven key refused loses its proof', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const clock = new TestClock({ frozen: true });
+  const hits: string[] = [];
+  const standing = new TenantStanding(store, clock, options, (opcoId) => hits.push(opcoId));
+  await standing.accepted('acme', TENANT);
+  await standing.refused('acme', TENANT);
+  const err = await standing.assertNotRefused('acme', TENANT).catch((e: unknown) => e as { code: string; status: number; message: string });
+  t.match(err, { code: 'HTTP_ERROR', status: 403, message: /300 s/ });
+  t.same(hits, ['acme'], 'the local answer is counted');
+  t.equal(await standing.assertNotRefused('other', TENANT), 'unproven', 'other upstreams are not concerned');
+  clock.advance(300_000);
+  t.equal(await standing.assertNotRefused('acme', TENANT), 'unproven', 'tried again once the period ends: neither refused nor proven');
+});
+
+t.test('every instance learns what one learned, within LOCAL_RECHECK_MS', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const clock = new TestClock({ frozen: true });
+  const one = new TenantStanding(store, clock, options);
+  const two = new TenantStanding(store, clock, options);
+  await one.prepare();
+  t.equal(await two.of('acme', TENANT), 'unproven');
+  await one.accepted('acme', TENANT);
+  t.equal(await two.of('acme', TENANT), 'unproven', 'two trusts what it read a moment ago');
+  clock.advance(LOCAL_RECHECK_MS);
+  t.equal(await two.of('acme', TENANT), 'proven', 'then reads the store again');
+  t.equal(await two.of(undefined, TENANT), 'proven', 'proven somewhere, read from the store');
+  await one.refused('acme', TENANT);
+  clock.advance(LOCAL_RECHECK_MS);
+  t.equal(await two.of('acme', TENANT), 'refused');
+});
+
+t.test('an accepted key is written once per half lifetime, not at every call', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const clock = new TestClock({ frozen: true });
+  const standing = new TenantStanding(store, clock, options);
+  const docs = store.collection<{ _id: string; expiresAt: Date }>('tenant_standing');
+  await standing.accepted('acme', TENANT);
+  const first = (await docs.find({}))[0]!.expiresAt.getTime();
+  clock.advance(1000);
+  await standing.accepted('acme', TENANT);
+  t.equal((await docs.find({}))[0]!.expiresAt.getTime(), first, 'not written again');
+  clock.advance(43_200_000);
+  await standing.accepted('acme', TENANT);
+  t.ok((await docs.find({}))[0]!.expiresAt.getTime() > first, 'renewed past half its lifetime');
+  clock.advance(72_000_000);
+  t.equal(await standing.sweep(), 0, 'still alive 20 h later: renewed');
+  clock.advance(72_000_000);
+  t.equal(await standing.sweep(), 1, 'swept once expired');
+});
