@@ -59,17 +59,34 @@ export class Pipeline {
       }
       if (hooks.count('lookup') > 0) ctx.cache = 'miss';
     }
-    const standing = (await this.deps.standing?.assertNotRefused(ctx.opco.id, ctx.tenant.hash)) ?? 'proven';
-    await this.transformRequest(ctx); // step 5
-    // A 401 the authentication can cure (a token to refresh) is answered by a second call,
-    // admitted like any other: it counts against the budget and carries its own grant.
+    const claim = (await this.deps.standing?.claim(ctx.opco.id, ctx.tenant.hash)) ?? { standing: 'proven' as const, done: () => undefined };
+    try {
+      await this.transformRequest(ctx); // step 5
+      await this.admitAndCall(ctx, claim.standing === 'proven');
+      this.record(ctx); // step 9
+      await this.learnStanding(ctx);
+    } finally {
+      claim.done();
+    }
+    await hooks.runPipeline('afterCall', ctx);
+    if (ctx.error) throw ctx.error;
+    if (ctx.method === 'GET') await hooks.runPipeline('store', ctx); // step 10
+    return { body: ctx.response!.body, json: ctx.answerJson };
+  }
+
+  /**
+   * Steps 4 and 6. A 401 the authentication can cure (a token to refresh) is answered by a
+   * second call, admitted like any other: it counts against the budget and carries its own grant.
+   */
+  private async admitAndCall(ctx: CallContext, proven: boolean): Promise<void> {
+    const { clock } = this.deps;
     for (let refreshAllowed = true; ; refreshAllowed = false) {
       const lease = await this.deps.admission().admit({
         opcoId: ctx.opco.id, rateLimit: ctx.opco.rateLimit, route: ctx.route, method: ctx.method, priority: ctx.priority,
         tenant: ctx.tenant.hash, synchronous: ctx.synchronous, cancelled: ctx.cancelled,
-        proven: standing === 'proven', unprovenLimit: unprovenSlice(ctx.opco.rateLimit.limit, this.deps.unprovenShare ?? 1),
+        proven, unprovenLimit: unprovenSlice(ctx.opco.rateLimit.limit, this.deps.unprovenShare ?? 1),
       }); // step 4
-      this.deps.prometheus.budgetCalls.inc({ opco: ctx.opco.id, tenant: standing === 'proven' ? 'proven' : 'unproven' });
+      this.deps.prometheus.budgetCalls.inc({ opco: ctx.opco.id, tenant: proven ? 'proven' : 'unproven' });
       ctx.leaseHeaders = lease.headers;
       const calledAt = clock.now();
       let refresh = false;
@@ -89,12 +106,6 @@ export class Pipeline {
       }
       if (!refresh) break;
     }
-    this.record(ctx); // step 9
-    await this.learnStanding(ctx);
-    await hooks.runPipeline('afterCall', ctx);
-    if (ctx.error) throw ctx.error;
-    if (ctx.method === 'GET') await hooks.runPipeline('store', ctx); // step 10
-    return { body: ctx.response!.body, json: ctx.answerJson };
   }
 
   /**

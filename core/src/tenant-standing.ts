@@ -46,10 +46,13 @@ export const LOCAL_RECHECK_MS = 10_000;
 const LOCAL_MAX = 20_000;
 /** The key of "proven at some opcoId", for routes that name none (webhooks, sync, pollers). */
 const ANY_OPCO = '*';
+const NOTHING = () => undefined;
 
 export class TenantStanding {
   private readonly docs: Collection<StandingDoc>;
   private readonly local = new Map<string, Known>();
+  /** Unproven keys with a call on its way in this process: later calls wait for its outcome. */
+  private readonly firstCalls = new Map<string, Promise<void>>();
 
   constructor(
     store: Store,
@@ -90,6 +93,33 @@ export class TenantStanding {
     if (standing === 'refused') this.refusedHit(opcoId);
     if (standing === 'refused') throw refusedLately(opcoId, this.local.get(localKey(opcoId, tenant))!.until - this.clock.now());
     return standing;
+  }
+
+  /**
+   * Step 4's view of the key for one call: 403 when refused lately; for an unproven key, one
+   * call at a time in this process, the others waiting for its outcome, so a key sent many times
+   * at once reaches the upstream once and the rest learn from that answer. `done()` must be
+   * called once the call's outcome is stored (or the call gave up).
+   */
+  async claim(opcoId: string, tenant: string): Promise<{ standing: Standing; done: () => void }> {
+    for (;;) {
+      const standing = await this.assertNotRefused(opcoId, tenant);
+      if (standing === 'proven') return { standing, done: NOTHING };
+      const key = localKey(opcoId, tenant);
+      const ahead = this.firstCalls.get(key);
+      if (!ahead) {
+        let finish!: () => void;
+        this.firstCalls.set(key, new Promise<void>((resolve) => (finish = resolve)));
+        return {
+          standing,
+          done: () => {
+            this.firstCalls.delete(key);
+            finish();
+          },
+        };
+      }
+      await ahead;
+    }
   }
 
   /**

@@ -73,3 +73,25 @@ t.test('an accepted key is written once per half lifetime, not at every call', a
   clock.advance(72_000_000);
   t.equal(await standing.sweep(), 1, 'swept once expired');
 });
+
+t.test('an unproven key sent many times at once: one call goes, the others wait for what it learns', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const standing = new TenantStanding(store, new TestClock({ frozen: true }), options);
+  const first = await standing.claim('acme', TENANT);
+  t.equal(first.standing, 'unproven');
+  let secondSettled = false;
+  const second = standing.claim('acme', TENANT).then(
+    (claim) => ({ claim }),
+    (err: unknown) => ({ err: err as { code: string } }),
+  ).finally(() => (secondSettled = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.notOk(secondSettled, 'the second waits while the first is on its way');
+  await standing.refused('acme', TENANT);
+  first.done();
+  t.match(await second, { err: { code: 'HTTP_ERROR' } }, 'and is refused with what the first learned, without a call');
+  const proven = 'b'.repeat(64);
+  await standing.accepted('acme', proven);
+  const claims = await Promise.all([standing.claim('acme', proven), standing.claim('acme', proven)]);
+  t.same(claims.map((c) => c.standing), ['proven', 'proven'], 'proven keys never wait for one another');
+});
