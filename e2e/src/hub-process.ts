@@ -22,6 +22,8 @@ export interface HubProcessOptions {
   store?: Record<string, unknown>;
   adaptive?: Record<string, number>;
   logLevel?: string;
+  /** More keys of the hub's config file (unprovenShare, addressRateLimit, ...). */
+  extra?: Record<string, unknown>;
 }
 
 export interface AdminReply {
@@ -57,6 +59,7 @@ function fileContent(options: HubProcessOptions): Record<string, unknown> {
     logLevel: options.logLevel ?? 'debug',
     opcos: Object.fromEntries(Object.entries(options.opcos).map(([opcoId, rateLimit]) => [opcoId, { rateLimit }])),
     ...(options.adaptive ? { adaptive: options.adaptive } : {}),
+    ...options.extra,
   };
 }
 

@@ -21,3 +21,5 @@ export * from './error-body.js';
 export * from './operator-scene.js';
 export * from './round-trips.js';
 export * from './private-ferretdb.js';
+export * from './edge-attack.js';
+export * from './edge-attack-suite.js';
