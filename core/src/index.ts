@@ -37,7 +37,7 @@ export { equalityFields, isPlainObject } from './store/filter-matching.js';
 export { canonicalJson, canonicalJsonSha256 } from './canonical-json.js';
 export { API_VERSION } from '@opco-proxy/schemas';
 export { SERVICE_VERSION } from './version.js';
-export { TenantStanding, LOCAL_RECHECK_MS, type Standing } from './tenant-standing.js';
+export { TenantStanding, LOCAL_RECHECK_MS, STANDING_SWEEP_MS, type Standing } from './tenant-standing.js';
 export { callVerdict, keyAccepted, type CallVerdict } from './call-verdict.js';
 export { AddressLimits, addressKey, type AddressLimitOptions, type AddressRefusal } from './http/address-limits.js';
 export { TrustedProxies } from './http/client-address.js';

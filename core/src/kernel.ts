@@ -19,7 +19,7 @@ import { StoreBudgetAdmission, UpstreamBudget } from './upstream-budget.js';
 import { Pipeline } from './pipeline.js';
 import { OpcoDirectory } from './opco-registry.js';
 import { RequestRate } from './request-rate.js';
-import { TenantStanding } from './tenant-standing.js';
+import { STANDING_SWEEP_MS, TenantStanding } from './tenant-standing.js';
 import { AddressLimits } from './http/address-limits.js';
 import { TrustedProxies } from './http/client-address.js';
 import { SeamRegistry } from './seams.js';
@@ -46,9 +46,6 @@ import type { Store } from './ports/store.js';
 import type { Queue } from './ports/queue.js';
 import type { DomainEvent } from './events.js';
 import type { State } from './http/state.js';
-
-/** Standings past their lifetime are never read; sweeping them only frees the store. */
-const STANDING_SWEEP_MS = 10 * 60_000;
 
 export interface KernelOptions {
   /** A store shared with other kernels (tests of several instances); not closed by this kernel. */

@@ -42,6 +42,8 @@ interface Known {
 
 /** How long an instance trusts what it read before reading the store again. */
 export const LOCAL_RECHECK_MS = 10_000;
+/** Standings past their lifetime are never read; sweeping them (workers) only frees the store. */
+export const STANDING_SWEEP_MS = 10 * 60_000;
 /** Standings remembered per instance; the least recently used are forgotten first. */
 const LOCAL_MAX = 20_000;
 /** The key of "proven at some opcoId", for routes that name none (webhooks, sync, pollers). */

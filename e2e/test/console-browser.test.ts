@@ -77,6 +77,8 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
   await open(page, 'Upstreams');
   await page.locator('article[data-opco-id="sandbox"]').waitFor();
   t.match(await page.locator('article[data-opco-id="sandbox"]').innerText(), /store-budget/);
+  t.match(await page.locator('article[data-opco-id="sandbox"]').innerText(), /Unproven keys' slice\s+[1-9]\d* of \d+ used/, 'the slice unproven keys used (the tenants\' first calls)');
+  t.equal(await page.getByLabel('unproven slice used for sandbox').count(), 1, 'with its bar');
   await snap(page, 'upstreams');
 
   await open(page, 'Queues');

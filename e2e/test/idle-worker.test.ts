@@ -5,7 +5,7 @@
 // exactly when its configured interval has elapsed, and what it sends is counted apart.
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TestClock, type ResolvedConfig } from '@opco-proxy/core';
+import { STANDING_SWEEP_MS, TestClock, type ResolvedConfig } from '@opco-proxy/core';
 import { completeJobs, countedBackends, eventually, realBackendsSkip, startService } from '../src/index.js';
 
 /**
@@ -31,6 +31,8 @@ const SWEEPS: Array<{ task: string; intervalMs: (config: ResolvedConfig) => numb
   { task: 'sync recovery', intervalMs: (c) => c.sync.sweepIntervalMs, commands: { 'find syncs': 2 } },
   // The pollers' tick with no poller: a claim of a due poll, which finds none, and the next due
   // date, none, so it waits its longest, the sync sweep interval (it would wait until a due poll).
+  // Standings of tenant keys past their lifetime (P13).
+  { task: 'tenant standing expiry', intervalMs: () => STANDING_SWEEP_MS, commands: { 'delete tenant_standing': 1 } },
   { task: 'sync polls', intervalMs: (c) => c.sync.sweepIntervalMs, commands: { 'findAndModify pollers': 1, 'find pollers': 1 } },
   { task: 'cache sweep', intervalMs: (c) => c.cache.sweepIntervalMs, commands: { 'delete cache': 1 } },
 ];

@@ -15,6 +15,9 @@ t.test('retries scheduled with no delay still run and end every job', async (t) 
   const service = await startService({ config: { jobs: { backoffMs: [0, 0, 0] } as never } });
   t.teardown(() => service.close());
   const numero = service.sandbox.dataset.dossiers[0].numeroInterne;
+  // A CFA that used the service before: a key never answered but with 5xx stays unproven, and
+  // its jobs would share the unproven slice of the budget (P13).
+  t.equal((await service.get('/sandbox/dossiers/etats')).status, 200);
   service.sandbox.faults.add({ route: 'POST /v1/factures', status: 500, times: 24 });
   const replies = await Promise.all(Array.from({ length: 12 }, () => service.request('POST', '/sandbox/factures', { body: factureBody(numero) })));
   const jobs = await Promise.all(replies.map((reply) => waitForJob(service, reply.body.statusUrl, { timeoutMs: 10_000 })));

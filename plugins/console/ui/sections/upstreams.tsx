@@ -36,6 +36,20 @@ function UpstreamCard({ upstream }: { upstream: Upstream }) {
           {admission.waiting ? `, ${admission.waiting} waiting` : ''}
           {admission.nextFreeInMs ? `, next slot in ${Math.ceil(admission.nextFreeInMs / 1000)} s` : ''}
         </dd>
+        {admission.unproven ? (
+          <>
+            <dt>Unproven keys' slice</dt>
+            <dd>
+              {admission.unproven.used === null ? `${admission.unproven.limit} calls per window, use unknown here` : (
+                <>
+                  <progress max={admission.unproven.limit} value={admission.unproven.used} aria-label={`unproven slice used for ${opcoId}`} />{' '}
+                  {admission.unproven.used} of {admission.unproven.limit} used by keys the upstream has not accepted yet
+                </>
+              )}
+              {admission.unproven.waiting ? `, ${admission.unproven.waiting} waiting` : ''}
+            </dd>
+          </>
+        ) : null}
         {hub ? (
           <>
             <dt>Hub</dt>
