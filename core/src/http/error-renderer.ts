@@ -6,6 +6,7 @@
 import type Koa from 'koa';
 import { asServiceError, createError, toErrorBody } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { closeLingering } from './lingering-close.js';
 import type { State } from './state.js';
 
 export function renderErrors(log: Logger): Koa.Middleware<State> {
@@ -26,8 +27,12 @@ export function renderErrors(log: Logger): Koa.Middleware<State> {
       ctx.status = error.status;
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
       // Refused before its body was read (too large, not JSON, no key): the rest of the body is
-      // still on the connection, so it cannot carry another request.
-      if (!ctx.req.complete) ctx.set('Connection', 'close');
+      // still on the connection, so it cannot carry another request; it is read and dropped for a
+      // while after the answer, so that a client still sending it gets to read the answer.
+      if (!ctx.req.complete) {
+        ctx.set('Connection', 'close');
+        closeLingering(ctx.req);
+      }
       ctx.body = toErrorBody(error);
     }
   };
