@@ -34,6 +34,30 @@ function raw(request: string): Promise<{ status: number; headers: string; body: 
   });
 }
 
+const MiB = 1024 * 1024;
+
+/**
+ * Whether a connection the service should close lingering does close: generous, the bounds are a
+ * few MiB and a few seconds, and a connection read forever never closes.
+ */
+function cutOff(closed: Promise<unknown>): Promise<boolean> {
+  return Promise.race([closed.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 60_000, false).unref())]);
+}
+
+/**
+ * A connection to the service, and everything it has answered so far. Half-open allowed: the
+ * client does not stop sending when the service ends its side, only when the service closes.
+ */
+function connection(): { socket: Socket; answer: () => string; closed: Promise<unknown> } {
+  const { hostname, port } = new URL(service.url);
+  const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+  let text = '';
+  socket.on('data', (chunk) => (text += chunk));
+  // A write refused once the service has closed: the test looks at what was answered.
+  socket.on('error', () => undefined);
+  return { socket, answer: () => text, closed: new Promise((resolve) => socket.once('close', resolve)) };
+}
+
 t.test('requests the HTTP parser refuses get the error body, with 400 or 431', async (t) => {
   const cases: Array<[string, string, number]> = [
     ['a header without a colon', 'GET /health HTTP/1.1\r\nHost: x\r\nBroken header\r\n\r\n', 400],
@@ -50,6 +74,55 @@ t.test('requests the HTTP parser refuses get the error body, with 400 or 431', a
     t.match(answer.headers, /Svc-Api-Version: 1/);
   }
   t.equal((await service.get('/health', { key: null })).status, 200, 'still serving');
+});
+
+t.test('a method Node knows but no route takes is 501 NOT_SUPPORTED in the error body, on any path', async (t) => {
+  const allows: Array<[string, string[] | undefined]> = [['/health', ['GET', 'HEAD']], ['/webhooks', ['GET', 'HEAD', 'POST']], ['/nowhere/at/all', undefined]];
+  for (const method of ['TRACE', 'PROPFIND', 'M-SEARCH', 'MKCOL', 'PURGE', 'SEARCH', 'QUERY']) {
+    for (const [path, allow] of allows) {
+      const what = `${method} ${path}`;
+      const answer = await raw(`${method} ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: odd-method-1\r\n\r\n`);
+      t.equal(answer.status, 501, what);
+      t.same(answer.body, { status: 'error', code: 'NOT_SUPPORTED', description: `the HTTP method ${method} is not supported by this service` }, `${what}: the error body`);
+      t.match(answer.headers, /\r\nContent-Type: application\/json; charset=utf-8\r\n/, `${what}: JSON`);
+      t.match(answer.headers, /\r\nSvc-Api-Version: 1\r\n/, `${what}: Svc-Api-Version`);
+      t.match(answer.headers, /\r\nX-Request-Id: odd-method-1\r\n/, `${what}: the request id`);
+      // The methods the path takes, when it is one; an unknown path gets no empty Allow.
+      t.same(/\r\nAllow: ([^\r]*)/.exec(answer.headers)?.[1].split(', ').sort(), allow, `${what}: Allow`);
+    }
+  }
+  const refused = await raw(`PROPFIND /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nContent-Length: 5\r\n\r\n<a/>\n`);
+  t.equal(refused.status, 501, 'with a body too');
+  t.equal(refused.body?.code, 'NOT_SUPPORTED');
+});
+
+t.test('CONNECT is 501 NOT_SUPPORTED in the error body too, and a client that keeps sending after it is cut off', async (t) => {
+  const answer = await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nX-Request-Id: tunnel-1\r\n\r\n');
+  t.equal(answer.status, 501);
+  t.same(answer.body, { status: 'error', code: 'NOT_SUPPORTED', description: 'the HTTP method CONNECT is not supported by this service' });
+  t.match(answer.headers, /\r\nSvc-Api-Version: 1\r\n/);
+  t.match(answer.headers, /\r\nX-Request-Id: tunnel-1\r\n/);
+  // Node stops watching a CONNECT's connection: only the lingering bounds end it.
+  const tunnel = connection();
+  tunnel.socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+  const dripping = setInterval(() => tunnel.socket.destroyed || tunnel.socket.write('x'), 100);
+  t.teardown(() => clearInterval(dripping));
+  t.ok(await cutOff(tunnel.closed), 'the connection closed');
+  t.match(tunnel.answer(), /^HTTP\/1\.1 501 /, 'after the 501');
+});
+
+t.test('HEAD and OPTIONS answer as before', async (t) => {
+  const head = await raw('HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n');
+  t.equal(head.status, 200, 'HEAD /health');
+  t.match(head.headers, /\r\nContent-Length: 15\r\n/, 'the length of what GET answers');
+  t.equal(head.body, undefined, 'and no body');
+  t.equal((await raw('HEAD /nowhere HTTP/1.1\r\nHost: x\r\n\r\n')).status, 404, 'HEAD of an unknown path');
+  const options = await raw('OPTIONS /webhooks HTTP/1.1\r\nHost: x\r\n\r\n');
+  t.equal(options.status, 204, 'OPTIONS of a known path');
+  t.same(/\r\nAllow: ([^\r]*)/.exec(options.headers)?.[1].split(', ').sort(), ['GET', 'HEAD', 'POST'], 'and the methods it takes');
+  const unknown = await raw('OPTIONS /nowhere HTTP/1.1\r\nHost: x\r\n\r\n');
+  t.equal(unknown.status, 404, 'OPTIONS of an unknown path');
+  t.equal(unknown.body?.code, 'NOT_FOUND');
 });
 
 t.test('the access log shows the status each client got, with method, route template, duration and request id', async (t) => {
@@ -130,22 +203,6 @@ t.test('the request id goes upstream: with a read, and with each call of the job
   t.equal(ended?.requestId, jobRequestId, 'the worker log line names the request id');
 });
 
-const MiB = 1024 * 1024;
-
-/**
- * A connection to the service, and everything it has answered so far. Half-open allowed: the
- * client does not stop sending when the service ends its side, only when the service closes.
- */
-function connection(): { socket: Socket; answer: () => string; closed: Promise<unknown> } {
-  const { hostname, port } = new URL(service.url);
-  const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
-  let text = '';
-  socket.on('data', (chunk) => (text += chunk));
-  // A write refused once the service has closed: the test looks at what was answered.
-  socket.on('error', () => undefined);
-  return { socket, answer: () => text, closed: new Promise((resolve) => socket.once('close', resolve)) };
-}
-
 t.test('a body over the limit sent with fetch gets the 413 and its error body', async (t) => {
   for (const body of [Buffer.alloc(2 * MiB, 0x20), JSON.stringify({ callbackUrl: `https://example.com/${'x'.repeat(2 * MiB)}`, events: ['job.completed'] })]) {
     const reply = await undiciFetch(`${service.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY_A }, body });
@@ -211,8 +268,6 @@ t.test('a client that goes on sending after a refused body is cut off, not read 
   trickle.socket.write(`POST /webhooks HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${KEY_A}\r\nContent-Type: application/json\r\nContent-Length: ${100 * MiB}\r\n\r\n`);
   const dripping = setInterval(() => trickle.socket.destroyed || trickle.socket.write(' '), 100);
   t.teardown(() => clearInterval(dripping));
-  // Generous: the bounds are a few MiB and a few seconds; a connection read forever never closes.
-  const cutOff = (closed: Promise<unknown>) => Promise.race([closed.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 60_000, false).unref())]);
   t.ok(await cutOff(flood.closed), 'an endless body: the connection closed');
   await endless;
   t.match(flood.answer(), /^HTTP\/1\.1 413 /, 'after the 413');
