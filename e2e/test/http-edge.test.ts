@@ -1,8 +1,9 @@
 // Issue "hardening" 5, 7, 9, 10: malformed requests refused by Node's parser answered in the
 // error body; the access log after the error renderer, with the status the client got, the
 // route template and the request id; a key the upstream refuses is 403 on /status too; dates
-// as CFA software sends them. Issue "Every HTTP answer told right": a body refused before it was
-// read still lets its client read the answer (lingering close), within bounds.
+// as CFA software sends them. Issue "Every HTTP answer told right": a method no route takes is
+// 501 in the error body; a body refused before it was read still lets its client read the answer
+// (lingering close), within bounds.
 import { connect, type Socket } from 'node:net';
 import t from 'tap';
 import { fetch as undiciFetch } from 'undici';
