@@ -71,6 +71,9 @@ export function contractOf(doc: unknown = buildOpenApi()): Contract {
   return contract;
 }
 
+/** The methods the router takes on some path (@koa/router's own list); any other is 501 on every path. */
+const ROUTED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
 let checked = 0;
 process.on('exit', () => {
   if (checked > 0) console.error(`# contract: ${checked} answers checked against the OpenAPI document`);
@@ -89,6 +92,10 @@ export function contractProblems(method: string, url: string, status: number, he
     if (!errorBody(body)) problems.push(`error body is not SPEC 7's: ${ajv.errorsText(errorBody.errors)} (${text.slice(0, 200)})`);
     if (status === 429 && !headers.get('retry-after')) problems.push('429 without Retry-After');
     if (status === 503 && (body as { code?: string })?.code === 'UNAVAILABLE' && !headers.get('retry-after')) problems.push('503 UNAVAILABLE without Retry-After');
+  }
+  if (!ROUTED_METHODS.has(method)) {
+    if (status !== 501 || (body as { code?: string })?.code !== 'NOT_SUPPORTED') problems.push(`${method}, which no route takes, answered ${status}, not 501 NOT_SUPPORTED`);
+    return problems;
   }
   if (method === 'OPTIONS' && status === 204) {
     if (!headers.get('allow')) problems.push('OPTIONS without Allow');

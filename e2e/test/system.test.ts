@@ -2,6 +2,7 @@
 // allow-list (D8).
 import t from 'tap';
 import { tenantHash } from '@opco-proxy/core';
+import { contractOf } from '../src/contract.js';
 import { startService, KEY_A, KEY_B } from '../src/index.js';
 
 const SPEC_ROUTES = [
@@ -22,10 +23,31 @@ t.test('GET /health needs no key', async (t) => {
   t.equal(reply.headers.get('svc-api-version'), '1');
 });
 
-t.test('GET /ready reports the store reachable', async (t) => {
+/** What /doc says GET /ready answers with `status`: its schema compiled, and the fields it declares. */
+async function documentedReady(url: string, status: 200 | 503) {
+  const doc = (await (await fetch(`${url}/doc`)).json()) as any;
+  const componentOf = (ref: string) => ref.split('/').pop()!;
+  let response = doc.paths['/ready'].get.responses[status];
+  if (response.$ref) response = doc.components.responses[componentOf(response.$ref)];
+  const schema = doc.components.schemas[componentOf(response.content['application/json'].schema.$ref)];
+  const contract = contractOf(doc);
+  const validate = contract.operations.find((o) => o.id === 'getReady')!.responses[status]!.schema!;
+  return {
+    check: (body: unknown) => (validate(body) ? '' : contract.ajv.errorsText(validate.errors)),
+    declared: Object.keys(schema.properties ?? {}),
+    required: (schema.required ?? []) as string[],
+  };
+}
+
+t.test('GET /ready reports the store and the queue reachable, every field of its answer as /doc declares it', async (t) => {
   const reply = await service.get('/ready', { key: null });
   t.equal(reply.status, 200);
-  t.equal(reply.body.status, 'ready');
+  t.same(reply.body, { status: 'ready', store: 'embedded', queue: 'embedded' });
+  const documented = await documentedReady(service.url, 200);
+  t.equal(documented.check(reply.body), '', 'valid against /doc');
+  // A field the schema does not name would pass a schema open to more: each one is looked for.
+  for (const field of Object.keys(reply.body)) t.ok(documented.declared.includes(field), `${field} declared in /doc`);
+  for (const field of documented.required) t.ok(field in reply.body, `${field}, required by /doc, answered`);
 });
 
 t.test('GET /doc is an OpenAPI 3.0 document listing every route of SPEC 4', async (t) => {
@@ -85,4 +107,8 @@ t.test('/ready answers 503 UNAVAILABLE when the store is gone', async (t) => {
   const reply = await broken.get('/ready', { key: null });
   t.equal(reply.status, 503, reply.text);
   t.equal(reply.body.code, 'UNAVAILABLE');
+  t.ok(Number(reply.headers.get('retry-after')) >= 1, 'with Retry-After');
+  const documented = await documentedReady(broken.url, 503);
+  t.equal(documented.check(reply.body), '', 'the 503 /doc documents');
+  for (const field of Object.keys(reply.body)) t.ok(documented.declared.includes(field), `${field} declared in /doc`);
 });

@@ -1,11 +1,13 @@
 /**
  * Every error leaves in the body of SPEC 7, mapped once by `asServiceError`: validation, auth,
- * unknown routes (404), a wrong method on a known path (405 with `Allow`), outages (503 with
- * `Retry-After`) and anything unexpected (500, logged with its cause, never shown).
+ * unknown routes (404), a wrong method on a known path (405 with `Allow`), a method no route takes
+ * on any path (501), outages (503 with `Retry-After`) and anything unexpected (500, logged with
+ * its cause, never shown).
  */
 import type Koa from 'koa';
 import { asServiceError, createError, toErrorBody } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { closeLingering } from './lingering-close.js';
 import type { State } from './state.js';
 
 export function renderErrors(log: Logger): Koa.Middleware<State> {
@@ -16,6 +18,13 @@ export function renderErrors(log: Logger): Koa.Middleware<State> {
         throw createError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`);
       }
       if (ctx.status === 404 && ctx.body === undefined) throw createError('NOT_FOUND', `no route ${ctx.method} ${ctx.path}`);
+      // A method Node's parser knows but no route takes (TRACE, PROPFIND, M-SEARCH): the router
+      // answers a bare 501 whatever the path, with the path's methods in `Allow`, empty when the
+      // path is unknown (which would say the path takes no method at all).
+      if (ctx.status === 501 && ctx.body === undefined) {
+        if (!ctx.response.get('Allow')) ctx.remove('Allow');
+        throw createError('NOT_SUPPORTED', `the HTTP method ${ctx.method} is not supported by this service`);
+      }
     } catch (err) {
       const error = asServiceError(err);
       if (error.code === 'INTERNAL_ERROR') {
@@ -26,8 +35,12 @@ export function renderErrors(log: Logger): Koa.Middleware<State> {
       ctx.status = error.status;
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
       // Refused before its body was read (too large, not JSON, no key): the rest of the body is
-      // still on the connection, so it cannot carry another request.
-      if (!ctx.req.complete) ctx.set('Connection', 'close');
+      // still on the connection, so it cannot carry another request; it is read and dropped for a
+      // while after the answer, so that a client still sending it gets to read the answer.
+      if (!ctx.req.complete) {
+        ctx.set('Connection', 'close');
+        closeLingering(ctx.req);
+      }
       ctx.body = toErrorBody(error);
     }
   };

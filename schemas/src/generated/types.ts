@@ -1524,7 +1524,7 @@ export interface DossierListe {
   [k: string]: unknown;
 }
 /**
- * GET /ready: 200 when the store (and queue) answer; otherwise 503 UNAVAILABLE with the error body (D5).
+ * P1, P3: GET /ready, 200 when the store and the queue answer and the process is not stopping; otherwise 503 UNAVAILABLE with the error body and Retry-After (D5).
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "Ready".
@@ -1534,8 +1534,11 @@ export interface Ready {
   /**
    * Kind of store backend that answered, for example embedded or mongodb.
    */
-  store?: string;
-  [k: string]: unknown;
+  store: string;
+  /**
+   * Kind of queue backend that answered, for example embedded or rabbitmq.
+   */
+  queue: string;
 }
 /**
  * SPEC 4.3 and D13: GET /{opcoId}/status.
