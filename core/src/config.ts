@@ -42,6 +42,8 @@ export interface Config {
   tenantKeys: Section<'tenantKeys'>;
   addressRateLimit: Section<'addressRateLimit'>;
   trustedProxies: string[];
+  /** D32: audit records' retention, reads of personal data recorded or not. */
+  audit: Section<'audit'>;
   cache: Section<'cache'>;
   /** P3: how long a stopping process lets requests and jobs in flight finish. */
   shutdownGraceMs: number;
@@ -86,6 +88,7 @@ export const DEFAULTS: Omit<Config, 'opcos'> = {
   tenantKeys: { provenTtlS: 86_400, refusedTtlS: 300, unprovenShare: 0.1 },
   addressRateLimit: { perSecond: 2, burst: 20, freeFailures: 5, maxBackoffS: 300 },
   trustedProxies: [],
+  audit: { retentionDays: 400, reads: false, sweepIntervalMs: 3_600_000 },
   cache: { sweepIntervalMs: 60_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 },
   shutdownGraceMs: 25_000,
   logLevel: 'info',
@@ -146,6 +149,7 @@ export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv = {}, flags: Co
     tenantRateLimit: { ...DEFAULTS.tenantRateLimit, ...file.tenantRateLimit },
     tenantKeys: { ...DEFAULTS.tenantKeys, ...file.tenantKeys },
     addressRateLimit: { ...DEFAULTS.addressRateLimit, ...file.addressRateLimit },
+    audit: { ...DEFAULTS.audit, ...file.audit },
     cache: { ...DEFAULTS.cache, ...file.cache },
     opcos: file.opcos ?? {},
   };

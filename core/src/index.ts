@@ -42,3 +42,4 @@ export { callVerdict, keyAccepted, type CallVerdict } from './call-verdict.js';
 export { AddressLimits, addressKey, type AddressLimitOptions, type AddressRefusal } from './http/address-limits.js';
 export { TrustedProxies } from './http/client-address.js';
 export { RequestRate } from './request-rate.js';
+export { AuditLog, AUDIT_COLLECTION, type AuditRecord, type AuditFilter, type AuditEntry } from './audit/audit-log.js';

@@ -21,6 +21,9 @@ import { OpcoDirectory } from './opco-registry.js';
 import { RequestRate } from './request-rate.js';
 import { STANDING_SWEEP_MS, TenantStanding } from './tenant-standing.js';
 import { AddressLimits } from './http/address-limits.js';
+import { AuditLog } from './audit/audit-log.js';
+import { AuditTrail } from './audit/audit-trail.js';
+import { mountAuditRoutes } from './audit/audit-routes.js';
 import { TrustedProxies } from './http/client-address.js';
 import { SeamRegistry } from './seams.js';
 import { loadPlugins, type HostResolver, type Plugin, type ProcessRole } from './plugin.js';
@@ -93,6 +96,13 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const prometheus = createPrometheusMetrics();
   const inFlight = new InFlight();
   const standing = new TenantStanding(store, clock, config.tenantKeys, (opcoId) => prometheus.refusedKeyHits.inc({ opco: opcoId }));
+  const opcos = await OpcoDirectory.load(config.opcos, clock);
+  const auditLog = new AuditLog(store, clock);
+  const audit = new AuditTrail({
+    log: auditLog, reads: config.audit.reads, logger: log, knownOpco: (opcoId) => opcos.has(opcoId),
+    counted: (action, status) => prometheus.auditRecords.inc({ action, status: String(status) }),
+    failed: (action) => prometheus.auditFailures.inc({ action }),
+  });
   const router = new OperationRouter({
     bodyBytes: config.limits.bodyBytes,
     fileBytes: config.limits.fileBytes,
@@ -102,8 +112,8 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     standing,
     addresses: new AddressLimits(config.addressRateLimit, clock, (reason) => prometheus.addressRefusals.inc({ reason })),
     proxies: new TrustedProxies(config.trustedProxies),
+    audit,
   });
-  const opcos = await OpcoDirectory.load(config.opcos, clock);
   const client = new UpstreamClient({ publisher: config.publisher, timeoutMs: config.upstream.timeoutMs, maxAnswerBytes: config.upstream.maxAnswerBytes });
   for (const opco of opcos.list()) {
     const strategy = opco.profile.auth ?? oauthClientCredentials();
@@ -121,6 +131,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
 
   mountSystemRoutes(router, { store, queue, prometheus, inFlight, clock });
   mountReadRoutes(router, { opcos, pipeline, window, clock, startedAt: clock.now() });
+  mountAuditRoutes(router, auditLog);
 
   const queueNames = new Set<string>();
   queueDepthGauge(prometheus.registry, queue, queueNames);
@@ -149,7 +160,9 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const shortcut = readShortcut({ router, inFlight, write, prometheus, clock });
 
   await standing.prepare();
+  await auditLog.prepare();
   host.addTask('tenant-standing:sweep', STANDING_SWEEP_MS, () => standing.sweep());
+  host.addTask('audit:purge', config.audit.sweepIntervalMs, () => auditLog.purge(config.audit.retentionDays));
   await hooks.runLifecycle('ready');
   await host.start();
   hooks.freeze();

@@ -154,7 +154,19 @@ export function createPrometheusMetrics() {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
-  return { registry, upstreamCalls, upstreamLatency, driftWarnings, httpRequests, httpDuration, budgetCalls, keyRefusals, refusedKeyHits, addressRefusals };
+  const auditRecords = new Counter({
+    name: 'opco_proxy_audit_records_total',
+    help: 'Audit records written (D32), by action (operationId) and the status the request was answered',
+    labelNames: ['action', 'status'] as const,
+    registers: [registry],
+  });
+  const auditFailures = new Counter({
+    name: 'opco_proxy_audit_write_failures_total',
+    help: 'Audit records that could not be written; their requests were answered 503',
+    labelNames: ['action'] as const,
+    registers: [registry],
+  });
+  return { registry, upstreamCalls, upstreamLatency, driftWarnings, httpRequests, httpDuration, budgetCalls, keyRefusals, refusedKeyHits, addressRefusals, auditRecords, auditFailures };
 }
 
 /** Work-queue depths, asked of the backend at each scrape; a queue that does not answer keeps its last value. */

@@ -50,6 +50,10 @@ export class OpcoDirectory {
     return [...this.opcos.values()];
   }
 
+  has(opcoId: string): boolean {
+    return this.opcos.has(opcoId);
+  }
+
   /** Step 1: unknown opcoId gives 404 NOT_FOUND. */
   get(opcoId: string): Opco {
     const opco = this.opcos.get(opcoId);

@@ -23,3 +23,4 @@ export * from './round-trips.js';
 export * from './private-ferretdb.js';
 export * from './edge-attack.js';
 export * from './edge-attack-suite.js';
+export * from './audit-suite.js';

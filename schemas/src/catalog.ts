@@ -56,6 +56,9 @@ export const schemaIds = {
   admissionState: 'admission-state',
   adminQueueList: 'admin-queue-list',
   queueDepth: 'queue-depth',
+  // Audit records (D32)
+  auditRecord: 'audit-record',
+  auditPage: 'audit-page',
   // Queries (SPEC 4.4 to 4.10): all values are strings, as they arrive
   cfakeyinfoQuery: 'cfakeyinfo-query',
   dossierQuery: 'dossier-query',
@@ -66,6 +69,8 @@ export const schemaIds = {
   adminDeliveryQuery: 'admin-delivery-query',
   adminWebhookQuery: 'admin-webhook-query',
   adminSyncQuery: 'admin-sync-query',
+  auditQuery: 'audit-query',
+  adminAuditQuery: 'admin-audit-query',
   // Bodies (SPEC 4.8 to 4.15)
   dossierBody: 'dossier-body',
   factureBody: 'facture-body',

@@ -55,6 +55,7 @@ const TAGS: Record<RouteTag, string> = {
   sync: 'Bulk sync of all dossiers (SPEC 2.6, 4.14).',
   webhooks: 'Event subscriptions and delivery logs (SPEC 2.7, 2.8, 4.15, 6).',
   pollers: 'Automatic polling after a sync (D21).',
+  audit: 'Who did what to which job, webhook and sync: the audit records of SPEC 5.3 and 5.5 (D32).',
   operator: 'Across tenants, for operators: behind Authorization: Bearer <OPCO_PROXY_ADMIN_KEY> (P9).',
 };
 

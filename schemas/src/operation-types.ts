@@ -22,5 +22,15 @@ export type ReplyOf<Op extends OperationId> = {
     status: S;
     body: Responses<Op>[S] extends { schema: infer B } ? TypeOf<B> : unknown;
     headers?: Record<string, string>;
+    /**
+     * What only the handler knows of what it acted on, for the audit record (D32): the tenant
+     * an operator acted for, ids beyond the path's and the answer's.
+     */
+    audit?: AuditNote;
   };
 }[keyof Responses<Op> & number];
+
+export interface AuditNote {
+  tenant?: string;
+  targets?: { jobId?: string; webhookId?: string; deliveryId?: string; syncId?: string };
+}

@@ -23,6 +23,15 @@ const CALLBACK_URL = 'https://erp.cfa-exemple.fr/opco-events';
 /** A tenant as operators see it: the SHA-256 of its X-API-KEY (P9). */
 const TENANT = '6f1ed002ab5595859014ebf0951522d9a0b0f0c0b2fbbb9e6d9b8e3d46f1e2a1';
 
+const AUDIT_SUBMISSION = {
+  id: '9a0e4f5c2b7d1e83', at: '2026-11-20T09:14:01.021Z', tenant: TENANT, actor: 'tenant', action: 'postFacture', opcoId: 'sandbox',
+  targets: { jobId: JOB_ID }, outcome: { status: 202, idempotency: 'new' }, requestId: '0b8f4a2e-6f3d-4c1a-9e57-2d8c1b0a9f64', clientAddress: '203.0.113.24',
+} as const;
+const AUDIT_WEBHOOK_DELETE = {
+  id: '1d2c3b4a59687f0e', at: '2026-11-20T09:02:45.310Z', tenant: TENANT, actor: 'tenant', action: 'deleteWebhook',
+  targets: { webhookId: WEBHOOK_ID }, outcome: { status: 404, code: 'NOT_FOUND' }, requestId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', clientAddress: '203.0.113.24',
+} as const;
+
 const employeur = { siret: '12345678900011', denomination: 'Boulangerie Martin' };
 const apprenti = { nom: 'Durand', prenom: 'Léa', dateNaissance: '2006-03-14' };
 const organismeFormation = { siret: '98765432100027', uaiCfa: '0751234A' };
@@ -204,6 +213,7 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
     },
   },
   deletePoller: { responses: { 200: { deleted: true } } },
+  listAudit: { responses: { 200: { items: [AUDIT_SUBMISSION, AUDIT_WEBHOOK_DELETE], next: 'WzE3NjM2MjY5MjUwMDAsImE3ZjMiXQ' } } },
 
   // Operators (P9)
   listAdminJobs: {
@@ -234,6 +244,17 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
     },
   },
   resendAdminDelivery: { responses: { 202: { deliveryId: DELIVERY_ID, event: 'job.failed', status: 'retrying' } } },
+  listAdminAudit: {
+    responses: {
+      200: {
+        items: [{
+          id: '7c41e0a2b9d8f3a6', at: '2026-11-20T09:20:11.002Z', tenant: TENANT, actor: 'operator', action: 'resendAdminDelivery',
+          targets: { deliveryId: DELIVERY_ID, webhookId: WEBHOOK_ID }, outcome: { status: 202 }, requestId: 'c3b0f1d2-1c7e-4a55-9d0e-53a1f6c2e0aa', clientAddress: '192.0.2.10',
+        }, AUDIT_SUBMISSION],
+        next: null,
+      },
+    },
+  },
   listAdminWebhooks: {
     responses: {
       200: {

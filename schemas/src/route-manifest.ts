@@ -10,7 +10,7 @@ import { schemaIds as ids, type SchemaId } from './catalog.js';
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 export type RouteTag =
-  'system' | 'opco' | 'dossiers' | 'factures' | 'conventions' | 'certificats' | 'documents' | 'jobs' | 'sync' | 'webhooks' | 'pollers' | 'operator';
+  'system' | 'opco' | 'dossiers' | 'factures' | 'conventions' | 'certificats' | 'documents' | 'jobs' | 'sync' | 'webhooks' | 'pollers' | 'audit' | 'operator';
 
 /** Statuses answered with the error body of SPEC 7 (what each stands for: openapi.ts). */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 501 | 502 | 503 | 504;
@@ -50,11 +50,22 @@ export interface OperationSpec {
   /** Key of the route in an adapter profile (core's RouteKey); a route absent from the profile is 501. */
   profileRoute?: string;
   /**
+   * D32: the request writes an audit record, through the one mechanism of the operation router:
+   * `change` for every state-changing request of a tenant or an operator, `personal-read` for a
+   * read of personal data (recorded only with `audit.reads`). `id` names what an `{id}` path
+   * parameter or an `id` field of the answer is (a webhook's id under /webhooks).
+   */
+  audit?: { kind: 'change' | 'personal-read'; id?: 'webhookId' };
+  /**
    * Schema the transformed upstream answer is checked against (pipeline step 8): its `required`
    * fields are what makes the answer usable, any other mismatch is drift (D14).
    */
   upstreamAnswer?: SchemaId;
 }
+
+const CHANGE = { kind: 'change' } as const;
+const WEBHOOK_CHANGE = { kind: 'change', id: 'webhookId' } as const;
+const PERSONAL_READ = { kind: 'personal-read' } as const;
 
 const json = <S extends SchemaId>(description: string, schema: S) => ({ description, schema }) as const;
 
@@ -108,6 +119,7 @@ function asyncPost<R extends string, B extends SchemaId>(resource: R, section: s
     },
     errors: [...BODY, ...KEYED, 404, 501, 503],
     async: true,
+    audit: CHANGE,
     jobType: `post-${resource.slice(0, -1)}`,
     profileRoute: `POST /${resource}`,
   } as const;
@@ -159,7 +171,7 @@ export const operations = {
     method: 'GET', path: '/{opcoId}/dossiers', summary: 'One dossier', tag: 'dossiers', source: '4.5', apiKey: true,
     description: 'Exclusive modes: numeroInterne alone, or numeroExterne with numeroDeca. Mixed, partial or empty queries give 400.',
     query: ids.dossierQuery, responses: { 200: json('The dossier.', ids.dossier) }, errors: UPSTREAM_READ,
-    profileRoute: 'GET /dossiers', upstreamAnswer: ids.dossier,
+    profileRoute: 'GET /dossiers', upstreamAnswer: ids.dossier, audit: PERSONAL_READ,
   },
   listDossierEtats: {
     method: 'GET', path: '/{opcoId}/dossiers/etats', summary: 'A page of dossier states', tag: 'dossiers', source: '4.6',
@@ -170,7 +182,7 @@ export const operations = {
     method: 'GET', path: '/{opcoId}/dossiers/liste', summary: 'Dossiers by internal numbers (at most 50)', tag: 'dossiers',
     source: '4.7', apiKey: true, query: ids.listeQuery,
     responses: { 200: json('The dossiers found and the numbers not found.', ids.liste) }, errors: UPSTREAM_READ,
-    profileRoute: 'GET /dossiers/liste', upstreamAnswer: ids.liste,
+    profileRoute: 'GET /dossiers/liste', upstreamAnswer: ids.liste, audit: PERSONAL_READ,
   },
   postDossier: asyncPost('dossiers', '4.8', ids.dossierBody, 'Submit a dossier (job post-dossier; composite with _files, D16)'),
 
@@ -199,6 +211,7 @@ export const operations = {
     method: 'POST', path: '/sync/dossiers', summary: 'Start a bulk sync of all dossiers', tag: 'sync', source: '4.14', apiKey: true,
     body: ids.syncBody, responses: { 202: json('Accepted: the sync is pending.', ids.syncAccepted) },
     errors: [...BODY, ...KEYED, 409, 501, 503],
+    audit: CHANGE,
   },
   getSync: {
     method: 'GET', path: '/sync/{syncId}', summary: 'Progress of a sync', tag: 'sync', source: '4.14', apiKey: true,
@@ -208,6 +221,7 @@ export const operations = {
     method: 'DELETE', path: '/sync/{syncId}', summary: 'Cancel a sync', tag: 'sync', source: '4.14', apiKey: true,
     responses: { 200: json('Cancelled, or already finished (current state and a message).', ids.syncCancellation) },
     errors: STORED,
+    audit: CHANGE,
   },
 
   // Webhooks (SPEC 4.15, D9)
@@ -216,6 +230,7 @@ export const operations = {
     description: 'Each event subscribed to is then POSTed to callbackUrl, signed: its body and headers are under Callbacks, one per event type.',
     body: ids.webhookCreateBody, responses: { 201: json('Created; the only answer that shows secret.', ids.webhook) },
     errors: [...BODY, ...KEYED, 503],
+    audit: WEBHOOK_CHANGE,
   },
   listWebhooks: {
     method: 'GET', path: '/webhooks', summary: "The tenant's webhooks", tag: 'webhooks', source: '4.15', apiKey: true,
@@ -225,10 +240,12 @@ export const operations = {
     method: 'PATCH', path: '/webhooks/{id}', summary: 'Change a webhook', tag: 'webhooks', source: '4.15', apiKey: true,
     body: ids.webhookUpdateBody, responses: { 200: json('The webhook after the change.', ids.webhook) },
     errors: [...BODY, ...STORED],
+    audit: WEBHOOK_CHANGE,
   },
   deleteWebhook: {
     method: 'DELETE', path: '/webhooks/{id}', summary: 'Delete a webhook', tag: 'webhooks', source: '4.15', apiKey: true,
     responses: { 200: json('Deleted.', ids.deleted) }, errors: STORED,
+    audit: WEBHOOK_CHANGE,
   },
   listWebhookDeliveries: {
     method: 'GET', path: '/webhooks/{id}/logs', summary: 'Delivery attempts of a webhook', tag: 'webhooks', source: '4.15',
@@ -239,21 +256,25 @@ export const operations = {
     method: 'POST', path: '/webhooks/{id}/test', summary: 'Send a test notification', tag: 'webhooks', source: 'P10', apiKey: true,
     description: 'A webhook.test event to this webhook only, signed and retried like any other.',
     responses: { 202: json('The test delivery is on its way.', ids.deliveryQueued) }, errors: STORED,
+    audit: WEBHOOK_CHANGE,
   },
   resendWebhookDelivery: {
     method: 'POST', path: '/webhooks/{id}/deliveries/{deliveryId}/resend', summary: 'Send a delivery again', tag: 'webhooks', source: 'P10',
     apiKey: true, description: 'A delivered or failed delivery is sent again, same Svc-Delivery-Id and body, attempts starting over.',
     responses: { 202: json('The delivery is on its way again.', ids.deliveryQueued) }, errors: [...STORED, 409],
+    audit: WEBHOOK_CHANGE,
   },
   recoverWebhookDeliveries: {
     method: 'POST', path: '/webhooks/{id}/recover', summary: 'Send again every failed delivery since a time', tag: 'webhooks',
     source: 'P10', apiKey: true, body: ids.webhookRecoverBody,
     responses: { 202: json('How many failed deliveries are on their way again.', ids.webhookRecovered) }, errors: [...BODY, ...STORED],
+    audit: WEBHOOK_CHANGE,
   },
   rotateWebhookSecret: {
     method: 'POST', path: '/webhooks/{id}/rotate-secret', summary: 'Replace the signing secret', tag: 'webhooks', source: 'P10',
     apiKey: true, description: 'The new secret signs at once; the previous one still signs beside it for 24 hours.',
     responses: { 200: json('The new secret, shown once.', ids.webhookSecret) }, errors: STORED,
+    audit: WEBHOOK_CHANGE,
   },
 
   // Pollers (D21)
@@ -264,6 +285,14 @@ export const operations = {
   deletePoller: {
     method: 'DELETE', path: '/pollers/{opcoId}', summary: 'Stop the poller of an upstream body', tag: 'pollers', source: 'D21',
     apiKey: true, responses: { 200: json('Stopped.', ids.deleted) }, errors: STORED,
+    audit: CHANGE,
+  },
+
+  // Audit records (SPEC 5.3, 5.5; D32)
+  listAudit: {
+    method: 'GET', path: '/audit', summary: "The tenant's audit records", tag: 'audit', source: 'D32', apiKey: true,
+    description: 'Who did what to which job, webhook, delivery or sync of this tenant, newest first; the next page is at the address of the Link header (rel="next"). Never a body, a key or personal data.',
+    query: ids.auditQuery, responses: { 200: json('Audit records, newest first.', ids.auditPage) }, errors: [400, ...KEYED, 503],
   },
 
   // Operators, across tenants (P9): read-mostly, tenants shown by their hash, never a key or a secret
@@ -280,6 +309,11 @@ export const operations = {
     source: 'P9, P10', apiKey: false, operator: true,
     description: 'As POST /webhooks/{id}/deliveries/{deliveryId}/resend: same Svc-Delivery-Id and body, attempts starting over.',
     responses: { 202: json('The delivery is on its way again.', ids.deliveryQueued) }, errors: [...OPERATOR, 404, 409],
+    audit: CHANGE,
+  },
+  listAdminAudit: {
+    ...operatorRead('/admin/audit', 'Audit records of every tenant and operator', ids.auditPage, 'Audit records, newest first, filtered by tenant hash, actor, action, opcoId and time.'),
+    query: ids.adminAuditQuery, errors: OPERATOR_LIST,
   },
   listAdminWebhooks: {
     ...operatorRead('/admin/webhooks', 'Disabled or failing webhooks of every tenant', ids.adminWebhookPage, 'Webhooks without their secrets.'),

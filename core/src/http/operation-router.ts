@@ -8,8 +8,9 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { IncomingMessage } from 'node:http';
-import { loadSchema, operations, routerPath, type BodyOf, type OperationId, type QueryOf, type ReplyOf, type SchemaId } from '@opco-proxy/schemas';
-import { createError } from '../errors.js';
+import { loadSchema, operations, routerPath, type AuditNote, type BodyOf, type OperationId, type QueryOf, type ReplyOf, type SchemaId } from '@opco-proxy/schemas';
+import { asServiceError, createError } from '../errors.js';
+import type { AuditTrail } from '../audit/audit-trail.js';
 import { checkRequest } from '../request-validation.js';
 import { authenticate, authenticateOperator } from '../tenant.js';
 import type { Tenant } from '../call-context.js';
@@ -43,7 +44,12 @@ export class RawJson {
   constructor(readonly json: Buffer | string) {}
 }
 
-type Reply = { status: number; body: unknown; headers?: Record<string, string> };
+type Reply = { status: number; body: unknown; headers?: Record<string, string>; audit?: AuditNote };
+
+/** The request body's `opcoId` once read (a sync's), for its audit record: checked there against the configured ones. */
+interface BodyRead {
+  opcoId?: unknown;
+}
 
 /**
  * A GET answered at once from what the process holds (a cache's memory), or undefined to take
@@ -83,6 +89,8 @@ export interface OperationRouterOptions {
   standing: TenantStanding;
   addresses: AddressLimits;
   proxies: TrustedProxies;
+  /** D32: the operations the manifest marks `audit` write their record through it. */
+  audit?: AuditTrail;
 }
 
 interface Mounted {
@@ -94,6 +102,8 @@ export class OperationRouter {
   private readonly mounted = new Map<OperationId, Mounted>();
   private readonly shortcuts = new Map<OperationId, Shortcut<OperationId>>();
   private readonly recalled = new Map<string, Recalled>();
+  /** Reads recorded in the audit trail (`audit.reads`): never answered before the chain, which records them. */
+  private readonly auditedReads = new Set<OperationId>();
   private frozen = false;
 
   constructor(private readonly options: OperationRouterOptions) {}
@@ -112,6 +122,7 @@ export class OperationRouter {
     const spec = operations[id] as { method: string; body?: string };
     if (spec.method !== 'GET' || spec.body || this.mounted.get(id)?.owner !== owner) throw new Error(`${owner} cannot mount a shortcut for ${id}: only for a GET operation it serves`);
     this.shortcuts.set(id, shortcut as unknown as Shortcut<OperationId>);
+    if (this.options.audit?.recorder(id)) this.auditedReads.add(id);
   }
 
   /**
@@ -121,7 +132,7 @@ export class OperationRouter {
    */
   answerAtOnce(req: IncomingMessage, requestId: string, traceparent: string | undefined): ShortcutAnswer | undefined {
     const known = req.method === 'GET' ? this.recalled.get(req.url!) : undefined;
-    if (!known) return undefined;
+    if (!known || this.auditedReads.has(known.id)) return undefined;
     let tenant: Tenant;
     try {
       tenant = authenticate(req.headers['x-api-key'], this.options.allowList);
@@ -214,22 +225,44 @@ export class OperationRouter {
 
   private endpoint(id: OperationId, handler: OperationHandler<OperationId>): Router.Middleware<State> {
     const spec = operations[id] as (typeof operations)[OperationId] & { query?: string; body?: string };
-    const { bodyBytes, rate, allowList } = this.options;
-    const shortcut = this.shortcuts.has(id);
-    // The operations whose body takes `_files` have them decoded as they arrive (request-body.ts).
-    const limits = { limitBytes: bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined };
+    const { rate } = this.options;
     const upstream = (spec as { profileRoute?: string }).profileRoute !== undefined;
+    const operator = (spec as { operator?: boolean }).operator === true;
+    const audited = this.options.audit?.recorder(id);
+    const answer = this.answering(id, spec, handler);
     return async (ctx) => {
       ctx.state.operationId = id;
+      const address = this.options.proxies.clientOf(ctx.req);
       let tenant: Tenant | undefined;
       if (spec.apiKey) {
-        const address = this.options.proxies.clientOf(ctx.req);
         tenant = this.authenticateTenant(ctx.headers['x-api-key'], address);
         if ((ctx.req as { [RATE_TAKEN]?: string })[RATE_TAKEN] !== tenant.hash) rate.take(tenant.hash);
         ctx.state.tenant = tenant;
         await this.checkStanding(tenant, ctx.params.opcoId, upstream, address);
       }
-      if ((spec as { operator?: boolean }).operator) this.authenticateOperator(ctx.get('authorization'), this.options.proxies.clientOf(ctx.req));
+      if (operator) this.authenticateOperator(ctx.get('authorization'), address);
+      const read: BodyRead = {};
+      if (!audited) return void (await answer(ctx, tenant, read));
+      // D32: from here the caller is known, and every outcome is recorded before it leaves.
+      const request = () => ({ actor: operator ? 'operator' : 'tenant', tenant: tenant?.hash, params: ctx.params, bodyOpcoId: read.opcoId, requestId: ctx.state.requestId, clientAddress: address }) as const;
+      let reply: Reply;
+      try {
+        reply = await answer(ctx, tenant, read);
+      } catch (err) {
+        const error = asServiceError(err);
+        await audited(request(), { status: error.status, error });
+        throw err;
+      }
+      await audited(request(), { status: reply.status, body: reply.body, note: reply.audit });
+    };
+  }
+
+  /** Query, body and handler of an operation, the reply written to the context (not yet sent). */
+  private answering(id: OperationId, spec: { query?: string; body?: string }, handler: OperationHandler<OperationId>): (ctx: Koa.ParameterizedContext<State>, tenant: Tenant | undefined, read: BodyRead) => Promise<Reply> {
+    const shortcut = this.shortcuts.has(id);
+    // The operations whose body takes `_files` have them decoded as they arrive (request-body.ts).
+    const limits = { limitBytes: this.options.bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined };
+    return async (ctx, tenant, read) => {
       const query = spec.query ? checkQuery(ctx.query, spec.query) : {};
       if (shortcut && ctx.method === 'GET') this.remember(ctx.url, () => ({ id, params: Object.freeze({ ...ctx.params }), query: Object.freeze({ ...query }), route: matchedRouteTemplate(ctx)! }));
       let body: unknown;
@@ -238,6 +271,7 @@ export class OperationRouter {
       try {
         if (spec.body) {
           received = await readJsonBody(ctx, limits);
+          read.opcoId = (received.value as { opcoId?: unknown } | undefined)?.opcoId;
           checkRequest(spec.body, received.value);
           body = received.withFiles();
         }
@@ -265,6 +299,7 @@ export class OperationRouter {
       } else {
         ctx.body = reply.body;
       }
+      return reply;
     };
   }
 }

@@ -23,7 +23,8 @@ export function mountOperatorRoutes(api: PluginApi<unknown>, deps: WebhookRouteD
     if (!webhook) throw createError('NOT_FOUND', `the webhook of delivery ${delivery._id} was deleted`);
     // Turning a webhook back on is its tenant's decision (PATCH /webhooks/{id} {active: true}).
     if (!webhook.active) throw createError('CONFLICT', `webhook ${webhook._id} is switched off; its tenant turns it on again`);
-    return { status: 202, body: await sendAgain(deps, delivery) };
+    // The audit record (D32) names the tenant the operator acted for, and its webhook.
+    return { status: 202, body: await sendAgain(deps, delivery), audit: { tenant: delivery.tenant, targets: { webhookId: delivery.webhookId } } };
   });
 
   api.route('listAdminWebhooks', async ({ query }) => {

@@ -5,12 +5,16 @@
  */
 
 /**
+ * Only the records of this tenant.
+ */
+export type TenantHash = string;
+/**
  * P9: a tenant as operators see it, the SHA-256 (lowercase hex) of its X-API-KEY; the key itself is never shown.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "TenantHash".
  */
-export type TenantHash = string;
+export type TenantHash1 = string;
 /**
  * SPEC 6.1 event types, plus sync.failed and sync.cancelled (D22), webhook.test (a test notification asked for by the tenant) and webhook.disabled (a webhook failing for 5 days was switched off).
  *
@@ -87,6 +91,7 @@ export type WebhookList = Webhook[];
  * Every schema id of json/ mapped to its type.
  */
 export interface SchemaTypes {
+  "admin-audit-query": AdminAuditQuery;
   "admin-delivery-page": AdminDeliveryPage;
   "admin-delivery-query": AdminDeliveryQuery;
   "admin-job-page": AdminJobPage;
@@ -100,6 +105,9 @@ export interface SchemaTypes {
   "admin-webhook-query": AdminWebhookQuery;
   "admission-state": AdmissionState;
   "async-accepted": AsyncAccepted;
+  "audit-page": AuditPage;
+  "audit-query": AuditQuery;
+  "audit-record": AuditRecord;
   "callback-url": CallbackUrl;
   "certificat-body": CertificatBody;
   "cfakeyinfo-query": CfaKeyInfoQuery;
@@ -141,7 +149,7 @@ export interface SchemaTypes {
   "sync-cancellation": SyncCancellation;
   "sync-status": SyncStatus;
   sync: Sync;
-  "tenant-hash": TenantHash;
+  "tenant-hash": TenantHash1;
   "webhook-create-body": WebhookCreateBody;
   "webhook-list": WebhookList;
   "webhook-notification": WebhookNotification;
@@ -150,6 +158,43 @@ export interface SchemaTypes {
   "webhook-secret": WebhookSecret;
   "webhook-update-body": WebhookUpdateBody;
   webhook: Webhook;
+}
+/**
+ * Filters and pages of GET /admin/audit, newest first, across tenants.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminAuditQuery".
+ */
+export interface AdminAuditQuery {
+  /**
+   * Records at or after this ISO 8601 timestamp.
+   */
+  since?: string;
+  /**
+   * Records before this ISO 8601 timestamp.
+   */
+  until?: string;
+  /**
+   * Only this action (an operationId, e.g. postDossier).
+   */
+  action?: string;
+  /**
+   * Only the records of this upstream body.
+   */
+  opcoId?: string;
+  /**
+   * Records per page, 1 to 100 (default 50).
+   */
+  limit?: string;
+  /**
+   * From the Link header (or `next`) of the previous page.
+   */
+  cursor?: string;
+  tenant?: TenantHash;
+  /**
+   * Only the records of tenants, or of operators.
+   */
+  actor?: "tenant" | "operator";
 }
 /**
  * P9: webhook deliveries across tenants, newest first, without their notification bodies.
@@ -164,7 +209,7 @@ export interface AdminDeliveryPage {
      */
     id: string;
     webhookId: string;
-    tenant: TenantHash;
+    tenant: TenantHash1;
     /**
      * The callback URL without credentials, query or fragment.
      */
@@ -223,7 +268,7 @@ export interface AdminJobPage {
     failed: number;
   }[];
   items: {
-    tenant: TenantHash;
+    tenant: TenantHash1;
     job: Job;
   }[];
   /**
@@ -326,7 +371,7 @@ export interface AdminJobQuery {
  */
 export interface AdminPollerList {
   items: {
-    tenant: TenantHash;
+    tenant: TenantHash1;
     poller: Poller;
   }[];
 }
@@ -403,7 +448,7 @@ export interface QueueDepth {
  */
 export interface AdminSyncPage {
   items: {
-    tenant: TenantHash;
+    tenant: TenantHash1;
     sync: Sync;
   }[];
   /**
@@ -559,7 +604,7 @@ export interface AdmissionState {
 export interface AdminWebhookPage {
   items: {
     id: string;
-    tenant: TenantHash;
+    tenant: TenantHash1;
     /**
      * The callback URL without credentials, query or fragment.
      */
@@ -613,6 +658,111 @@ export interface AsyncAccepted {
    */
   statusUrl: string;
   warning?: "payload differs from the original request";
+}
+/**
+ * D32: audit records, newest first; `next` (and the Link header) leads to the next page.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AuditPage".
+ */
+export interface AuditPage {
+  items: AuditRecord[];
+  /**
+   * Cursor of the next page; null on the last one.
+   */
+  next: string | null;
+}
+/**
+ * D32: who did what to which job, webhook, delivery or sync, and how it ended. Never a body, a key, a secret or personal data.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AuditRecord".
+ */
+export interface AuditRecord {
+  /**
+   * The record's own id.
+   */
+  id: string;
+  /**
+   * When the answer was decided.
+   */
+  at: string;
+  /**
+   * The tenant (SHA-256 of its X-API-KEY) who acted or was acted for; null for an operator action concerning no tenant.
+   */
+  tenant: string | null;
+  actor: "tenant" | "operator";
+  /**
+   * The operationId of the request (postDossier, createWebhook, resendAdminDelivery, ...).
+   */
+  action: string;
+  /**
+   * The upstream body concerned, when there is one.
+   */
+  opcoId?: string;
+  /**
+   * Ids of what was acted on or created.
+   */
+  targets: {
+    jobId?: string;
+    webhookId?: string;
+    deliveryId?: string;
+    syncId?: string;
+  };
+  outcome: {
+    /**
+     * The HTTP status answered.
+     */
+    status: number;
+    /**
+     * The error code of a refused request (SPEC 7).
+     */
+    code?: string;
+    /**
+     * A job submission: a new job, or an Idempotency-Key seen before (SPEC 4.0.4).
+     */
+    idempotency?: "new" | "duplicate";
+  };
+  /**
+   * X-Request-Id of the request: the same id is in every log line of it.
+   */
+  requestId: string;
+  /**
+   * The client's address (the socket's, or X-Forwarded-For behind trustedProxies).
+   */
+  clientAddress: string;
+}
+/**
+ * Filters and pages of GET /audit, newest first.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AuditQuery".
+ */
+export interface AuditQuery {
+  /**
+   * Records at or after this ISO 8601 timestamp.
+   */
+  since?: string;
+  /**
+   * Records before this ISO 8601 timestamp.
+   */
+  until?: string;
+  /**
+   * Only this action (an operationId, e.g. postDossier).
+   */
+  action?: string;
+  /**
+   * Only the records of this upstream body.
+   */
+  opcoId?: string;
+  /**
+   * Records per page, 1 to 100 (default 50).
+   */
+  limit?: string;
+  /**
+   * From the Link header (or `next`) of the previous page.
+   */
+  cursor?: string;
 }
 /**
  * SPEC 4.12: body of POST /{opcoId}/certificats.
@@ -888,6 +1038,23 @@ export interface ConfigFile {
    * Proxies whose X-Forwarded-For is believed (addresses or CIDRs); the client address is the first hop from the right that none of them is.
    */
   trustedProxies?: string[];
+  /**
+   * Audit records (D32): one per state-changing request and operator action.
+   */
+  audit?: {
+    /**
+     * How long records are kept (default 400).
+     */
+    retentionDays?: number;
+    /**
+     * Also record reads of personal data: GET dossiers and dossiers/liste (default false: a store write per read).
+     */
+    reads?: boolean;
+    /**
+     * Purge of records past their retention (default 3600000).
+     */
+    sweepIntervalMs?: number;
+  };
   /**
    * Step 3 and 10 cache: entries kept in the Store (shared by instances) and, in front of it, a bounded in-process LRU. On the embedded store the LRU is the whole cache (that store lives in the one process).
    */
