@@ -58,6 +58,18 @@ Precedence: defaults < config file < environment < command-line flags.`);
     .action(checkConfig);
 
   program
+    .command('audit')
+    .description('work with the audit records of a deployment (D32)')
+    .command('export')
+    .description('print the audit records of a period as JSON Lines, oldest first, read from the store of the config')
+    .addOption(new Option('-c, --config <file>', 'the service\'s JSON config file (its store is read)').env('OPCO_PROXY_CONFIG'))
+    .option('--since <date>', 'records at or after this date or ISO 8601 timestamp')
+    .option('--until <date>', 'records before this date or ISO 8601 timestamp')
+    .option('--tenant <hash>', 'only this tenant\'s records (the SHA-256 of its X-API-KEY)')
+    .option('--action <operationId>', 'only this action, e.g. postDossier')
+    .action(exportAuditRecords);
+
+  program
     .command('new-adapter')
     .description('write a new OPCO adapter package (profile skeleton, fixtures, conformance test) with the adapter kit\'s starter')
     .argument('<name>', 'an npm package name, e.g. @acme/opco-proxy-adapter-acme or opco-acme')
@@ -77,6 +89,12 @@ async function checkConfig(file: string): Promise<void> {
     return;
   }
   console.log(`${file}: valid\n${report.summary.map((line) => `  ${line}`).join('\n')}`);
+}
+
+async function exportAuditRecords(options: import('./audit/audit-export.js').AuditExportOptions): Promise<void> {
+  const { exportAudit } = await import('./audit/audit-export.js');
+  const count = await exportAudit(options, process.stdout);
+  console.error(`${count} audit ${count === 1 ? 'record' : 'records'} exported`);
 }
 
 interface StarterModule {

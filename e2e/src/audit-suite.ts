@@ -6,11 +6,19 @@
  * those routes is in the audit collection.
  */
 import type { Test } from 'tap';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CLI, writeConfig } from './processes.js';
 import { sha256Hex, TestClock } from '@opco-proxy/core';
 import { KEY_A, KEY_B, startService, type Service } from './harness.js';
 import { certificatBody, conventionBody, dossierBody, documentBody, factureBody, waitForJob } from './jobs-client.js';
 import { startReceiver } from './receiver.js';
 import { eventually } from './eventually.js';
+
+const execFileAsync = promisify(execFile);
 
 export const AUDIT_ADMIN_KEY = 'audit-suite-operator-key-0123456789abcdef';
 
@@ -128,6 +136,27 @@ export function auditSuite(t: Test, backends: () => Record<string, unknown> | un
     clock.advance(86_400_000 + 60_000);
     await eventually(async () => (await service.get('/audit')).body.items.length === 1, 'the purge of the record two days old');
     t.same((await service.get('/audit')).body.items.map((r: { action: string }) => r.action), ['deleteWebhook'], 'the younger one is kept');
+  });
+
+  t.test('opco-proxy audit export prints a period\'s records as JSON Lines, read from the store', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'opco-audit-'));
+    const config = { ...(backends() ?? { store: { type: 'embedded', path: join(dir, 'store') } }) };
+    const service = await startService({ config });
+    const before = new Date().toISOString();
+    const created = await service.request('POST', '/webhooks', { body: { callbackUrl: 'https://example.com/export', events: ['job.completed'] }, headers: { 'x-request-id': 'export-1' } });
+    await service.request('DELETE', `/webhooks/${created.body.id}`, { key: KEY_B, headers: { 'x-request-id': 'export-2' } });
+    await service.close();
+    const file = writeConfig({ ...config, opcos: {} });
+    const run = (args: string[]) => execFileAsync(process.execPath, [CLI, 'audit', 'export', '--config', file, ...args], { env: { ...process.env, OPCO_PROXY_CONFIG: '' } });
+    const all = await run(['--since', before]);
+    const lines = all.stdout.trim().split('\n').map((line) => JSON.parse(line) as { requestId: string; tenant: string; action: string });
+    t.same(lines.map((r) => [r.requestId, r.action]), [['export-1', 'createWebhook'], ['export-2', 'deleteWebhook']], 'oldest first');
+    t.match(all.stderr, /2 audit records exported/);
+    const one = await run(['--since', before, '--tenant', sha256Hex(KEY_B)]);
+    t.same(one.stdout.trim().split('\n').map((line) => JSON.parse(line).requestId), ['export-2'], 'one tenant\'s');
+    t.equal((await run(['--since', new Date(Date.now() + 60_000).toISOString()])).stdout, '', 'nothing after now');
+    const refused = await run(['--since', 'last tuesday']).catch((err: { code: number; stderr: string }) => err);
+    t.match(refused, { code: 1, stderr: /--since: not a date/ });
   });
 
   t.test('with audit.reads, reads of personal data are recorded, cached ones too', async (t) => {
