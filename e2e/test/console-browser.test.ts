@@ -5,7 +5,7 @@ import t from 'tap';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { ADMIN_KEY, eventually, startOperatorScene } from '../src/index.js';
+import { ADMIN_KEY, KEY_B, TENANT_B, eventually, startOperatorScene } from '../src/index.js';
 import { browserSkip, launchChromium } from '../src/browser.js';
 
 const IMAGES = fileURLToPath(new URL('../../../docs/images/', import.meta.url));
@@ -102,5 +102,31 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
   );
   t.equal(resent.body.event, 'job.failed');
   t.equal(resent.body.data.jobId, scene.failedJob.jobId);
+
+  // D32: the resend is in the audit records, with every tenant's changes, 50 to a page.
+  for (let i = 0; i < 30; i++) {
+    const hook = await scene.service.request('POST', '/webhooks', { key: KEY_B, body: { callbackUrl: `https://example.com/audit-${i}`, events: ['job.completed'] } });
+    await scene.service.request('DELETE', `/webhooks/${hook.body.id}`, { key: KEY_B });
+  }
+  await open(page, 'Audit');
+  const rows = page.locator('tr[data-audit-id]');
+  await page.getByLabel('Actor').selectOption('operator');
+  const rowCount = (expected: (count: number) => boolean, what: string) => eventually(async () => expected(await rows.count()), what, 10_000);
+  await eventually(async () => (await rows.allInnerTexts()).some((text) => text.includes('resendAdminDelivery')), 'the operator\'s resend', 10_000);
+  t.equal(await rows.count(), 1, 'filtered to the operator\'s actions');
+  t.match(await rows.first().innerText(), /operator[\s\S]*resendAdminDelivery[\s\S]*deliveryId[\s\S]*202/, 'the operator\'s resend, with its delivery and outcome');
+  await page.getByLabel('Actor').selectOption('');
+  await rowCount((n) => n === 50, 'a page of 50');
+  t.pass('every record, a page of 50');
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await page.getByRole('button', { name: 'First page' }).waitFor();
+  await rowCount((n) => n > 0 && n < 50, 'the rest on the next page');
+  t.pass('the next page');
+  await page.getByRole('button', { name: 'First page' }).click();
+  await page.getByRole('textbox', { name: 'Tenant' }).fill(TENANT_B);
+  await page.getByRole('textbox', { name: 'Action' }).fill('deleteWebhook');
+  await rowCount((n) => n === 30, 'the 30 deletions of tenant B');
+  t.pass('filtered by tenant and action: the 30 deletions');
+  await snap(page, 'audit');
   t.same(problems, [], 'no error in the page (a CSP violation would be one)');
 });

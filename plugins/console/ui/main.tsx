@@ -1,6 +1,6 @@
 /**
  * The operator console (P9): asks for the operator key, then shows one section at a time
- * (#jobs, #deliveries, #syncs, #upstreams, #queues), each reading the operator API.
+ * (#jobs, #deliveries, #syncs, #upstreams, #queues, #audit), each reading the operator API.
  */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -10,6 +10,7 @@ import { DeliveriesSection } from './sections/deliveries.js';
 import { SyncsSection } from './sections/syncs.js';
 import { UpstreamsSection } from './sections/upstreams.js';
 import { QueuesSection } from './sections/queues.js';
+import { AuditSection } from './sections/audit.js';
 
 const SECTIONS = {
   jobs: { title: 'Jobs', view: JobsSection },
@@ -17,6 +18,7 @@ const SECTIONS = {
   syncs: { title: 'Syncs and pollers', view: SyncsSection },
   upstreams: { title: 'Upstreams', view: UpstreamsSection },
   queues: { title: 'Queues', view: QueuesSection },
+  audit: { title: 'Audit', view: AuditSection },
 } as const;
 type SectionName = keyof typeof SECTIONS;
 
