@@ -206,6 +206,9 @@ async function main() {
           const first = await fetch(`${service.url}/sandbox/dossiers`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } });
           if (first.status !== 202) throw new Error(`the service did not accept a job: ${first.status} ${await first.text()}`);
           await first.arrayBuffer();
+          // A read the upstream answers (its 404) proves the bench's key (P13): a key the upstream
+          // never answered is held to the per-address limit of unproven keys, 2 requests a second.
+          await (await fetch(`${service.url}/sandbox/dossiers?numeroInterne=BENCH-PROOF`, { headers: { 'x-api-key': API_KEY } })).arrayBuffer();
           // Jobs accepted before the measured load: the warm-up's, which the worker ends first.
           const drainMs = drainMsOf(backend);
           const before = 1 + (await load(service.url, warmS, warmAmountOf(backend)))['2xx'];

@@ -11,8 +11,10 @@
 // - the answer's own cost: what the pipeline does to the 12 KB once it has it (parse, depth bound,
 //   transforms, drift check, stringify), with the service's functions, and so the highest ratio
 //   to nginx that a proxy adding only that to the bare undici proxy could reach (the goal's floor).
-// Run after `npm run build`:  node bench/uncached-get.mjs [--rounds 5] [--duration 5] [--rate 200] [--cpu-prof DIR] [--quick]
+// `--root DIR` adds another checkout's build as a side of its own (this / other: a before and an after).
+// Run after `npm run build`:  node bench/uncached-get.mjs [--rounds 5] [--duration 5] [--rate 200] [--cpu-prof DIR] [--root DIR] [--quick]
 import { execFileSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, pinSelf, pinning, PINNED, SERVICE_CPU } from './lib/processes.mjs';
 import { GENERATOR, latencyAtRate } from './lib/load.mjs';
@@ -23,7 +25,7 @@ import { recordUpstream, startFixedUpstream, startLibProcess, startOpcoProxy } f
 import { waitForHttp } from './lib/processes.mjs';
 import { printProfiles } from './lib/profile-summary.mjs';
 
-const args = options({ rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' }, rate: { type: 'string', default: '200' }, 'cpu-prof': { type: 'string' } });
+const args = options({ rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' }, rate: { type: 'string', default: '200' }, 'cpu-prof': { type: 'string' }, root: { type: 'string' } });
 const rounds = Number(args.rounds ?? (QUICK ? 3 : 5));
 const durationS = Number(args.duration ?? (QUICK ? 2 : 5));
 const connections = Number(args.connections);
@@ -37,12 +39,14 @@ const upstream = await startFixedUpstream(recorded);
 const nodeArgs = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
 // A budget the run never exhausts: 200 slots free again 10 ms after each call ends.
 const service = await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 0, rateLimit: { limit: 200, windowMs: 10 }, nodeArgs });
-const stopping = [upstream, service];
+const other = args.root ? await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 0, rateLimit: { limit: 200, windowMs: 10 }, cli: join(resolve(args.root), 'core/dist/src/cli.js') }) : undefined;
+const stopping = [upstream, service, ...(other ? [other] : [])];
 let failed = false;
 try {
   const probe = await fetch(service.url + PATH, { headers: service.headers });
   if (probe.status !== 200) throw new Error(`the service does not proxy: ${probe.status} ${(await probe.text()).slice(0, 300)}`);
   const proxies = { 'opco-proxy': { proc: service, path: PATH, headers: service.headers } };
+  if (other) proxies['other (--root)'] = { proc: other, path: PATH, headers: other.headers };
   if (NGINX) {
     const port = await freePort();
     const nginx = { ...startNginx({ port, upstream: upstream.url }), url: `http://127.0.0.1:${port}` };
@@ -75,6 +79,12 @@ try {
   ];
   if (NGINX) rows.push({ name: 'req/s vs undici proxy', values: results.map((r) => r['opco-proxy'].rps / r['undici proxy'].rps) }, { name: 'undici proxy vs nginx', values: results.map((r) => r['undici proxy'].rps / r.nginx.rps) });
   printRatios('ratio = opco-proxy / baseline, same run', rows);
+  if (other) {
+    printRatios(`ratio = this checkout / ${args.root}`, [
+      { name: 'req/s', values: results.map((r) => r['opco-proxy'].rps / r['other (--root)'].rps) },
+      { name: 'CPU/req', values: results.map((r) => r['opco-proxy'].cpuUsPerRequest / r['other (--root)'].cpuUsPerRequest) },
+    ]);
+  }
   console.log(`added p50 at ${rate} req/s offered over ${connections} connections (p50 through the proxy - p50 straight to the upstream), ms:`);
   for (const name of Object.keys(proxies)) {
     const s = summary(added.map((r) => r[name].p50Ms - r.upstream.p50Ms));
