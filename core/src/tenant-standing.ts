@@ -38,6 +38,8 @@ interface Known {
   until: number;
   /** When this instance reads the store again, ms. */
   recheckAt: number;
+  /** A read of the store is on its way for it. */
+  refreshing?: boolean;
 }
 
 /** How long an instance trusts what it read before reading the store again. */
@@ -68,18 +70,28 @@ export class TenantStanding {
 
   /** What this instance knows now without asking the store; undefined when it must ask. */
   known(opcoId: string | undefined, tenant: string): Standing | undefined {
-    const key = localKey(opcoId, tenant);
-    const known = this.local.get(key);
+    const known = this.local.get(localKey(opcoId, tenant));
     if (!known) return undefined;
     const now = this.clock.now();
-    if (now >= known.recheckAt || now >= known.until) return undefined;
+    if (now >= known.until) return undefined;
+    // Read again in the background once due: the answer of the moment is this one, so a cached
+    // read never waits for the store (the read shortcut asks here for every hit).
+    if (now >= known.recheckAt && !known.refreshing) {
+      known.refreshing = true;
+      this.read(opcoId, tenant).catch(() => (known.refreshing = false));
+    }
     return known.standing;
   }
 
-  /** The tenant's standing at `opcoId` (or at any opcoId when none is given). */
+  /** The tenant's standing at `opcoId` (or at any opcoId when none is given), read again when due. */
   async of(opcoId: string | undefined, tenant: string): Promise<Standing> {
-    const known = this.known(opcoId, tenant);
-    if (known) return known;
+    const known = this.local.get(localKey(opcoId, tenant));
+    const now = this.clock.now();
+    if (known && now < known.recheckAt && now < known.until) return known.standing;
+    return this.read(opcoId, tenant);
+  }
+
+  private async read(opcoId: string | undefined, tenant: string): Promise<Standing> {
     const now = this.clock.now();
     const filter = opcoId === undefined ? { tenant, standing: 'proven' } : { _id: docId(opcoId, tenant) };
     const [doc] = await this.docs.find({ ...filter, expiresAt: { $gt: new Date(now) } }, { limit: 1 });

@@ -95,3 +95,18 @@ t.test('an unproven key sent many times at once: one call goes, the others wait 
   const claims = await Promise.all([standing.claim('acme', proven), standing.claim('acme', proven)]);
   t.same(claims.map((c) => c.standing), ['proven', 'proven'], 'proven keys never wait for one another');
 });
+
+t.test('known() answers at once past the recheck time and reads the store again behind it', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const clock = new TestClock({ frozen: true });
+  const one = new TenantStanding(store, clock, options);
+  const two = new TenantStanding(store, clock, options);
+  await one.accepted('acme', TENANT);
+  t.equal(await two.of('acme', TENANT), 'proven');
+  await one.refused('acme', TENANT);
+  clock.advance(LOCAL_RECHECK_MS);
+  t.equal(two.known('acme', TENANT), 'proven', 'the answer of the moment, without waiting for the store');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal(two.known('acme', TENANT), 'refused', 'then what the store says');
+});
