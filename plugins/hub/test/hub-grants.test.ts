@@ -148,7 +148,7 @@ t.test('deleting a key closes its connection; the instance then serves without t
   t.same((await hub.admin('GET', '/admin/instances')).body, []);
 });
 
-t.test('reload re-reads the config file: a lowered limit applies at once, to waiting asks too', async (t) => {
+t.test('reload re-reads the config file: a lowered limit applies at once, to waiting asks too; so does a new unprovenShare', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'hub-reload-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'hub.json');
@@ -173,6 +173,10 @@ t.test('reload re-reads the config file: a lowered limit applies at once, to wai
   await hub.admin('POST', '/admin/reload');
   held.push(await waiting);
   t.equal(held.length, 3, 'a raised limit serves the waiting ask at once');
+  t.match((await hub.admin('GET', '/admin/limits')).body, [{ unproven: { limit: 1, occupied: 0, waiting: 0 } }], 'the unproven slice: 10% of 3, at least one call');
+  await writeFile(file, JSON.stringify({ host: '127.0.0.1', opcos: { op: { rateLimit: { limit: 3, windowMs: 60_000 } } }, unprovenShare: 0.7 }));
+  await hub.admin('POST', '/admin/reload');
+  t.match((await hub.admin('GET', '/admin/limits')).body, [{ unproven: { limit: 2 } }], 'a new unprovenShare applies at once');
   await writeFile(file, '{"opcos": {"op": {"rateLimit": {"limit": -1}}}}');
   const invalid = await hub.admin('POST', '/admin/reload');
   t.equal(invalid.status, 400);

@@ -2,7 +2,7 @@
  * The hub's configuration (D28): a JSON file checked here, secrets from the environment only.
  * A bad value stops start-up (or a reload) with one message naming the key, as core's config does.
  */
-import { ConfigError, isPlainObject, layerConfig, readConfigFile, type ConfigFlags } from '@opco-proxy/core';
+import { ConfigError, DEFAULTS, isPlainObject, layerConfig, readConfigFile, type ConfigFlags } from '@opco-proxy/core';
 import { FORBIDDEN_KEYS, type RateLimit } from '../protocol.js';
 import { DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { DEFAULT_ISSUER } from './grant-token.js';
@@ -19,6 +19,8 @@ export interface HubConfig {
   opcos: Record<string, { rateLimit: RateLimit }>;
   /** Tuning of the adaptive limit; defaults in adaptive-limit.ts. */
   adaptive: AdaptiveOptions;
+  /** Share of each budget's effective limit that asks of unproven tenants share (issue 27); core's default. */
+  unprovenShare: number;
   logLevel: string;
 }
 
@@ -30,7 +32,7 @@ export interface HubSecrets {
 }
 
 export const HUB_DEFAULT_PORT = 8090;
-const KEYS = ['port', 'host', 'store', 'issuer', 'opcos', 'adaptive', 'logLevel'];
+const KEYS = ['port', 'host', 'store', 'issuer', 'opcos', 'adaptive', 'unprovenShare', 'logLevel'];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const OPCO_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -118,6 +120,7 @@ export function parseHubConfig(raw: unknown): HubConfig {
     issuer: (raw.issuer as string | undefined) ?? DEFAULT_ISSUER,
     opcos: parseOpcos(raw.opcos),
     adaptive: parseAdaptive(raw.adaptive),
+    unprovenShare: raw.unprovenShare === undefined ? DEFAULTS.tenantKeys.unprovenShare : fraction(raw.unprovenShare, 'unprovenShare'),
     logLevel: (raw.logLevel as string | undefined) ?? 'info',
   };
 }

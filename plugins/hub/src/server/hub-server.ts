@@ -62,7 +62,7 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
       journal.ended(id, at, windowMs, outcome).catch((err: Error) => log.error({ error: err.message }, 'grant journal write failed'));
     },
   };
-  const scheduler = new GrantScheduler({ clock, opcos: rateLimits(config), adaptive: config.adaptive, observer });
+  const scheduler = new GrantScheduler({ clock, opcos: rateLimits(config), adaptive: config.adaptive, unprovenShare: config.unprovenShare, observer });
   metrics.watch(scheduler);
   scheduler.restore(await journal.load());
   const signer = new GrantSigner(secrets.signingSecret, config.issuer);
@@ -92,7 +92,8 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
       throw err;
     }
     scheduler.setOpcoLimits(rateLimits(fresh));
-    log.info({ opcos: Object.keys(fresh.opcos) }, 'hub limits reloaded');
+    scheduler.setUnprovenShare(fresh.unprovenShare);
+    log.info({ opcos: Object.keys(fresh.opcos), unprovenShare: fresh.unprovenShare }, 'hub limits reloaded');
     return rateLimits(fresh);
   };
 
