@@ -4,9 +4,9 @@
  * it upstream (`EDITEUR` = hub tenantId, `LOGICIEL` = instance name), so every call the upstream
  * received can be put to the instance and the hub tenant that made it, granted or not.
  */
-import type { Config, Store } from '@opco-proxy/core';
+import { authenticate, DEFAULTS, systemClock, TenantStanding, type Config, type Store } from '@opco-proxy/core';
 import type { ReceivedRequest, Sandbox } from '@opco-proxy/adapter-sandbox';
-import { startService, type Service } from './harness.js';
+import { KEY_A, KEY_B, startService, type Service } from './harness.js';
 import { eventually } from './eventually.js';
 import type { HubProcess, RateLimit } from './hub-process.js';
 
@@ -37,6 +37,12 @@ export interface FleetOptions {
   maxWaitMs?: number;
   /** Collects every log line of every instance. */
   logs?: string[];
+  /**
+   * CFA keys the upstream accepted before (default KEY_A and KEY_B): each instance starts knowing
+   * them proven, so their calls may use the whole budget, which is what these tests measure. A
+   * fresh key is unproven and shares the hub's slice for those (issue 27).
+   */
+  provenKeys?: string[];
 }
 
 /** One upstream call as the sandbox received it. */
@@ -85,6 +91,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
         },
       });
       members.push({ ...spec, service, keyId: created.id, hubKey: created.key });
+      const standing = new TenantStanding(service.kernel.store, systemClock, DEFAULTS.tenantKeys);
+      for (const key of options.provenKeys ?? [KEY_A, KEY_B]) await standing.accepted('sandbox', authenticate(key).hash);
     }
     await waitConnected(options.hub, members.length);
   } catch (err) {

@@ -21,6 +21,8 @@ export interface HubProcessOptions {
   /** The hub's own store: keys and grant journal (default: embedded in memory). */
   store?: Record<string, unknown>;
   adaptive?: Record<string, number>;
+  /** Per-address limits of failed authentications (default: the hub's, core's). */
+  addressRateLimit?: Record<string, number>;
   logLevel?: string;
   /** More keys of the hub's config file (unprovenShare, addressRateLimit, ...). */
   extra?: Record<string, unknown>;
@@ -59,6 +61,7 @@ function fileContent(options: HubProcessOptions): Record<string, unknown> {
     logLevel: options.logLevel ?? 'debug',
     opcos: Object.fromEntries(Object.entries(options.opcos).map(([opcoId, rateLimit]) => [opcoId, { rateLimit }])),
     ...(options.adaptive ? { adaptive: options.adaptive } : {}),
+    ...(options.addressRateLimit ? { addressRateLimit: options.addressRateLimit } : {}),
     ...options.extra,
   };
 }

@@ -1,6 +1,7 @@
-// The hub process's own surface (D26, D28): admin API refusals, hub keys checked at the WebSocket
-// upgrade (unknown and deleted keys never get a 101, a deleted key's connection is closed),
-// POST /admin/reload lowering a limit at once, and no secret in any log line or stored document.
+// The hub process's own surface (D26, D28): admin API refusals, then the backoff of an address
+// sending wrong admin keys (issue 27), hub keys checked at the WebSocket upgrade (unknown and
+// deleted keys never get a 101, a deleted key's connection is closed), POST /admin/reload
+// lowering a limit at once, and no secret in any log line or stored document.
 import t, { type Test } from 'tap';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -19,7 +20,10 @@ const W = RATE.windowMs;
 const tempDir = (label: string) => mkdtempSync(join(tmpdir(), `opco-${label}-`));
 const hubStoreDir = tempDir('hub-store');
 const upstream = await startSandbox({ dossierCount: 20, factureCount: 5, hubSecret: HUB_SECRET });
-const hub = await startHubProcess({ opcos: { sandbox: RATE }, store: { type: 'embedded', path: hubStoreDir } });
+// Every refusal of the first case comes from 127.0.0.1: 35 wrong keys in a row before the address
+// backs off, and tokens enough for them and the refused upgrades of the second case.
+const FREE_FAILURES = 35;
+const hub = await startHubProcess({ opcos: { sandbox: RATE }, store: { type: 'embedded', path: hubStoreDir }, addressRateLimit: { freeFailures: FREE_FAILURES, burst: 100 } });
 const instanceLogs: string[] = [];
 const instanceStores: Array<{ dir: string; store: Store }> = [];
 const hubKeys: string[] = [];
@@ -43,7 +47,7 @@ async function fleetOf(t: Test, tenantId: string, names: string[]) {
   return fleet;
 }
 
-t.test('the admin API refuses a missing, wrong or non-Bearer admin key with 403 HTTP_ERROR', async (t) => {
+t.test('the admin API refuses a missing, wrong or non-Bearer admin key with 403 HTTP_ERROR, then backs the address off with 429', async (t) => {
   const routes: Array<[string, string, unknown?]> = [
     ['GET', '/admin/keys'], ['POST', '/admin/keys', { tenantId: 'x', name: 'y' }], ['DELETE', '/admin/keys/some-id'],
     ['GET', '/admin/instances'], ['GET', '/admin/limits'], ['POST', '/admin/reload'], ['GET', '/admin/no-such-route'],
@@ -56,6 +60,15 @@ t.test('the admin API refuses a missing, wrong or non-Bearer admin key with 403 
       t.match(reply.body, { status: 'error', code: 'HTTP_ERROR', description: String });
     }
   }
+  t.equal(routes.length * wrong.length, FREE_FAILURES);
+  // Past the free failures the address backs off, 1 s, then 2 s…: a wrong key sent within it is
+  // refused unread (one sent after it, on a slow machine, is compared and starts the next one).
+  let answer = await hub.admin('GET', '/admin/keys', undefined, 'Bearer one-more-wrong-key-0123456789');
+  t.equal(answer.status, 403, 'one more: still compared and refused; the backoff starts');
+  for (let tries = 0; tries < 10 && answer.status !== 429; tries++) answer = await hub.admin('GET', '/admin/keys', undefined, 'Bearer one-more-wrong-key-0123456789');
+  t.match(answer, { status: 429, body: { status: 'error', code: 'RATE_LIMITED', description: String } }, 'then 429 in the service\'s error shape');
+  t.ok(Number(answer.headers.get('retry-after')) >= 1, 'with Retry-After');
+  await eventually(async () => (await hub.admin('GET', '/admin/keys')).status === 200, 'the right key to work once the backoff is over', 20_000);
   t.same((await hub.admin('GET', '/admin/keys')).body, [], 'nothing was created by a refused call');
   t.equal((await hub.admin('GET', '/health', undefined, null)).status, 200, '/health needs no key');
   const invalid = await hub.admin('POST', '/admin/keys', { tenantId: 'bad tenant id', name: '' });

@@ -4,18 +4,25 @@
  * admission to its end, and the slot stays counted for `windowMs` after the end: the upstream
  * counts a call when it arrives, which is between the two, so no rolling window it sees can hold
  * more than `limit` calls. Waiting asks are served in FairQueue order (D11).
+ *
+ * Calls of unproven tenants (issue 27) count against `unprovenLimit` too, the slice of each window
+ * they share: a flood of invented keys takes that slice and no more, and its asks waiting for the
+ * slice never hold back a proven tenant's (LaneQueue). Proven calls may use the whole budget.
  */
 import type { Clock, Timer } from '../clock.js';
-import { FairQueue } from './fair-queue.js';
+import { LaneQueue } from './fair-queue.js';
 
 export interface BucketAsk {
   priority: number;
   tenant: string;
+  /** False when the upstream has not accepted the tenant's key lately: counted in the unproven slice. Absent: proven. */
+  proven?: boolean;
   /** Polled while waiting; once true the ask is dropped and `acquire` rejects with `cancelledError`. */
   cancelled?: () => boolean | Promise<boolean>;
 }
 
 interface Waiter extends BucketAsk {
+  proven: boolean;
   grant(release: () => void): void;
   fail(err: unknown): void;
 }
@@ -27,7 +34,10 @@ export class LocalBucket {
   private held = 0;
   /** End times of calls still inside the window, oldest first. */
   private readonly ended: number[] = [];
-  private readonly waiting = new FairQueue<Waiter>();
+  /** The same two counts for the calls of unproven tenants alone. */
+  private heldUnproven = 0;
+  private readonly endedUnproven: number[] = [];
+  private readonly waiting = new LaneQueue<Waiter>();
   private wake: Timer | undefined;
 
   constructor(
@@ -35,12 +45,14 @@ export class LocalBucket {
     private windowMs: number,
     private readonly clock: Clock,
     private readonly cancelledError: () => Error = () => new Error('cancelled while waiting for upstream budget'),
+    /** Calls per window unproven tenants may make together; the whole limit unless given. */
+    private unprovenLimit = limit,
   ) {}
 
   /** Resolves with the slot's release function once a slot is free; never rejects for lack of budget. */
   acquire(ask: BucketAsk): Promise<() => void> {
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { ...ask, grant: resolve, fail: reject };
+      const waiter: Waiter = { ...ask, proven: ask.proven !== false, grant: resolve, fail: reject };
       this.waiting.push(waiter);
       if (ask.cancelled) void this.watchCancellation(waiter);
       this.serve();
@@ -53,14 +65,25 @@ export class LocalBucket {
     return this.held + this.ended.length;
   }
 
+  /** The same, for the calls of unproven tenants. */
+  unprovenUsed(): number {
+    this.forgetOld();
+    return this.heldUnproven + this.endedUnproven.length;
+  }
+
   waiters(): number {
     return this.waiting.size;
   }
 
+  unprovenWaiters(): number {
+    return this.waiting.unprovenSize;
+  }
+
   /** New limits apply to the next admissions; calls in flight keep their slots. */
-  setLimit(limit: number, windowMs: number): void {
+  setLimit(limit: number, windowMs: number, unprovenLimit = limit): void {
     this.limit = limit;
     this.windowMs = windowMs;
+    this.unprovenLimit = unprovenLimit;
     this.serve();
   }
 
@@ -72,22 +95,33 @@ export class LocalBucket {
 
   private serve(): void {
     this.forgetOld();
-    while (this.waiting.size > 0 && this.held + this.ended.length < this.limit) {
-      const waiter = this.waiting.shift()!;
+    while (this.held + this.ended.length < this.limit) {
+      const waiter = this.waiting.shift(this.heldUnproven + this.endedUnproven.length < this.unprovenLimit);
+      if (!waiter) break;
+      const { proven } = waiter;
       this.held += 1;
+      if (!proven) this.heldUnproven += 1;
       let released = false;
       waiter.grant(() => {
         if (released) return;
         released = true;
+        const now = this.clock.now();
         this.held -= 1;
-        this.ended.push(this.clock.now());
+        this.ended.push(now);
+        if (!proven) {
+          this.heldUnproven -= 1;
+          this.endedUnproven.push(now);
+        }
         this.serve();
       });
     }
     this.scheduleWake();
   }
 
-  /** When asks wait for the window to move, wake when its oldest call leaves it. */
+  /**
+   * When asks wait for the window to move, wake when its oldest call leaves it (for asks waiting
+   * on the unproven slice that may be early: serving again finds out and waits for the next).
+   */
   private scheduleWake(): void {
     this.wake?.cancel();
     this.wake = undefined;
@@ -99,6 +133,7 @@ export class LocalBucket {
   private forgetOld(): void {
     const horizon = this.clock.now() - this.windowMs;
     while (this.ended.length > 0 && this.ended[0]! <= horizon) this.ended.shift();
+    while (this.endedUnproven.length > 0 && this.endedUnproven[0]! <= horizon) this.endedUnproven.shift();
   }
 
   private async watchCancellation(waiter: Waiter): Promise<void> {

@@ -68,6 +68,13 @@ export interface AskMessage {
   /** Hash of the CFA's X-API-KEY: CFA tenants of one priority take turns. */
   tenant: string;
   rateLimit: RateLimit;
+  /**
+   * False when the upstream has not accepted the CFA's key lately (issue 27): the hub serves the
+   * ask from the unproven slice of the budget. Absent means proven, so an instance of the previous
+   * version, which never sends it, keeps working; and instances send it only when false, so a
+   * proven ask is also one that a hub of the previous version (which refuses unknown fields) takes.
+   */
+  proven?: boolean;
 }
 
 export interface CancelMessage {
@@ -216,7 +223,9 @@ const INSTANCE_MESSAGES: Record<InstanceMessage['type'], { fields: Record<string
       priority: int(0, 100),
       tenant: text(128),
       rateLimit,
+      proven: bool,
     },
+    optional: ['proven'],
   },
   cancel: { fields: { ...TYPE, askId: id } },
   done: {

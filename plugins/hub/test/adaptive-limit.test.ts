@@ -113,3 +113,33 @@ t.test('reload: an unadapted limit follows the new configured limit, an adapted 
   limit.setConfigured(10);
   t.equal(limit.effective, 10, 'clamped under the new configured limit');
 });
+
+t.test('a flood of refused CFA keys is the upstream working: many requests without errors keep the configured limit', async (t) => {
+  // Since issue 27 the kernel's 60-second window counts a 403 on a CFA's key (or a 4xx about the
+  // client's input) as an answer, not an error (core's call-verdict.ts): during a flood of
+  // invented keys an instance reports many requests and no errors.
+  const { effective, report, step } = setup(t);
+  for (let i = 1; i <= 12; i++) {
+    report('i1', { requests: 1000 * i, errors: 0 });
+    report('i2', { requests: 400 * i, errors: 0 });
+    await step();
+  }
+  t.equal(effective(), 100, 'held at the configured limit for a whole minute of refused keys');
+  report('i1', { requests: 13_000, errors: 13_000 });
+  await step();
+  t.equal(effective(), 50, 'the same flood counted as errors, as the window counted it before, would have halved it');
+});
+
+t.test('a lowered limit climbs back while refused keys keep coming', async (t) => {
+  const limit = new AdaptiveLimit(60);
+  limit.observe('i', { requests: 100, errors: 0, rateLimited: 1, averageLatencyMs: 5 });
+  t.equal(limit.step(), 'decreased');
+  t.equal(limit.effective, 30);
+  limit.observe('i', { requests: 5000, errors: 0, rateLimited: 0, averageLatencyMs: 5 });
+  const seen: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    limit.step();
+    seen.push(limit.effective);
+  }
+  t.same(seen, [36, 42, 48, 54, 60, 60], '+10% a step, up to the configured limit');
+});

@@ -110,7 +110,10 @@ t.test('the config file: checked key by key; runHub reads it, PORT overrides, th
   t.throws(() => parseHubConfig({ store: { type: 'redis' } }), /store\.type: must be "embedded" or "mongodb"/);
   t.throws(() => parseHubConfig({ prot: 1 }), /prot: is not a known key/);
   t.throws(() => parseHubConfig({ adaptive: { decreaseFactor: 2 } }), /adaptive\.decreaseFactor/);
-  t.match(parseHubConfig({}), { port: 8090, host: '0.0.0.0', issuer: 'opco-proxy-hub', store: { type: 'embedded' }, opcos: {} });
+  t.throws(() => parseHubConfig({ unprovenShare: 0 }), /unprovenShare: must be a number above 0 and at most 1/);
+  t.throws(() => parseHubConfig({ unprovenShare: 1.5 }), /unprovenShare: must be a number above 0 and at most 1/);
+  t.equal(parseHubConfig({ unprovenShare: 0.25 }).unprovenShare, 0.25);
+  t.match(parseHubConfig({}), { port: 8090, host: '0.0.0.0', issuer: 'opco-proxy-hub', store: { type: 'embedded' }, opcos: {}, unprovenShare: 0.1 });
 
   const dir = await mkdtemp(join(tmpdir(), 'hub-config-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 // The grant scheduler on a TestClock (D11, D29): the rolling-window bound, the whole budget to
 // whoever asks, priorities, CFA tenants taking turns, unused and dead grants, cancellation,
-// budgets per hub tenantId, limits changed at once.
+// budgets per hub tenantId, limits changed at once; the unproven tenants' slice (issue 27).
 import t, { type Test } from 'tap';
 import { TestClock } from '@opco-proxy/core';
 import { GrantScheduler, type AskInput, type IssuedGrant } from '../src/index.js';
@@ -8,12 +8,12 @@ import { maxInWindow, seeded } from './fixtures/windows.js';
 
 const W = 1000;
 
-function setup(t: Test, limit = 3, options: { startedAt?: number } = {}) {
+function setup(t: Test, limit = 3, options: { startedAt?: number; unprovenShare?: number } = {}) {
   // Frozen: the window checks below are 200-300 ms from the edge, which real time flowing under
   // a loaded machine could cross between the test's advance() and its look at the grants.
   const clock = new TestClock({ frozen: true });
   // Started long ago: the restart reserve (restart-rule.test.ts) plays no part here.
-  const scheduler = new GrantScheduler({ clock, opcos: { op: { limit, windowMs: W } }, startedAt: options.startedAt ?? clock.now() - 10 * W });
+  const scheduler = new GrantScheduler({ clock, opcos: { op: { limit, windowMs: W } }, startedAt: options.startedAt ?? clock.now() - 10 * W, unprovenShare: options.unprovenShare });
   t.teardown(() => scheduler.close());
   const granted: IssuedGrant[] = [];
   let next = 0;
@@ -182,5 +182,108 @@ t.test('exact: never more than the limit in any rolling window, random arrivals 
     scheduler.close();
     t.ok(arrivals.length > 5 * limit, `seed ${seed}: ${arrivals.length} calls, ${unused} grants unused`);
     t.equal(maxInWindow(arrivals, W), limit, `seed ${seed}: the limit ${limit} is reached and never exceeded`);
+  }
+});
+
+t.test('a flood of unproven asks gets at most the slice of each window; proven asks get the rest', async (t) => {
+  const { clock, scheduler, granted, ask } = setup(t, 10, { unprovenShare: 0.2 });
+  for (let i = 0; i < 100; i++) ask({ tenant: `invented-${i}`, proven: false, priority: 1 });
+  for (let i = 0; i < 30; i++) ask({ tenant: `cfa-${i % 3}`, proven: true, priority: 10 });
+  t.match(scheduler.limits()[0], { effectiveLimit: 10, occupied: 10, waiting: 120, unproven: { limit: 2, occupied: 2, waiting: 98 } });
+  const perWindow: Array<{ unproven: number; proven: number }> = [];
+  for (let window = 0; window < 5; window++) {
+    const these = granted.splice(0);
+    perWindow.push({ unproven: these.filter((g) => g.unproven).length, proven: these.filter((g) => !g.unproven).length });
+    for (const grant of these) scheduler.done('pub', 'i1', grant.grantId, 'used');
+    await clock.advance(W);
+  }
+  t.same(perWindow, [
+    { unproven: 2, proven: 8 },
+    { unproven: 2, proven: 8 },
+    { unproven: 2, proven: 8 },
+    { unproven: 2, proven: 6 },
+    { unproven: 2, proven: 0 },
+  ], 'the slice each window, though the strangers asked first and at a better priority; the rest to proven tenants; a window the proven leave is not given to strangers');
+});
+
+t.test('a proven ask queued behind unproven asks blocked on the slice is served at once', async (t) => {
+  const { scheduler, granted, ask } = setup(t, 10); // unprovenShare 0.1: a slice of 1
+  ask({ askId: 'stranger-1', tenant: 'x1', proven: false, priority: 1 });
+  ask({ askId: 'stranger-2', tenant: 'x2', proven: false, priority: 1 });
+  ask({ askId: 'stranger-3', tenant: 'x3', proven: false, priority: 1 });
+  t.same(granted.map((g) => g.askId), ['stranger-1']);
+  ask({ askId: 'sync', tenant: 'cfa', proven: true, priority: 10 });
+  t.same(granted.map((g) => g.askId), ['stranger-1', 'sync'], 'not held back by the two strangers waiting before it');
+  t.match(scheduler.limits()[0], { occupied: 2, waiting: 2, unproven: { limit: 1, occupied: 1, waiting: 2 } });
+  scheduler.done('pub', 'i1', granted[0]!.grantId, 'unused');
+  t.same(granted.map((g) => g.askId), ['stranger-1', 'sync', 'stranger-2'], 'an unused unproven grant frees its slice slot at once');
+});
+
+t.test('an ask of an instance of the previous version (no `proven`) is served as proven', async (t) => {
+  const { scheduler, granted, ask } = setup(t, 3); // a slice of 1
+  ask({ askId: 'old-1' });
+  ask({ askId: 'old-2' });
+  ask({ askId: 'old-3' });
+  t.same(granted.map((g) => g.askId), ['old-1', 'old-2', 'old-3'], 'the whole budget, not the slice of one');
+  t.ok(granted.every((g) => !g.unproven));
+  t.match(scheduler.limits()[0], { occupied: 3, unproven: { limit: 1, occupied: 0, waiting: 0 } });
+});
+
+t.test('the slice follows the effective limit and the share; a new share applies at once', async (t) => {
+  const { scheduler, granted, ask } = setup(t, 100, { unprovenShare: 0.05 });
+  for (let i = 0; i < 10; i++) ask({ tenant: `x${i}`, proven: false });
+  t.equal(granted.length, 5, '5% of 100');
+  scheduler.setUnprovenShare(0.08);
+  t.equal(granted.length, 8, 'a raised share serves the waiting asks at once');
+  t.match(scheduler.limits()[0]!.unproven, { limit: 8, occupied: 8, waiting: 2 });
+  scheduler.setOpcoLimits({ op: { limit: 10, windowMs: W } });
+  t.match(scheduler.limits()[0]!.unproven, { limit: 1, occupied: 8 }, 'at least one call of a smaller limit');
+});
+
+t.test('a restarted hub counts the unproven grants of its journal in the slice', async (t) => {
+  const { clock, scheduler, granted, ask } = setup(t, 10);
+  const now = clock.now();
+  scheduler.restore([
+    { id: 'g-held', tenantId: 'pub', opcoId: 'op', instanceId: 'i0', issuedAt: now - 100, deadline: now + 30_000, rateLimit: { limit: 10, windowMs: W }, unproven: true },
+    { id: 'g-old', tenantId: 'pub', opcoId: 'op', instanceId: 'i0', issuedAt: now - 200, deadline: now + 30_000, endedAt: now - 50, rateLimit: { limit: 10, windowMs: W } },
+  ]);
+  ask({ tenant: 'x', proven: false });
+  ask({ tenant: 'cfa', proven: true });
+  t.same(granted.map((g) => g.unproven), [false], 'the slice of one is held by the journalled grant; a journal of before issue 27 counts as proven');
+  t.match(scheduler.limits()[0], { occupied: 3, unproven: { occupied: 1, waiting: 1 } });
+});
+
+t.test('exact with lanes: never more than the limit, nor unproven grants over the slice, in any rolling window', async (t) => {
+  for (const seed of [7, 17, 27, 37]) {
+    const random = seeded(seed);
+    const limit = 5 + Math.floor(random() * 16);
+    const share = 0.1 + random() * 0.3;
+    const slice = Math.max(1, Math.floor(limit * share));
+    const clock = new TestClock();
+    const scheduler = new GrantScheduler({ clock, opcos: { op: { limit, windowMs: W } }, startedAt: clock.now() - 10 * W, unprovenShare: share });
+    const all: number[] = [];
+    const strangers: number[] = [];
+    let asked = 0;
+    const onGrant = (grant: IssuedGrant) => {
+      if (random() < 0.1) return queueMicrotask(() => scheduler.done('pub', grant.instanceId, grant.grantId, 'unused'));
+      const duration = random() * 300;
+      clock.setTimeout(() => (grant.unproven ? strangers : all).push(clock.now()), random() * duration);
+      clock.setTimeout(() => scheduler.done('pub', grant.instanceId, grant.grantId, 'used'), duration);
+    };
+    for (let step = 0; step < 1500; step++) {
+      if (random() < 0.4) {
+        const proven = random() < 0.4;
+        scheduler.ask('pub', {
+          askId: `a${asked++}`, instanceId: 'i1', opcoId: 'op', method: 'GET', route: 'GET /x', priority: [1, 5, 10][Math.floor(random() * 3)]!,
+          tenant: proven ? `cfa-${Math.floor(random() * 3)}` : `invented-${asked}`, rateLimit: { limit, windowMs: W }, proven,
+        }, onGrant);
+      }
+      await clock.advance(10);
+    }
+    await clock.advance(400);
+    scheduler.close();
+    t.equal(maxInWindow([...all, ...strangers], W), limit, `seed ${seed}: the limit ${limit} reached and never exceeded`);
+    t.equal(maxInWindow(strangers, W), slice, `seed ${seed}: unproven calls reach their slice of ${slice} and never exceed it`);
+    t.ok(all.length > strangers.length, `seed ${seed}: ${all.length} proven calls, ${strangers.length} unproven`);
   }
 });

@@ -111,6 +111,26 @@ t.test('the budget is per hub tenantId: another publisher is served while one is
   await failed;
 });
 
+t.test('unproven tenants: the instance says so in its asks, the hub grants them their slice, a proven ask goes past', async (t) => {
+  const rateLimit = { limit: 10, windowMs: 60_000 };
+  const hub = await startTestHub({ opcos: { op: rateLimit } }); // unprovenShare 0.1: a slice of 1
+  t.teardown(() => hub.close());
+  const { admission } = admissionFor(hub.url, (await hub.key('pub')).key);
+  t.teardown(() => admission.close());
+  await eventually(() => admission.state === 'connected', 'connection');
+  const first = await admission.admit(request({ rateLimit, tenant: 'invented-1', proven: false }));
+  t.not(first.headers['Svc-Hub-Token'], 'DISCONNECTED');
+  const second = admission.admit(request({ rateLimit, tenant: 'invented-2', proven: false }));
+  second.catch(() => undefined); // still waiting when the instance closes
+  await eventually(async () => (await hub.admin('GET', '/admin/limits')).body[0]?.waiting === 1, 'the second stranger to wait');
+  const proven = await admission.admit(request({ rateLimit, tenant: 'cfa', proven: true }));
+  t.not(proven.headers['Svc-Hub-Token'], 'DISCONNECTED', 'granted at once, past the stranger waiting');
+  t.match((await hub.admin('GET', '/admin/limits')).body, [{ occupied: 2, waiting: 1, unproven: { limit: 1, occupied: 1, waiting: 1 } }]);
+  t.match(admission.describe({ id: 'op', rateLimit, unprovenLimit: 1 }), {
+    used: 2, waiting: 1, unproven: { limit: 1, used: null, waiting: 1 }, hub: { mode: 'hub' },
+  }, 'the instance knows its own waiting ask; what the hub granted of the slice is the hub\'s to say');
+});
+
 t.test('a client GET waits at most maxWaitMs, then 429 RATE_LIMITED with Retry-After, its ask cancelled', async (t) => {
   const hub = await startTestHub({ opcos: { op: { limit: 1, windowMs: 60_000 } } });
   t.teardown(() => hub.close());
@@ -148,7 +168,7 @@ t.test('deleting a key closes its connection; the instance then serves without t
   t.same((await hub.admin('GET', '/admin/instances')).body, []);
 });
 
-t.test('reload re-reads the config file: a lowered limit applies at once, to waiting asks too', async (t) => {
+t.test('reload re-reads the config file: a lowered limit applies at once, to waiting asks too; so does a new unprovenShare', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'hub-reload-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'hub.json');
@@ -173,6 +193,10 @@ t.test('reload re-reads the config file: a lowered limit applies at once, to wai
   await hub.admin('POST', '/admin/reload');
   held.push(await waiting);
   t.equal(held.length, 3, 'a raised limit serves the waiting ask at once');
+  t.match((await hub.admin('GET', '/admin/limits')).body, [{ unproven: { limit: 1, occupied: 0, waiting: 0 } }], 'the unproven slice: 10% of 3, at least one call');
+  await writeFile(file, JSON.stringify({ host: '127.0.0.1', opcos: { op: { rateLimit: { limit: 3, windowMs: 60_000 } } }, unprovenShare: 0.7 }));
+  await hub.admin('POST', '/admin/reload');
+  t.match((await hub.admin('GET', '/admin/limits')).body, [{ unproven: { limit: 2 } }], 'a new unprovenShare applies at once');
   await writeFile(file, '{"opcos": {"op": {"rateLimit": {"limit": -1}}}}');
   const invalid = await hub.admin('POST', '/admin/reload');
   t.equal(invalid.status, 400);

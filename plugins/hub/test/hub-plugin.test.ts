@@ -82,6 +82,24 @@ t.test('a kernel with the hub plugin admits every upstream call through the hub'
   t.match(metrics, /opco_proxy_hub_grant_wait_seconds_count\{opco="sandbox",mode="hub"\} 3/, 'grant waits on the kernel registry');
 });
 
+t.test('through the kernel: calls of a key the upstream has not accepted yet get the hub\'s unproven slice', async (t) => {
+  const hub = await startTestHub({ opcos: { sandbox: { limit: 3, windowMs: 60_000 } } }); // a slice of one
+  t.teardown(() => hub.close());
+  const sandbox = await startSandbox({ dossierCount: 20, factureCount: 5, hubSecret: SECRET });
+  t.teardown(() => sandbox.close());
+  const kernel = await kernelWithHub(t, hub, sandbox, (await hub.key('publisher', 'api-1')).key);
+  t.teardown(() => kernel.close({ graceMs: 1000 }));
+  const url = await kernel.listen(0, '127.0.0.1');
+  await eventually(async () => (await hub.admin('GET', '/admin/instances')).body.length === 1, 'the kernel to connect once ready');
+  const get = (key: string, page: number) => fetch(`${url}/sandbox/dossiers/etats?numeroPage=${page}`, { headers: { 'x-api-key': key } });
+
+  t.equal((await get('new-cfa-key-0001', 1)).status, 200, 'a new key: the one call of the slice');
+  const refused = await get('new-cfa-key-0002', 2);
+  t.equal(refused.status, 429, 'another new key in the same window: the slice is spent, so no grant within maxWaitMs');
+  t.equal((await get('new-cfa-key-0001', 3)).status, 200, 'the first key, accepted by the upstream, is proven now: the rest of the budget');
+  t.match((await hub.admin('GET', '/admin/limits')).body, [{ occupied: 2, unproven: { limit: 1, occupied: 1, waiting: 0 } }]);
+});
+
 t.test('a second admission provider next to the hub is a start-up error naming both', async (t) => {
   const hub = await startTestHub({ opcos: { sandbox: { limit: 3, windowMs: 60_000 } } });
   t.teardown(() => hub.close());

@@ -31,6 +31,11 @@ t.test('parsers refuse what does not fit, with the field at fault', async (t) =>
     t.equal(parsed.ok, false);
     if (!parsed.ok) t.match(parsed.error, error);
   }
+  const ask = { type: 'ask', askId: 'a', opcoId: 'op', method: 'GET', route: 'r', priority: 5, tenant: 't', rateLimit: { limit: 1, windowMs: 1 } };
+  t.ok(parseInstanceMessage(JSON.stringify(ask)).ok, 'an ask without `proven`: what an instance of the previous version sends');
+  t.ok(parseInstanceMessage(JSON.stringify({ ...ask, proven: false })).ok);
+  t.ok(parseInstanceMessage(JSON.stringify({ ...ask, proven: true })).ok);
+  t.match(parseInstanceMessage(JSON.stringify({ ...ask, proven: 'no' })), { ok: false, error: 'ask: proven: must be a boolean' });
   t.notOk(parseHubMessage(JSON.stringify({ type: 'grant', askId: 'a', grantId: 'g', expiresInMs: 1 })).ok, 'a grant without its token');
   t.notOk(parseHubMessage(JSON.stringify({ type: 'hello' })).ok, 'an instance message from the hub');
 });

@@ -6,9 +6,10 @@
 // 4. for the first window after start, the hub keeps back one share per expected instance of a
 //    tenantId that has not connected yet.
 import t from 'tap';
-import { TestClock, type AdmissionRequest } from '@opco-proxy/core';
+import { createEmbeddedStore, TestClock, type AdmissionRequest } from '@opco-proxy/core';
 import { GrantScheduler, LocalFallback, type IssuedGrant, type JournalGrant } from '../src/index.js';
 import { UsageLedger } from '../src/client/usage-ledger.js';
+import { GrantJournal } from '../src/server/grant-journal.js';
 import { Rerouted } from '../src/client/local-fallback.js';
 import { maxInWindow, seeded } from './fixtures/windows.js';
 import { journalInto, SimInstance, type SimWorld } from './fixtures/restart-sim.js';
@@ -66,6 +67,29 @@ t.test('the journal restores grants of the previous hub; a complete hello frees 
   t.notOk(hub.done('pub', 'a', 'g4', 'used'), "another instance's grant");
   await clock.advance(W);
   t.equal(hub.limits()[0]!.occupied, 1, 'only the dead instance’s grant is left, until its exp + window');
+});
+
+t.test('the journal keeps which grants went to unproven tenants, so a restarted hub counts its slice', async (t) => {
+  const clock = new TestClock({ frozen: true });
+  const store = await createEmbeddedStore();
+  t.teardown(() => store.close());
+  const journal = new GrantJournal(store, clock);
+  t.teardown(() => journal.close());
+  const hub1 = new GrantScheduler({ clock, opcos: { op: { limit: 10, windowMs: W } }, startedAt: clock.now() - 10 * W });
+  const granted: IssuedGrant[] = [];
+  for (const proven of [false, true]) {
+    hub1.ask('pub', { askId: `a-${proven}`, instanceId: 'i', opcoId: 'op', method: 'GET', route: 'r', priority: 5, tenant: String(proven), rateLimit: { limit: 10, windowMs: W }, proven }, (g) => granted.push(g));
+  }
+  hub1.close();
+  for (const grant of granted) await journal.record(grant);
+  await journal.ended(granted[1]!.grantId, clock.now(), W, 'used');
+  const loaded = await journal.load();
+  const flags = (pairs: Array<[string, boolean]>) => Object.fromEntries(pairs);
+  t.same(flags(loaded.map((g) => [g.id, g.unproven ?? false])), flags(granted.map((g) => [g.grantId, g.unproven])), 'the flag survives the store');
+  const hub2 = new GrantScheduler({ clock, opcos: { op: { limit: 10, windowMs: W } }, startedAt: clock.now() - 10 * W });
+  t.teardown(() => hub2.close());
+  hub2.restore(loaded);
+  t.match(hub2.limits()[0], { occupied: 2, unproven: { limit: 1, occupied: 1 } });
 });
 
 t.test('an incomplete hello frees nothing it does not name', async (t) => {

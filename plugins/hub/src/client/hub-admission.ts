@@ -56,6 +56,7 @@ const CANCEL_POLL_MS = 250;
 
 interface PendingAsk {
   opcoId: string;
+  proven: boolean;
   granted(message: GrantMessage): void;
   /** The hub refused the ask, or the instance is stopping. */
   failed(err: Error): void;
@@ -159,19 +160,30 @@ export class HubAdmission implements AdmissionProvider {
     }
   }
 
-  /** This instance's side of the budget (GET /admin/upstreams): its connection, its calls, its fallback. */
-  describe(opco: { id: string; rateLimit: RateLimit }): AdmissionState {
+  /**
+   * This instance's side of the budget (GET /admin/upstreams): its connection, its calls, its
+   * fallback. Of the unproven slice it knows its local bucket's part and count, and the asks it
+   * has waiting; how much of the slice the hub has granted is the hub's (its /admin/limits).
+   */
+  describe(opco: { id: string; rateLimit: RateLimit; unprovenLimit: number }): AdmissionState {
     const state = this.connection.state;
+    const local = state !== 'connected';
     const opensAt = this.fallback.opensAt(opco.id, opco.rateLimit.windowMs);
-    const asking = [...this.pending.values()].filter((ask) => ask.opcoId === opco.id).length;
+    const asks = [...this.pending.values()].filter((ask) => ask.opcoId === opco.id);
+    const unproven = this.fallback.unproven(opco.id);
     return {
       provider: this.name,
       used: this.ledger.counted(opco.id, opco.rateLimit.windowMs),
-      waiting: asking + this.fallback.waiting(opco.id),
+      waiting: asks.length + this.fallback.waiting(opco.id),
+      unproven: {
+        limit: local ? LocalFallback.sliceShare(opco.rateLimit, opco.unprovenLimit, this.expectedInstances) : opco.unprovenLimit,
+        used: local ? unproven.used : null,
+        waiting: asks.filter((ask) => !ask.proven).length + unproven.waiting,
+      },
       hub: {
         state,
         instanceId: this.instanceId,
-        mode: state === 'connected' ? 'hub' : 'local',
+        mode: local ? 'local' : 'hub',
         localShare: LocalFallback.share(opco.rateLimit, this.expectedInstances),
         localOpensAt: opensAt > this.clock.now() ? new Date(opensAt).toISOString() : null,
       },
@@ -204,6 +216,7 @@ export class HubAdmission implements AdmissionProvider {
       };
       this.pending.set(askId, {
         opcoId: request.opcoId,
+        proven: request.proven,
         granted: (message) => (settle(), resolve(this.hubLease(request, message, askedAt))),
         failed: (err) => (settle(), reject(err)),
         dropped: () => (settle(), resolve(undefined)),
@@ -212,7 +225,9 @@ export class HubAdmission implements AdmissionProvider {
         ? this.clock.setTimeout(() => giveUp(rateLimited(request)), this.maxWaitMs)
         : undefined;
       const { opcoId, method, route, priority, rateLimit } = request;
-      const sent = this.connection.send({ type: 'ask', askId, opcoId, method, route, priority, tenant: request.tenant || '-', rateLimit });
+      // `proven` only when false: a proven ask is then also one a hub of the previous version takes (protocol.ts).
+      const lane = request.proven ? {} : { proven: false };
+      const sent = this.connection.send({ type: 'ask', askId, opcoId, method, route, priority, tenant: request.tenant || '-', rateLimit, ...lane });
       if (!sent) return this.pending.get(askId)?.dropped();
       if (request.cancelled) void this.watchCancellation(request, () => settled, () => giveUp(cancelledError()));
     });

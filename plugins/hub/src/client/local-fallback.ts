@@ -9,6 +9,11 @@
  * its share per window, and the shares add up to at most the limit.
  *
  * An instance that never had a hub has no gate: it starts serving at once (D30).
+ *
+ * Calls of unproven tenants (issue 27) share a slice of the bucket, scaled like the limit: each
+ * instance takes `floor(unprovenLimit / expectedInstances)` (at least 1, at most its share), so
+ * the instances' local slices add up to at most the slice, as their shares add up to at most the
+ * limit. Their waiting asks never hold back a proven tenant's (LaneQueue, in core's LocalBucket).
  */
 import { setMaxListeners } from 'node:events';
 import { LocalBucket, type AdmissionRequest, type Clock } from '@opco-proxy/core';
@@ -41,6 +46,11 @@ export class LocalFallback {
     return Math.max(1, Math.floor(rateLimit.limit / expectedInstances));
   }
 
+  /** This instance's part of the unproven slice (see the file comment). */
+  static sliceShare(rateLimit: RateLimit, unprovenLimit: number, expectedInstances: number): number {
+    return Math.min(LocalFallback.share(rateLimit, expectedInstances), Math.max(1, Math.floor(unprovenLimit / expectedInstances)));
+  }
+
   /** The hub connection dropped now. */
   hubLost(): void {
     this.lostAt = this.clock.now();
@@ -62,9 +72,10 @@ export class LocalFallback {
   /** Resolves with the slot's release once the gate is open and the bucket has room. */
   async acquire(request: AdmissionRequest): Promise<() => void> {
     await this.gate(request);
-    return this.bucket(request.opcoId, request.rateLimit).acquire({
+    return this.bucket(request).acquire({
       priority: request.priority,
       tenant: request.tenant,
+      proven: request.proven,
       cancelled: request.cancelled,
     });
   }
@@ -72,6 +83,12 @@ export class LocalFallback {
   /** Asks waiting in the opcoId's bucket. */
   waiting(opcoId: string): number {
     return this.buckets.get(opcoId)?.waiters() ?? 0;
+  }
+
+  /** What the opcoId's bucket holds of unproven tenants: calls counted in the window, asks waiting. */
+  unproven(opcoId: string): { used: number; waiting: number } {
+    const bucket = this.buckets.get(opcoId);
+    return { used: bucket?.unprovenUsed() ?? 0, waiting: bucket?.unprovenWaiters() ?? 0 };
   }
 
   /** When local calls may start for this opcoId (see the file comment). */
@@ -90,14 +107,15 @@ export class LocalFallback {
     }
   }
 
-  private bucket(opcoId: string, rateLimit: RateLimit): LocalBucket {
+  private bucket({ opcoId, rateLimit, unprovenLimit }: AdmissionRequest): LocalBucket {
     const share = LocalFallback.share(rateLimit, this.expectedInstances);
+    const slice = LocalFallback.sliceShare(rateLimit, unprovenLimit, this.expectedInstances);
     let bucket = this.buckets.get(opcoId);
     if (!bucket) {
-      bucket = new LocalBucket(share, rateLimit.windowMs, this.clock, this.cancelledError);
+      bucket = new LocalBucket(share, rateLimit.windowMs, this.clock, this.cancelledError, slice);
       this.buckets.set(opcoId, bucket);
     } else {
-      bucket.setLimit(share, rateLimit.windowMs);
+      bucket.setLimit(share, rateLimit.windowMs, slice);
     }
     return bucket;
   }

@@ -5,7 +5,7 @@
  */
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import { createError, safeEqualHex, sha256Hex, type Clock } from '@opco-proxy/core';
+import { createError, safeEqualHex, sha256Hex, type AddressLimits, type Clock, type TrustedProxies } from '@opco-proxy/core';
 import type { GrantScheduler } from './grant-scheduler.js';
 import type { HubKeys } from './hub-keys.js';
 import type { InstanceView } from './instance-session.js';
@@ -29,15 +29,25 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 /**
  * The bearer is compared in constant time: both sides are hashed first, so neither the length
  * nor a matching prefix of the admin key shows in the time taken.
+ *
+ * Guessing it is slowed down per client address (issue 27), as core does for its operator key:
+ * a wrong or missing key takes a token of the address's bucket (429 once they are spent) and,
+ * after `freeFailures` in a row, shuts the address out for a backoff that doubles each time. The
+ * key is not even compared while its address backs off; from any other address it works at once.
  */
-export function requireAdmin(adminKey: string) {
+export function requireAdmin(adminKey: string, addresses: AddressLimits, proxies: TrustedProxies) {
   const expected = sha256Hex(adminKey);
   return async (ctx: Context, next: Next) => {
+    const address = proxies.clientOf(ctx.req);
+    addresses.checkBackoff(address);
     const header = ctx.get('authorization');
     const match = /^Bearer (.+)$/.exec(header);
     if (!match || !safeEqualHex(sha256Hex(match[1]!), expected)) {
+      addresses.checkBeforeAuth(address);
+      addresses.operatorFailed(address);
       throw createError('HTTP_ERROR', 'Authorization: Bearer <admin key> is missing or wrong');
     }
+    addresses.operatorSucceeded(address);
     await next();
   };
 }

@@ -10,8 +10,11 @@
  *
  * A grant never reported done (its instance died) is counted as ending at its JWT's `exp`: the
  * call was sent at once with a token valid until then, so it reached the upstream before.
+ *
+ * The slots of unproven tenants' calls (issue 27) are also counted apart, the same way, for the
+ * scheduler to keep them within their slice of the window.
  */
-import { FairQueue, type FairEntry } from '@opco-proxy/core';
+import { LaneQueue, type LaneEntry } from '@opco-proxy/core';
 import type { HttpMethod, RateLimit } from '../protocol.js';
 
 export interface Slot {
@@ -20,10 +23,15 @@ export interface Slot {
   issuedAt: number;
   /** When the slot is counted as ended if nobody reports it done (grant `exp`). */
   deadline: number;
+  /** Granted to an unproven tenant: counted in the unproven slice too. */
+  unproven?: boolean;
 }
 
-/** An ask waiting for a slot; served in FairQueue order (priority, then CFA tenants in turn). */
-export interface WaitingAsk extends FairEntry {
+/**
+ * An ask waiting for a slot; served in FairQueue order (priority, then CFA tenants in turn), an
+ * unproven one only while the unproven slice has room (LaneQueue).
+ */
+export interface WaitingAsk extends LaneEntry {
   askId: string;
   instanceId: string;
   opcoId: string;
@@ -50,18 +58,23 @@ export interface IssuedGrant {
   waitedMs: number;
   /** Needed by the journal to rebuild the budget after a restart. */
   rateLimit: RateLimit;
+  unproven: boolean;
 }
 
 interface Ended {
   at: number;
   id?: string;
+  unproven?: boolean;
 }
 
 export class GrantBudget {
-  readonly waiting = new FairQueue<WaitingAsk>();
+  readonly waiting = new LaneQueue<WaitingAsk>();
   private readonly held = new Map<string, Slot>();
   /** Ended slots still inside the window, oldest end first. */
   private readonly ended: Ended[] = [];
+  /** How many of the held and of the ended slots are unproven tenants'. */
+  private heldUnproven = 0;
+  private endedUnproven = 0;
   /** Ids of ended slots still counted, so a slot reported twice is counted once. */
   private readonly endedIds = new Set<string>();
   /** Issue times of the grants of the last window (GET /admin/limits). */
@@ -83,6 +96,12 @@ export class GrantBudget {
     return this.held.size + this.ended.length;
   }
 
+  /** The same count for the slots of unproven tenants. */
+  unprovenOccupied(now: number): number {
+    this.forget(now);
+    return this.heldUnproven + this.endedUnproven;
+  }
+
   grantsInWindow(now: number): number {
     this.forget(now);
     return this.issued.length;
@@ -97,34 +116,36 @@ export class GrantBudget {
   }
 
   hold(slot: Slot, issued = true): void {
+    if (this.held.has(slot.id)) return; // held twice would count its lane twice
     this.held.set(slot.id, slot);
+    if (slot.unproven) this.heldUnproven += 1;
     if (issued) this.issued.push(slot.issuedAt);
   }
 
   /** The call of a held slot ended at `at`: counted until `at + windowMs`. */
   end(id: string, at: number): boolean {
-    const slot = this.held.get(id);
+    const slot = this.release(id);
     if (!slot) return false;
-    this.held.delete(id);
-    this.addEnded(Math.max(at, slot.issuedAt), id);
+    this.addEnded(Math.max(at, slot.issuedAt), id, slot.unproven);
     return true;
   }
 
   /** The grant was never used: its slot is free at once. */
   free(id: string): boolean {
-    return this.held.delete(id);
+    return this.release(id) !== undefined;
   }
 
   /** A call the budget did not hand out (reported by an instance) that ended at `at`. */
-  addEnded(at: number, id?: string): void {
+  addEnded(at: number, id?: string, unproven = false): void {
     if (id !== undefined) {
       if (this.endedIds.has(id)) return;
       this.endedIds.add(id);
     }
+    if (unproven) this.endedUnproven += 1;
     // Sorted insert: reported ends may be older than ends already recorded.
     let index = this.ended.length;
     while (index > 0 && this.ended[index - 1]!.at > at) index -= 1;
-    this.ended.splice(index, 0, id === undefined ? { at } : { at, id });
+    this.ended.splice(index, 0, { at, ...(id === undefined ? {} : { id }), ...(unproven ? { unproven } : {}) });
   }
 
   /** Held slots of an instance (for reconciling its usage report). */
@@ -147,9 +168,18 @@ export class GrantBudget {
     for (const slot of this.held.values()) if (slot.deadline <= now) this.end(slot.id, slot.deadline);
     const horizon = now - this.windowMs;
     while (this.ended.length > 0 && this.ended[0]!.at <= horizon) {
-      const { id } = this.ended.shift()!;
+      const { id, unproven } = this.ended.shift()!;
       if (id !== undefined) this.endedIds.delete(id);
+      if (unproven) this.endedUnproven -= 1;
     }
     while (this.issued.length > 0 && this.issued[0]! <= horizon) this.issued.shift();
+  }
+
+  private release(id: string): Slot | undefined {
+    const slot = this.held.get(id);
+    if (!slot) return undefined;
+    this.held.delete(id);
+    if (slot.unproven) this.heldUnproven -= 1;
+    return slot;
   }
 }

@@ -22,6 +22,8 @@ interface GrantRecord {
   windowMs: number;
   /** Set when the instance reported the call done. */
   endedAt?: number;
+  /** Granted to an unproven tenant: a restarted hub counts it in the unproven slice too. */
+  unproven?: true;
   expiresAt: Date;
 }
 
@@ -47,6 +49,7 @@ export class GrantJournal {
       deadline,
       limit: grant.rateLimit.limit,
       windowMs: grant.rateLimit.windowMs,
+      ...(grant.unproven ? { unproven: true } : {}),
       expiresAt: new Date(deadline + grant.rateLimit.windowMs),
     });
   }
@@ -67,6 +70,7 @@ export class GrantJournal {
     return records.map((r) => ({
       id: r._id, tenantId: r.tenantId, opcoId: r.opcoId, instanceId: r.instanceId, issuedAt: r.issuedAt,
       deadline: r.deadline, rateLimit: { limit: r.limit, windowMs: r.windowMs }, ...(r.endedAt === undefined ? {} : { endedAt: r.endedAt }),
+      ...(r.unproven ? { unproven: true } : {}),
     }));
   }
 

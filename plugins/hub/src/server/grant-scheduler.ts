@@ -4,11 +4,14 @@
  * - One GrantBudget per (hub tenantId, opcoId): instances whose keys share a tenantId share it,
  *   two tenantIds never do. No per-instance share: whoever asks gets what is free.
  * - Waiting asks are served by priority, CFA tenants of a priority taking turns (FairQueue).
+ * - Asks of unproven tenants (issue 27) share `unprovenSlice(effective limit, unprovenShare)`
+ *   grants of each window; while that slice is full they wait without holding back proven asks,
+ *   which may use the whole budget (LaneQueue).
  * - The effective limit of a budget follows the metrics its instances report (AdaptiveLimit).
  * - Restart rule (D30): see `reserved()`, and `connect()` / `restore()` for what instances
  *   and the grant journal tell a hub that has just started.
  */
-import { randomHex, type Clock, type Timer } from '@opco-proxy/core';
+import { DEFAULTS, randomHex, unprovenSlice, type Clock, type Timer } from '@opco-proxy/core';
 import { GRANT_TTL_S, type HttpMethod, type MetricsReport, type RateLimit, type UsageEntry } from '../protocol.js';
 import { AdaptiveLimit, DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { GrantBudget, type IssuedGrant, type WaitingAsk } from './grant-budget.js';
@@ -33,6 +36,8 @@ export interface SchedulerOptions {
   /** Start of the hub; the restart rule holds for the first window after it. */
   startedAt?: number;
   adaptive?: Partial<AdaptiveOptions>;
+  /** Share of each window's effective limit that unproven tenants share (default core's, 0.1). */
+  unprovenShare?: number;
   observer?: SchedulerObserver;
 }
 
@@ -45,6 +50,8 @@ export interface AskInput {
   priority: number;
   tenant: string;
   rateLimit: RateLimit;
+  /** Absent means proven: what an instance of the previous version sends (protocol.ts). */
+  proven?: boolean;
 }
 
 /** What an instance tells in its hello (protocol.ts). */
@@ -66,6 +73,8 @@ export interface JournalGrant {
   /** Set when the instance reported the call done before the restart. */
   endedAt?: number;
   rateLimit: RateLimit;
+  /** Granted to an unproven tenant; absent in journals written before issue 27. */
+  unproven?: boolean;
 }
 
 export interface LimitView {
@@ -79,6 +88,8 @@ export interface LimitView {
   /** Kept back for expected instances not connected yet (restart rule). */
   reserved: number;
   waiting: number;
+  /** The unproven tenants' slice: its size, its slots counted like `occupied`, its waiting asks. */
+  unproven: { limit: number; occupied: number; waiting: number };
 }
 
 interface BudgetState {
@@ -97,6 +108,7 @@ export class GrantScheduler {
   private readonly clock: Clock;
   private readonly startedAt: number;
   private readonly adaptiveOptions: AdaptiveOptions;
+  private unprovenShare: number;
   private readonly observer: SchedulerObserver;
   private configured = new Map<string, RateLimit>();
   private readonly learned = new Map<string, RateLimit>();
@@ -109,6 +121,7 @@ export class GrantScheduler {
     this.clock = options.clock;
     this.startedAt = options.startedAt ?? this.clock.now();
     this.adaptiveOptions = { ...DEFAULT_ADAPTIVE, ...options.adaptive };
+    this.unprovenShare = options.unprovenShare ?? DEFAULTS.tenantKeys.unprovenShare;
     this.observer = options.observer ?? {};
     this.setOpcoLimits(options.opcos ?? {});
     this.armAdaptTimer();
@@ -126,6 +139,12 @@ export class GrantScheduler {
         this.serve(state);
       }
     }
+  }
+
+  /** A new share for the unproven slice (reload): it applies at once, to waiting asks too. */
+  setUnprovenShare(share: number): void {
+    this.unprovenShare = share;
+    for (const budgets of this.budgets.values()) for (const state of budgets.values()) this.serve(state);
   }
 
   /**
@@ -169,8 +188,8 @@ export class GrantScheduler {
       this.learn(grant.opcoId, grant.rateLimit);
       const state = this.state(grant.tenantId, grant.opcoId);
       if (!state || state.budget.has(grant.id)) continue;
-      if (grant.endedAt !== undefined) state.budget.addEnded(grant.endedAt, grant.id);
-      else state.budget.hold({ id: grant.id, instanceId: grant.instanceId, issuedAt: grant.issuedAt, deadline: grant.deadline });
+      if (grant.endedAt !== undefined) state.budget.addEnded(grant.endedAt, grant.id, grant.unproven);
+      else state.budget.hold({ id: grant.id, instanceId: grant.instanceId, issuedAt: grant.issuedAt, deadline: grant.deadline, unproven: grant.unproven });
     }
   }
 
@@ -183,8 +202,8 @@ export class GrantScheduler {
     this.learn(input.opcoId, input.rateLimit);
     const state = this.state(tenantId, input.opcoId);
     if (!state) return undefined;
-    const { rateLimit: _rateLimit, ...fields } = input;
-    const ask: WaitingAsk = { ...fields, askedAt: this.clock.now(), settled: false, onGrant };
+    const { rateLimit: _rateLimit, proven, ...fields } = input;
+    const ask: WaitingAsk = { ...fields, proven: proven !== false, askedAt: this.clock.now(), settled: false, onGrant };
     state.budget.waiting.push(ask);
     this.serve(state);
     if (!ask.settled) this.observer.queued?.(tenantId, input.opcoId);
@@ -242,6 +261,7 @@ export class GrantScheduler {
           occupied: budget.occupied(now),
           reserved: this.reserved(budget, now),
           waiting: budget.waiting.size,
+          unproven: { limit: this.slice(adaptive), occupied: budget.unprovenOccupied(now), waiting: budget.waiting.unprovenSize },
         });
       }
     }
@@ -300,26 +320,39 @@ export class GrantScheduler {
     const { budget, adaptive } = state;
     const now = this.clock.now();
     const cap = adaptive.effective - this.reserved(budget, now);
-    while (budget.waiting.size > 0 && budget.occupied(now) < cap) this.issue(budget, budget.waiting.shift()!, now);
+    const slice = this.slice(adaptive);
+    while (budget.occupied(now) < cap) {
+      const ask = budget.waiting.shift(budget.unprovenOccupied(now) < slice);
+      if (!ask) break;
+      this.issue(budget, ask, now);
+    }
     this.scheduleWake(state, now);
+  }
+
+  /** Follows the effective limit: when the upstream tolerates less, strangers get less too. */
+  private slice(adaptive: AdaptiveLimit): number {
+    return unprovenSlice(adaptive.effective, this.unprovenShare);
   }
 
   private issue(budget: GrantBudget, ask: WaitingAsk, now: number): void {
     const iat = Math.floor(now / 1000);
     const exp = iat + GRANT_TTL_S;
     const grantId = randomHex(16);
-    budget.hold({ id: grantId, instanceId: ask.instanceId, issuedAt: now, deadline: exp * 1000 });
+    budget.hold({ id: grantId, instanceId: ask.instanceId, issuedAt: now, deadline: exp * 1000, unproven: !ask.proven });
     ask.settled = true;
     const grant: IssuedGrant = {
       grantId, askId: ask.askId, tenantId: budget.tenantId, opcoId: budget.opcoId, instanceId: ask.instanceId,
       method: ask.method, route: ask.route, iat, exp, issuedAt: now, waitedMs: now - ask.askedAt,
-      rateLimit: { ...budget.configured },
+      rateLimit: { ...budget.configured }, unproven: !ask.proven,
     };
     this.observer.granted?.(grant);
     ask.onGrant(grant);
   }
 
-  /** Asks wait: wake when a slot may leave the window, or when the restart reserve ends. */
+  /**
+   * Asks wait: wake when a slot may leave the window, or when the restart reserve ends. Asks
+   * waiting for the unproven slice may wake early (a proven slot left): serving finds out.
+   */
   private scheduleWake(state: BudgetState, now: number): void {
     state.wake?.cancel();
     state.wake = undefined;

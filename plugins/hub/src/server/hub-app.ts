@@ -4,13 +4,15 @@
  */
 import Koa from 'koa';
 import Router from '@koa/router';
-import { asServiceError, createError, toErrorBody, type Logger } from '@opco-proxy/core';
+import { asServiceError, createError, toErrorBody, type AddressLimits, type Logger, type TrustedProxies } from '@opco-proxy/core';
 import type { Registry } from 'prom-client';
 import { adminRouter, requireAdmin, type AdminDeps } from './admin-routes.js';
 
 export interface HubAppDeps extends AdminDeps {
   log: Logger;
   registry: Registry;
+  addresses: AddressLimits;
+  proxies: TrustedProxies;
 }
 
 export function createHubApp(deps: HubAppDeps): Koa {
@@ -30,7 +32,7 @@ export function createHubApp(deps: HubAppDeps): Koa {
   app.use(open.routes());
 
   // Every /admin path is behind the bearer, even an unknown one: no route map for strangers.
-  const checkAdmin = requireAdmin(deps.adminKey);
+  const checkAdmin = requireAdmin(deps.adminKey, deps.addresses, deps.proxies);
   app.use(async (ctx, next) => (ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? checkAdmin(ctx, next) : next()));
   app.use(adminRouter(deps).routes());
   app.use(async (ctx) => {

@@ -2,7 +2,7 @@
  * The hub's configuration (D28): a JSON file checked here, secrets from the environment only.
  * A bad value stops start-up (or a reload) with one message naming the key, as core's config does.
  */
-import { ConfigError, isPlainObject, layerConfig, readConfigFile, type ConfigFlags } from '@opco-proxy/core';
+import { ConfigError, DEFAULTS, isPlainObject, layerConfig, readConfigFile, TrustedProxies, type AddressLimitOptions, type ConfigFlags } from '@opco-proxy/core';
 import { FORBIDDEN_KEYS, type RateLimit } from '../protocol.js';
 import { DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { DEFAULT_ISSUER } from './grant-token.js';
@@ -19,6 +19,12 @@ export interface HubConfig {
   opcos: Record<string, { rateLimit: RateLimit }>;
   /** Tuning of the adaptive limit; defaults in adaptive-limit.ts. */
   adaptive: AdaptiveOptions;
+  /** Share of each budget's effective limit that asks of unproven tenants share (issue 27); core's default. */
+  unprovenShare: number;
+  /** Per client address: failed authentications (wrong admin or hub keys) and the backoff after wrong admin keys; core's keys and defaults. */
+  addressRateLimit: AddressLimitOptions;
+  /** Proxies whose X-Forwarded-For names the client address (addresses or CIDRs), as core's. */
+  trustedProxies: string[];
   logLevel: string;
 }
 
@@ -30,7 +36,7 @@ export interface HubSecrets {
 }
 
 export const HUB_DEFAULT_PORT = 8090;
-const KEYS = ['port', 'host', 'store', 'issuer', 'opcos', 'adaptive', 'logLevel'];
+const KEYS = ['port', 'host', 'store', 'issuer', 'opcos', 'adaptive', 'unprovenShare', 'addressRateLimit', 'trustedProxies', 'logLevel'];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const OPCO_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -45,6 +51,11 @@ function integer(value: unknown, path: string, min: number, max: number): number
 
 function fraction(value: unknown, path: string): number {
   if (typeof value !== 'number' || !(value > 0 && value <= 1)) fail(path, 'must be a number above 0 and at most 1');
+  return value;
+}
+
+function positive(value: unknown, path: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) fail(path, 'must be a number above 0');
   return value;
 }
 
@@ -104,6 +115,32 @@ function parseAdaptive(value: unknown): AdaptiveOptions {
   return options;
 }
 
+function parseAddressRateLimit(value: unknown): AddressLimitOptions {
+  if (value === undefined) return { ...DEFAULTS.addressRateLimit };
+  if (!isPlainObject(value)) fail('addressRateLimit', 'must be an object');
+  onlyKeys(value, 'addressRateLimit', Object.keys(DEFAULTS.addressRateLimit));
+  const options = { ...DEFAULTS.addressRateLimit };
+  if (value.perSecond !== undefined) options.perSecond = positive(value.perSecond, 'addressRateLimit.perSecond');
+  if (value.burst !== undefined) options.burst = integer(value.burst, 'addressRateLimit.burst', 1, 1_000_000);
+  if (value.freeFailures !== undefined) options.freeFailures = integer(value.freeFailures, 'addressRateLimit.freeFailures', 1, 1_000_000);
+  if (value.maxBackoffS !== undefined) options.maxBackoffS = integer(value.maxBackoffS, 'addressRateLimit.maxBackoffS', 1, 86_400);
+  return options;
+}
+
+function parseTrustedProxies(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) fail('trustedProxies', 'must be an array of addresses or CIDRs');
+  return value.map((cidr: unknown, index) => {
+    if (typeof cidr !== 'string') fail(`trustedProxies.${index}`, 'must be an address or CIDR');
+    try {
+      new TrustedProxies([cidr]);
+    } catch (err) {
+      fail(`trustedProxies.${index}`, (err as Error).message.replace(/^trustedProxies: /, ''));
+    }
+    return cidr;
+  });
+}
+
 /** Checks a config file's content and fills the defaults. */
 export function parseHubConfig(raw: unknown): HubConfig {
   if (!isPlainObject(raw)) throw new ConfigError('invalid hub configuration: the file must hold a JSON object');
@@ -118,6 +155,9 @@ export function parseHubConfig(raw: unknown): HubConfig {
     issuer: (raw.issuer as string | undefined) ?? DEFAULT_ISSUER,
     opcos: parseOpcos(raw.opcos),
     adaptive: parseAdaptive(raw.adaptive),
+    unprovenShare: raw.unprovenShare === undefined ? DEFAULTS.tenantKeys.unprovenShare : fraction(raw.unprovenShare, 'unprovenShare'),
+    addressRateLimit: parseAddressRateLimit(raw.addressRateLimit),
+    trustedProxies: parseTrustedProxies(raw.trustedProxies),
     logLevel: (raw.logLevel as string | undefined) ?? 'info',
   };
 }

@@ -1,9 +1,11 @@
 /**
  * The hub's Prometheus metrics, on its own registry (served at GET /metrics without auth):
- * grants and waits per budget, how long asks waited, each budget's effective limit, and the
- * instances connected per tenantId. Labels carry hub tenantIds and opcoIds, never keys.
+ * grants and waits per budget, how long asks waited, each budget's effective limit, the
+ * instances connected per tenantId, and the requests refused by the per-address limits. Labels
+ * carry hub tenantIds and opcoIds, never keys or addresses.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AddressRefusal } from '@opco-proxy/core';
 import type { GrantScheduler, IssuedGrant, SchedulerObserver } from './grant-scheduler.js';
 
 export interface HubMetrics {
@@ -12,6 +14,8 @@ export interface HubMetrics {
   observer: SchedulerObserver;
   /** The gauges read the scheduler when scraped. */
   watch(scheduler: GrantScheduler): void;
+  /** A request refused 429 by the per-address limits (core's AddressLimits). */
+  addressRefused(reason: AddressRefusal): void;
 }
 
 export function createHubMetrics(): HubMetrics {
@@ -24,6 +28,12 @@ export function createHubMetrics(): HubMetrics {
     help: 'Time from an ask to its grant',
     labelNames,
     buckets: [0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
+  const addressRefusals = new Counter({
+    name: 'opco_proxy_hub_address_refusals_total',
+    help: 'Requests refused 429 by the per-address limits: failed-auth (after wrong admin or hub keys), backoff (wrong admin keys)',
+    labelNames: ['reason'] as const,
     registers: [registry],
   });
   let scheduler: GrantScheduler | undefined;
@@ -57,5 +67,5 @@ export function createHubMetrics(): HubMetrics {
       waits.inc({ tenant_id: tenantId, opco: opcoId });
     },
   };
-  return { registry, observer, watch: (s) => void (scheduler = s) };
+  return { registry, observer, watch: (s) => void (scheduler = s), addressRefused: (reason) => addressRefusals.inc({ reason }) };
 }

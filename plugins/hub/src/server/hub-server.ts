@@ -1,7 +1,9 @@
 /**
  * The hub process (D26, D28): one HTTP server carrying the Koa app (health, metrics, admin API)
  * and the WebSocket endpoint `/ws?apiKey=KEY` of the instances. Keys are checked before the
- * upgrade, so an unknown or deleted key gets a plain HTTP 401/403 and never a `101`.
+ * upgrade, so an unknown or deleted key gets a plain HTTP 401/403 and never a `101`; each such
+ * refusal takes a token of the client address's bucket, and an address without tokens left gets
+ * 429 with Retry-After instead (issue 27: guessing keys costs the guesser's time, not the hub's).
  */
 import { createServer, STATUS_CODES, type IncomingMessage } from 'node:http';
 import { once } from 'node:events';
@@ -9,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
-  asServiceError, ConfigError, createEmbeddedStore, createError, createLogger, systemClock, toErrorBody,
+  AddressLimits, asServiceError, ConfigError, createEmbeddedStore, createError, createLogger, systemClock, toErrorBody, TrustedProxies,
   type Clock, type ConfigFlags, type Logger, type ServiceError, type Store,
 } from '@opco-proxy/core';
 import { MAX_MESSAGE_BYTES } from '../protocol.js';
@@ -62,10 +64,12 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
       journal.ended(id, at, windowMs, outcome).catch((err: Error) => log.error({ error: err.message }, 'grant journal write failed'));
     },
   };
-  const scheduler = new GrantScheduler({ clock, opcos: rateLimits(config), adaptive: config.adaptive, observer });
+  const scheduler = new GrantScheduler({ clock, opcos: rateLimits(config), adaptive: config.adaptive, unprovenShare: config.unprovenShare, observer });
   metrics.watch(scheduler);
   scheduler.restore(await journal.load());
   const signer = new GrantSigner(secrets.signingSecret, config.issuer);
+  const addresses = new AddressLimits(config.addressRateLimit, clock, metrics.addressRefused);
+  const proxies = new TrustedProxies(config.trustedProxies);
   const sessions = new Set<InstanceSession>();
   let closing = false;
 
@@ -92,12 +96,13 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
       throw err;
     }
     scheduler.setOpcoLimits(rateLimits(fresh));
-    log.info({ opcos: Object.keys(fresh.opcos) }, 'hub limits reloaded');
+    scheduler.setUnprovenShare(fresh.unprovenShare);
+    log.info({ opcos: Object.keys(fresh.opcos), unprovenShare: fresh.unprovenShare }, 'hub limits reloaded');
     return rateLimits(fresh);
   };
 
   const app = createHubApp({
-    keys, scheduler, clock, log, registry: metrics.registry, adminKey: secrets.adminKey, reload,
+    keys, scheduler, clock, log, registry: metrics.registry, adminKey: secrets.adminKey, reload, addresses, proxies,
     instances: () => [...sessions].flatMap((session) => session.view() ?? []),
     closeKey: (keyId) => {
       const affected = [...sessions].filter((session) => session.key.id === keyId);
@@ -109,7 +114,7 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
-    void authorizeUpgrade(req, keys, () => closing)
+    void authorizeUpgrade(req, keys, () => closing, addresses, proxies.clientOf(req))
       .then((key) => wss.handleUpgrade(req, socket, head, (ws) => openSession(ws, key)))
       .catch((err: unknown) => refuse(socket, asServiceError(err)));
   });
@@ -174,27 +179,37 @@ export async function openHubStore(config: HubStoreConfig): Promise<Store> {
   return mongodb.createStore({ url: config.url, ...(config.database ? { database: config.database } : {}) });
 }
 
-/** Resolves with the key of a valid `/ws?apiKey=` upgrade; rejects with the error to answer. */
-async function authorizeUpgrade(req: IncomingMessage, keys: HubKeys, closing: () => boolean): Promise<HubKey> {
+/**
+ * Resolves with the key of a valid `/ws?apiKey=` upgrade; rejects with the error to answer. A
+ * key refused takes a token of its address; only once they are spent is it answered 429, so an
+ * instance with a valid key is never turned away for what others sent from its address.
+ */
+async function authorizeUpgrade(req: IncomingMessage, keys: HubKeys, closing: () => boolean, addresses: AddressLimits, address: string): Promise<HubKey> {
   const url = new URL(req.url ?? '/', 'http://hub');
   if (url.pathname !== '/ws') throw createError('NOT_FOUND', 'the hub accepts WebSocket connections at /ws');
   if (closing()) throw createError('UNAVAILABLE', 'the hub is stopping');
+  const refused = (err: ServiceError): never => {
+    addresses.checkBeforeAuth(address);
+    addresses.failedAuth(address);
+    throw err;
+  };
   const apiKey = url.searchParams.get('apiKey');
-  if (!apiKey) throw createError('HTTP_ERROR', 'the apiKey query parameter is required', { status: 401 });
+  if (!apiKey) return refused(createError('HTTP_ERROR', 'the apiKey query parameter is required', { status: 401 }));
   const check = await keys.check(apiKey).catch((err: Error) => {
     throw createError('UNAVAILABLE', 'the hub cannot read its keys', { cause: err });
   });
-  if (check.status === 'unknown') throw createError('HTTP_ERROR', 'unknown hub key', { status: 401 });
-  if (check.status === 'revoked') throw createError('HTTP_ERROR', 'this hub key was deleted', { status: 403 });
+  if (check.status === 'unknown') return refused(createError('HTTP_ERROR', 'unknown hub key', { status: 401 }));
+  if (check.status === 'revoked') return refused(createError('HTTP_ERROR', 'this hub key was deleted', { status: 403 }));
   return check.key;
 }
 
-/** A refused upgrade gets a plain HTTP answer with the service's error body. */
+/** A refused upgrade gets a plain HTTP answer with the service's error body (and Retry-After on a 429). */
 function refuse(socket: Duplex, err: ServiceError): void {
   if (socket.destroyed) return;
   const body = JSON.stringify(toErrorBody(err));
+  const headers = Object.entries(err.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   socket.end(
-    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\nConnection: close\r\nContent-Type: application/json\r\n${headers}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }
