@@ -37,6 +37,8 @@ const ADDED_ROUTES = [
   'POST /webhooks/{id}/deliveries/{deliveryId}/resend',
   'POST /webhooks/{id}/recover',
   'POST /webhooks/{id}/rotate-secret',
+  // D32: audit records
+  'GET /audit',
   // P9: operators
   ...OPERATOR_ROUTES(),
   'GET /console',
@@ -47,7 +49,7 @@ const ADDED_ROUTES = [
   'GET /docs/assets/{asset}',
 ];
 function OPERATOR_ROUTES(): string[] {
-  return ['jobs', 'deliveries', 'webhooks', 'syncs', 'pollers', 'upstreams', 'queues'].map((list) => `GET /admin/${list}`).concat('POST /admin/deliveries/{deliveryId}/resend');
+  return ['jobs', 'deliveries', 'webhooks', 'syncs', 'pollers', 'upstreams', 'queues', 'audit'].map((list) => `GET /admin/${list}`).concat('POST /admin/deliveries/{deliveryId}/resend');
 }
 const OPEN_ROUTES = ['GET /health', 'GET /doc', 'GET /docs', 'GET /docs/assets/{asset}', 'GET /ready', 'GET /metrics', 'GET /console', 'GET /console/app.js', 'GET /console/app.css'];
 const ASYNC_POSTS = ['dossiers', 'factures', 'conventions', 'certificats', 'documents'].map((r) => `POST /{opcoId}/${r}`);
