@@ -31,6 +31,8 @@ const SWEEPS: Array<{ task: string; intervalMs: (config: ResolvedConfig) => numb
   { task: 'sync recovery', intervalMs: (c) => c.sync.sweepIntervalMs, commands: { 'find syncs': 2 } },
   // The pollers' tick with no poller: a claim of a due poll, which finds none, and the next due
   // date, none, so it waits its longest, the sync sweep interval (it would wait until a due poll).
+  // Audit records past their retention (D32).
+  { task: 'audit purge', intervalMs: (c) => c.audit.sweepIntervalMs, commands: { 'delete audit': 1 } },
   // Standings of tenant keys past their lifetime (P13).
   { task: 'tenant standing expiry', intervalMs: () => STANDING_SWEEP_MS, commands: { 'delete tenant_standing': 1 } },
   { task: 'sync polls', intervalMs: (c) => c.sync.sweepIntervalMs, commands: { 'findAndModify pollers': 1, 'find pollers': 1 } },

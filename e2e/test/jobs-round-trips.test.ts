@@ -11,8 +11,10 @@ import { countedBackends, jobRoundTrips, realBackendsSkip } from '../src/index.j
  * that ends it, the webhook outbox, the note that its event went out) and the budget's slot claim
  * (the default admission provider; none with the hub). The slot is stamped again only when the
  * call outlasts the claim's allowance, which a call to the sandbox on a frozen clock never does.
+ * Beside them, issue 28 (D32) adds the submission's audit record: exactly one insert, counted apart.
  */
 const MAX_STORE_COMMANDS = 6;
+const AUDIT = 'insert audit';
 const MAX_BUDGET_COMMANDS = 1;
 const MAX_QUEUE_OPERATIONS = 2;
 const BUDGET = 'upstream_budget';
@@ -26,7 +28,9 @@ else {
     const perJob = await jobRoundTrips(backends, 10);
     t.comment(`per job: ${JSON.stringify(perJob)}`);
     const budget = Object.entries(perJob.commands).filter(([name]) => name.endsWith(` ${BUDGET}`)).reduce((sum, [, n]) => sum + n, 0);
-    t.ok(perJob.store <= MAX_STORE_COMMANDS, `${perJob.store} store commands (at most ${MAX_STORE_COMMANDS}): ${JSON.stringify(perJob.commands)}`);
+    const audit = perJob.commands[AUDIT] ?? 0;
+    t.equal(audit, 1, 'one audit record per submission (D32)');
+    t.ok(perJob.store - audit <= MAX_STORE_COMMANDS, `${perJob.store - audit} store commands besides it (at most ${MAX_STORE_COMMANDS}): ${JSON.stringify(perJob.commands)}`);
     t.ok(budget <= MAX_BUDGET_COMMANDS, `${budget} store commands of the upstream budget (at most ${MAX_BUDGET_COMMANDS})`);
     t.equal(perJob.published, 1, 'one publish per job');
     t.equal(perJob.settled, 1, 'one ack per job');
