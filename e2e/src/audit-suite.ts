@@ -129,9 +129,11 @@ export function auditSuite(t: Test, backends: () => Record<string, unknown> | un
     const clock = new TestClock();
     const service = await startService({ clock, config: { ...backends(), audit: { retentionDays: 2, sweepIntervalMs: 60_000 } } });
     t.teardown(() => service.close());
-    const hook = (await service.request('POST', '/webhooks', { body: { callbackUrl: 'https://example.com/old', events: ['job.completed'] } })).body;
+    const created = await service.request('POST', '/webhooks', { body: { callbackUrl: 'http://127.0.0.1:9/old', events: ['job.completed'] } });
+    t.equal(created.status, 201);
+    const hook = created.body;
     clock.advance(86_400_000);
-    await service.request('DELETE', `/webhooks/${hook.id}`);
+    t.equal((await service.request('DELETE', `/webhooks/${hook.id}`)).status, 200);
     t.same((await service.get('/audit')).body.items.map((r: { action: string }) => r.action), ['deleteWebhook', 'createWebhook']);
     clock.advance(86_400_000 + 60_000);
     await eventually(async () => (await service.get('/audit')).body.items.length === 1, 'the purge of the record two days old');
@@ -143,8 +145,9 @@ export function auditSuite(t: Test, backends: () => Record<string, unknown> | un
     const config = { ...(backends() ?? { store: { type: 'embedded', path: join(dir, 'store') } }) };
     const service = await startService({ config });
     const before = new Date().toISOString();
-    const created = await service.request('POST', '/webhooks', { body: { callbackUrl: 'https://example.com/export', events: ['job.completed'] }, headers: { 'x-request-id': 'export-1' } });
-    await service.request('DELETE', `/webhooks/${created.body.id}`, { key: KEY_B, headers: { 'x-request-id': 'export-2' } });
+    const created = await service.request('POST', '/webhooks', { body: { callbackUrl: 'http://127.0.0.1:9/export', events: ['job.completed'] }, headers: { 'x-request-id': 'export-1' } });
+    t.equal(created.status, 201);
+    t.equal((await service.request('DELETE', `/webhooks/${created.body.id}`, { key: KEY_B, headers: { 'x-request-id': 'export-2' } })).status, 404, 'another tenant\'s webhook: refused, and recorded');
     await service.close();
     const file = writeConfig({ ...config, opcos: {} });
     const run = (args: string[]) => execFileAsync(process.execPath, [CLI, 'audit', 'export', '--config', file, ...args], { env: { ...process.env, OPCO_PROXY_CONFIG: '' } });

@@ -79,7 +79,7 @@ export async function startEdgeScene(options: SceneOptions = {}): Promise<EdgeSc
     await sandbox.close();
     throw err;
   }
-  const stranger = new Agent({ connect: { localAddress: STRANGER_ADDRESS }, connections: 64 });
+  const stranger = new Agent({ localAddress: STRANGER_ADDRESS, connections: 64 });
   const cfa = new Agent({ connections: 16 });
   const get = async (agent: Agent, key: string): Promise<number> => {
     try {

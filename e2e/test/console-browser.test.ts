@@ -105,8 +105,8 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
 
   // D32: the resend is in the audit records, with every tenant's changes, 50 to a page.
   for (let i = 0; i < 30; i++) {
-    const hook = await scene.service.request('POST', '/webhooks', { key: KEY_B, body: { callbackUrl: `https://example.com/audit-${i}`, events: ['job.completed'] } });
-    await scene.service.request('DELETE', `/webhooks/${hook.body.id}`, { key: KEY_B });
+    const hook = await scene.service.request('POST', '/webhooks', { key: KEY_B, body: { callbackUrl: `http://127.0.0.1:9/audit-${i}`, events: ['job.completed'] } });
+    if (hook.status !== 201 || (await scene.service.request('DELETE', `/webhooks/${hook.body.id}`, { key: KEY_B })).status !== 200) t.fail(`webhook ${i}: ${hook.text}`);
   }
   await open(page, 'Audit');
   const rows = page.locator('tr[data-audit-id]');
