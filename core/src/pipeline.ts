@@ -15,7 +15,7 @@ import type { MetricsWindow, PrometheusMetrics } from './metrics.js';
 import type { Logger } from './logger.js';
 import type { Clock } from './clock.js';
 import { unprovenSlice, type AdmissionProvider } from './admission/admission.js';
-import { callVerdict, keyAccepted } from './call-verdict.js';
+import { callVerdict, keyAccepted, type CallVerdict } from './call-verdict.js';
 import type { TenantStanding } from './tenant-standing.js';
 
 export interface PipelineDeps {
@@ -63,8 +63,9 @@ export class Pipeline {
     try {
       await this.transformRequest(ctx); // step 5
       await this.admitAndCall(ctx, claim.standing === 'proven');
-      this.record(ctx); // step 9
-      await this.learnStanding(ctx);
+      const verdict = callVerdict(ctx.error);
+      this.record(ctx, verdict); // step 9
+      await this.learnStanding(ctx, verdict);
     } finally {
       claim.done();
     }
@@ -139,9 +140,8 @@ export class Pipeline {
    * What the answer says of the tenant's key, kept for every instance. A store that fails here
    * does not fail the call, which has happened: the key is judged again at its next call.
    */
-  private async learnStanding(ctx: CallContext): Promise<void> {
+  private async learnStanding(ctx: CallContext, verdict: CallVerdict): Promise<void> {
     if (!this.deps.standing) return;
-    const verdict = callVerdict(ctx.error);
     try {
       if (verdict === 'key-refused') {
         this.deps.prometheus.keyRefusals.inc({ opco: ctx.opco.id });
@@ -154,12 +154,12 @@ export class Pipeline {
     }
   }
 
-  private record(ctx: CallContext): void {
+  private record(ctx: CallContext, verdict: CallVerdict): void {
     const { window, prometheus, log, clock } = this.deps;
     const latencyMs = clock.now() - ctx.startedAt;
     const status = ctx.error ? ctx.error.status : (ctx.response?.status ?? 0);
     // D13: answers about the client's input or key are the upstream working, not errors.
-    const error = callVerdict(ctx.error) === 'failure';
+    const error = verdict === 'failure';
     window.record(ctx.opco.id, { route: ctx.route, latencyMs, status, error, warnings: ctx.warnings.length });
     prometheus.upstreamCalls.inc({ opco: ctx.opco.id, route: ctx.route, status: String(status) });
     prometheus.upstreamLatency.observe({ opco: ctx.opco.id, route: ctx.route }, latencyMs / 1000);

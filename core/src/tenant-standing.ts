@@ -104,9 +104,9 @@ export class TenantStanding {
   /** 403 HTTP_ERROR, answered locally, when the upstream refused this key lately. */
   async assertNotRefused(opcoId: string, tenant: string): Promise<Standing> {
     const standing = this.known(opcoId, tenant) ?? (await this.of(opcoId, tenant));
-    if (standing === 'refused') this.refusedHit(opcoId);
-    if (standing === 'refused') throw refusedLately(opcoId, this.local.get(localKey(opcoId, tenant))!.until - this.clock.now());
-    return standing;
+    if (standing !== 'refused') return standing;
+    this.refusedHit(opcoId);
+    throw refusedLately(opcoId, this.local.get(localKey(opcoId, tenant))!.until - this.clock.now());
   }
 
   /**

@@ -36,3 +36,21 @@ t.test('a record that cannot be written fails the request with 503 UNAVAILABLE, 
   t.match(err, { code: 'UNAVAILABLE', status: 503, headers: { 'Retry-After': '5' } });
   t.same(failed, ['postFacture']);
 });
+
+t.test('the export reads every record of a period oldest first, page after page', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const clock = new TestClock({ frozen: true });
+  const log = new AuditLog(store, clock);
+  const written: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    written.push((await log.write({ tenant: request.tenant, actor: 'tenant', action: `action${i}`, targets: {}, outcome: { status: 200 }, requestId: `r-${i}`, clientAddress: request.clientAddress })).requestId);
+    clock.advance(1000);
+  }
+  const read: string[] = [];
+  for await (const record of log.all({}, 2)) read.push(record.requestId);
+  t.same(read, written, 'all five, in order, in pages of two');
+  const since: string[] = [];
+  for await (const record of log.all({ since: new Date(clock.now() - 3000).toISOString() }, 2)) since.push(record.requestId);
+  t.same(since, ['r-2', 'r-3', 'r-4']);
+});

@@ -123,6 +123,10 @@ export function auditSuite(t: Test, backends: () => Record<string, unknown> | un
       if (text) t.notOk(stored.includes(text), `no ${what} in the audit collection`);
     }
     t.notOk(stored.includes(hook.body.signingSecret), 'no signing secret');
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    t.match(metrics, /opco_proxy_audit_records_total\{action="postDossier",status="202"\} 1\b/, 'records counted by action and outcome');
+    t.match(metrics, /opco_proxy_audit_records_total\{action="postDossier",status="200"\} 1\b/);
+    t.match(metrics, /opco_proxy_audit_records_total\{action="deleteWebhook",status="404"\} 1\b/);
   });
 
   t.test('records older than audit.retentionDays are purged by the periodic task', async (t) => {

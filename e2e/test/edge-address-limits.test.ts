@@ -3,6 +3,7 @@
 // from another at once; malformed tenant keys and unproven keys spend their address's tokens.
 import t from 'tap';
 import { Agent, request } from 'undici';
+import { TestClock } from '@opco-proxy/core';
 import { startService, KEY_A } from '../src/index.js';
 
 const ADMIN_KEY = 'edge-operator-key-0123456789abcdef0123';
@@ -61,4 +62,40 @@ t.test('malformed and unproven tenant keys spend their address\'s tokens; a prov
   const metrics = await (await fetch(`${service.url}/metrics`)).text();
   t.match(metrics, /opco_proxy_address_refusals_total\{reason="backoff"\} [1-9]/);
   t.match(metrics, /opco_proxy_address_refusals_total\{reason="failed-auth"\} [1-9]/);
+});
+
+t.test('a key the upstream refused is answered 403 here for refusedTtlS, then tried again', async (t) => {
+  const clock = new TestClock();
+  const gated = await startService({ clock, sandbox: { acceptedKeys: [KEY_A] }, config: { tenantKeys: { refusedTtlS: 300 } } });
+  t.teardown(() => gated.close());
+  const stranger = 'refused-stranger-key-01';
+  const upstreamCalls = () => gated.sandbox.received.filter((r) => r.headers['x-api-key'] === stranger).length;
+  for (let i = 0; i < 3; i++) {
+    const reply = await gated.get('/sandbox/dossiers/etats', { key: stranger });
+    t.equal(reply.status, 403);
+    t.equal(reply.body.code, 'HTTP_ERROR');
+  }
+  t.equal(upstreamCalls(), 1, 'sent three times, the key reached the upstream once');
+  t.match((await gated.get('/sandbox/dossiers/etats', { key: stranger })).body.description, /refused this X-API-KEY lately/);
+  t.match(await (await fetch(`${gated.url}/metrics`)).text(), /opco_proxy_refused_key_hits_total\{opco="sandbox"\} 3/);
+  clock.advance(300_000);
+  t.equal((await gated.get('/sandbox/dossiers/etats', { key: stranger })).status, 403);
+  t.equal(upstreamCalls(), 2, 'once the period is over, the upstream is asked again (a renewed key would pass)');
+});
+
+t.test('X-Forwarded-For is believed behind trustedProxies only, read from its right end', async (t) => {
+  const proxied = await startService({ config: { trustedProxies: ['127.0.0.1/32'] } });
+  t.teardown(() => proxied.close());
+  const create = async (forwarded: string, dispatcher?: Agent) => {
+    const answer = await request(`${proxied.url}/webhooks`, {
+      method: 'POST', dispatcher, headers: { 'x-api-key': KEY_A, 'content-type': 'application/json', 'x-forwarded-for': forwarded },
+      body: JSON.stringify({ callbackUrl: 'http://127.0.0.1:9/proxied', events: ['job.completed'] }),
+    });
+    return ((await answer.body.json()) as { id: string }).id;
+  };
+  const viaProxy = await create('6.6.6.6, 198.51.100.7');
+  const direct = await create('6.6.6.6', elsewhere);
+  const records = (await proxied.get('/audit?action=createWebhook')).body.items as Array<{ targets: { webhookId?: string }; clientAddress: string }>;
+  t.equal(records.find((r) => r.targets.webhookId === viaProxy)?.clientAddress, '198.51.100.7', 'the hop the trusted proxy saw, not what the client wrote');
+  t.equal(records.find((r) => r.targets.webhookId === direct)?.clientAddress, '127.0.0.2', 'an untrusted peer cannot forward');
 });

@@ -7,7 +7,7 @@
  * service made itself or path parameters checked by the route manifest.
  */
 import type { AuditPage, AuditRecord } from '@opco-proxy/schemas';
-import { newestFirst, type PageRequest } from '../store/newest-first.js';
+import { newestFirst, oldestFirst, type PageRequest } from '../store/newest-first.js';
 import { randomHex } from '../crypto.js';
 import type { Clock } from '../clock.js';
 import type { Collection, Filter, Store } from '../ports/store.js';
@@ -66,16 +66,12 @@ export class AuditLog {
 
   /** Every record of the filter, oldest first, a page at a time (the CLI's export). */
   async *all(filter: AuditFilter, pageSize = 500): AsyncGenerator<AuditRecord> {
-    let after: { at: Date; id: string } | undefined;
-    for (;;) {
-      const clauses: Filter[] = [storeFilter(filter)];
-      if (after) clauses.push({ $or: [{ at: { $gt: after.at } }, { at: after.at, _id: { $gt: after.id } }] });
-      const docs = await this.records.find({ $and: clauses }, { sort: { at: 1, _id: 1 }, limit: pageSize });
-      for (const doc of docs) yield toRecord(doc);
-      if (docs.length < pageSize) return;
-      const last = docs[docs.length - 1]!;
-      after = { at: last.at, id: last._id };
-    }
+    let cursor: string | undefined;
+    do {
+      const page = await oldestFirst(this.records, storeFilter(filter), 'at', { limit: pageSize, cursor });
+      for (const doc of page.records) yield toRecord(doc);
+      cursor = page.next;
+    } while (cursor);
   }
 
   /** Deletes the records older than `retentionDays` (the periodic task of the kernel). */

@@ -13,7 +13,7 @@
  * IPv6 clients are keyed by their /64: one host gets a whole /64, so counting single addresses
  * would let it take a fresh bucket per request.
  */
-import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { createError } from '../errors.js';
 import { RequestRate } from '../request-rate.js';
 import type { Clock } from '../clock.js';
@@ -40,19 +40,9 @@ interface Failures {
 const MAX_BACKOFF_ADDRESSES = 10_000;
 
 export function addressKey(address: string): string {
-  if (isIP(address) !== 6) return address;
-  const groups = expandIpv6(address);
-  return groups ? `${groups.slice(0, 4).join(':')}::/64` : address;
-}
-
-function expandIpv6(address: string): string[] | undefined {
-  const [head = '', tail] = address.split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  if (right.some((group) => group.includes('.')) || left.some((group) => group.includes('.'))) return undefined;
-  const missing = 8 - left.length - right.length;
-  if (missing < 0) return undefined;
-  return [...left, ...Array<string>(tail === undefined ? 0 : missing).fill('0'), ...right].map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''));
+  if (!ipaddr.IPv6.isValid(address)) return address;
+  const groups = ipaddr.IPv6.parse(address).parts.slice(0, 4).map((part) => part.toString(16));
+  return `${groups.join(':')}::/64`;
 }
 
 export class AddressLimits {

@@ -1,5 +1,5 @@
 /**
- * Pages of a collection, newest first, by a date field and `_id` (delivery logs, the operator
+ * Pages of a collection, newest first (or oldest first), by a date field and `_id` (delivery logs, the operator
  * lists): the cursor is the last record of the previous page, so records written between two
  * pages neither shift nor repeat what follows. Any Store can serve it (an $or of two range
  * filters), and the cursor is opaque base64url text.
@@ -20,12 +20,22 @@ export interface Page<T> {
   next?: string;
 }
 
-export async function newestFirst<T extends Doc>(collection: Collection<T>, filter: Filter, field: keyof T & string, request: PageRequest = {}): Promise<Page<T>> {
+export function newestFirst<T extends Doc>(collection: Collection<T>, filter: Filter, field: keyof T & string, request: PageRequest = {}): Promise<Page<T>> {
+  return pageOf(collection, filter, field, request, -1);
+}
+
+/** The same pages in the other order (an export reads a period from its start). */
+export function oldestFirst<T extends Doc>(collection: Collection<T>, filter: Filter, field: keyof T & string, request: PageRequest = {}): Promise<Page<T>> {
+  return pageOf(collection, filter, field, request, 1);
+}
+
+async function pageOf<T extends Doc>(collection: Collection<T>, filter: Filter, field: keyof T & string, request: PageRequest, order: 1 | -1): Promise<Page<T>> {
   const limit = request.limit ?? 50;
   const clauses: Filter[] = [filter];
   const after = request.cursor ? decodeCursor(request.cursor) : undefined;
-  if (after) clauses.push({ $or: [{ [field]: { $lt: after.at } }, { [field]: after.at, _id: { $lt: after.id } }] });
-  const records = await collection.find(clauses.length === 1 ? filter : { $and: clauses }, { sort: { [field]: -1, _id: -1 }, limit: limit + 1 });
+  const past = order === -1 ? '$lt' : '$gt';
+  if (after) clauses.push({ $or: [{ [field]: { [past]: after.at } }, { [field]: after.at, _id: { [past]: after.id } }] });
+  const records = await collection.find(clauses.length === 1 ? filter : { $and: clauses }, { sort: { [field]: order, _id: order }, limit: limit + 1 });
   const last = records[limit - 1];
   return records.length > limit && last ? { records: records.slice(0, limit), next: encodeCursor(last[field] as Date, last._id) } : { records };
 }
