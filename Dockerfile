@@ -28,5 +28,5 @@ EXPOSE 8080
 # The HTTP roles answer /health on PORT; the worker role has no HTTP (compose turns this off for it).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-ENTRYPOINT ["node", "core/dist/src/cli.js"]
+ENTRYPOINT ["node", "server/dist/src/cli.js"]
 CMD ["serve"]

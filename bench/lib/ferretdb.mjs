@@ -19,7 +19,7 @@ export function mongoAvailable() {
 /**
  * `cpu`: where FerretDB runs when pinning (PostgreSQL itself is never pinned). The pool is 20
  * connections: above the 8 updates per process the store sends at once on FerretDB
- * (plugins/mongodb/src/update-slots.ts) for the one or two processes a bench runs.
+ * (drivers/mongodb/src/update-slots.ts) for the one or two processes a bench runs.
  */
 export async function startFerretDb({ url, label = 'bench', cpu } = {}) {
   if (url) return { url, stop: async () => {} };

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import { freePort, startProcess, waitForHttp, SERVICE_CPU, LOAD_CPU } from './processes.mjs';
 
-export const CLI = fileURLToPath(new URL('../../core/dist/src/cli.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../server/dist/src/cli.js', import.meta.url));
 export const TENANT_KEY = 'bench-tenant-key-0001';
 const MASTER_KEY = '0f'.repeat(32);
 const LIB = fileURLToPath(new URL('.', import.meta.url));

@@ -18,6 +18,8 @@ export * from './tenant.js';
 export * from './config.js';
 export * from './plugin.js';
 export * from './kernel.js';
+export * from './drivers.js';
+export { loadModule, packageName, type Bundled, type ModuleKind } from './module-loader.js';
 export * from './pipeline.js';
 export * from './upstream-client.js';
 export * from './metrics.js';
@@ -43,3 +45,4 @@ export { AddressLimits, addressKey, type AddressLimitOptions, type AddressRefusa
 export { TrustedProxies } from './http/client-address.js';
 export { RequestRate } from './request-rate.js';
 export { AuditLog, AUDIT_COLLECTION, type AuditRecord, type AuditFilter, type AuditEntry } from './audit/audit-log.js';
+export { exportAudit, type AuditExportOptions } from './audit/audit-export.js';

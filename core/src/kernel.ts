@@ -27,8 +27,8 @@ import { mountAuditRoutes } from './audit/audit-routes.js';
 import { TrustedProxies } from './http/client-address.js';
 import { SeamRegistry } from './seams.js';
 import { loadPlugins, type HostResolver, type Plugin, type ProcessRole } from './plugin.js';
-import { openStore } from './store-backends.js';
-import { openQueue } from './queue-backends.js';
+import { openQueue, openStore } from './drivers.js';
+import type { Bundled } from './module-loader.js';
 import { settlesBy, systemClock, type Clock } from './clock.js';
 import { randomHex } from './crypto.js';
 import { oauthClientCredentials } from './upstream-auth/oauth-client-credentials.js';
@@ -63,6 +63,8 @@ export interface KernelOptions {
   clock?: Clock;
   /** Plugins given as objects, registered with the configured ones (tests, embedders). */
   plugins?: Plugin[];
+  /** The drivers, plugins and adapters the application ships (`@opco-proxy/server`'s BUNDLED). */
+  bundled?: Bundled;
 }
 
 export interface Kernel {
@@ -88,15 +90,19 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const log = options.log ?? createLogger({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
   const role = options.role ?? 'serve';
-  const store = options.store ?? (await openStore(config.store));
-  const queue = options.queue ?? (await openQueue(config.queue, clock));
+  const bundled = options.bundled ?? {};
+  const store = options.store ?? (await openStore(config.store, bundled, { clock }));
+  const queue = options.queue ?? (await openQueue(config.queue, bundled, { clock }).catch(async (err: unknown) => {
+    if (!options.store) await store.close();
+    throw err;
+  }));
   const hooks = new Hooks();
   const seams = new SeamRegistry();
   const window = new MetricsWindow(clock);
   const prometheus = createPrometheusMetrics();
   const inFlight = new InFlight();
   const standing = new TenantStanding(store, clock, config.tenantKeys, (opcoId) => prometheus.refusedKeyHits.inc({ opco: opcoId }));
-  const opcos = await OpcoDirectory.load(config.opcos, clock);
+  const opcos = await OpcoDirectory.load(config.opcos, clock, bundled);
   const auditLog = new AuditLog(store, clock);
   const audit = new AuditTrail({
     log: auditLog, reads: config.audit.reads, logger: log, knownOpco: (opcoId) => opcos.has(opcoId),
@@ -139,7 +145,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
 
   const resolveHost: HostResolver = options.resolveHost ?? (async (hostname) => (await lookup(hostname, { all: true, verbatim: true })) as Array<{ address: string; family: 4 | 6 }>);
   const host = new PluginHost({ config, role, log, clock, store, queue, hooks, seams, router, opcos, pipeline, window, registry: prometheus.registry, emit, resolveHost, queueNames });
-  for (const plugin of await loadPlugins(config.plugins, options.plugins)) {
+  for (const plugin of await loadPlugins(config.plugins, options.plugins, bundled)) {
     await plugin.register(host.apiFor(plugin.name, pluginMetrics(prometheus.registry, plugin.name, clock)));
     log.debug({ plugin: plugin.name }, 'plugin registered');
   }

@@ -1,30 +1,49 @@
 /**
- * Adapters, feature plugins and store/queue backends are loaded by package name (D3), so an
- * integrator publishes an OPCO adapter as its own package and names it in the config.
+ * Adapters and feature plugins are packages named in the config (D3), so an integrator publishes
+ * an OPCO adapter as its own package and names it there. The application hands the kernel the
+ * packages it bundles (`Bundled`, imported like any dependency); a name it does not bundle is
+ * imported by package name.
  */
-import { ConfigError } from './config.js';
+import { ConfigError } from './config-error.js';
+import type { Drivers } from './drivers.js';
 
-const BUNDLED: Record<'adapter' | 'plugin', (name: string) => string> = {
+export type ModuleKind = 'adapter' | 'plugin';
+
+/**
+ * What the application ships: its store and queue drivers, and its plugins and adapters by
+ * package name (`@opco-proxy/plugin-cache`), each as its `import()`: loaded when the config names it.
+ */
+export interface Bundled extends Drivers {
+  plugins?: Record<string, () => Promise<unknown>>;
+  adapters?: Record<string, () => Promise<unknown>>;
+}
+
+const SHORT_NAME: Record<ModuleKind, (name: string) => string> = {
   adapter: (name) => `@opco-proxy/adapter-${name}`,
   plugin: (name) => `@opco-proxy/plugin-${name}`,
 };
 
-/** Short names (`common-api`, `cache`) map to bundled packages; anything else is a package name. */
-export function packageName(kind: 'adapter' | 'plugin', name: string): string {
-  return name.startsWith('@') || name.includes('/') ? name : BUNDLED[kind](name);
+/** Short names (`common-api`, `cache`) map to this project's packages; anything else is a package name. */
+export function packageName(kind: ModuleKind, name: string): string {
+  return name.startsWith('@') || name.includes('/') ? name : SHORT_NAME[kind](name);
 }
 
-export async function loadModule<T>(kind: 'adapter' | 'plugin', name: string, configKey: string): Promise<T> {
+export async function loadModule<T>(kind: ModuleKind, name: string, configKey: string, bundled: Bundled = {}): Promise<T> {
   const pkg = packageName(kind, name);
+  const table = (kind === 'plugin' ? bundled.plugins : bundled.adapters) ?? {};
   let mod: Record<string, unknown>;
-  try {
-    mod = (await import(pkg)) as Record<string, unknown>;
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(pkg)) {
-      throw new ConfigError(`invalid configuration: ${configKey}: ${kind} package "${pkg}" is not installed`);
+  if (Object.hasOwn(table, pkg)) {
+    mod = (await table[pkg]!()) as Record<string, unknown>;
+  } else {
+    try {
+      mod = (await import(pkg)) as Record<string, unknown>;
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(pkg)) {
+        throw new ConfigError(`invalid configuration: ${configKey}: ${kind} package "${pkg}" is not installed`);
+      }
+      throw err;
     }
-    throw err;
   }
   return (mod.default ?? mod) as T;
 }

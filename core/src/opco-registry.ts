@@ -4,7 +4,7 @@
  * directory; the upstream credentials are not in it (upstream-auth/).
  */
 import { createError } from './errors.js';
-import { loadModule } from './module-loader.js';
+import { loadModule, type Bundled } from './module-loader.js';
 import { ConfigError, type OpcoConfig } from './config.js';
 import type { AdapterModule, Profile, RouteKey, RouteProfile } from './profile.js';
 import type { CallContext, FileContent, Opco, Tenant } from './call-context.js';
@@ -30,10 +30,10 @@ export class OpcoDirectory {
     private readonly clock: Clock,
   ) {}
 
-  static async load(entries: Record<string, OpcoConfig>, clock: Clock): Promise<OpcoDirectory> {
+  static async load(entries: Record<string, OpcoConfig>, clock: Clock, bundled: Bundled = {}): Promise<OpcoDirectory> {
     const opcos = new Map<string, Opco>();
     for (const [id, entry] of Object.entries(entries)) {
-      const profile = await loadProfile(id, entry.adapter);
+      const profile = await loadProfile(id, entry.adapter, bundled);
       opcos.set(id, {
         id,
         adapter: entry.adapter,
@@ -95,8 +95,8 @@ export class OpcoDirectory {
   }
 }
 
-export async function loadProfile(opcoId: string, adapter: string): Promise<Profile> {
-  const module = await loadModule<AdapterModule>('adapter', adapter, `opcos.${opcoId}.adapter`);
+export async function loadProfile(opcoId: string, adapter: string, bundled: Bundled = {}): Promise<Profile> {
+  const module = await loadModule<AdapterModule>('adapter', adapter, `opcos.${opcoId}.adapter`, bundled);
   if (!module?.profile?.routes) throw new ConfigError(`invalid configuration: opcos.${opcoId}.adapter: "${adapter}" exports no profile`);
   return module.profile;
 }

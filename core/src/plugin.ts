@@ -7,7 +7,7 @@
  * is ready, and a later change is an error.
  */
 import { ConfigError } from './config.js';
-import { loadModule } from './module-loader.js';
+import { loadModule, type Bundled } from './module-loader.js';
 import type { OperationId } from '@opco-proxy/schemas';
 import type { Clock } from './clock.js';
 import type { Sealer } from './crypto.js';
@@ -98,10 +98,10 @@ export function definePlugin<C>(plugin: Plugin<C>): Plugin<C> {
 }
 
 /** Loads the named plugins and orders them so that each comes after its dependencies. */
-export async function loadPlugins(names: string[], extra: Plugin[] = []): Promise<Plugin[]> {
+export async function loadPlugins(names: string[], extra: Plugin[] = [], bundled: Bundled = {}): Promise<Plugin[]> {
   const loaded = new Map<string, Plugin>();
   for (const [index, name] of names.entries()) {
-    const plugin = await loadModule<Plugin>('plugin', name, `plugins[${index}]`);
+    const plugin = await loadModule<Plugin>('plugin', name, `plugins[${index}]`, bundled);
     if (typeof plugin?.register !== 'function') throw new ConfigError(`invalid configuration: plugins[${index}]: "${name}" is not a plugin`);
     loaded.set(plugin.name, plugin);
   }

@@ -2,6 +2,7 @@
  * Starts the real service on a free port against a real sandbox upstream, and speaks HTTP to it.
  */
 import { Writable } from 'node:stream';
+import { BUNDLED } from '@opco-proxy/server';
 import { createKernel, createLogger, resolveConfig, type Clock, type DomainEvent, type HostResolver, type Kernel, type OpcoConfig, type Plugin, type Queue, type Store } from '@opco-proxy/core';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@opco-proxy/adapter-sandbox';
 import { contractOf, contractProblems, type Contract } from './contract.js';
@@ -103,7 +104,7 @@ async function listen(options: ServiceOptions, sandbox: Sandbox, raw: unknown): 
   const plugins = [...(options.plugins ?? [])];
   const events = options.events;
   if (events) plugins.push({ name: 'test-event-collector', register: (api) => api.addHook('event', (event) => void events.push(event)) });
-  const kernel = await createKernel(config, { store: options.store, queue: options.queue, log, resolveHost: options.resolveHost, clock: options.clock, plugins, role: options.role });
+  const kernel = await createKernel(config, { store: options.store, queue: options.queue, log, resolveHost: options.resolveHost, clock: options.clock, plugins, role: options.role, bundled: BUNDLED });
   const url = await kernel.listen(0, '127.0.0.1');
   // Answers are checked against the document this instance publishes (only its plugins' routes).
   const contract = contractOf(await (await fetch(`${url}/doc`)).json());

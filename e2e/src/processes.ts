@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const CLI = fileURLToPath(new URL('../../../core/dist/src/cli.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../../server/dist/src/cli.js', import.meta.url));
 
 export interface CliProcess {
   child: ChildProcess;

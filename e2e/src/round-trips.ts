@@ -5,8 +5,8 @@
  */
 import { MongoClient } from 'mongodb';
 import { TestClock, tenantHash, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type Store } from '@opco-proxy/core';
-import { createStore } from '@opco-proxy/plugin-mongodb';
-import { createQueue } from '@opco-proxy/plugin-rabbitmq';
+import { createStore } from '@opco-proxy/driver-mongodb';
+import { createQueue } from '@opco-proxy/driver-rabbitmq';
 import { realBackends } from './backends.js';
 import { eventually } from './eventually.js';
 import { KEY_A, startService, type Service } from './harness.js';

@@ -1,12 +1,12 @@
 // FerretDB v1 on PostgreSQL runs each update (findAndModify, update) on two connections of its
 // PostgreSQL pool at once; as many updates in flight as the pool has connections deadlock it for
 // good (`node bench/jobs.mjs --prefetch 32` hung for more than 10 minutes). The MongoDB store
-// bounds its updates in flight on FerretDB (plugins/mongodb/src/update-slots.ts). Played on a
+// bounds its updates in flight on FerretDB (drivers/mongodb/src/update-slots.ts). Played on a
 // FerretDB of this test's own with a pool of 9 connections: the bound (8) is under it, and the
 // load here (dozens of updates at once) is far over it.
 import t from 'tap';
 import type { DomainEvent } from '@opco-proxy/core';
-import { createStore } from '@opco-proxy/plugin-mongodb';
+import { createStore } from '@opco-proxy/driver-mongodb';
 import { dossierBody, eventually, privateFerretDbSkip, realBackendsSkip, startPrivateFerretDb, startService } from '../src/index.js';
 
 const POOL = 9;

@@ -6,7 +6,8 @@
 import type { Writable } from 'node:stream';
 import { once } from 'node:events';
 import { checkConfig, ConfigError, describeConfigErrors, readConfigFile } from '../config.js';
-import { openStore } from '../store-backends.js';
+import { openStore } from '../drivers.js';
+import type { Bundled } from '../module-loader.js';
 import { systemClock } from '../clock.js';
 import { AuditLog, type AuditFilter } from './audit-log.js';
 
@@ -19,7 +20,7 @@ export interface AuditExportOptions {
 }
 
 /** Writes every record of the filter to `out`, one JSON object a line; resolves with the count. */
-export async function exportAudit(options: AuditExportOptions, out: Writable, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function exportAudit(options: AuditExportOptions, out: Writable, env: NodeJS.ProcessEnv = process.env, bundled: Bundled = {}): Promise<number> {
   if (!options.config) throw new ConfigError('audit export reads the store of a config file: --config FILE (or OPCO_PROXY_CONFIG)');
   const checked = checkConfig(readConfigFile(options.config), env);
   if (!checked.config || checked.errors.length > 0) throw new ConfigError(describeConfigErrors(checked.errors));
@@ -32,7 +33,7 @@ export async function exportAudit(options: AuditExportOptions, out: Writable, en
     filter.tenant = options.tenant;
   }
   if (options.action !== undefined) filter.action = options.action;
-  const store = await openStore(checked.config.store);
+  const store = await openStore(checked.config.store, bundled, { clock: systemClock });
   let count = 0;
   try {
     for await (const record of new AuditLog(store, systemClock).all(filter)) {

@@ -1,6 +1,6 @@
 /**
  * The embedded Queue (D3 `queue: {type: "embedded"}`): in-process work queues for demo mode and
- * a single small machine, with the semantics of the RabbitMQ one (plugins/rabbitmq): priorities,
+ * a single small machine, with the semantics of the RabbitMQ one (drivers/rabbitmq): priorities,
  * delays, bounded prefetch, redelivery of rejected messages.
  *
  * In memory only: what is queued or delayed when the process stops is gone. Several processes

@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
-  AddressLimits, asServiceError, ConfigError, createEmbeddedStore, createError, createLogger, systemClock, toErrorBody, TrustedProxies,
-  type Clock, type ConfigFlags, type Logger, type ServiceError, type Store,
+  AddressLimits, asServiceError, ConfigError, createError, createLogger, openStore, systemClock, toErrorBody, TrustedProxies,
+  type Clock, type ConfigFlags, type Drivers, type Logger, type ServiceError, type Store,
 } from '@opco-proxy/core';
 import { MAX_MESSAGE_BYTES } from '../protocol.js';
 import { createHubApp } from './hub-app.js';
@@ -152,11 +152,11 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
 }
 
 /** Reads and checks the config file, opens its store, starts the hub: `opco-proxy hub --config FILE`. */
-export async function runHub(configPath: string, env: NodeJS.ProcessEnv = process.env, runOptions: { clock?: Clock; log?: Logger; flags?: ConfigFlags } = {}): Promise<RunningHub> {
-  const { flags, ...options } = runOptions;
+export async function runHub(configPath: string, env: NodeJS.ProcessEnv = process.env, runOptions: { clock?: Clock; log?: Logger; flags?: ConfigFlags; drivers?: Drivers } = {}): Promise<RunningHub> {
+  const { flags, drivers, ...options } = runOptions;
   const config = loadHubConfig(configPath, env, flags);
   readHubSecrets(env); // a missing secret stops start-up before anything is opened
-  const store = await openHubStore(config.store);
+  const store = await openHubStore(config.store, drivers, options.clock);
   try {
     const hub = await startHub({ config, env, store, configPath, ...options });
     return { ...hub, close: async () => { await hub.close(); await store.close(); } };
@@ -166,17 +166,9 @@ export async function runHub(configPath: string, env: NodeJS.ProcessEnv = proces
   }
 }
 
-export async function openHubStore(config: HubStoreConfig): Promise<Store> {
-  if (config.type === 'embedded') return createEmbeddedStore(config.path ? { path: config.path } : {});
-  // Loaded only when asked for, so the hub does not need the MongoDB driver installed otherwise.
-  const specifier = '@opco-proxy/plugin-mongodb';
-  let mongodb: { createStore(options: { url: string; database?: string }): Promise<Store> };
-  try {
-    mongodb = (await import(specifier)) as typeof mongodb;
-  } catch {
-    throw new ConfigError('invalid hub configuration: store.type: "mongodb" needs the package @opco-proxy/plugin-mongodb');
-  }
-  return mongodb.createStore({ url: config.url, ...(config.database ? { database: config.database } : {}) });
+/** The hub's store through the application's drivers (issue 29): core ships the embedded one. */
+export function openHubStore(config: HubStoreConfig, drivers: Drivers = {}, clock: Clock = systemClock): Promise<Store> {
+  return openStore(config, drivers, { clock });
 }
 
 /**

@@ -4,30 +4,19 @@
  * API family through its own adapter under opcoId `classic`, to show that one service speaks to
  * OPCOs whose APIs differ in every way.
  */
-import type { Config, OpcoConfig } from './config.js';
-
-interface DemoSandbox {
-  url: string;
-  tokenUrl: string;
-  close(): Promise<void>;
-}
-
-interface SandboxModule {
-  startSandbox(options?: { port?: number; shape?: 'common' | 'classic' }): Promise<DemoSandbox>;
-}
+import type { Config, OpcoConfig } from '@opco-proxy/core';
+import { startSandbox } from '@opco-proxy/adapter-sandbox';
 
 /** The one secret both simulated upstreams accept (any secret but `wrong-secret` is). */
 const SECRET_ENV = 'OPCO_PROXY_SANDBOX_SECRET';
 
 export async function startDemoUpstream(): Promise<{ config: Partial<Config>; env: Record<string, string>; close(): Promise<void> }> {
-  const name = '@opco-proxy/adapter-sandbox'; // loaded by name: core does not build against it
-  const { startSandbox } = (await import(name)) as SandboxModule;
   const common = await startSandbox();
   const classic = await startSandbox({ shape: 'classic' }).catch(async (err: unknown) => {
     await common.close();
     throw err;
   });
-  const entry = (adapter: string, sandbox: DemoSandbox): OpcoConfig => ({
+  const entry = (adapter: string, sandbox: Awaited<ReturnType<typeof startSandbox>>): OpcoConfig => ({
     adapter, baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'demo-client', clientSecretEnv: SECRET_ENV,
   });
   return {

@@ -4,12 +4,8 @@
  * flags' overrides applied (what the service would run with); secrets are not needed to check a
  * file, so a missing one is a warning here (start-up refuses it).
  */
-import { systemClock } from './clock.js';
-import { ConfigError } from './config-error.js';
-import { checkConfig, readConfigFile, type Config, type ConfigFlags } from './config.js';
-import { loadPlugins } from './plugin.js';
-import { OpcoDirectory } from './opco-registry.js';
-import { oauthClientCredentials } from './upstream-auth/oauth-client-credentials.js';
+import { ConfigError, OpcoDirectory, checkConfig, loadPlugins, oauthClientCredentials, readConfigFile, systemClock, type Config, type ConfigFlags } from '@opco-proxy/core';
+import { BUNDLED } from './bundle.js';
 
 export interface ConfigReport {
   /** `dotted.path: problem`, one per problem. */
@@ -19,8 +15,6 @@ export interface ConfigReport {
   /** One line per section of the config the service would run with (when there is no error). */
   summary: string[];
 }
-
-const BACKEND_PACKAGES = { store: ['mongodb', '@opco-proxy/plugin-mongodb'], queue: ['rabbitmq', '@opco-proxy/plugin-rabbitmq'] } as const;
 
 export async function checkConfigFile(path: string, env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): Promise<ConfigReport> {
   let raw: unknown;
@@ -33,12 +27,12 @@ export async function checkConfigFile(path: string, env: NodeJS.ProcessEnv = pro
   const checked = checkConfig(raw, env, flags);
   if (!checked.config) return { errors: checked.errors, warnings: [], summary: [] };
   const config = checked.config;
-  const errors = [...checked.errors, ...(await packageErrors(config))];
+  const errors = [...checked.errors, ...(await packageErrors(config, env))];
   return { errors, warnings: missingSecrets(config, env), summary: errors.length > 0 ? [] : summarize(config) };
 }
 
 /** Adapters, plugins and backends are packages: each named one must be installed and be what it claims. */
-async function packageErrors(config: Config): Promise<string[]> {
+async function packageErrors(config: Config, env: NodeJS.ProcessEnv): Promise<string[]> {
   const errors: string[] = [];
   const attempt = async (work: () => Promise<unknown>) => {
     try {
@@ -48,18 +42,11 @@ async function packageErrors(config: Config): Promise<string[]> {
       errors.push(err.message.replace(/^invalid configuration: /, ''));
     }
   };
-  for (const [opcoId, entry] of Object.entries(config.opcos)) await attempt(() => checkOpco(opcoId, entry));
-  await attempt(() => loadPlugins(config.plugins));
-  for (const key of ['store', 'queue'] as const) {
-    const [type, name] = BACKEND_PACKAGES[key];
-    if (config[key].type !== type) continue;
-    await attempt(async () => {
-      try {
-        await import(name);
-      } catch {
-        throw new ConfigError(`${key}.type: "${type}" needs the package ${name}`);
-      }
-    });
+  for (const [opcoId, entry] of Object.entries(config.opcos)) await attempt(() => checkOpco(opcoId, entry, env));
+  await attempt(() => loadPlugins(config.plugins, [], BUNDLED));
+  for (const [key, drivers] of [['store', BUNDLED.stores], ['queue', BUNDLED.queues]] as const) {
+    const type = config[key].type;
+    if (type !== 'embedded' && !Object.hasOwn(drivers ?? {}, type)) errors.push(`${key}.type: no ${key} driver "${type}" in this application`);
   }
   return errors;
 }
@@ -69,12 +56,12 @@ async function packageErrors(config: Config): Promise<string[]> {
  * to check a file: the strategy is shown a stand-in for each one this environment lacks, and
  * sends nothing (a strategy fetches tokens on the first call, not at setup).
  */
-async function checkOpco(opcoId: string, entry: Config['opcos'][string]): Promise<void> {
-  const [opco] = (await OpcoDirectory.load({ [opcoId]: entry }, systemClock)).list();
+async function checkOpco(opcoId: string, entry: Config['opcos'][string], env: NodeJS.ProcessEnv): Promise<void> {
+  const [opco] = (await OpcoDirectory.load({ [opcoId]: entry }, systemClock, BUNDLED)).list();
   const strategy = opco!.profile.auth ?? oauthClientCredentials();
-  const env = new Proxy({} as Record<string, string>, { get: (_target, name) => (typeof name === 'string' ? process.env[name] || 'stand-in' : undefined) });
+  const secrets = new Proxy({} as Record<string, string>, { get: (_target, name) => (typeof name === 'string' ? env[name] || 'stand-in' : undefined) });
   strategy.setup({
-    opcoId, adapter: entry.adapter, entry: entry as unknown as Record<string, unknown>, env, clock: systemClock, timeoutMs: 1000,
+    opcoId, adapter: entry.adapter, entry: entry as unknown as Record<string, unknown>, env: secrets, clock: systemClock, timeoutMs: 1000,
     send: () => Promise.reject(new Error('config check sends nothing upstream')),
   });
 }

@@ -3,7 +3,7 @@
  * durable priority queues, per-delay queues for delayed messages, publisher confirms, manual acks
  * with a bounded prefetch, and automatic reconnection. README.md describes the topology.
  */
-import { QueueUnavailableError, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type QueueDepth } from '@opco-proxy/core';
+import { ConfigError, QueueUnavailableError, type QueueDriver, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type QueueDepth } from '@opco-proxy/core';
 import { BrokerConnection, type QueueLogger } from './broker-connection.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
 import { checkConsume, checkPublish } from '@opco-proxy/core';
@@ -40,7 +40,16 @@ export async function createQueue(options: RabbitQueueOptions): Promise<Queue> {
   return new RabbitQueue(publishing, settings, options.prefix, options.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS);
 }
 
-export default { createQueue };
+/** The driver of `queue: {type: "rabbitmq", url, prefix?}` (D3). */
+export const queueDriver: QueueDriver = {
+  type: 'rabbitmq',
+  open(section) {
+    if (section.type !== 'rabbitmq') throw new ConfigError(`invalid configuration: queue.type: the rabbitmq driver cannot open a "${section.type}" queue`);
+    return createQueue({ url: section.url, prefix: section.prefix });
+  },
+};
+
+export default { createQueue, queueDriver };
 
 interface ConnectionSettings {
   url: string;

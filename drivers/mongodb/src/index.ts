@@ -3,7 +3,7 @@
  * (D3 `store: {type: "mongodb", url, database?}`).
  */
 import { type CommandStartedEvent, type Db, type MongoClientOptions } from 'mongodb';
-import { StoreUnavailableError, type Collection, type Doc, type Store } from '@opco-proxy/core';
+import { ConfigError, StoreUnavailableError, type Collection, type Doc, type Store, type StoreDriver } from '@opco-proxy/core';
 import { ClientHolder } from './client-holder.js';
 import { DocumentLocks } from './document-locks.js';
 import { MongoCollection } from './mongo-collection.js';
@@ -53,7 +53,16 @@ export async function createStore(options: MongoStoreOptions): Promise<Store> {
   }
 }
 
-export default { createStore };
+/** The driver of `store: {type: "mongodb", url, database?}` (D3). */
+export const storeDriver: StoreDriver = {
+  type: 'mongodb',
+  open(section) {
+    if (section.type !== 'mongodb') throw new ConfigError(`invalid configuration: store.type: the mongodb driver cannot open a "${section.type}" store`);
+    return createStore({ url: section.url, database: section.database });
+  },
+};
+
+export default { createStore, storeDriver };
 
 class MongoStore implements Store {
   readonly kind = 'mongodb';

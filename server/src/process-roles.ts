@@ -3,18 +3,13 @@
  * mode (D1) without one; `hub` runs the rate-limit coordinator (D28). SIGTERM or SIGINT stop a
  * role gracefully (P3); a second signal stops it at once.
  */
-import { ConfigError, readConfigFile, resolveConfig, type ConfigFlags, type ResolvedConfig } from './config.js';
-import { createKernel } from './kernel.js';
+import { ConfigError, createKernel, readConfigFile, resolveConfig, type ConfigFlags, type ProcessRole, type ResolvedConfig } from '@opco-proxy/core';
 import { startDemoUpstream } from './demo.js';
-import type { ProcessRole } from './plugin.js';
+import { BUNDLED } from './bundle.js';
 
 export interface RoleOptions extends ConfigFlags {
   /** The config file; absent, `serve`, `api` and `worker` run demo mode. */
   config?: string;
-}
-
-interface HubModule {
-  runHub(configPath: string, env: NodeJS.ProcessEnv, options: { flags?: ConfigFlags }): Promise<{ url: string; close(): Promise<void> }>;
 }
 
 export async function runRole(role: ProcessRole, options: RoleOptions): Promise<void> {
@@ -34,7 +29,7 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
     }
   }
 
-  const kernel = await createKernel(config, { role });
+  const kernel = await createKernel(config, { role, bundled: BUNDLED });
   const stop = stopOnSignals(async () => {
     await kernel.close();
     await stopDemo();
@@ -55,13 +50,12 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
   stop.keepAlive(role === 'worker');
 }
 
-/** D28: the rate-limit coordinator, from the hub plugin's package (not a build-time dependency of core). */
+/** D28: the rate-limit coordinator, loaded only by this role. */
 export async function runHubRole(options: RoleOptions): Promise<void> {
   const { config: configPath, ...flags } = options;
   if (!configPath) throw new ConfigError('the hub needs a config file (--config FILE or OPCO_PROXY_CONFIG); see opco-proxy hub --help');
-  const name = '@opco-proxy/plugin-hub';
-  const { runHub } = (await import(name)) as HubModule;
-  const hub = await runHub(configPath, process.env, { flags });
+  const { runHub } = await import('@opco-proxy/plugin-hub');
+  const hub = await runHub(configPath, process.env, { flags, drivers: BUNDLED });
   console.log(`opco-proxy hub listening on ${hub.url}`);
   stopOnSignals(() => hub.close(), (message, fields) => console.log(message, JSON.stringify(fields)));
 }

@@ -1,0 +1,4 @@
+export { BUNDLED } from './bundle.js';
+export { runRole, runHubRole, type RoleOptions } from './process-roles.js';
+export { checkConfigFile, type ConfigReport } from './config-check.js';
+export { startDemoUpstream } from './demo.js';
