@@ -82,7 +82,7 @@ function checkAuthKeys(profile: Profile, at: (where: string, message: string) =>
     at('auth', 'an authentication strategy of @opco-proxy/core (oauthClientCredentials, apiKeyHeader) or {kind, configKeys, setup}');
     return;
   }
-  const config = loadSchema('config') as { properties: { opcos: { additionalProperties: { properties: Record<string, unknown> } } } };
+  const config = loadSchema('kernel-config') as { properties: { opcos: { additionalProperties: { properties: Record<string, unknown> } } } };
   const accepted = Object.keys(config.properties.opcos.additionalProperties.properties);
   for (const key of auth.configKeys) {
     if (!accepted.includes(key)) at('auth', `the ${auth.kind} strategy reads opcos.<id>.${key}, which the config file does not accept (${accepted.join(', ')}); read custom settings from opcos.<id>.auth`);

@@ -5,35 +5,36 @@
  * (upstream-auth/), which knows which keys it needs.
  */
 import { readFileSync } from 'node:fs';
-import { validate, type ConfigFile } from '@opco-proxy/schemas';
+import { loadSchema, validateAssembled, type JsonSchema, type KernelConfig } from '@opco-proxy/schemas';
 import { parseMasterKey } from './crypto.js';
 import { ConfigError } from './config-error.js';
 import { attributeError, layerConfig, type ConfigFlags } from './config-layers.js';
+import { assembleConfigSchema, withDefaults, type ConfigParts } from './config-sections.js';
 import { TrustedProxies } from './http/client-address.js';
 
 export { NAMED_ENV_VARIABLES, GENERIC_ENV_PREFIX, layerConfig, type ConfigFlags } from './config-layers.js';
+export { assembleConfigSchema, withDefaults, type ConfigParts, type ConfigSection, type DriverConfig } from './config-sections.js';
 
-type Section<K extends keyof ConfigFile> = Required<NonNullable<ConfigFile[K]>>;
+type Section<K extends keyof KernelConfig> = Required<NonNullable<KernelConfig[K]>>;
 
-/** One upstream OPCO as the config file declares it (types generated from config.schema.json). */
-export type OpcoConfig = NonNullable<ConfigFile['opcos']>[string];
-export type HubConfig = NonNullable<ConfigFile['hub']>;
+/** One upstream OPCO as the config file declares it (types generated from kernel-config.schema.json). */
+export type OpcoConfig = NonNullable<KernelConfig['opcos']>[string];
 
-/** The config file with every default applied; store and queue narrowed to their two shapes. */
-export interface Config {
+/**
+ * The config file with every default applied. The kernel's own keys are typed here; a plugin's
+ * section (`jobs`, `hub`...) is the plugin's, typed by its package from its own schema, and a
+ * store or queue driver reads its keys beside `type`.
+ */
+export interface KernelSettings {
   port: number;
   host: string;
-  mode: NonNullable<ConfigFile['mode']>;
-  store: { type: 'embedded'; path?: string } | { type: 'mongodb'; url: string; database?: string };
-  queue: { type: 'embedded' } | { type: 'rabbitmq'; url: string; prefix?: string };
+  mode: NonNullable<KernelConfig['mode']>;
+  store: { type: string; path?: string; [key: string]: unknown };
+  queue: { type: string; [key: string]: unknown };
   plugins: string[];
   publisher: Section<'publisher'>;
   opcos: Record<string, OpcoConfig>;
-  hub?: HubConfig;
   upstream: Section<'upstream'>;
-  jobs: Section<'jobs'>;
-  sync: Section<'sync'>;
-  webhooks: Section<'webhooks'>;
   limits: Section<'limits'>;
   tenantRateLimit: Section<'tenantRateLimit'>;
   /** D8: when non-empty, only these tenant hashes may use the service. */
@@ -44,58 +45,45 @@ export interface Config {
   trustedProxies: string[];
   /** D32: audit records' retention, reads of personal data recorded or not. */
   audit: Section<'audit'>;
-  cache: Section<'cache'>;
   /** P3: how long a stopping process lets requests and jobs in flight finish. */
   shutdownGraceMs: number;
-  logLevel: NonNullable<ConfigFile['logLevel']>;
+  logLevel: NonNullable<KernelConfig['logLevel']>;
 }
 
+/** The kernel's settings and, by their key, the plugins' sections (each plugin types its own). */
+export type Config = KernelSettings & { readonly [section: string]: unknown };
+
 /** What the kernel runs with: the file's config plus what it reads from the environment. */
-export interface ResolvedConfig extends Config {
+export type ResolvedConfig = Config & {
   demo: boolean;
   masterKey: Buffer;
   /** OPCO_PROXY_ADMIN_KEY (P9): the operator routes and the console; absent, they are off. */
   adminKey?: string;
   /** The environment, for the opcos' authentication strategies (secrets named by the config). */
   env: Readonly<Record<string, string | undefined>>;
-}
-
-/** Feature plugins enabled when `plugins` is not given (D3: all but hub). */
-export const DEFAULT_PLUGINS = ['cache', 'jobs', 'webhooks', 'sync', 'console'];
+};
 
 /** Route prefixes of the service itself; an opcoId may not shadow them. */
 export const RESERVED_OPCO_IDS = ['health', 'ready', 'doc', 'docs', 'metrics', 'sync', 'webhooks', 'pollers', 'admin', 'ws', 'console'];
 
 export { ConfigError };
 
-const JOB_BACKOFF_MS: [number, ...number[]] = [1000, 2000, 4000];
+const KERNEL_SCHEMA = loadSchema('kernel-config');
 
-export const DEFAULTS: Omit<Config, 'opcos'> = {
-  port: 8080,
-  host: '0.0.0.0',
-  mode: 'production',
-  store: { type: 'embedded' },
-  queue: { type: 'embedded' },
-  plugins: DEFAULT_PLUGINS,
-  publisher: { editeur: 'opco-proxy', logiciel: 'opco-proxy', version: '0.1.0' },
-  upstream: { timeoutMs: 30_000, maxAnswerBytes: 8 * 1024 * 1024 },
-  jobs: { backoffMs: JOB_BACKOFF_MS, leaseMs: 30_000, prefetch: 4, retentionDays: 30, sweepIntervalMs: 60_000 },
-  sync: { backoffMs: JOB_BACKOFF_MS, leaseMs: 30_000, prefetch: 4, sweepIntervalMs: 60_000, pollTickMs: 1000 },
-  webhooks: { timeoutMs: 10_000, retryDelaysMs: [0, 1000, 5000, 15_000] as [number, ...number[]], concurrency: 16, retentionDays: 30, sweepIntervalMs: 30_000 },
-  limits: { bodyBytes: 25 * 1024 * 1024, fileBytes: 10 * 1024 * 1024 },
-  tenantRateLimit: { perSecond: 50, burst: 100 },
-  allowedTenants: [],
-  tenantKeys: { provenTtlS: 86_400, refusedTtlS: 300, unprovenShare: 0.1 },
-  addressRateLimit: { perSecond: 2, burst: 20, freeFailures: 5, maxBackoffS: 300 },
-  trustedProxies: [],
-  audit: { retentionDays: 400, reads: false, sweepIntervalMs: 3_600_000 },
-  cache: { sweepIntervalMs: 60_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 },
-  shutdownGraceMs: 25_000,
-  logLevel: 'info',
-};
+/** The kernel's defaults, read from its schema (kernel-config.schema.json): the one place they are written. */
+export const DEFAULTS = withDefaults(KERNEL_SCHEMA, {}) as KernelSettings;
 
-/** D28: an instance's view of the hub; the hub plugin reads it. */
-export const HUB_DEFAULTS = { expectedInstances: 1, maxWaitMs: 30_000 };
+/** The assembled schema of each set of parts, built once (start-up and `config check` share it). */
+const assembledSchemas = new WeakMap<ConfigParts, JsonSchema>();
+
+export function configSchema(parts: ConfigParts = {}): JsonSchema {
+  let schema = assembledSchemas.get(parts);
+  if (!schema) {
+    schema = assembleConfigSchema(KERNEL_SCHEMA, parts);
+    assembledSchemas.set(parts, schema);
+  }
+  return schema;
+}
 
 export function readConfigFile(path: string): unknown {
   let text: string;
@@ -115,8 +103,8 @@ export function readConfigFile(path: string): unknown {
  * Validates, fills defaults, reads secrets. The environment and the command-line flags win over
  * the file (config-layers.ts); every problem is in the message, one per line.
  */
-export function resolveConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, options: { demo?: boolean; flags?: ConfigFlags } = {}): ResolvedConfig {
-  const checked = checkConfig(raw, env, options.flags);
+export function resolveConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, options: { demo?: boolean; flags?: ConfigFlags; parts?: ConfigParts } = {}): ResolvedConfig {
+  const checked = checkConfig(raw, env, options.flags, options.parts);
   if (!checked.config || checked.errors.length > 0) throw new ConfigError(describeConfigErrors(checked.errors));
   const demo = options.demo ?? false;
   return { ...checked.config, demo, masterKey: readMasterKey(env, demo), adminKey: readAdminKey(env, demo), env: { ...env } };
@@ -132,32 +120,23 @@ export function describeConfigErrors(errors: string[]): string {
  * the schema, then the rules a schema cannot say. Errors are `dotted.path: problem`; `config` is
  * there once the schema holds, even when a rule fails, so a checker can go on to other checks.
  */
-export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv = {}, flags: ConfigFlags = {}): { config?: Config; errors: string[] } {
+export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv = {}, flags: ConfigFlags = {}, parts: ConfigParts = {}): { config?: Config; errors: string[] } {
   const layered = layerConfig(raw, env, flags);
-  const result = validate('config', layered.raw);
+  const schema = configSchema(parts);
+  const result = validateAssembled(schema, layered.raw, 'config');
   if (!result.valid) return { errors: result.errors.map((error) => attributeError(error, layered.sources)) };
-  const { $schema: _editorSchema, ...file } = layered.raw as Partial<Config> & { opcos?: Record<string, OpcoConfig>; $schema?: string };
-  const config: Config = {
-    ...DEFAULTS,
-    ...file,
-    publisher: { ...DEFAULTS.publisher, ...file.publisher },
-    upstream: { ...DEFAULTS.upstream, ...file.upstream },
-    jobs: { ...DEFAULTS.jobs, ...file.jobs },
-    sync: { ...DEFAULTS.sync, ...file.sync },
-    webhooks: { ...DEFAULTS.webhooks, ...file.webhooks },
-    limits: { ...DEFAULTS.limits, ...file.limits },
-    tenantRateLimit: { ...DEFAULTS.tenantRateLimit, ...file.tenantRateLimit },
-    tenantKeys: { ...DEFAULTS.tenantKeys, ...file.tenantKeys },
-    addressRateLimit: { ...DEFAULTS.addressRateLimit, ...file.addressRateLimit },
-    audit: { ...DEFAULTS.audit, ...file.audit },
-    cache: { ...DEFAULTS.cache, ...file.cache },
-    opcos: file.opcos ?? {},
-  };
+  const { $schema: _editorSchema, ...file } = layered.raw as Record<string, unknown>;
+  const config = withDefaults(schema, file) as Config;
   const errors: string[] = [];
   for (const opcoId of Object.keys(config.opcos)) {
     if (RESERVED_OPCO_IDS.includes(opcoId)) errors.push(`opcos.${opcoId}: "${opcoId}" is reserved for the service's own routes`);
   }
-  if (config.plugins.includes('hub') && !config.hub) errors.push('hub: required when the "hub" plugin is enabled');
+  for (const section of parts.sections ?? []) {
+    const required = (section.schema.required as string[] | undefined)?.length ?? 0;
+    if (required > 0 && config[section.key] === undefined && config.plugins.includes(section.key)) {
+      errors.push(`${section.key}: required when the "${section.key}" plugin is enabled`);
+    }
+  }
   config.trustedProxies.forEach((cidr, index) => {
     try {
       new TrustedProxies([cidr]);

@@ -2,7 +2,7 @@
  * Starts the real service on a free port against a real sandbox upstream, and speaks HTTP to it.
  */
 import { Writable } from 'node:stream';
-import { BUNDLED } from '@opco-proxy/server';
+import { BUNDLED, CONFIG_PARTS } from '@opco-proxy/server';
 import { createKernel, createLogger, resolveConfig, type Clock, type DomainEvent, type HostResolver, type Kernel, type OpcoConfig, type Plugin, type Queue, type Store } from '@opco-proxy/core';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@opco-proxy/adapter-sandbox';
 import { contractOf, contractProblems, type Contract } from './contract.js';
@@ -99,7 +99,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
 }
 
 async function listen(options: ServiceOptions, sandbox: Sandbox, raw: unknown): Promise<Service> {
-  const config = resolveConfig(raw, { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, TEST_SANDBOX_SECRET: 'test-secret', ...options.env });
+  const config = resolveConfig(raw, { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, TEST_SANDBOX_SECRET: 'test-secret', ...options.env }, { parts: CONFIG_PARTS });
   const log = options.logs ? createLogger({ level: 'debug', destination: lineCollector(options.logs) }) : undefined;
   const plugins = [...(options.plugins ?? [])];
   const events = options.events;

@@ -12,6 +12,7 @@ import { deliveryLogs, eventually } from './eventually.js';
 import { signatureValid, startReceiver } from './receiver.js';
 import { watchSync } from './sync-client.js';
 import { COMMON, type UpstreamShape } from './upstream-shapes.js';
+import type { SyncConfig } from '@opco-proxy/plugin-sync';
 
 const INTERVAL_MS = 60_000;
 
@@ -103,12 +104,13 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
     const shortMs = 5000;
     const service = await startService({ clock, opcoId, sandbox: { shape: shape.sandbox, dossierCount: 20, factureCount: 5 }, opco: { ...entry, pollingIntervalMs: shortMs } });
     t.teardown(() => service.close());
-    const idleWaitMs = service.kernel.config.sync.sweepIntervalMs;
+    const sync = service.kernel.config.sync as SyncConfig;
+    const idleWaitMs = sync.sweepIntervalMs;
     t.ok(idleWaitMs > 2 * shortMs, `the idle wait (${idleWaitMs} ms) is well above the poller's interval`);
     // The worker looks for due polls, finds none, and then waits its longest (its look is over
     // when its timer is set again).
     const timers = clock.pending();
-    await clock.advance(2 * service.kernel.config.sync.pollTickMs);
+    await clock.advance(2 * sync.pollTickMs);
     await eventually(() => clock.pending() === timers, 'the first look for due polls over');
     const accepted = await service.request('POST', '/sync/dossiers', { body: { opcoId, enablePoller: true } });
     await watchSync(service, accepted.body.syncId);

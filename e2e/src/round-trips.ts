@@ -64,7 +64,7 @@ export interface CountedBackends {
  * `atomicity: 'server'` counts what MongoDB gets; left out, FerretDB gets its lock workaround.
  */
 export async function countedBackends(label: string, options: { atomicity?: 'server' | 'lock' } = {}): Promise<CountedBackends> {
-  const { store: storeConfig, queue: queueConfig } = realBackends(label) as { store: { url: string; database: string }; queue: { url: string; prefix: string } };
+  const { store: storeConfig, queue: queueConfig } = realBackends(label) as unknown as { store: { url: string; database: string }; queue: { url: string; prefix: string } };
   const counts = new RoundTrips();
   const store = await createStore({
     url: storeConfig.url, database: storeConfig.database, atomicity: options.atomicity,

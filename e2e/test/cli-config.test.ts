@@ -84,8 +84,8 @@ t.test('OPCO_PROXY_STORE_URL and OPCO_PROXY_QUEUE_URL switch a file without back
     OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY,
     OPCO_PROXY_STORE_URL: process.env.MONGODB_URL!,
     OPCO_PROXY_QUEUE_URL: process.env.RABBITMQ_URL!,
-    OPCO_PROXY__store__database: (store as { database: string }).database,
-    OPCO_PROXY__queue__prefix: (queue as { prefix: string }).prefix,
+    OPCO_PROXY__store__database: (store as unknown as { database: string }).database,
+    OPCO_PROXY__queue__prefix: (queue as unknown as { prefix: string }).prefix,
   };
   const first = run(['serve', '--config', file], env);
   t.teardown(() => stop(first.child));

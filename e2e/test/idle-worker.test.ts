@@ -7,6 +7,10 @@ import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { STANDING_SWEEP_MS, TestClock, type ResolvedConfig } from '@opco-proxy/core';
 import { completeJobs, countedBackends, eventually, realBackendsSkip, startService } from '../src/index.js';
+import type { JobsConfig } from '@opco-proxy/plugin-jobs';
+import type { WebhooksConfig } from '@opco-proxy/plugin-webhooks';
+import type { SyncConfig } from '@opco-proxy/plugin-sync';
+import type { CacheConfig } from '@opco-proxy/plugin-cache';
 
 /**
  * Real time the service is left alone, the clock frozen, before the clock is moved: a poll on a
@@ -14,12 +18,15 @@ import { completeJobs, countedBackends, eventually, realBackendsSkip, startServi
  */
 const REAL_IDLE_MS = 1500;
 
+/** The default plugins' sections, as each plugin types its own. */
+type WithSections = ResolvedConfig & { jobs: JobsConfig; webhooks: WebhooksConfig; sync: SyncConfig; cache: CacheConfig };
+
 /**
  * The periodic tasks of the default plugins, and what one run of each sends the store when there
  * is nothing to recover, expire or poll: a bounded sweep, the same however many jobs ran before
  * (a read per job, or per job ended, would show here). Each runs once per its configured interval.
  */
-const SWEEPS: Array<{ task: string; intervalMs: (config: ResolvedConfig) => number; commands: Record<string, number> }> = [
+const SWEEPS: Array<{ task: string; intervalMs: (config: WithSections) => number; commands: Record<string, number> }> = [
   // Jobs stored but never queued (one search per unfinished status), or ended without their event.
   { task: 'jobs recovery', intervalMs: (c) => c.jobs.sweepIntervalMs, commands: { 'find jobs': 3 } },
   // Ended jobs past retention, idempotency keys, files and sealed inputs left behind.
@@ -48,7 +55,7 @@ else {
     const clock = new TestClock({ frozen: true });
     const service = await startService({ store: backends.store, queue: backends.queue, clock });
     t.teardown(() => service.close());
-    const intervals = periodicIntervals(service.kernel.config);
+    const intervals = periodicIntervals(service.kernel.config as WithSections);
 
     for (const [round, jobs] of [[1, 3], [2, 6]] as const) {
       await completeJobs(service, backends, jobs);
@@ -62,14 +69,14 @@ else {
 
       backends.counts.reset();
       await idleFor(clock, intervals.longest, intervals.tick);
-      const expected = sweepsIn(intervals.longest, service.kernel.config);
+      const expected = sweepsIn(intervals.longest, service.kernel.config as WithSections);
       t.same(backends.counts.snapshot().commands, expected, `round ${round}: in ${intervals.longest} ms idle, each sweep ran once per interval: ${JSON.stringify(expected)}`);
     }
   });
 }
 
 /** The store commands of the sweeps due in `windowMs`: each task's commands times its runs. */
-function sweepsIn(windowMs: number, config: ResolvedConfig): Record<string, number> {
+function sweepsIn(windowMs: number, config: WithSections): Record<string, number> {
   const total: Record<string, number> = {};
   for (const { intervalMs, commands } of SWEEPS) {
     const runs = Math.floor(windowMs / intervalMs(config));
@@ -83,7 +90,7 @@ function sweepsIn(windowMs: number, config: ResolvedConfig): Record<string, numb
  * first look after start: below it, an idle service has nothing to do) and the longest interval
  * (a window of that length sees every task run).
  */
-function periodicIntervals(config: ResolvedConfig): { tick: number; longest: number } {
+function periodicIntervals(config: WithSections): { tick: number; longest: number } {
   const all = SWEEPS.map(({ intervalMs }) => intervalMs(config));
   return { tick: config.sync.pollTickMs, longest: Math.max(...all) };
 }

@@ -4,7 +4,7 @@
 // plugin no trace header goes upstream.
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { DEFAULT_PLUGINS } from '@opco-proxy/core';
+import { DEFAULT_PLUGINS } from '@opco-proxy/server';
 import { dossierBody, eventually, startReceiver, startService, waitForJob } from '../src/index.js';
 
 const collector = await startReceiver({ status: 200 });

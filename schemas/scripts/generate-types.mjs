@@ -29,7 +29,9 @@ const BANNER = `/* eslint-disable */
 const SUFFIX = '.schema.json';
 
 function loadSchemas() {
-  const files = readdirSync(jsonDir).filter((f) => f.endsWith(SUFFIX)).sort();
+  // config.schema.json is the kernel's schema assembled with the plugins' sections
+  // (server/scripts/config-assembly.mjs): each package types its own part.
+  const files = readdirSync(jsonDir).filter((f) => f.endsWith(SUFFIX) && f !== 'config.schema.json').sort();
   return files.map((file) => ({ id: file.slice(0, -SUFFIX.length), schema: JSON.parse(readFileSync(new URL(file, jsonDir), 'utf8')) }));
 }
 

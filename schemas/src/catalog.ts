@@ -83,8 +83,10 @@ export const schemaIds = {
   webhookUpdateBody: 'webhook-update-body',
   callbackUrl: 'callback-url',
   eventList: 'event-list',
-  // The operator's config file (D2, D3), validated by core at start-up
-  config: 'config',
+  // The kernel's part of the operator's config file (D2, D3); plugins and drivers add their
+  // sections at start-up (core/src/config-sections.ts). json/config.schema.json is that assembly
+  // for the bundled ones, written at build time for editors: not registered here.
+  kernelConfig: 'kernel-config',
 } as const;
 
 export type SchemaId = (typeof schemaIds)[keyof typeof schemaIds];

@@ -85,7 +85,7 @@ function build(mounted: readonly OperationId[]): OpenApiDocument {
   const titles = schemaTitles();
   const schemas: Record<string, unknown> = {};
   // The config file is the operator's, not part of the HTTP interface.
-  for (const id of allSchemaIds.filter((id) => id !== 'config')) schemas[titles.get(id)!] = toOpenApiSchema(readSchema(id), titles);
+  for (const id of allSchemaIds.filter((id) => id !== 'kernel-config')) schemas[titles.get(id)!] = toOpenApiSchema(readSchema(id), titles);
 
   const paths: OpenApiDocument['paths'] = {};
   for (const id of mounted) {

@@ -6,7 +6,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import ajvErrors from 'ajv-errors';
-import { allSchemaIds, isSchemaId, readSchema, schemaUri, type SchemaId } from './catalog.js';
+import { allSchemaIds, isSchemaId, readSchema, schemaUri, type JsonSchema, type SchemaId } from './catalog.js';
 
 export type ValidationResult = { valid: true } | { valid: false; errors: string[] };
 
@@ -22,6 +22,24 @@ export function validate(schemaId: SchemaId | (string & {}), data: unknown): Val
   const check = compile(schemaId);
   if (check(data)) return { valid: true };
   return { valid: false, errors: formatErrors(check.errors ?? [], rootLabel(schemaId)) };
+}
+
+const assembled = new WeakMap<object, ValidateFunction>();
+
+/**
+ * Checks `data` against a schema assembled at run time (the config schema with the application's
+ * plugin sections: core/src/config-sections.ts), on the same instance and with the same messages;
+ * compiled once per schema object.
+ */
+export function validateAssembled(schema: JsonSchema, data: unknown, root: string): ValidationResult {
+  let check = assembled.get(schema);
+  if (!check) {
+    const { $id: _id, ...anonymous } = schema; // an $id would clash with the file's registered one
+    check = instance().compile(anonymous);
+    assembled.set(schema, check);
+  }
+  if (check(data)) return { valid: true };
+  return { valid: false, errors: formatErrors(check.errors ?? [], root) };
 }
 
 function compile(schemaId: string): ValidateFunction {
@@ -79,7 +97,6 @@ export function isDateOrTimestamp(value: string): boolean {
 function rootLabel(schemaId: string): string {
   if (schemaId.endsWith('-query')) return 'query';
   if (schemaId.endsWith('-body')) return 'body';
-  if (schemaId === 'config') return 'config';
   return 'value';
 }
 

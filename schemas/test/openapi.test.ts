@@ -131,7 +131,7 @@ t.test('schemas are in the OpenAPI 3.0 dialect', async (t) => {
   t.same(doc.components.schemas.Job.properties.startedAt, { type: 'string', nullable: true, format: 'date-time' });
   t.same(doc.components.schemas.CertificatBody.properties.numeroInterneFacture, { oneOf: [{ type: 'string' }, { type: 'number' }] });
   t.same(doc.components.schemas.FactureBody.properties._files, { $ref: '#/components/schemas/Files' });
-  t.notOk(doc.components.schemas.ConfigFile, 'the operator config is not part of the HTTP interface');
+  t.notOk(doc.components.schemas.KernelConfig, 'the operator config is not part of the HTTP interface');
 });
 
 t.test('security: X-API-KEY everywhere but health, doc, docs, ready, metrics, the console page and the operator routes', async (t) => {

@@ -11,6 +11,7 @@ import { writeStarter } from '@opco-proxy/adapter-kit';
 import { runHubRole, runRole, type RoleOptions } from './process-roles.js';
 import { checkConfigFile } from './config-check.js';
 import { BUNDLED } from './bundle.js';
+import { CONFIG_PARTS } from './config-parts.js';
 
 const CONFIG_HELP = 'JSON config file (docs/configuration.md); without one, demo mode';
 const HUB_CONFIG_HELP = 'JSON hub config file (docs/hub.md)';
@@ -93,7 +94,7 @@ async function checkConfig(file: string): Promise<void> {
 }
 
 async function exportAuditRecords(options: AuditExportOptions): Promise<void> {
-  const count = await exportAudit(options, process.stdout, process.env, BUNDLED);
+  const count = await exportAudit(options, process.stdout, process.env, { bundled: BUNDLED, parts: CONFIG_PARTS });
   console.error(`${count} audit ${count === 1 ? 'record' : 'records'} exported`);
 }
 

@@ -6,6 +6,7 @@
  */
 import { ConfigError, OpcoDirectory, checkConfig, loadPlugins, oauthClientCredentials, readConfigFile, systemClock, type Config, type ConfigFlags } from '@opco-proxy/core';
 import { BUNDLED } from './bundle.js';
+import { CONFIG_PARTS } from './config-parts.js';
 
 export interface ConfigReport {
   /** `dotted.path: problem`, one per problem. */
@@ -24,7 +25,7 @@ export async function checkConfigFile(path: string, env: NodeJS.ProcessEnv = pro
     if (err instanceof ConfigError) return { errors: [err.message], warnings: [], summary: [] };
     throw err;
   }
-  const checked = checkConfig(raw, env, flags);
+  const checked = checkConfig(raw, env, flags, CONFIG_PARTS);
   if (!checked.config) return { errors: checked.errors, warnings: [], summary: [] };
   const config = checked.config;
   const errors = [...checked.errors, ...(await packageErrors(config, env))];
@@ -66,26 +67,35 @@ async function checkOpco(opcoId: string, entry: Config['opcos'][string], env: No
   });
 }
 
-/** The secrets the service would read from this environment: the master key and every `*Env` key. */
+/** The secrets the service would read from this environment: the master key and every `*Env` key, in any section. */
 function missingSecrets(config: Config, env: NodeJS.ProcessEnv): string[] {
   const wanted: Array<[string, string]> = [['OPCO_PROXY_MASTER_KEY', 'required to start outside demo mode']];
-  for (const [opcoId, entry] of Object.entries(config.opcos)) {
-    for (const [key, value] of Object.entries(entry)) if (key.endsWith('Env') && typeof value === 'string') wanted.push([value, `named by opcos.${opcoId}.${key}`]);
-  }
-  if (config.hub) wanted.push([config.hub.apiKeyEnv, 'named by hub.apiKeyEnv']);
+  const visit = (value: unknown, path: string[]) => {
+    if (typeof value !== 'object' || value === null) return;
+    for (const [key, child] of Object.entries(value)) {
+      if (key.endsWith('Env') && typeof child === 'string') wanted.push([child, `named by ${[...path, key].join('.')}`]);
+      else visit(child, [...path, key]);
+    }
+  };
+  visit(config, []);
   return wanted.filter(([name]) => !env[name]).map(([name, why]) => `${name} is not set in this environment (${why})`);
 }
 
 function summarize(config: Config): string[] {
-  const store = config.store.type === 'mongodb' ? `mongodb ${redact(config.store.url)}${config.store.database ? ` database ${config.store.database}` : ''}` : `embedded${config.store.path ? ` ${config.store.path}` : ' (in memory)'}`;
-  const queue = config.queue.type === 'rabbitmq' ? `rabbitmq ${redact(config.queue.url)}` : 'embedded';
   const opcos = Object.entries(config.opcos).map(([id, entry]) => `${id} (${entry.adapter})`);
   return [
     `listen ${config.host}:${config.port}, mode ${config.mode}, log level ${config.logLevel}`,
-    `store ${store}; queue ${queue}`,
+    `store ${backend(config.store)}; queue ${backend(config.queue)}`,
     `plugins ${config.plugins.join(', ') || 'none'}`,
     `opcos ${opcos.join(', ') || 'none'}`,
   ];
+}
+
+/** `mongodb mongodb://host/ database opco`, `embedded /var/lib/opco-proxy`, `embedded (in memory)`. */
+function backend(section: Config['store']): string {
+  const { type, url, database, path } = section;
+  const where = [typeof url === 'string' ? redact(url) : '', typeof database === 'string' ? `database ${database}` : '', typeof path === 'string' ? path : ''].filter(Boolean);
+  return `${type} ${where.join(' ') || (type === 'embedded' ? '(in memory)' : '')}`.trim();
 }
 
 /** A URL without its password, for a summary that may end up in a CI log. */

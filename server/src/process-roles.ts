@@ -6,6 +6,7 @@
 import { ConfigError, createKernel, readConfigFile, resolveConfig, type ConfigFlags, type ProcessRole, type ResolvedConfig } from '@opco-proxy/core';
 import { startDemoUpstream } from './demo.js';
 import { BUNDLED } from './bundle.js';
+import { CONFIG_PARTS } from './config-parts.js';
 
 export interface RoleOptions extends ConfigFlags {
   /** The config file; absent, `serve`, `api` and `worker` run demo mode. */
@@ -17,12 +18,12 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
   let config: ResolvedConfig;
   let stopDemo = async () => {};
   if (configPath) {
-    config = resolveConfig(readConfigFile(configPath), process.env, { flags });
+    config = resolveConfig(readConfigFile(configPath), process.env, { flags, parts: CONFIG_PARTS });
   } else {
     const demo = await startDemoUpstream();
     stopDemo = demo.close;
     try {
-      config = resolveConfig(demo.config, { ...process.env, ...demo.env }, { demo: true, flags });
+      config = resolveConfig(demo.config, { ...process.env, ...demo.env }, { demo: true, flags, parts: CONFIG_PARTS });
     } catch (err) {
       await stopDemo();
       throw err;

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { checkConfig, ConfigError, describeConfigErrors, readConfigFile } from '../config.js';
 import { openStore } from '../drivers.js';
 import type { Bundled } from '../module-loader.js';
+import type { ConfigParts } from '../config-sections.js';
 import { systemClock } from '../clock.js';
 import { AuditLog, type AuditFilter } from './audit-log.js';
 
@@ -20,9 +21,9 @@ export interface AuditExportOptions {
 }
 
 /** Writes every record of the filter to `out`, one JSON object a line; resolves with the count. */
-export async function exportAudit(options: AuditExportOptions, out: Writable, env: NodeJS.ProcessEnv = process.env, bundled: Bundled = {}): Promise<number> {
+export async function exportAudit(options: AuditExportOptions, out: Writable, env: NodeJS.ProcessEnv = process.env, application: { bundled?: Bundled; parts?: ConfigParts } = {}): Promise<number> {
   if (!options.config) throw new ConfigError('audit export reads the store of a config file: --config FILE (or OPCO_PROXY_CONFIG)');
-  const checked = checkConfig(readConfigFile(options.config), env);
+  const checked = checkConfig(readConfigFile(options.config), env, {}, application.parts);
   if (!checked.config || checked.errors.length > 0) throw new ConfigError(describeConfigErrors(checked.errors));
   if (checked.config.store.type === 'embedded' && !checked.config.store.path) {
     throw new ConfigError('invalid configuration: store: an embedded store in memory lives in its process only; export from a store with a path, or from MongoDB');
@@ -33,7 +34,7 @@ export async function exportAudit(options: AuditExportOptions, out: Writable, en
     filter.tenant = options.tenant;
   }
   if (options.action !== undefined) filter.action = options.action;
-  const store = await openStore(checked.config.store, bundled, { clock: systemClock });
+  const store = await openStore(checked.config.store, application.bundled ?? {}, { clock: systemClock });
   let count = 0;
   try {
     for await (const record of new AuditLog(store, systemClock).all(filter)) {

@@ -5,6 +5,7 @@
 import { type CommandStartedEvent, type Db, type MongoClientOptions } from 'mongodb';
 import { ConfigError, StoreUnavailableError, type Collection, type Doc, type Store, type StoreDriver } from '@opco-proxy/core';
 import { ClientHolder } from './client-holder.js';
+import type { MongoStoreConfig } from './generated/config.js';
 import { DocumentLocks } from './document-locks.js';
 import { MongoCollection } from './mongo-collection.js';
 import { UpdateSlots } from './update-slots.js';
@@ -58,7 +59,8 @@ export const storeDriver: StoreDriver = {
   type: 'mongodb',
   open(section) {
     if (section.type !== 'mongodb') throw new ConfigError(`invalid configuration: store.type: the mongodb driver cannot open a "${section.type}" store`);
-    return createStore({ url: section.url, database: section.database });
+    const { url, database } = section as typeof section & MongoStoreConfig; // validated by config.schema.json
+    return createStore({ url, database });
   },
 };
 

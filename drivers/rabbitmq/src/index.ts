@@ -9,6 +9,7 @@ import { ConfirmedPublisher } from './confirmed-publisher.js';
 import { checkConsume, checkPublish } from '@opco-proxy/core';
 import { RabbitConsumer } from './rabbit-consumer.js';
 import { queueDepth } from './queue-depth.js';
+import type { RabbitQueueConfig } from './generated/config.js';
 
 export type { QueueLogger };
 
@@ -45,7 +46,8 @@ export const queueDriver: QueueDriver = {
   type: 'rabbitmq',
   open(section) {
     if (section.type !== 'rabbitmq') throw new ConfigError(`invalid configuration: queue.type: the rabbitmq driver cannot open a "${section.type}" queue`);
-    return createQueue({ url: section.url, prefix: section.prefix });
+    const { url, prefix } = section as typeof section & RabbitQueueConfig; // validated by config.schema.json
+    return createQueue({ url, prefix });
   },
 };
 

@@ -11,12 +11,9 @@
  */
 import { definePlugin, sha256Hex, type CallContext, type PluginApi } from '@opco-proxy/core';
 import { AnswerMemory } from './answer-memory.js';
+import type { CacheConfig } from './generated/config.js';
 
-export interface CacheConfig {
-  sweepIntervalMs: number;
-  maxEntries: number;
-  maxBytes: number;
-}
+export type { CacheConfig };
 
 interface CacheEntry {
   _id: string;

@@ -5,11 +5,12 @@
  */
 import { definePlugin, type PluginApi } from '@opco-proxy/core';
 import type { MetricsReport } from './protocol.js';
-import { configureHubAdmission, type HubClientConfig } from './client/hub-admission.js';
+import { configureHubAdmission } from './client/hub-admission.js';
+import type { HubPluginConfig } from './generated/config.js';
 
 export const hubPlugin = definePlugin({
   name: 'hub',
-  register(api: PluginApi<HubClientConfig>) {
+  register(api: PluginApi<HubPluginConfig>) {
     const admission = configureHubAdmission({
       hub: api.config, env: api.env, clock: api.clock, log: api.log, registry: api.registry,
       // SPEC 1.1 step 9: the kernel's own 60-second windows, per configured opcoId.

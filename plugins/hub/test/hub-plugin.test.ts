@@ -12,6 +12,7 @@ import {
 import { startSandbox, type Sandbox } from '@opco-proxy/adapter-sandbox';
 import hubPlugin from '../src/index.js';
 import { eventually, SECRET, startTestHub, type TestHub } from './fixtures/hub-harness.js';
+import { CONFIG_SCHEMA as hubSchema } from '../src/generated/config.js';
 
 const MASTER_KEY = '0f'.repeat(32);
 const CFA_KEY = 'cfa-key-of-the-plugin-test';
@@ -23,7 +24,7 @@ async function kernelWithHub(t: Test, hub: TestHub, sandbox: Sandbox, hubKey: st
     plugins,
     hub: { url: hub.url.replace(/^http/, 'ws'), apiKeyEnv: 'PLUGIN_TEST_HUB_KEY', maxWaitMs: 300 },
     opcos: { sandbox: { adapter: 'sandbox', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'c', clientSecretEnv: 'PLUGIN_TEST_SECRET', rateLimit } },
-  }, { OPCO_PROXY_MASTER_KEY: MASTER_KEY, PLUGIN_TEST_SECRET: 's', PLUGIN_TEST_HUB_KEY: hubKey });
+  }, { OPCO_PROXY_MASTER_KEY: MASTER_KEY, PLUGIN_TEST_SECRET: 's', PLUGIN_TEST_HUB_KEY: hubKey }, { parts: { sections: [{ key: 'hub', schema: hubSchema }] } });
   // Given, not opened by the kernel: a kernel that fails to start does not close them.
   const store = await createEmbeddedStore();
   const queue = createEmbeddedQueue();

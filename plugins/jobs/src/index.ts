@@ -12,14 +12,9 @@ import { JOBS_QUEUE } from './submission.js';
 import { JobWorker } from './worker.js';
 import { emitJobEnd } from './job-events.js';
 import { MAX_ATTEMPTS } from './retry-policy.js';
+import type { JobsConfig } from './generated/config.js';
 
-export interface JobsConfig {
-  backoffMs: number[];
-  leaseMs: number;
-  prefetch: number;
-  retentionDays: number;
-  sweepIntervalMs: number;
-}
+export type { JobsConfig };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A due job still untaken after this long has lost its queue message. */

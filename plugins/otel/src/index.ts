@@ -14,18 +14,9 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { OtelConfig } from './generated/config.js';
 
-export interface OtelConfig {
-  /** OTLP/HTTP traces URL; without it, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or the exporter's default. */
-  endpoint?: string;
-  serviceName?: string;
-  /** Share of new traces recorded (0..1); a client's sampled flag is followed. */
-  sampleRatio?: number;
-  /** Extra headers for the collector (an API key of a hosted backend). */
-  headers?: Record<string, string>;
-  /** Longest wait between exports. */
-  exportDelayMs?: number;
-}
+export type { OtelConfig };
 
 const propagator = new W3CTraceContextPropagator();
 

@@ -9,14 +9,9 @@ import { SyncRecords, type SyncRecord } from './sync-records.js';
 import { SYNC_QUEUE, SyncRunner, type SyncMessage } from './sync-runner.js';
 import { mountSyncRoutes } from './sync-routes.js';
 import { mountOperatorRoutes } from './operator-routes.js';
+import type { SyncConfig } from './generated/config.js';
 
-export interface SyncConfig {
-  backoffMs: number[];
-  leaseMs: number;
-  prefetch: number;
-  sweepIntervalMs: number;
-  pollTickMs: number;
-}
+export type { SyncConfig };
 
 /** SPEC 8: like jobs, a batch is tried 3 times. */
 const BATCH_ATTEMPTS = 3;

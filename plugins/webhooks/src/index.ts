@@ -11,14 +11,9 @@ import { KnownWebhooks } from './known-webhooks.js';
 import { mountWebhookRoutes } from './webhook-routes.js';
 import { mountOperatorRoutes } from './operator-routes.js';
 import { DELIVERY_QUEUE } from './delivery.js';
+import type { WebhooksConfig } from './generated/config.js';
 
-export interface WebhooksConfig {
-  timeoutMs: number;
-  retryDelaysMs: number[];
-  concurrency: number;
-  retentionDays: number;
-  sweepIntervalMs: number;
-}
+export type { WebhooksConfig };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A due delivery still unclaimed after this long has lost its queue message. */

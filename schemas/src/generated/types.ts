@@ -112,7 +112,6 @@ export interface SchemaTypes {
   "certificat-body": CertificatBody;
   "cfakeyinfo-query": CfaKeyInfoQuery;
   "cfakeyinfo-response": CfaKeyInfo;
-  config: ConfigFile;
   "convention-body": ConventionBody;
   deleted: Deleted;
   "delivery-list": WebhookDeliveryList;
@@ -137,6 +136,7 @@ export interface SchemaTypes {
   health: Health;
   "job-status": JobStatus;
   job: Job1;
+  "kernel-config": KernelConfig;
   "liste-query": DossierListeQuery;
   liste: DossierListe;
   "poller-list": PollerList;
@@ -848,264 +848,6 @@ export interface CfaKeyInfo {
   [k: string]: unknown;
 }
 /**
- * The operator's JSON config file (D2, D3). Secrets are never in it: they come from the environment.
- *
- * This interface was referenced by `SchemaTypes`'s JSON-Schema
- * via the `definition` "ConfigFile".
- */
-export interface ConfigFile {
-  /**
-   * For editors only: the path or URL of this schema (the service ignores it).
-   */
-  $schema?: string;
-  port?: number;
-  host?: string;
-  mode?: "production" | "development";
-  store?: {
-    type: "embedded" | "mongodb";
-    path?: string;
-    url?: string;
-    database?: string;
-  };
-  queue?: {
-    type: "embedded" | "rabbitmq";
-    url?: string;
-    /**
-     * Prefix of the queue names, so several deployments can share one broker
-     */
-    prefix?: string;
-  };
-  plugins?: string[];
-  publisher?: {
-    editeur?: string;
-    logiciel?: string;
-    version?: string;
-  };
-  opcos?: {
-    /**
-     * One upstream OPCO. Which authentication keys it needs (tokenUrl, clientId, clientSecretEnv, scope for OAuth client credentials; apiKeyEnv for a static API-key header) depends on its adapter's profile, whose strategy checks them at start-up.
-     */
-    [k: string]: {
-      adapter: string;
-      baseUrl: string;
-      tokenUrl?: string;
-      clientId?: string;
-      clientSecretEnv?: string;
-      scope?: string;
-      rateLimit?: {
-        limit: number;
-        windowMs: number;
-      };
-      pollingIntervalMs?: number;
-      cacheTtlS?: {
-        [k: string]: number;
-      };
-      /**
-       * Environment variable holding the upstream API key (profiles authenticating with a static API-key header).
-       */
-      apiKeyEnv?: string;
-      /**
-       * Settings read by a custom authentication strategy of the adapter.
-       */
-      auth?: {
-        [k: string]: unknown;
-      };
-    };
-  };
-  hub?: {
-    url: string;
-    apiKeyEnv: string;
-    /**
-     * Instances sharing the hub tenant's budget; each uses limit/expectedInstances when the hub is unreachable (D12, D30).
-     */
-    expectedInstances?: number;
-    /**
-     * How long a client GET waits for a hub grant before 429 (D29).
-     */
-    maxWaitMs?: number;
-  };
-  upstream?: {
-    timeoutMs?: number;
-    /**
-     * Upstream answers larger than this are unusable (502 UPSTREAM_INVALID_RESPONSE).
-     */
-    maxAnswerBytes?: number;
-  };
-  jobs?: {
-    /**
-     * @minItems 1
-     */
-    backoffMs?: [number, ...number[]];
-    /**
-     * How long a worker holds a job without renewing (a dead worker's job is taken over after it)
-     */
-    leaseMs?: number;
-    prefetch?: number;
-    retentionDays?: number;
-    /**
-     * How often jobs whose queue message was lost are re-queued and expired records deleted.
-     */
-    sweepIntervalMs?: number;
-  };
-  /**
-   * Bulk sync and pollers (D19-D21).
-   */
-  sync?: {
-    /**
-     * Waits between the 3 attempts of a batch.
-     *
-     * @minItems 1
-     */
-    backoffMs?: [number, ...number[]];
-    /**
-     * How long a worker holds a discovery, a batch or a poll without renewing.
-     */
-    leaseMs?: number;
-    prefetch?: number;
-    /**
-     * How often lost sync messages are re-queued.
-     */
-    sweepIntervalMs?: number;
-    /**
-     * The shortest wait between two looks for due polls: between them a worker sleeps until the next poll is due, sync.sweepIntervalMs at most.
-     */
-    pollTickMs?: number;
-  };
-  webhooks?: {
-    timeoutMs?: number;
-    /**
-     * @minItems 1
-     */
-    retryDelaysMs?: [number, ...number[]];
-    /**
-     * Deliveries in flight per worker
-     */
-    concurrency?: number;
-    retentionDays?: number;
-    /**
-     * How often deliveries whose queue message was lost are re-queued and expired logs deleted.
-     */
-    sweepIntervalMs?: number;
-  };
-  limits?: {
-    bodyBytes?: number;
-    fileBytes?: number;
-  };
-  tenantRateLimit?: {
-    perSecond?: number;
-    burst?: number;
-  };
-  allowedTenants?: string[];
-  /**
-   * What the upstream said of each tenant's key, per opcoId (issue 27, docs/decisions.md P13).
-   */
-  tenantKeys?: {
-    /**
-     * How long a key the upstream accepted stays proven (default 86400, a day).
-     */
-    provenTtlS?: number;
-    /**
-     * How long a key the upstream refused is answered 403 locally, without asking the upstream (default 300).
-     */
-    refusedTtlS?: number;
-    /**
-     * Share of each window's upstream budget that unproven tenants share, at least one call (default 0.1).
-     */
-    unprovenShare?: number;
-  };
-  /**
-   * Per client address: requests of unproven tenants and failed authentications (token bucket), and the backoff after wrong operator keys.
-   */
-  addressRateLimit?: {
-    /**
-     * Tokens per second (default 2).
-     */
-    perSecond?: number;
-    /**
-     * Bucket size (default 20).
-     */
-    burst?: number;
-    /**
-     * Wrong operator keys in a row before the address backs off (default 5).
-     */
-    freeFailures?: number;
-    /**
-     * Longest backoff after wrong operator keys (default 300).
-     */
-    maxBackoffS?: number;
-  };
-  /**
-   * Proxies whose X-Forwarded-For is believed (addresses or CIDRs); the client address is the first hop from the right that none of them is.
-   */
-  trustedProxies?: string[];
-  /**
-   * Audit records (D32): one per state-changing request and operator action.
-   */
-  audit?: {
-    /**
-     * How long records are kept (default 400).
-     */
-    retentionDays?: number;
-    /**
-     * Also record reads of personal data: GET dossiers and dossiers/liste (default false: a store write per read).
-     */
-    reads?: boolean;
-    /**
-     * Purge of records past their retention (default 3600000).
-     */
-    sweepIntervalMs?: number;
-  };
-  /**
-   * Step 3 and 10 cache: entries kept in the Store (shared by instances) and, in front of it, a bounded in-process LRU. On the embedded store the LRU is the whole cache (that store lives in the one process).
-   */
-  cache?: {
-    /**
-     * How often expired entries are deleted from the Store.
-     */
-    sweepIntervalMs?: number;
-    /**
-     * Answers the in-process LRU keeps at most (default 10000; 0 turns the LRU off).
-     */
-    maxEntries?: number;
-    /**
-     * Bytes of answers the in-process LRU keeps at most (default 67108864, 64 MiB; 0 turns the LRU off). An answer larger than this is only kept in the Store.
-     */
-    maxBytes?: number;
-  };
-  /**
-   * The opt-in "otel" plugin: a span per upstream call, W3C traceparent propagated upstream, exported over OTLP/HTTP.
-   */
-  otel?: {
-    /**
-     * OTLP/HTTP traces URL (http://collector:4318/v1/traces); without it, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or http://localhost:4318/v1/traces.
-     */
-    endpoint?: string;
-    /**
-     * service.name of the spans (default opco-proxy).
-     */
-    serviceName?: string;
-    /**
-     * Share of new traces recorded (default 1); a caller's sampled flag is followed.
-     */
-    sampleRatio?: number;
-    /**
-     * Headers sent to the collector.
-     */
-    headers?: {
-      [k: string]: string;
-    };
-    /**
-     * Longest wait between two exports (default 5000).
-     */
-    exportDelayMs?: number;
-  };
-  /**
-   * On SIGTERM, how long requests and jobs in flight may take to finish before the process stops (P3).
-   */
-  shutdownGraceMs?: number;
-  logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
-}
-/**
  * SPEC 4.11: body of POST /{opcoId}/conventions. Whether the four attestations are required is not shown by the spec: they are optional booleans here and the upstream decides.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
@@ -1662,6 +1404,226 @@ export interface Job1 {
       [k: string]: unknown;
     };
   }[];
+}
+/**
+ * The operator's JSON config file (D2, D3). Secrets are never in it: they come from the environment.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "KernelConfig".
+ */
+export interface KernelConfig {
+  /**
+   * For editors only: the path or URL of this schema (the service ignores it).
+   */
+  $schema?: string;
+  /**
+   * Listening port (0: any free port)
+   */
+  port?: number;
+  /**
+   * Listening address
+   */
+  host?: string;
+  /**
+   * `development` allows `http://` and loopback webhook targets
+   */
+  mode?: "production" | "development";
+  store?: {
+    /**
+     * embedded (in process), or the type of a store driver (mongodb).
+     */
+    type: "embedded";
+    /**
+     * Embedded store: a directory to keep data in; default in memory.
+     */
+    path?: string;
+  };
+  queue?: {
+    /**
+     * embedded (in process), or the type of a queue driver (rabbitmq).
+     */
+    type: "embedded";
+  };
+  /**
+   * Feature plugins by short or package name; also `hub`, `console`, `otel`
+   */
+  plugins?: string[];
+  publisher?: {
+    /**
+     * Sent upstream as the publisher headers (SPEC 5.1)
+     */
+    editeur?: string;
+    /**
+     * Sent upstream as the publisher headers (SPEC 5.1)
+     */
+    logiciel?: string;
+    /**
+     * Sent upstream as the publisher headers (SPEC 5.1)
+     */
+    version?: string;
+  };
+  opcos?: {
+    /**
+     * One upstream OPCO. Which authentication keys it needs (tokenUrl, clientId, clientSecretEnv, scope for OAuth client credentials; apiKeyEnv for a static API-key header) depends on its adapter's profile, whose strategy checks them at start-up.
+     */
+    [k: string]: {
+      /**
+       * Adapter by short (`common-api`, `classic-api`) or package name (adapters.md).
+       */
+      adapter: string;
+      /**
+       * Upstream base URL.
+       */
+      baseUrl: string;
+      /**
+       * OAuth token URL (the profile says which keys it needs).
+       */
+      tokenUrl?: string;
+      /**
+       * OAuth client id.
+       */
+      clientId?: string;
+      /**
+       * Variable holding the OAuth client secret.
+       */
+      clientSecretEnv?: string;
+      /**
+       * OAuth scope, when the upstream wants one.
+       */
+      scope?: string;
+      rateLimit?: {
+        /**
+         * Upstream budget: calls per window; default the profile's.
+         */
+        limit: number;
+        /**
+         * Upstream budget: the window; default the profile's.
+         */
+        windowMs: number;
+      };
+      /**
+       * Poller interval (at least 1000); default the profile's.
+       */
+      pollingIntervalMs?: number;
+      /**
+       * Per route (`"GET /dossiers": 60`): cache lifetime in seconds; default the profile's.
+       */
+      cacheTtlS?: {
+        [k: string]: number;
+      };
+      /**
+       * Environment variable holding the upstream API key (profiles authenticating with a static API-key header).
+       */
+      apiKeyEnv?: string;
+      /**
+       * Settings read by a custom authentication strategy of the adapter.
+       */
+      auth?: {
+        [k: string]: unknown;
+      };
+    };
+  };
+  upstream?: {
+    /**
+     * Upstream call time limit
+     */
+    timeoutMs?: number;
+    /**
+     * Upstream answers larger than this are unusable (502 UPSTREAM_INVALID_RESPONSE).
+     */
+    maxAnswerBytes?: number;
+  };
+  limits?: {
+    /**
+     * Request body limit (D7)
+     */
+    bodyBytes?: number;
+    /**
+     * Decoded `_files` entry limit (D7)
+     */
+    fileBytes?: number;
+  };
+  tenantRateLimit?: {
+    /**
+     * Each tenant's own rate (D6)
+     */
+    perSecond?: number;
+    /**
+     * Each tenant's own rate (D6)
+     */
+    burst?: number;
+  };
+  /**
+   * Tenant hashes allowed to use the service (D8)
+   */
+  allowedTenants?: string[];
+  /**
+   * What the upstream said of each tenant's key, per opcoId (issue 27, docs/decisions.md P13).
+   */
+  tenantKeys?: {
+    /**
+     * How long a key the upstream accepted stays proven (default 86400, a day).
+     */
+    provenTtlS?: number;
+    /**
+     * How long a key the upstream refused is answered 403 locally, without asking the upstream (default 300).
+     */
+    refusedTtlS?: number;
+    /**
+     * Share of each window's upstream budget that unproven tenants share, at least one call (default 0.1).
+     */
+    unprovenShare?: number;
+  };
+  /**
+   * Per client address: requests of unproven tenants and failed authentications (token bucket), and the backoff after wrong operator keys.
+   */
+  addressRateLimit?: {
+    /**
+     * Tokens per second (default 2).
+     */
+    perSecond?: number;
+    /**
+     * Bucket size (default 20).
+     */
+    burst?: number;
+    /**
+     * Wrong operator keys in a row before the address backs off (default 5).
+     */
+    freeFailures?: number;
+    /**
+     * Longest backoff after wrong operator keys (default 300).
+     */
+    maxBackoffS?: number;
+  };
+  /**
+   * Proxies whose X-Forwarded-For is believed (addresses or CIDRs); the client address is the first hop from the right that none of them is.
+   */
+  trustedProxies?: string[];
+  /**
+   * Audit records (D32): one per state-changing request and operator action.
+   */
+  audit?: {
+    /**
+     * How long records are kept (default 400).
+     */
+    retentionDays?: number;
+    /**
+     * Also record reads of personal data: GET dossiers and dossiers/liste (default false: a store write per read).
+     */
+    reads?: boolean;
+    /**
+     * Purge of records past their retention (default 3600000).
+     */
+    sweepIntervalMs?: number;
+  };
+  /**
+   * On SIGTERM, how long requests and jobs in flight may take to finish before the process stops (P3).
+   */
+  shutdownGraceMs?: number;
+  /**
+   * `fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`
+   */
+  logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
 /**
  * SPEC 4.7: query of GET /{opcoId}/dossiers/liste.

@@ -21,18 +21,13 @@ import { HubConnection, type ConnectionState } from './hub-connection.js';
 import { createInstanceMetrics, type InstanceMetrics } from './instance-metrics.js';
 import { LocalFallback, Rerouted } from './local-fallback.js';
 import { UsageLedger } from './usage-ledger.js';
+import type { HubPluginConfig } from '../generated/config.js';
 
-/** The instance config's `hub` section (D28). */
-export interface HubClientConfig {
-  /** The hub's base address, e.g. `ws://hub.internal:8090`. */
-  url: string;
-  /** Name of the environment variable holding this instance's hub key. */
-  apiKeyEnv: string;
-  /** Instances sharing the hub tenantId; the local fallback takes limit / expectedInstances. Default 1. */
-  expectedInstances?: number;
-  /** Longest wait of a client GET for a grant before 429 (default 30000). */
-  maxWaitMs?: number;
-}
+/**
+ * The instance config's `hub` section (D28), as the plugin receives it (defaults applied; its
+ * schema is plugins/hub/config.schema.json), or with the defaulted keys left out when built directly.
+ */
+export type HubClientConfig = Pick<HubPluginConfig, 'url' | 'apiKeyEnv'> & Partial<HubPluginConfig>;
 
 export interface HubAdmissionOptions {
   hub: HubClientConfig;

@@ -1,0 +1,82 @@
+/**
+ * generated — do not edit. Source: plugins/sync/config.schema.json; regenerate with
+ * `npm run generate -w @opco-proxy/server`.
+ */
+/**
+ * Bulk sync and pollers (D19-D21).
+ */
+export interface SyncConfig {
+  /**
+   * Waits between the 3 attempts of a batch.
+   *
+   * @minItems 1
+   */
+  backoffMs: [number, ...number[]];
+  /**
+   * How long a worker holds a discovery, a batch or a poll without renewing.
+   */
+  leaseMs: number;
+  /**
+   * Sync messages in flight per worker
+   */
+  prefetch: number;
+  /**
+   * How often lost sync messages are re-queued.
+   */
+  sweepIntervalMs: number;
+  /**
+   * The shortest wait between two looks for due polls: between them a worker sleeps until the next poll is due, sync.sweepIntervalMs at most.
+   */
+  pollTickMs: number;
+}
+
+/** The section's JSON Schema, defaults included (what the application assembles the config schema from). */
+export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
+  "$schema": "http://json-schema.org/draft-07/schema#",
+  "$id": "https://opco-proxy.example/schemas/config/sync.schema.json",
+  "title": "SyncConfig",
+  "type": "object",
+  "additionalProperties": false,
+  "description": "Bulk sync and pollers (D19-D21).",
+  "properties": {
+    "backoffMs": {
+      "type": "array",
+      "minItems": 1,
+      "items": {
+        "type": "integer",
+        "minimum": 0
+      },
+      "description": "Waits between the 3 attempts of a batch.",
+      "default": [
+        1000,
+        2000,
+        4000
+      ]
+    },
+    "leaseMs": {
+      "type": "integer",
+      "minimum": 100,
+      "description": "How long a worker holds a discovery, a batch or a poll without renewing.",
+      "default": 30000
+    },
+    "prefetch": {
+      "type": "integer",
+      "minimum": 1,
+      "maximum": 256,
+      "default": 4,
+      "description": "Sync messages in flight per worker"
+    },
+    "sweepIntervalMs": {
+      "type": "integer",
+      "minimum": 10,
+      "description": "How often lost sync messages are re-queued.",
+      "default": 60000
+    },
+    "pollTickMs": {
+      "type": "integer",
+      "minimum": 10,
+      "description": "The shortest wait between two looks for due polls: between them a worker sleeps until the next poll is due, sync.sweepIntervalMs at most.",
+      "default": 1000
+    }
+  }
+};
