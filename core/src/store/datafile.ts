@@ -9,8 +9,9 @@
  * resolves (written to the file, not flushed to the disk, as nedb did). A rewrite goes to
  * `<file>~`, flushed, then renamed over the file; a crash before the rename leaves the previous
  * file, and a file missing at load with its `~` present is the rewrite that was being renamed.
- * A last line cut short by a crash is skipped, as are other unreadable lines up to a tenth of
- * the file; more than that refuses to open rather than lose data.
+ * A last line cut short by a crash (unreadable, with no newline after it) is dropped whatever the file's size
+ * (nedb counted it as corrupt, and refused a small file for it); other unreadable lines are
+ * skipped up to a tenth of the file, and more refuse to open it rather than lose data.
  */
 import { appendFile, open, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -34,13 +35,15 @@ export class Datafile {
     const docs = new Map<string, StoredDoc>();
     const indexes = new Map<string, IndexSpec>();
     const lines = text.split('\n').filter((line) => line !== '');
+    // A last line with no newline after it, unreadable, is an append a crash cut short.
+    const cutShort = text.endsWith('\n') ? undefined : lines[lines.length - 1];
     let corrupt = 0;
     for (const line of lines) {
       let entry: Record<string, unknown>;
       try {
         entry = deserialize(line);
       } catch {
-        corrupt++;
+        if (line !== cutShort) corrupt++;
         continue;
       }
       if (entry === null || typeof entry !== 'object') {
