@@ -291,13 +291,16 @@ function upsertDocument(filter: Filter, setOnInsert: Record<string, unknown>, mo
   if (typeof _id !== 'string') throw new TypeError('an upserted document needs a string _id');
   let doc: StoredDoc = { _id };
   for (const fields of [seed, setOnInsert]) {
-    const rest = dropUndefined(fields);
-    delete rest._id;
+    const { _id: _ignored, ...rest } = dropUndefined(fields);
     if (Object.keys(rest).length > 0) doc = applyUpdate(doc, { $set: rest });
   }
   return modifier ? applyUpdate(doc, modifier) : doc;
 }
 
+/** The fields without those set to undefined (the caller's object itself when it has none). */
 function dropUndefined(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+  for (const key in fields) {
+    if (fields[key] === undefined) return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+  }
+  return fields;
 }
