@@ -13,7 +13,7 @@
  * (nedb counted it as corrupt, and refused a small file for it); other unreadable lines are
  * skipped up to a tenth of the file, and more refuse to open it rather than lose data.
  */
-import { appendFile, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 export interface IndexSpec {
@@ -27,6 +27,9 @@ export type StoredDoc = Record<string, unknown> & { _id: string };
 const CORRUPT_ALERT_SHARE = 0.1;
 
 export class Datafile {
+  /** Kept open between appends (opening the file for each cost more than the write); closed by a rewrite. */
+  private appending: FileHandle | undefined;
+
   private constructor(private readonly filename: string) {}
 
   /** Reads the datafile (created when missing), then rewrites it with only what it holds now. */
@@ -72,16 +75,25 @@ export class Datafile {
     let text = '';
     for (const doc of docs) text += serialize(doc) + '\n';
     for (const _id of deletedIds) text += serialize({ $$deleted: true, _id }) + '\n';
-    if (text !== '') await appendFile(this.filename, text, 'utf8');
+    if (text !== '') await this.appendText(text);
   }
 
   async appendIndex(index: IndexSpec): Promise<void> {
-    await appendFile(this.filename, indexLine(index) + '\n', 'utf8');
+    await this.appendText(indexLine(index) + '\n');
+  }
+
+  private async appendText(text: string): Promise<void> {
+    this.appending ??= await open(this.filename, 'a');
+    await this.appending.appendFile(text, 'utf8');
   }
 
   /** The datafile holding only `docs` and `indexes`, replaced whole or not at all. */
   async rewrite(docs: Iterable<object>, indexes: readonly IndexSpec[]): Promise<void> {
     const temporary = `${this.filename}~`;
+    // The handle would go on appending to the file the rename replaces.
+    const appending = this.appending;
+    this.appending = undefined;
+    await appending?.close();
     const file = await open(temporary, 'w');
     try {
       let chunk = indexes.map((index) => indexLine(index) + '\n').join('');
