@@ -5,7 +5,7 @@ import { inSortOrder } from '../src/store/sort-order.js';
 
 type Row = { _id: string; [field: string]: unknown };
 
-/** nedb's own order, as its cursor sorted before (a stable sort of every match, then the slice). */
+/** The store's order (nedb's, kept), by a stable sort of every match, then the slice. */
 function nedbOrder(docs: Row[], sort: Record<string, 1 | -1>, skip = 0, limit?: number): Row[] {
   const sorted = [...docs].sort((a, b) => {
     for (const [field, direction] of Object.entries(sort)) {
