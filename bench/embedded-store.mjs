@@ -9,10 +9,14 @@
 // keeps the ended jobs, as the store does for their retention (D17), and, as the jobs plugin
 // sets it up on this backend, no index but `_id`.
 // Each side runs in a child pinned to CPU 0 where the machine allows; the sides alternate.
-// Run after `npm run build`:  node bench/embedded-store.mjs [--root DIR] [--rounds 5] [--jobs 5000] [--quick]
+// With --file the store keeps its datafiles in a temporary directory (each write appended to
+// them before it is acknowledged), as a service configured with `store.path`.
+// Run after `npm run build`:  node bench/embedded-store.mjs [--root DIR] [--rounds 5] [--jobs 5000] [--file] [--quick]
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PINNED, SERVICE_CPU } from './lib/processes.mjs';
@@ -22,7 +26,7 @@ const HERE = fileURLToPath(new URL('.', import.meta.url));
 const { values: opts } = parseArgs({
   options: {
     root: { type: 'string' }, rounds: { type: 'string' }, jobs: { type: 'string' },
-    quick: { type: 'boolean', default: process.env.BENCH_QUICK === '1' }, child: { type: 'string' },
+    quick: { type: 'boolean', default: process.env.BENCH_QUICK === '1' }, child: { type: 'string' }, file: { type: 'boolean', default: false },
   },
 });
 const jobs = Number(opts.jobs ?? (opts.quick ? 2000 : 5000));
@@ -38,13 +42,13 @@ function main() {
     const order = round % 2 === 0 ? Object.entries(sides) : Object.entries(sides).reverse();
     const row = {};
     for (const [name, root] of order) {
-      const args = [fileURLToPath(import.meta.url), '--child', root, '--jobs', String(jobs)];
+      const args = [fileURLToPath(import.meta.url), '--child', root, '--jobs', String(jobs), ...(opts.file ? ['--file'] : [])];
       const out = PINNED ? execFileSync('taskset', ['-c', SERVICE_CPU, process.execPath, ...args], { encoding: 'utf8' }) : execFileSync(process.execPath, args, { encoding: 'utf8' });
       row[name] = JSON.parse(out);
     }
     results.push(row);
   }
-  console.log(`embedded store, the operations of ${jobs} single-step jobs (after ${jobs} ended ones kept), ${rounds} rounds${PINNED ? ', pinned to CPU ' + SERVICE_CPU : ''}`);
+  console.log(`embedded store${opts.file ? ' with datafiles' : ', in memory'}, the operations of ${jobs} single-step jobs (after ${jobs} ended ones kept), ${rounds} rounds${PINNED ? ', pinned to CPU ' + SERVICE_CPU : ''}`);
   for (const [i, row] of results.entries()) {
     console.log(`  round ${i + 1}: ${Object.entries(row).map(([name, r]) => `${name} ${r.cpuUsPerJob.toFixed(0)} µs CPU per job`).join(', ')}`);
   }
@@ -54,7 +58,8 @@ function main() {
 /** Jobs through a fresh in-memory store of the checkout at `root`; CPU time per job. */
 async function runJobs(root, count) {
   const { createEmbeddedStore } = await import(resolve(root, 'core/dist/src/store/embedded-store.js'));
-  const store = await createEmbeddedStore();
+  const dir = opts.file ? mkdtempSync(join(tmpdir(), 'embedded-store-bench-')) : undefined;
+  const store = await createEmbeddedStore(dir ? { path: dir } : {});
   const jobsCollection = store.collection('jobs');
   const slots = store.collection('upstream_budget');
   const webhooks = store.collection('webhooks');
@@ -89,5 +94,6 @@ async function runJobs(root, count) {
   await run(count, count);
   const used = process.cpuUsage(before);
   await store.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
   return { cpuUsPerJob: (used.user + used.system) / count };
 }

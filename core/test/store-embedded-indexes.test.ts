@@ -5,8 +5,8 @@ import { DuplicateKeyError } from '../src/ports/store.js';
 type Row = { _id: string; key: string; group: string; n: number };
 
 /**
- * nedb's indexes serve every lookup by an indexed field (nedb.ts re-indexes an updated document
- * in place when its indexed fields are unchanged): after any mix of updates, each lookup by an
+ * The embedded store's indexes serve every lookup by an indexed field (document-table.ts moves an
+ * updated document's versions between their keys): after any mix of updates, each lookup by an
  * index must find the current version of exactly the documents a scan finds.
  */
 async function consistent(t: Test, c: ReturnType<Awaited<ReturnType<typeof createEmbeddedStore>>['collection']>, count: number): Promise<void> {

@@ -1,15 +1,15 @@
 import t from 'tap';
 import { createEmbeddedStore } from '../src/store/embedded-store.js';
-import { nedbModel } from '../src/store/nedb.js';
+import { compareValues, valueAt } from '../src/store/document-order.js';
 import { inSortOrder } from '../src/store/sort-order.js';
 
 type Row = { _id: string; [field: string]: unknown };
 
-/** nedb's own order, as its cursor sorted before (a stable sort of every match, then the slice). */
+/** The store's order (nedb's, kept), by a stable sort of every match, then the slice. */
 function nedbOrder(docs: Row[], sort: Record<string, 1 | -1>, skip = 0, limit?: number): Row[] {
   const sorted = [...docs].sort((a, b) => {
     for (const [field, direction] of Object.entries(sort)) {
-      const order = direction * nedbModel.compareThings(nedbModel.getDotValue(a, field), nedbModel.getDotValue(b, field));
+      const order = direction * compareValues(valueAt(a, field), valueAt(b, field));
       if (order !== 0) return order;
     }
     return 0;

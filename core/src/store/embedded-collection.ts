@@ -1,13 +1,12 @@
 /**
- * One collection of the embedded store: a nedb Datastore behind the Store port.
- *
- * nedb keeps the data, the indexes and the file; this class supplies what nedb lacks or does
- * differently: MongoDB filter semantics (filter-matching.ts), `$setOnInsert` and upserts seeded
- * from the filter, returnDocument 'before', and atomic read-then-write under a mutex.
+ * One collection of the embedded store, behind the Store port: its documents in memory
+ * (document-table.ts), MongoDB filter semantics (filter-matching.ts), the update operators
+ * (update-operators.ts) and, with a directory, its datafile (datafile.ts). Writes take a mutex,
+ * so a findOneAndUpdate's read and write see no other write between, and each write is appended
+ * to the datafile before it is acknowledged.
  */
 import { randomUUID } from 'node:crypto';
 import {
-  DuplicateKeyError,
   type Collection,
   type Doc,
   type Filter,
@@ -17,56 +16,76 @@ import {
   type InsertManyResult,
   type SortSpec,
   type Update,
+  DuplicateKeyError,
 } from '../ports/store.js';
-import { compileFilter, equalityFields, isPlainObject } from './filter-matching.js';
+import { Datafile, type StoredDoc } from './datafile.js';
+import { assertStorable, assertStorableUpdate, holdsBytes } from './document-depth.js';
+import { DocumentTable, type Equalities } from './document-table.js';
+import { compileFilter, equalityFields, isPlainObject, type Predicate } from './filter-matching.js';
 import { Mutex } from './mutex.js';
-import { assertStorable, assertStorableUpdate } from './document-depth.js';
-import { nedbModel, storeInserted, StoredDocuments, type Datastore } from './nedb.js';
 import { inSortOrder } from './sort-order.js';
+import { applyUpdate, assertFieldNames, copyValue, type Modifier } from './update-operators.js';
 
-type Modifier = Omit<Update, '$setOnInsert'>;
 const MODIFIERS = new Set(['$set', '$unset', '$inc', '$push']);
 
+/**
+ * Stored documents holding bytes: written once, never updated (ports/store.ts). Kept aside so
+ * that an update need not walk a document for them.
+ */
+const BYTE_DOCUMENTS = new WeakSet<object>();
+
+interface Storage {
+  table: DocumentTable;
+  /** Absent in memory. */
+  datafile?: Datafile;
+}
+
 export class EmbeddedCollection<T extends Doc> implements Collection<T> {
-  /** Every write takes it, so a findOneAndUpdate's read and write see no other write between. */
   private readonly writes = new Mutex();
+  private readonly storage: Promise<Storage>;
 
   constructor(
-    private readonly datastore: Promise<Datastore>,
-    /** Whether there is a datafile to compact. */
-    private readonly persistent: boolean,
+    /** The datafile's path; in memory when absent. */
+    filename: string | undefined,
     private readonly assertOpen: () => void,
-  ) {}
+  ) {
+    this.storage = load(filename);
+    // A load failure (unreadable or corrupt file) surfaces on the collection's next call.
+    this.storage.catch(() => undefined);
+  }
 
   async insertOne(doc: T): Promise<void> {
     const copy = insertable(doc);
-    await this.write((db) => storeInserted(db, [copy]));
+    await this.write(async ({ table, datafile }) => {
+      table.insert([copy]);
+      await datafile?.append([copy]);
+    });
   }
 
-  /**
-   * nedb inserts an array all or nothing (it undoes the batch on the first unique violation):
-   * the whole batch in one step, and only when a key is held, one by one to skip just those.
-   */
+  /** The whole batch in one step, and only when a key is held, one by one to skip just those. */
   async insertMany(docs: T[]): Promise<InsertManyResult> {
     if (!Array.isArray(docs)) throw new TypeError('insertMany needs an array of documents');
     const copies = docs.map(insertable);
     if (copies.length === 0) return { duplicates: [] };
-    return this.write(async (db) => {
-      try {
-        await storeInserted(db, copies);
-        return { duplicates: [] };
-      } catch (err) {
-        if ((err as { errorType?: string }).errorType !== 'uniqueViolated') throw err;
-      }
+    return this.write(async ({ table, datafile }) => {
       const duplicates: string[] = [];
-      for (const copy of copies) {
-        try {
-          await storeInserted(db, [copy]);
-        } catch (err) {
-          if ((err as { errorType?: string }).errorType !== 'uniqueViolated') throw err;
-          duplicates.push(copy._id);
-        }
+      let inserted = copies;
+      try {
+        table.insert(copies);
+      } catch (err) {
+        if (!(err instanceof DuplicateKeyError)) throw err;
+        inserted = copies.filter((copy) => {
+          try {
+            table.insert([copy]);
+            return true;
+          } catch (err) {
+            if (!(err instanceof DuplicateKeyError)) throw err;
+            duplicates.push(copy._id);
+            return false;
+          }
+        });
       }
+      await datafile?.append(inserted);
       return { duplicates };
     });
   }
@@ -77,77 +96,71 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    const query = nedbQuery(filter);
-    const db = await this.open();
-    let cursor = new StoredDocuments<T>(db, query);
-    if (options.sort) return inSortOrder(await cursor, options.sort, options.skip, options.limit).map(cloneDocument);
-    if (options.skip) cursor = cursor.skip(options.skip);
-    if (options.limit) cursor = cursor.limit(options.limit);
-    return (await cursor).map(cloneDocument);
+    const search = searchFor(filter);
+    const { table } = await this.open();
+    return matching(table, search, options).map(copyValue) as unknown as T[];
   }
 
   async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
     assertStorableUpdate(update);
-    const query = nedbQuery(filter);
+    const search = searchFor(filter);
     const { modifier, setOnInsert } = splitUpdate(update);
-    return this.write(async (db) => {
-      if (modifier && !options.sort && !options.upsert && options.returnDocument !== 'before') {
-        // One pass (the common write by _id): nedb changes the first match, as a find with a
-        // limit of 1 would have picked it, and hands back its new version.
-        const { affectedDocuments } = await db.updateAsync(query, modifier, { returnUpdatedDocs: true, multi: false });
-        return affectedDocuments ? cloneDocument(affectedDocuments as unknown as T) : null;
-      }
-      const matches = new StoredDocuments<T>(db, query);
-      const [before] = options.sort ? inSortOrder(await matches, options.sort, 0, 1) : await matches.limit(1);
+    return this.write(async ({ table, datafile }) => {
+      const [before] = matching(table, search, { sort: options.sort, limit: 1 });
       if (before) {
-        // `before` is the stored document itself, which the update below replaces, not changes.
-        if (options.returnDocument === 'before') {
-          if (modifier) await db.updateAsync({ _id: before._id }, modifier, {});
-          return cloneDocument(before);
+        const after = modifier ? updated(before, modifier) : before;
+        if (after !== before) {
+          table.replace([[before, after]]);
+          await datafile?.append([after]);
         }
-        const after = modifier
-          ? ((await db.updateAsync({ _id: before._id }, modifier, { returnUpdatedDocs: true })).affectedDocuments as unknown as T)
-          : before;
-        return cloneDocument(after);
+        return copyValue(options.returnDocument === 'before' ? before : after) as unknown as T;
       }
       if (!options.upsert) return null;
-      const inserted = await db.insertAsync(upsertDocument(filter, setOnInsert, modifier));
-      return options.returnDocument === 'before' ? null : cloneDocument(inserted as unknown as T);
+      const inserted = upsertDocument(filter, setOnInsert, modifier);
+      table.insert([inserted]);
+      await datafile?.append([inserted]);
+      return options.returnDocument === 'before' ? null : (copyValue(inserted) as unknown as T);
     });
   }
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
     assertStorableUpdate(update);
-    const query = nedbQuery(filter);
+    const search = searchFor(filter);
     // $setOnInsert alone changes nothing in documents that already exist.
     const { modifier } = splitUpdate(update);
-    return this.write(async (db) =>
-      modifier ? (await db.updateAsync(query, modifier, { multi: true })).numAffected : db.countAsync(query),
-    );
+    return this.write(async ({ table, datafile }) => {
+      const matches = matching(table, search, {});
+      if (!modifier || matches.length === 0) return matches.length;
+      const pairs = matches.map((doc) => [doc, updated(doc, modifier)] as const);
+      table.replace(pairs);
+      await datafile?.append(pairs.map(([, after]) => after));
+      return matches.length;
+    });
   }
 
-  async deleteOne(filter: Filter): Promise<number> {
-    const query = nedbQuery(filter);
-    return this.write((db) => db.removeAsync(query, { multi: false }));
+  deleteOne(filter: Filter): Promise<number> {
+    return this.remove(filter, 1);
   }
 
-  async deleteMany(filter: Filter): Promise<number> {
-    const query = nedbQuery(filter);
-    return this.write((db) => db.removeAsync(query, { multi: true }));
+  deleteMany(filter: Filter): Promise<number> {
+    return this.remove(filter, undefined);
   }
 
   async count(filter: Filter = {}): Promise<number> {
-    const query = nedbQuery(filter);
-    const db = await this.open();
-    return db.countAsync(query) as unknown as Promise<number>;
+    const search = searchFor(filter);
+    const { table } = await this.open();
+    return matching(table, search, {}).length;
   }
 
   async createIndex(keys: SortSpec, options: IndexOptions = {}): Promise<void> {
     const fields = Object.keys(keys);
     if (fields.length === 0) throw new TypeError('an index needs at least one field');
-    // nedb ignores direction and names; ensureIndex is a no-op when the fields are indexed already.
-    const fieldName = fields.length === 1 ? fields[0]! : fields;
-    await this.write((db) => db.ensureIndexAsync({ fieldName, unique: options.unique ?? false }));
+    if (fields.some((field) => field.includes(','))) throw new TypeError('an indexed field name cannot hold a comma');
+    // Directions and names mean nothing here: an index serves equality lookups only.
+    const spec = { fields: [...fields].sort(), unique: options.unique ?? false };
+    await this.write(async ({ table, datafile }) => {
+      if (table.ensureIndex(spec)) await datafile?.appendIndex(spec);
+    });
   }
 
   sweepExpired(now: Date = new Date()): Promise<number> {
@@ -157,73 +170,107 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   /** Waits for queued writes, then rewrites the datafile compactly (no-op in memory). */
   async close(): Promise<void> {
     await this.writes.idle();
-    const db = await this.datastore.catch(() => undefined);
-    if (db && this.persistent) await db.compactDatafileAsync();
+    const storage = await this.storage.catch(() => undefined);
+    await storage?.datafile?.rewrite(storage.table.byId.values(), storage.table.indexSpecs);
   }
 
+  /** Rewrites the datafile with only the documents it holds now (no-op in memory). */
   async compact(): Promise<void> {
-    if (!this.persistent) return;
-    const db = await this.open();
-    await this.writes.run(() => db.compactDatafileAsync());
+    const { table, datafile } = await this.open();
+    if (datafile) await this.writes.run(() => datafile.rewrite(table.byId.values(), table.indexSpecs));
   }
 
-  private async open(): Promise<Datastore> {
+  private async remove(filter: Filter, limit: number | undefined): Promise<number> {
+    const search = searchFor(filter);
+    return this.write(async ({ table, datafile }) => {
+      const matches = matching(table, search, { limit });
+      table.remove(matches);
+      await datafile?.append([], matches.map((doc) => doc._id));
+      return matches.length;
+    });
+  }
+
+  private async open(): Promise<Storage> {
     this.assertOpen();
-    return this.datastore;
+    return this.storage;
   }
 
-  private async write<R>(task: (db: Datastore) => Promise<R>): Promise<R> {
-    const db = await this.open();
-    try {
-      return await this.writes.run(() => task(db));
-    } catch (err) {
-      if ((err as { errorType?: string }).errorType === 'uniqueViolated') {
-        throw new DuplicateKeyError(`duplicate key: ${(err as Error).message}`);
-      }
-      throw err;
-    }
+  private async write<R>(task: (storage: Storage) => Promise<R>): Promise<R> {
+    const storage = await this.open();
+    return this.writes.run(() => task(storage));
   }
 }
 
-/** A copy of a document to insert, checked as every backend checks it. */
-function insertable<D extends Doc>(doc: D): D {
-  if (typeof doc !== 'object' || doc === null || typeof doc._id !== 'string' || doc._id === '') {
-    throw new TypeError('a document needs a non-empty string _id');
-  }
-  assertStorable(doc);
-  return cloneDocument(doc);
+async function load(filename: string | undefined): Promise<Storage> {
+  const table = new DocumentTable();
+  if (!filename) return { table };
+  const { datafile, docs, indexes } = await Datafile.open(filename);
+  for (const doc of docs) if (holdsBytes(doc)) BYTE_DOCUMENTS.add(doc);
+  table.insert(docs);
+  for (const spec of indexes) table.ensureIndex(spec);
+  return { table, datafile };
+}
+
+interface Search {
+  matches: Predicate;
+  equalities: Equalities;
 }
 
 /**
- * nedb query for a port filter: our predicate through `$where`, plus the filter's scalar
- * equalities on top-level fields, at the top or in an `$and` (a lease claim is
- * `{$and: [{_id, ...}, ...]}`), which nedb matches identically and uses to pick candidates from
- * indexes. Without them nedb runs the predicate on every document of the collection.
+ * A filter's predicate, and its scalar equalities on top-level fields, at the top or in an
+ * `$and` (a lease claim is `{$and: [{_id, ...}, ...]}`), which pick the candidates by `_id` or
+ * an index. Two values for one field match nothing: either picks a superset, the predicate decides.
  */
-function nedbQuery(filter: Filter): Record<string, unknown> {
+function searchFor(filter: Filter): Search {
   const matches = compileFilter(filter);
-  const query: Record<string, unknown> = {
-    $where(this: unknown) {
-      return matches(this);
-    },
-  };
+  const equalities: Equalities = {};
   const lift = (clause: Filter): void => {
     for (const [key, value] of Object.entries(clause)) {
       if (key === '$and' && Array.isArray(value)) value.forEach((inner) => isPlainObject(inner) && lift(inner));
-      else if (!key.startsWith('$') && !key.includes('.') && ['string', 'number', 'boolean'].includes(typeof value)) {
-        // Two different values for one field match nothing: the predicate still says so.
-        query[key] = value;
+      else if (!key.startsWith('$') && !key.includes('.') && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) {
+        equalities[key] = value;
       }
     }
   };
   lift(filter);
-  return query;
+  return { matches, equalities };
+}
+
+/** The stored documents matching, in their order or the sort's; the caller copies what it hands out. */
+function matching(table: DocumentTable, search: Search, options: FindOptions): StoredDoc[] {
+  const found: StoredDoc[] = [];
+  const skip = options.sort ? 0 : (options.skip ?? 0);
+  const enough = options.sort || !options.limit ? Infinity : skip + options.limit;
+  for (const doc of table.candidates(search.equalities)) {
+    if (!search.matches(doc)) continue;
+    found.push(doc);
+    if (found.length >= enough) break;
+  }
+  if (options.sort) return inSortOrder(found, options.sort, options.skip, options.limit);
+  return skip > 0 ? found.slice(skip) : found;
+}
+
+function updated(doc: StoredDoc, modifier: Modifier): StoredDoc {
+  if (BYTE_DOCUMENTS.has(doc)) throw new TypeError('a document holding bytes cannot be updated: bytes are written once, then read or deleted');
+  return applyUpdate(doc, modifier);
+}
+
+/** A copy of a document to insert, checked as every backend checks it. */
+function insertable<D extends Doc>(doc: D): D & StoredDoc {
+  if (typeof doc !== 'object' || doc === null || typeof doc._id !== 'string' || doc._id === '') {
+    throw new TypeError('a document needs a non-empty string _id');
+  }
+  assertStorable(doc);
+  assertFieldNames(doc);
+  const copy = copyValue(doc) as D & StoredDoc;
+  if (holdsBytes(copy)) BYTE_DOCUMENTS.add(copy);
+  return copy;
 }
 
 /** Validates the update against the port's subset and separates what applies on insert only. */
 function splitUpdate(update: Update): { modifier: Modifier | undefined; setOnInsert: Record<string, unknown> } {
   if (!isPlainObject(update)) throw new TypeError('an update must be a plain object');
-  const modifier: Record<string, unknown> = {};
+  const modifier: Record<string, Record<string, unknown>> = {};
   let setOnInsert: Record<string, unknown> = {};
   const operators = Object.entries(update);
   if (operators.length === 0) throw new TypeError('an update needs at least one operator');
@@ -234,42 +281,26 @@ function splitUpdate(update: Update): { modifier: Modifier | undefined; setOnIns
       if (Object.keys(fields).length > 0) modifier[op] = dropUndefined(fields);
     } else throw new TypeError(`unsupported update operator ${op}`);
   }
-  // An empty modifier would make nedb replace the whole document.
   return { modifier: Object.keys(modifier).length > 0 ? (modifier as Modifier) : undefined, setOnInsert };
 }
 
 /** `{...equality fields of the filter, ...$setOnInsert, ...$set}`, then the other operators. */
-function upsertDocument(filter: Filter, setOnInsert: Record<string, unknown>, modifier: Modifier | undefined): Record<string, unknown> {
+function upsertDocument(filter: Filter, setOnInsert: Record<string, unknown>, modifier: Modifier | undefined): StoredDoc {
   const seed = equalityFields(filter);
   const _id = seed._id ?? setOnInsert._id ?? modifier?.$set?._id ?? randomUUID();
   if (typeof _id !== 'string') throw new TypeError('an upserted document needs a string _id');
-  let doc: Record<string, unknown> = { _id };
+  let doc: StoredDoc = { _id };
   for (const fields of [seed, setOnInsert]) {
-    const rest = dropUndefined(fields);
-    delete rest._id;
-    if (Object.keys(rest).length > 0) doc = nedbModel.modify(doc, { $set: rest });
+    const { _id: _ignored, ...rest } = dropUndefined(fields);
+    if (Object.keys(rest).length > 0) doc = applyUpdate(doc, { $set: rest });
   }
-  if (modifier) doc = nedbModel.modify(doc, modifier as Record<string, unknown>);
-  return cloneDocument(doc);
+  return modifier ? applyUpdate(doc, modifier) : doc;
 }
 
+/** The fields without those set to undefined (the caller's object itself when it has none). */
 function dropUndefined(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
-}
-
-/**
- * A copy sharing nothing with the stored document but its bytes: nedb copies documents but hands
- * out its own Date instances, which a caller could mutate. Undefined fields are dropped, as in a
- * datafile. Bytes are not copied (ports/store.ts); a Uint8Array becomes a Buffer over its memory.
- */
-function cloneDocument<D>(value: D): D {
-  if (value instanceof Date) return new Date(value.getTime()) as D;
-  if (value instanceof Uint8Array) return (Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)) as D;
-  if (Array.isArray(value)) return value.map((v: unknown) => (v === undefined ? null : cloneDocument(v))) as D;
-  if (isPlainObject(value)) {
-    const copy: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) copy[k] = cloneDocument(v);
-    return copy as D;
+  for (const key in fields) {
+    if (fields[key] === undefined) return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
   }
-  return value;
+  return fields;
 }

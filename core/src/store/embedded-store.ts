@@ -1,6 +1,6 @@
 /**
- * The embedded Store (D3 `store: {type: "embedded", path?}`): nedb collections kept in memory,
- * or, with a `path`, one append-only datafile per collection in that directory.
+ * The embedded Store (D3 `store: {type: "embedded", path?}`): collections kept in memory,
+ * or, with a `path`, one append-only datafile per collection in that directory (datafile.ts).
  *
  * Single process by definition: two processes on one directory would overwrite each other's
  * files, and atomicity is only guaranteed within the process (see embedded-collection.ts).
@@ -9,14 +9,13 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StoreUnavailableError, type Collection, type Doc, type Store } from '../ports/store.js';
 import { EmbeddedCollection } from './embedded-collection.js';
-import { Datastore } from './nedb.js';
 
 export interface EmbeddedStoreOptions {
   /** Directory of the datafiles, created if missing; in memory when absent. */
   path?: string;
 }
 
-/** Datafiles only grow between compactions (nedb appends every change); this bounds them. */
+/** Datafiles only grow between compactions (every change is appended); this bounds them. */
 const COMPACTION_INTERVAL_MS = 10 * 60_000;
 
 /** A collection name becomes a file name, so it may not hold separators or start with a dot. */
@@ -46,7 +45,7 @@ class EmbeddedStore implements Store {
     if (!COLLECTION_NAME.test(name)) throw new TypeError(`invalid collection name ${JSON.stringify(name)}`);
     let collection = this.collections.get(name);
     if (!collection) {
-      collection = new EmbeddedCollection<Doc>(this.openDatastore(name), this.dir !== undefined, () => this.assertOpen());
+      collection = new EmbeddedCollection<Doc>(this.dir && join(this.dir, `${name}.db`), () => this.assertOpen());
       this.collections.set(name, collection);
     }
     return collection as unknown as Collection<T>;
@@ -61,15 +60,6 @@ class EmbeddedStore implements Store {
     this.closed = true;
     clearInterval(this.compaction);
     await Promise.all([...this.collections.values()].map((c) => c.close()));
-  }
-
-  private openDatastore(name: string): Promise<Datastore> {
-    if (!this.dir) return Promise.resolve(new Datastore());
-    const datastore = new Datastore({ filename: join(this.dir, `${name}.db`) });
-    const loaded = datastore.loadDatabaseAsync().then(() => datastore);
-    // A load failure (unreadable or corrupt file) surfaces on the collection's next call.
-    loaded.catch(() => undefined);
-    return loaded;
   }
 
   private async compactAll(): Promise<void> {

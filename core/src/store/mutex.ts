@@ -1,7 +1,8 @@
 /**
- * A FIFO async mutex. nedb runs each of its own calls atomically, but a read followed by a write
- * (findOneAndUpdate, upsert) is two calls; holding this lock around every write of a collection
- * makes such pairs atomic within the process, which is all the embedded store has to promise.
+ * A FIFO async mutex. A write of the embedded store reads, changes memory, then awaits its append
+ * to the datafile; holding this lock around every write of a collection keeps another write from
+ * coming between (findOneAndUpdate, upsert) and keeps the appends in the order of the changes,
+ * atomic within the process, which is all the embedded store has to promise.
  */
 export class Mutex {
   private tail: Promise<unknown> = Promise.resolve();

@@ -1,12 +1,12 @@
 /**
- * Sorted reads of the embedded store (`find` with `sort`, `skip`, `limit`), in nedb's order
- * (its `compareThings` on each key, dotted paths included, ties kept in the order found) but
- * without nedb's cost: nedb sorts every match, reading each key anew at every comparison, before
- * it applies the limit. The oldest pending job or the oldest slot is one of thousands of matches,
- * so a small `skip + limit` keeps only that many as it scans, and each key is read once.
+ * Sorted reads of the embedded store (`find` with `sort`, `skip`, `limit`), in the order of
+ * document-order.ts on each key, dotted paths included, ties kept in the order found. The
+ * oldest pending job or the oldest slot is one of thousands of matches, so a small
+ * `skip + limit` keeps only that many as it scans (rather than sorting every match), and each
+ * key is read once.
  */
 import type { SortSpec } from '../ports/store.js';
-import { nedbModel } from './nedb.js';
+import { compareValues, valueAt } from './document-order.js';
 
 type Keyed<D> = { keys: unknown[]; doc: D };
 
@@ -14,12 +14,12 @@ export function inSortOrder<D>(docs: readonly D[], sort: SortSpec, skip = 0, lim
   const fields = Object.entries(sort);
   const compare = (a: Keyed<D>, b: Keyed<D>): number => {
     for (let i = 0; i < fields.length; i++) {
-      const order = fields[i]![1] * nedbModel.compareThings(a.keys[i], b.keys[i]);
+      const order = fields[i]![1] * compareValues(a.keys[i], b.keys[i]);
       if (order !== 0) return order;
     }
     return 0;
   };
-  const keyed = (doc: D): Keyed<D> => ({ keys: fields.map(([field]) => nedbModel.getDotValue(doc, field)), doc });
+  const keyed = (doc: D): Keyed<D> => ({ keys: fields.map(([field]) => valueAt(doc, field)), doc });
   const take = limit ? skip + limit : undefined;
   let kept: Keyed<D>[];
   if (take !== undefined && take * 4 < docs.length) kept = firstOf(docs, take, keyed, compare);
