@@ -5,7 +5,7 @@
  * file, so a missing one is a warning here (start-up refuses it).
  */
 import { systemClock } from './clock.js';
-import { ConfigError } from './config-error.js';
+import { ConfigError } from './kernel-errors.js';
 import { checkConfig, readConfigFile, type Config, type ConfigFlags } from './config.js';
 import { loadPlugins } from './plugin.js';
 import { OpcoDirectory } from './opco-registry.js';

@@ -2,7 +2,7 @@
  * Adapters, feature plugins and store/queue backends are loaded by package name (D3), so an
  * integrator publishes an OPCO adapter as its own package and names it in the config.
  */
-import { ConfigError } from './config.js';
+import { kernelError } from './kernel-errors.js';
 
 const BUNDLED: Record<'adapter' | 'plugin', (name: string) => string> = {
   adapter: (name) => `@opco-proxy/adapter-${name}`,
@@ -22,7 +22,7 @@ export async function loadModule<T>(kind: 'adapter' | 'plugin', name: string, co
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(pkg)) {
-      throw new ConfigError(`invalid configuration: ${configKey}: ${kind} package "${pkg}" is not installed`);
+      throw kernelError('OPCO_ERR_PACKAGE_MISSING', { key: configKey, kind, package: pkg });
     }
     throw err;
   }
