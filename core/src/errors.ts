@@ -8,7 +8,7 @@ import { ERROR_CODES, errorCodeSpec, type ErrorCode } from '@opco-proxy/schemas'
 import { StoreUnavailableError } from './ports/store.js';
 import { QueueUnavailableError } from './ports/queue.js';
 
-export { ERROR_CODES, errorCodes, type ErrorCode, type ErrorCodeSpec } from '@opco-proxy/schemas';
+export { ERROR_CODES, errorCodes, errorCodeSpec, type ErrorCode, type ErrorCodeSpec } from '@opco-proxy/schemas';
 
 export interface ErrorDetails {
   status?: number;

@@ -30,7 +30,7 @@ export const KERNEL_ERRORS = {
   OPCO_ERR_ROUTE_SHORTCUT: { config: false, message: '{owner} cannot mount a shortcut for {operation}: only for a GET operation it serves',
     when: 'a shortcut for an operation that is not a GET its owner serves' },
   OPCO_ERR_METRIC_NAME: { config: false, message: 'plugin {plugin}: metric {metric} must be named opco_proxy_*',
-    when: 'a plugin registers a metric not named opco_proxy_*' },
+    when: 'a plugin registers a metric not named `opco_proxy_*`' },
   OPCO_ERR_PLUGIN_INVALID: { config: true, message: 'invalid configuration: plugins[{index}]: "{name}" is not a plugin',
     when: 'a package named in `plugins` exports no plugin' },
   OPCO_ERR_PLUGIN_DEPENDENCY_MISSING: { config: true, message: 'invalid configuration: plugins: "{plugin}" needs plugin "{dependency}"',
