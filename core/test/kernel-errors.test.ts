@@ -1,7 +1,10 @@
 // The table of kernel misuse codes (kernel-errors.ts): stable, distinct codes and messages, each
 // documented, templates filled in, configuration problems as ConfigErrors.
 import t from 'tap';
-import { ConfigError, ERROR_CODES, KERNEL_ERRORS, KernelError, isKernelError, kernelError, type KernelErrorCode } from '../src/index.js';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, ERROR_CODES, KERNEL_ERRORS, KernelError, apiKeyHeader, defineProfile, isKernelError, kernelError, rename, type KernelErrorCode } from '../src/index.js';
 
 const codes = Object.keys(KERNEL_ERRORS) as KernelErrorCode[];
 
@@ -35,4 +38,26 @@ t.test('a ConfigError built by hand keeps its text and has the generic configura
   t.equal(error.message, 'invalid configuration: jobs.leaseMs: must be >= 1000');
   t.equal(error.code, 'OPCO_ERR_CONFIG_INVALID');
   t.equal(error.name, 'ConfigError');
+});
+
+t.test('an adapter\'s misuse is coded too: unknown route, bad transform, the tenant\'s header', async (t) => {
+  t.throws(() => defineProfile({ id: 'acme', routes: { 'GET /nowhere': {} } } as never), {
+    code: 'OPCO_ERR_PROFILE_ROUTE_UNKNOWN',
+    message: 'profile acme: unknown route "GET /nowhere"',
+  });
+  t.throws(() => rename({ 'a.*': 'b' }), { code: 'OPCO_ERR_TRANSFORM_INVALID', message: 'invalid rename "a.*" -> "b": rename one named field to a plain name' });
+  t.throws(() => rename({ 'a..b': 'c' }), { code: 'OPCO_ERR_TRANSFORM_INVALID', message: 'invalid transform path "a..b": empty segment' });
+  t.throws(() => apiKeyHeader({ header: 'X-Api-Key' }), { code: 'OPCO_ERR_AUTH_HEADER_RESERVED' });
+});
+
+t.test('core throws plain Errors only for states no caller can reach; misuse throws a code', async (t) => {
+  // The two guards left: the master key is checked by config.ts before it is parsed, and every
+  // configured opco gets its authentication before the first call.
+  const allowed = new Set(['crypto.ts', 'upstream-client.ts']);
+  const src = fileURLToPath(new URL('../../src/', import.meta.url));
+  const plain = readdirSync(src, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.startsWith('testing') && !file.includes('-contract.'))
+    .filter((file) => readFileSync(join(src, file), 'utf8').includes('throw new Error('));
+  t.same(plain.filter((file) => allowed.has(file)).sort(), [...allowed].sort(), 'the scan sees the guards');
+  t.same(plain.filter((file) => !allowed.has(file)).sort(), [], 'no other plain throw in core/src');
 });
