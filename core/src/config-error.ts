@@ -1,7 +1,2 @@
-/** A configuration problem: start-up stops with its message (naming the key), never a stack trace. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+/** ConfigError lives with the other kernel errors (kernel-errors.ts); cli.ts still imports it from here. */
+export { ConfigError } from './kernel-errors.js';

@@ -7,7 +7,7 @@
  * merged into the file's object before validation, so a bad value from the environment is
  * reported like one from the file, with the variable that set it.
  */
-import { ConfigError } from './config-error.js';
+import { ConfigError } from './kernel-errors.js';
 
 /** A key path in the config (`['jobs', 'leaseMs']`). */
 type KeyPath = string[];

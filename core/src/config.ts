@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { loadSchema, validateAssembled, type JsonSchema, type KernelConfig } from '@opco-proxy/schemas';
 import { parseMasterKey } from './crypto.js';
-import { ConfigError } from './config-error.js';
+import { ConfigError, kernelError } from './kernel-errors.js';
 import { attributeError, layerConfig, type ConfigFlags } from './config-layers.js';
 import { assembleConfigSchema, withDefaults, type ConfigParts } from './config-sections.js';
 import { TrustedProxies } from './http/client-address.js';
@@ -90,12 +90,12 @@ export function readConfigFile(path: string): unknown {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(`config file ${path} cannot be read: ${(err as Error).message}`);
+    throw kernelError('OPCO_ERR_CONFIG_FILE', { path, problem: `cannot be read: ${(err as Error).message}` });
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
+    throw kernelError('OPCO_ERR_CONFIG_FILE', { path, problem: `is not valid JSON: ${(err as Error).message}` });
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import { createEmbeddedStore } from './store/embedded-store.js';
 import { createEmbeddedQueue } from './queue/embedded-queue.js';
-import { ConfigError } from './config-error.js';
+import { ConfigError } from './kernel-errors.js';
 import type { Config } from './config.js';
 import type { Clock } from './clock.js';
 import type { Store } from './ports/store.js';

@@ -1,32 +1,14 @@
 /**
- * One table of error codes (SPEC 7 + D5 + P2 + P9), in the manner of Fastify's lib/errors.js.
- * Every error that leaves the service is a ServiceError rendered by `toErrorBody`, and every
- * failure becomes one through `asServiceError`.
+ * The errors that leave the service. Their one table of codes (SPEC 7 + D5 + P2 + P9) is
+ * schemas/src/error-codes.ts, which the OpenAPI document and docs/errors.md read too; it is
+ * re-exported here. Every error that leaves the service is a ServiceError rendered by
+ * `toErrorBody`, and every failure becomes one through `asServiceError`.
  */
+import { ERROR_CODES, errorCodeSpec, type ErrorCode } from '@opco-proxy/schemas';
 import { StoreUnavailableError } from './ports/store.js';
 import { QueueUnavailableError } from './ports/queue.js';
 
-export const ERROR_CODES = {
-  VALIDATION_ERROR: { status: 400, retryable: false, description: 'Invalid parameters or body' },
-  UNAUTHORIZED: { status: 401, retryable: false, description: 'The operator key is missing or wrong' },
-  HTTP_ERROR: { status: 403, retryable: false, description: 'X-API-KEY missing or authentication failed' },
-  NOT_FOUND: { status: 404, retryable: false, description: 'Not found' },
-  METHOD_NOT_ALLOWED: { status: 405, retryable: false, description: 'Method not allowed on this path; see the Allow header' },
-  CONFLICT: { status: 409, retryable: false, description: 'Conflict' },
-  PAYLOAD_TOO_LARGE: { status: 413, retryable: false, description: 'Request body too large' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, description: 'The body must be application/json, without an unknown Content-Encoding' },
-  RATE_LIMITED: { status: 429, retryable: true, description: 'Rate limit exceeded' },
-  INTERNAL_ERROR: { status: 500, retryable: false, description: 'Unexpected internal error' },
-  NOT_SUPPORTED: { status: 501, retryable: false, description: 'Route not supported by this upstream body' },
-  NETWORK_ERROR: { status: 502, retryable: true, description: 'Network failure towards upstream' },
-  UPSTREAM_INVALID_RESPONSE: { status: 502, retryable: true, description: 'Upstream answer unusable' },
-  UNAVAILABLE: { status: 503, retryable: true, description: 'Service temporarily unavailable' },
-  TIMEOUT: { status: 504, retryable: true, description: 'Upstream did not answer in time' },
-  // The HTTP status of UPSTREAM_ERROR is the upstream's own; 502 is only the fallback.
-  UPSTREAM_ERROR: { status: 502, retryable: false, description: 'Error returned by the upstream body' },
-} as const;
-
-export type ErrorCode = keyof typeof ERROR_CODES;
+export { ERROR_CODES, errorCodes, errorCodeSpec, type ErrorCode, type ErrorCodeSpec } from '@opco-proxy/schemas';
 
 export interface ErrorDetails {
   status?: number;
@@ -56,7 +38,7 @@ export class ServiceError extends Error {
     this.name = 'ServiceError';
     this.code = code;
     this.status = details.status ?? ERROR_CODES[code].status;
-    this.retryable = details.retryable ?? (code === 'UPSTREAM_ERROR' ? isRetryableStatus(this.status) : ERROR_CODES[code].retryable);
+    this.retryable = details.retryable ?? (errorCodeSpec(code).upstreamStatus ? isRetryableStatus(this.status) : ERROR_CODES[code].retryable);
     this.errors = details.errors;
     this.upstream = details.upstream;
     this.headers = details.headers ?? {};
@@ -68,6 +50,14 @@ export class ServiceError extends Error {
 /** SPEC 7: an upstream error is retryable when its status is 429, 503 or 500 and above. */
 export function isRetryableStatus(status: number): boolean {
   return status === 429 || status >= 500;
+}
+
+/**
+ * Whether a background worker (a job step, a sync batch) tries this failure again: the table's
+ * `workerRetry` where it says so, else whether the error is retryable.
+ */
+export function isRetriedByWorkers(error: ServiceError): boolean {
+  return error.retryable && (errorCodeSpec(error.code).workerRetry ?? true);
 }
 
 export function createError(code: ErrorCode, description?: string, details?: ErrorDetails): ServiceError {

@@ -8,6 +8,7 @@
  */
 import type { CallContext, CachedAnswer } from './call-context.js';
 import type { DomainEvent } from './events.js';
+import { kernelError } from './kernel-errors.js';
 
 export interface HookHandlers {
   /** Step 3: may answer the call without an upstream request (first answer wins). */
@@ -45,9 +46,9 @@ export class Hooks {
   private frozen = false;
 
   add<K extends HookName>(name: K, handler: HookHandlers[K]): void {
-    if (this.frozen) throw new Error(`hook "${String(name)}" added after the kernel was ready: hooks are fixed at start-up`);
-    if (!HOOK_NAMES.includes(name)) throw new Error(`hook "${String(name)}" is not supported; known hooks: ${HOOK_NAMES.join(', ')}`);
-    if (typeof handler !== 'function') throw new Error(`hook "${name}" handler must be a function`);
+    if (this.frozen) throw kernelError('OPCO_ERR_HOOKS_FROZEN', { hook: String(name) });
+    if (!HOOK_NAMES.includes(name)) throw kernelError('OPCO_ERR_HOOK_UNKNOWN', { hook: String(name), known: HOOK_NAMES.join(', ') });
+    if (typeof handler !== 'function') throw kernelError('OPCO_ERR_HOOK_NOT_FUNCTION', { hook: name });
     this.handlers[name].push(handler);
   }
 

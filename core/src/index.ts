@@ -8,6 +8,7 @@ export * from './field-case.js';
 export * from './ports/store.js';
 export * from './ports/queue.js';
 export * from './errors.js';
+export { KERNEL_ERRORS, KernelError, kernelError, kernelErrorMessage, isKernelError, type KernelErrorCode, type KernelErrorParams } from './kernel-errors.js';
 export * from './hooks.js';
 export * from './seams.js';
 export * from './events.js';

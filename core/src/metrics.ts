@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Counte
 import { systemClock, type Clock } from './clock.js';
 import type { Queue } from './ports/queue.js';
 import { StoreAge, type AgeGaugeConfiguration } from './store-gauge.js';
+import { kernelError } from './kernel-errors.js';
 
 interface Bucket {
   start: number;
@@ -200,7 +201,7 @@ export interface PluginMetrics {
 
 export function pluginMetrics(registry: Registry, plugin: string, clock: Clock): PluginMetrics {
   const named = <T extends { name: string }>(config: T): T & { registers: Registry[] } => {
-    if (!config.name.startsWith('opco_proxy_')) throw new Error(`plugin ${plugin}: metric ${config.name} must be named opco_proxy_*`);
+    if (!config.name.startsWith('opco_proxy_')) throw kernelError('OPCO_ERR_METRIC_NAME', { plugin, metric: config.name });
     return { ...config, registers: [registry] };
   };
   return {

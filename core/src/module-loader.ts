@@ -4,7 +4,7 @@
  * packages it bundles (`Bundled`, imported like any dependency); a name it does not bundle is
  * imported by package name.
  */
-import { ConfigError } from './config-error.js';
+import { kernelError } from './kernel-errors.js';
 import type { Drivers } from './drivers.js';
 
 export type ModuleKind = 'adapter' | 'plugin';
@@ -40,7 +40,7 @@ export async function loadModule<T>(kind: ModuleKind, name: string, configKey: s
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(pkg)) {
-        throw new ConfigError(`invalid configuration: ${configKey}: ${kind} package "${pkg}" is not installed`);
+        throw kernelError('OPCO_ERR_PACKAGE_MISSING', { key: configKey, kind, package: pkg });
       }
       throw err;
     }

@@ -6,7 +6,7 @@
  * Plugins are registered in dependency order; hooks, seams and routes are fixed once the kernel
  * is ready, and a later change is an error.
  */
-import { ConfigError } from './config.js';
+import { kernelError } from './kernel-errors.js';
 import { loadModule, type Bundled } from './module-loader.js';
 import type { OperationId } from '@opco-proxy/schemas';
 import type { Clock } from './clock.js';
@@ -102,7 +102,7 @@ export async function loadPlugins(names: string[], extra: Plugin[] = [], bundled
   const loaded = new Map<string, Plugin>();
   for (const [index, name] of names.entries()) {
     const plugin = await loadModule<Plugin>('plugin', name, `plugins[${index}]`, bundled);
-    if (typeof plugin?.register !== 'function') throw new ConfigError(`invalid configuration: plugins[${index}]: "${name}" is not a plugin`);
+    if (typeof plugin?.register !== 'function') throw kernelError('OPCO_ERR_PLUGIN_INVALID', { index, name });
     loaded.set(plugin.name, plugin);
   }
   for (const plugin of extra) loaded.set(plugin.name, plugin);
@@ -110,11 +110,11 @@ export async function loadPlugins(names: string[], extra: Plugin[] = [], bundled
   const visiting = new Set<string>();
   const visit = (plugin: Plugin) => {
     if (ordered.includes(plugin)) return;
-    if (visiting.has(plugin.name)) throw new ConfigError(`invalid configuration: plugins: dependency cycle through "${plugin.name}"`);
+    if (visiting.has(plugin.name)) throw kernelError('OPCO_ERR_PLUGIN_DEPENDENCY_CYCLE', { plugin: plugin.name });
     visiting.add(plugin.name);
     for (const dependency of plugin.dependencies ?? []) {
       const required = loaded.get(dependency);
-      if (!required) throw new ConfigError(`invalid configuration: plugins: "${plugin.name}" needs plugin "${dependency}"`);
+      if (!required) throw kernelError('OPCO_ERR_PLUGIN_DEPENDENCY_MISSING', { plugin: plugin.name, dependency });
       visit(required);
     }
     ordered.push(plugin);

@@ -6,6 +6,7 @@
 import { profileRoutes, type ProfileRoute } from '@opco-proxy/schemas';
 import type { AuthStrategy } from './upstream-auth/auth-strategy.js';
 import type { ErrorCode } from './errors.js';
+import { kernelError } from './kernel-errors.js';
 
 /** The service routes a profile can support; a route absent from `routes` answers 501. */
 export const ROUTE_KEYS = profileRoutes;
@@ -76,7 +77,7 @@ export interface Profile {
 export function defineProfile(profile: Profile): Profile {
   for (const key of Object.keys(profile.routes)) {
     if (!(ROUTE_KEYS as readonly string[]).includes(key)) {
-      throw new Error(`profile ${profile.id}: unknown route "${key}"`);
+      throw kernelError('OPCO_ERR_PROFILE_ROUTE_UNKNOWN', { profile: profile.id, route: key });
     }
   }
   return profile;

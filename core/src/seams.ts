@@ -4,6 +4,7 @@
  * a start-up error naming both, and nothing can change once the kernel is ready.
  */
 import type { AdmissionProvider } from './admission/admission.js';
+import { kernelError } from './kernel-errors.js';
 
 export interface Seams {
   /** Pipeline step 4 (SPEC 1.1): the store budget by default, the hub when its plugin is on. */
@@ -17,10 +18,10 @@ export class SeamRegistry {
   private frozen = false;
 
   provide<K extends SeamName>(seam: K, provider: Seams[K], by: string): void {
-    if (this.frozen) throw new Error(`${by} cannot provide ${seam}: seams are fixed once the kernel is ready`);
+    if (this.frozen) throw kernelError('OPCO_ERR_SEAMS_FROZEN', { by, seam });
     const existing = this.providers.get(seam);
     if (existing) {
-      throw new Error(`${seam} has two providers: "${existing.provider.name}" from ${existing.by} and "${provider.name}" from ${by}; enable only one`);
+      throw kernelError('OPCO_ERR_SEAM_TWO_PROVIDERS', { seam, first: existing.provider.name, firstBy: existing.by, second: provider.name, secondBy: by });
     }
     this.providers.set(seam, { provider, by });
   }
@@ -31,7 +32,7 @@ export class SeamRegistry {
 
   get<K extends SeamName>(seam: K): Seams[K] {
     const entry = this.providers.get(seam);
-    if (!entry) throw new Error(`nothing provides ${seam}`);
+    if (!entry) throw kernelError('OPCO_ERR_SEAM_UNPROVIDED', { seam });
     return entry.provider as Seams[K];
   }
 

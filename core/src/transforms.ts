@@ -17,6 +17,7 @@
 import type { Transform } from './profile.js';
 import { isPlainObject } from './store/filter-matching.js';
 import { fieldRenamer, type FieldCase } from './field-case.js';
+import { kernelError } from './kernel-errors.js';
 
 type JsonObject = Record<string, unknown>;
 type Container = JsonObject | unknown[];
@@ -39,7 +40,7 @@ function cloneJson<T>(value: T): T {
 function parsePath(path: string): string[] {
   const segments = path.split('.');
   if (segments.some((segment) => segment === '')) {
-    throw new Error(`invalid transform path "${path}": empty segment`);
+    throw kernelError('OPCO_ERR_TRANSFORM_INVALID', { what: `transform path "${path}"`, problem: 'empty segment' });
   }
   return segments;
 }
@@ -171,7 +172,7 @@ export function rename(map: Readonly<Record<string, string>>): Transform {
   const moves = Object.entries(map).map(([path, newName]) => {
     const segments = parsePath(path);
     if (segments[segments.length - 1] === '*' || newName === '' || newName.includes('.')) {
-      throw new Error(`invalid rename "${path}" -> "${newName}": rename one named field to a plain name`);
+      throw kernelError('OPCO_ERR_TRANSFORM_INVALID', { what: `rename "${path}" -> "${newName}"`, problem: 'rename one named field to a plain name' });
     }
     return { segments, newName };
   });
@@ -359,7 +360,7 @@ export function setDefaults(map: Readonly<Record<string, unknown>>): Transform {
   const fields = Object.entries(map).map(([path, fallback]) => {
     const segments = parsePath(path);
     const last = segments.pop()!;
-    if (last === '*') throw new Error(`invalid default "${path}": name one field, not a wildcard`);
+    if (last === '*') throw kernelError('OPCO_ERR_TRANSFORM_INVALID', { what: `default "${path}"`, problem: 'name one field, not a wildcard' });
     return { parent: segments, last, fallback };
   });
   const rewrite = (copy: unknown): unknown => {

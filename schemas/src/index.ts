@@ -24,6 +24,7 @@ export {
   type ErrorStatus,
 } from './route-manifest.js';
 export type * from './operation-types.js';
+export { ERROR_CODES, errorCodes, errorCodeSpec, type ErrorCode, type ErrorCodeSpec } from './error-codes.js';
 export { buildOpenApi, API_VERSION, type OpenApiDocument } from './openapi.js';
 export { operationExamples, errorExamples, otherErrorExample, type OperationExample } from './route-examples.js';
 export { notificationExamples, notificationHeaderExamples, EXAMPLE_SECRET, EXAMPLE_SIGNING_SECRET, type NotificationHeaderExample } from './event-examples.js';

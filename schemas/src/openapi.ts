@@ -4,6 +4,7 @@
  */
 import { allSchemaIds, readSchema, refToSchemaId, type JsonSchema, type SchemaId } from './catalog.js';
 import { operations, operationIds, type ErrorStatus, type OperationId, type OperationSpec, type RouteTag } from './route-manifest.js';
+import { ERROR_CODES, errorCodeSpec, errorCodes } from './error-codes.js';
 import { errorExamples, operationExamples, otherErrorExample } from './route-examples.js';
 import { notificationExamples, notificationHeaderExamples } from './event-examples.js';
 import type { EventType } from './generated/types.js';
@@ -25,23 +26,36 @@ export interface OpenApiDocument {
   };
 }
 
-/** Which error codes (SPEC 7, D5) each error status stands for, and its component name. */
-const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
-  400: { name: 'ValidationError', description: 'VALIDATION_ERROR: invalid parameters or body, `errors` lists each problem; or UPSTREAM_ERROR 400.' },
-  401: { name: 'Unauthorized', description: 'UNAUTHORIZED: the operator key (Authorization: Bearer) is missing or wrong (P9).' },
-  403: { name: 'Forbidden', description: 'HTTP_ERROR: X-API-KEY missing or authentication failed; on an operator route, the operator routes are off (no OPCO_PROXY_ADMIN_KEY).' },
-  404: { name: 'NotFound', description: 'NOT_FOUND: unknown opcoId, or resource not found (at the upstream body too) or not visible to the tenant.' },
-  409: { name: 'Conflict', description: 'CONFLICT: a sync for this tenant and opcoId is pending or processing; `syncId` names it.' },
-  413: { name: 'PayloadTooLarge', description: 'PAYLOAD_TOO_LARGE: body or a decoded file over the limit (D7).' },
-  415: { name: 'UnsupportedMediaType', description: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or its Content-Encoding is unknown (P2).' },
-  422: { name: 'Unprocessable', description: 'UPSTREAM_ERROR 422: the upstream body refused the request; `upstream` holds its answer.' },
-  429: { name: 'RateLimited', description: 'RATE_LIMITED (or UPSTREAM_ERROR 429): retry after Retry-After seconds.' },
-  500: { name: 'InternalError', description: 'INTERNAL_ERROR, or UPSTREAM_ERROR 500 with the upstream answer in `upstream`.' },
-  501: { name: 'NotSupported', description: 'NOT_SUPPORTED: this upstream body does not support the route.' },
-  502: { name: 'BadGateway', description: 'NETWORK_ERROR or UPSTREAM_INVALID_RESPONSE (or UPSTREAM_ERROR 502).' },
-  503: { name: 'Unavailable', description: 'UNAVAILABLE: the store or the queue is unreachable, nothing was accepted (retry after Retry-After); or UPSTREAM_ERROR 503.' },
-  504: { name: 'Timeout', description: 'TIMEOUT: the upstream did not answer within the time limit (or UPSTREAM_ERROR 504).' },
+/** The component name of each documented error status; what each stands for is the table's (error-codes.ts). */
+const ERROR_RESPONSES: Record<ErrorStatus, string> = {
+  400: 'ValidationError',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  409: 'Conflict',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'Unprocessable',
+  429: 'RateLimited',
+  500: 'InternalError',
+  501: 'NotSupported',
+  502: 'BadGateway',
+  503: 'Unavailable',
+  504: 'Timeout',
 };
+
+/**
+ * The codes of the table answered with `status`, each with when; and UPSTREAM_ERROR, which passes
+ * the upstream's status on, for the statuses an upstream answer keeps (the upstream's 401, 403, 404
+ * become the service's own codes; 409, 413 and 415 are about the request to this service).
+ */
+function errorStatusDescription(status: ErrorStatus): string {
+  const own = errorCodes
+    .filter((code) => !errorCodeSpec(code).upstreamStatus && ERROR_CODES[code].status === status)
+    .map((code) => `${code}: ${ERROR_CODES[code].when}.`);
+  if (status === 400 || status === 422 || status >= 429) own.push(`UPSTREAM_ERROR ${status}: the upstream's own answer, in \`upstream\`.`);
+  return own.join(' ');
+}
 
 const TAGS: Record<RouteTag, string> = {
   system: 'Liveness, readiness, this document, metrics.',
@@ -150,10 +164,10 @@ function build(mounted: readonly OperationId[]): OpenApiDocument {
       },
       responses: {
         ...Object.fromEntries(
-          Object.entries(ERROR_RESPONSES).map(([status, e]) => [
-            e.name,
-            errorResponse(e.description, status === '429', errorExamples[Number(status) as ErrorStatus]),
-          ]),
+          Object.entries(ERROR_RESPONSES).map(([key, name]) => {
+            const status = Number(key) as ErrorStatus;
+            return [name, errorResponse(errorStatusDescription(status), status === 429, errorExamples[status])];
+          }),
         ),
         Error: errorResponse('Any other error, e.g. UPSTREAM_ERROR with the upstream status, or INTERNAL_ERROR (500).', false, otherErrorExample),
       },
@@ -179,7 +193,7 @@ function operation(operationId: OperationId, route: OperationSpec, titles: Map<S
     }
     responses[status] = { description: r.description, headers: API_VERSION_HEADER, content };
   }
-  for (const status of route.errors) responses[String(status)] = ref('responses', ERROR_RESPONSES[status].name);
+  for (const status of route.errors) responses[String(status)] = ref('responses', ERROR_RESPONSES[status]);
   responses.default = ref('responses', 'Error');
 
   return {

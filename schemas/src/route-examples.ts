@@ -8,6 +8,7 @@ import type { ErrorStatus, OperationId, Operations } from './route-manifest.js';
 import type { BodyOf, ReplyOf } from './operation-types.js';
 import type { ErrorBody, Webhook } from './generated/types.js';
 import { EXAMPLE_SECRET, EXAMPLE_SIGNING_SECRET, notificationExamples } from './event-examples.js';
+import { ERROR_CODES } from './error-codes.js';
 
 type AnswerOf<Op extends OperationId, S> = Extract<ReplyOf<Op>, { status: S }>['body'];
 
@@ -320,22 +321,22 @@ export const errorExamples: Record<ErrorStatus, ErrorBody> = {
     status: 'error', code: 'VALIDATION_ERROR', description: 'invalid body',
     errors: ['lignes.0.natureLigne: Invalid enum value, expected one of PEDAGOGIE, MOBILITE, HEBERGEMENT, RESTAURATION, PREMIEREQUIPEMENT, MAJORATION_RQTH'],
   },
-  401: { status: 'error', code: 'UNAUTHORIZED', description: 'The operator key is missing or wrong' },
-  403: { status: 'error', code: 'HTTP_ERROR', description: 'X-API-KEY missing or authentication failed' },
+  401: { status: 'error', code: 'UNAUTHORIZED', description: ERROR_CODES.UNAUTHORIZED.description },
+  403: { status: 'error', code: 'HTTP_ERROR', description: ERROR_CODES.HTTP_ERROR.description },
   404: { status: 'error', code: 'NOT_FOUND', description: `job ${JOB_ID} not found` },
   409: { status: 'error', code: 'CONFLICT', description: 'a sync of sandbox is already processing for this API key', syncId: SYNC_ID },
-  413: { status: 'error', code: 'PAYLOAD_TOO_LARGE', description: 'Request body too large' },
-  415: { status: 'error', code: 'UNSUPPORTED_MEDIA_TYPE', description: 'The body must be application/json, without an unknown Content-Encoding' },
+  413: { status: 'error', code: 'PAYLOAD_TOO_LARGE', description: ERROR_CODES.PAYLOAD_TOO_LARGE.description },
+  415: { status: 'error', code: 'UNSUPPORTED_MEDIA_TYPE', description: ERROR_CODES.UNSUPPORTED_MEDIA_TYPE.description },
   422: {
     status: 'error', code: 'UPSTREAM_ERROR', description: 'upstream answered 422',
     upstream: { message: 'dateFinContrat précède dateDebutContrat' },
   },
-  429: { status: 'error', code: 'RATE_LIMITED', description: 'Rate limit exceeded' },
-  500: { status: 'error', code: 'INTERNAL_ERROR', description: 'Unexpected internal error' },
-  501: { status: 'error', code: 'NOT_SUPPORTED', description: 'Route not supported by this upstream body' },
-  502: { status: 'error', code: 'NETWORK_ERROR', description: 'Network failure towards upstream' },
-  503: { status: 'error', code: 'UNAVAILABLE', description: 'Service temporarily unavailable' },
-  504: { status: 'error', code: 'TIMEOUT', description: 'Upstream did not answer in time' },
+  429: { status: 'error', code: 'RATE_LIMITED', description: ERROR_CODES.RATE_LIMITED.description },
+  500: { status: 'error', code: 'INTERNAL_ERROR', description: ERROR_CODES.INTERNAL_ERROR.description },
+  501: { status: 'error', code: 'NOT_SUPPORTED', description: ERROR_CODES.NOT_SUPPORTED.description },
+  502: { status: 'error', code: 'NETWORK_ERROR', description: ERROR_CODES.NETWORK_ERROR.description },
+  503: { status: 'error', code: 'UNAVAILABLE', description: ERROR_CODES.UNAVAILABLE.description },
+  504: { status: 'error', code: 'TIMEOUT', description: ERROR_CODES.TIMEOUT.description },
 };
 
 /** The `default` answer: an upstream status the table has no entry for, passed through. */

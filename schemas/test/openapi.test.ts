@@ -1,6 +1,6 @@
 /** GET /doc (SPEC 4.2): every route of SPEC 4 and beyond, built from the route table and the schemas. */
 import t from 'tap';
-import { buildOpenApi, operations, operationIds, routerPath, findOperation, isSchemaId, API_VERSION } from '../src/index.js';
+import { buildOpenApi, operations, operationIds, routerPath, findOperation, isSchemaId, API_VERSION, ERROR_CODES } from '../src/index.js';
 
 /** SPEC 4, route by route, plus the routes the decisions add. */
 const SPEC_ROUTES = [
@@ -221,4 +221,21 @@ t.test('route manifest: schema ids exist, router paths, lookup, a document of th
   const small = buildOpenApi(['getHealth', 'listDossierEtats']);
   t.same(Object.keys(small.paths).sort(), ['/health', '/{opcoId}/dossiers/etats']);
   t.same(small.tags.map((tag) => tag.name), ['system', 'dossiers'], 'only the sections served');
+});
+
+t.test('each error response is described from the error table: its codes and when they are answered', async (t) => {
+  const doc = buildOpenApi() as unknown as { paths: Record<string, Record<string, { responses: Record<string, { $ref?: string }> }>>; components: { responses: Record<string, { description: string }> } };
+  const checked = new Set<number>();
+  for (const route of Object.values(operations)) {
+    for (const status of route.errors) {
+      if (checked.has(status)) continue;
+      checked.add(status);
+      const ref = doc.paths[route.path]![route.method.toLowerCase()]!.responses[String(status)]!.$ref!;
+      const { description } = doc.components.responses[ref.split('/').pop()!]!;
+      const codes = Object.entries(ERROR_CODES).filter(([, spec]) => !('upstreamStatus' in spec) && spec.status === status);
+      for (const [code, spec] of codes) t.ok(description.includes(`${code}: ${spec.when}`), `${status}: ${code} and its when`);
+      if (codes.length === 0) t.match(description, new RegExp(`UPSTREAM_ERROR ${status}`), `${status}: the upstream's answer`);
+    }
+  }
+  t.ok(checked.size >= 10, `${checked.size} error statuses`);
 });

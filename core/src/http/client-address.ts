@@ -7,6 +7,7 @@
  */
 import { BlockList, isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
+import { ConfigError } from '../kernel-errors.js';
 
 /** IPv4 clients of a dual-stack socket show as `::ffff:a.b.c.d`; limits key them as IPv4. */
 function plainAddress(address: string): string {
@@ -22,10 +23,10 @@ export class TrustedProxies {
     for (const cidr of cidrs) {
       const [address = '', bits] = cidr.split('/');
       const family = isIP(address);
-      if (family === 0) throw new Error(`trustedProxies: "${cidr}" is not an address or CIDR`);
+      if (family === 0) throw new ConfigError(`trustedProxies: "${cidr}" is not an address or CIDR`);
       const type = family === 4 ? 'ipv4' : 'ipv6';
       const prefix = bits === undefined ? (family === 4 ? 32 : 128) : Number(bits);
-      if (!Number.isInteger(prefix) || prefix < 0 || prefix > (family === 4 ? 32 : 128)) throw new Error(`trustedProxies: "${cidr}" has an invalid prefix length`);
+      if (!Number.isInteger(prefix) || prefix < 0 || prefix > (family === 4 ? 32 : 128)) throw new ConfigError(`trustedProxies: "${cidr}" has an invalid prefix length`);
       this.list.addSubnet(address, prefix, type);
     }
     this.size = cidrs.length;

@@ -10,6 +10,7 @@ import type Koa from 'koa';
 import type { IncomingMessage } from 'node:http';
 import { loadSchema, operations, routerPath, type AuditNote, type BodyOf, type OperationId, type QueryOf, type ReplyOf, type SchemaId } from '@opco-proxy/schemas';
 import { asServiceError, createError } from '../errors.js';
+import { kernelError } from '../kernel-errors.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import { checkRequest } from '../request-validation.js';
 import { authenticate, authenticateOperator } from '../tenant.js';
@@ -109,18 +110,18 @@ export class OperationRouter {
   constructor(private readonly options: OperationRouterOptions) {}
 
   mount<Op extends OperationId>(id: Op, handler: NoInfer<OperationHandler<Op>>, owner: string): void {
-    if (this.frozen) throw new Error(`operation ${id} cannot be mounted by ${owner}: routes are fixed once the kernel is ready`);
-    if (!Object.hasOwn(operations, id)) throw new Error(`${owner} mounts an unknown operation "${id}"`);
+    if (this.frozen) throw kernelError('OPCO_ERR_ROUTES_FROZEN', { what: `operation ${id}`, owner });
+    if (!Object.hasOwn(operations, id)) throw kernelError('OPCO_ERR_ROUTE_UNKNOWN', { owner, operation: id });
     const existing = this.mounted.get(id);
-    if (existing) throw new Error(`operation ${id} is mounted twice: by ${existing.owner} and by ${owner}`);
+    if (existing) throw kernelError('OPCO_ERR_ROUTE_TWICE', { operation: id, first: existing.owner, second: owner });
     this.mounted.set(id, { owner, handler: handler as unknown as OperationHandler<OperationId> });
   }
 
   /** A synchronous answer for a GET operation mounted by the same owner (a read from memory). */
   mountShortcut<Op extends OperationId>(id: Op, shortcut: NoInfer<Shortcut<Op>>, owner: string): void {
-    if (this.frozen) throw new Error(`a shortcut for ${id} cannot be mounted by ${owner}: routes are fixed once the kernel is ready`);
+    if (this.frozen) throw kernelError('OPCO_ERR_ROUTES_FROZEN', { what: `a shortcut for ${id}`, owner });
     const spec = operations[id] as { method: string; body?: string };
-    if (spec.method !== 'GET' || spec.body || this.mounted.get(id)?.owner !== owner) throw new Error(`${owner} cannot mount a shortcut for ${id}: only for a GET operation it serves`);
+    if (spec.method !== 'GET' || spec.body || this.mounted.get(id)?.owner !== owner) throw kernelError('OPCO_ERR_ROUTE_SHORTCUT', { owner, operation: id });
     this.shortcuts.set(id, shortcut as unknown as Shortcut<OperationId>);
     if (this.options.audit?.recorder(id)) this.auditedReads.add(id);
   }

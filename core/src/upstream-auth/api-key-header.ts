@@ -4,6 +4,7 @@
  * to refresh, so a 401 is not retried.
  */
 import { entrySecret, type AuthStrategy } from './auth-strategy.js';
+import { kernelError } from '../kernel-errors.js';
 
 export interface ApiKeyHeaderOptions {
   /** Header name, e.g. `X-Gateway-Key`. Must not be X-API-KEY, which carries the CFA's key (SPEC 1.1). */
@@ -16,7 +17,7 @@ const KIND = 'api-key-header';
 
 export function apiKeyHeader(options: ApiKeyHeaderOptions): AuthStrategy {
   const header = options.header.toLowerCase();
-  if (header === 'x-api-key') throw new Error('apiKeyHeader: X-API-KEY carries the CFA key (SPEC 1.1); choose another header');
+  if (header === 'x-api-key') throw kernelError('OPCO_ERR_AUTH_HEADER_RESERVED', {});
   return {
     kind: KIND,
     configKeys: ['apiKeyEnv'],

@@ -1,10 +1,10 @@
 /**
  * What a failed step does next (SPEC 3.1, 8, D5): retryable errors (429, timeout, 5xx,
  * network) are tried again after 1 s, 2 s up to 3 attempts (the kit's RetryPolicy);
- * 400/403/404/422 and unusable answers (the upstream may have acted) fail at once. A refusal for
- * lack of budget is not an attempt: the job simply waits.
+ * 400/403/404/422 and unusable answers fail at once (the error table's `workerRetry` says which).
+ * A refusal for lack of budget is not an attempt: the job simply waits.
  */
-import type { RetryPolicy, ServiceError } from '@opco-proxy/core';
+import { isRetriedByWorkers, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
 
 /** SPEC 8: job attempts. */
 export const MAX_ATTEMPTS = 3;
@@ -13,7 +13,7 @@ export type NextMove = { kind: 'retry'; delayMs: number } | { kind: 'wait'; dela
 
 export function nextMove(error: ServiceError, attemptsMade: number, policy: RetryPolicy): NextMove {
   if (error.code === 'RATE_LIMITED') return { kind: 'wait', delayMs: retryAfterMs(error) };
-  if (error.code === 'UPSTREAM_INVALID_RESPONSE' || !error.retryable) return { kind: 'fail' };
+  if (!isRetriedByWorkers(error)) return { kind: 'fail' };
   const delayMs = policy.nextDelay(attemptsMade);
   return delayMs === null ? { kind: 'fail' } : { kind: 'retry', delayMs };
 }

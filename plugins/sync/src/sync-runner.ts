@@ -4,7 +4,7 @@
  * each batch is fetched through dossiers/liste as its own queue message at low priority.
  * Progress: discovery 0 to 0.5, fetch 0.5 to 1.
  */
-import { PRIORITY, asServiceError, type Claimed, type Clock, type Logger, type PluginApi, type Queue, type RetryPolicy, type ServiceError, type Tenant } from '@opco-proxy/core';
+import { PRIORITY, asServiceError, isRetriedByWorkers, type Claimed, type Clock, type Logger, type PluginApi, type Queue, type RetryPolicy, type ServiceError, type Tenant } from '@opco-proxy/core';
 import { etatsPages, liste, type ReadDeps } from './upstream-reads.js';
 import { contentHash, type Snapshots } from './snapshots.js';
 import { FINISHED, type BatchRecord, type SyncRecord, type SyncRecords } from './sync-records.js';
@@ -133,7 +133,7 @@ export class SyncRunner {
   private async batchFailed(sync: SyncRecord, { record: batch, token }: Claimed<BatchRecord>, error: ServiceError): Promise<void> {
     const { records, clock } = this.deps;
     if (error.code === 'UNAVAILABLE' && (await this.isStopped(sync._id)())) return; // cancelled while waiting
-    const delayMs = error.retryable && error.code !== 'UPSTREAM_INVALID_RESPONSE' ? this.deps.retries.nextDelay(batch.attempts) : null;
+    const delayMs = isRetriedByWorkers(error) ? this.deps.retries.nextDelay(batch.attempts) : null;
     if (delayMs !== null) {
       await records.batchLeases.release(batch._id, token, { nextAttemptAt: new Date(clock.now() + delayMs) });
       await this.publish({ kind: 'sync-batch', syncId: sync._id, batch: batch.batch }, delayMs);
