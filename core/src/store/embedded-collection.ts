@@ -145,6 +145,8 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   async createIndex(keys: SortSpec, options: IndexOptions = {}): Promise<void> {
     const fields = Object.keys(keys);
     if (fields.length === 0) throw new TypeError('an index needs at least one field');
+    // A search hint nedb would use for no range and no sort, only upkeep on every write (IndexOptions).
+    if (fields.length > 1 && !options.unique) return;
     // nedb ignores direction and names; ensureIndex is a no-op when the fields are indexed already.
     const fieldName = fields.length === 1 ? fields[0]! : fields;
     await this.write((db) => db.ensureIndexAsync({ fieldName, unique: options.unique ?? false }));
