@@ -37,6 +37,8 @@ export { newestFirst, type Page, type PageRequest } from './store/newest-first.j
 export { createEmbeddedQueue } from './queue/embedded-queue.js';
 export * from './queue/message-rules.js';
 export { equalityFields, isPlainObject } from './store/filter-matching.js';
+/** The embedded store's order of sorted reads, for a backend that merges several searches. */
+export { inSortOrder } from './store/sort-order.js';
 export { canonicalJson, canonicalJsonSha256 } from './canonical-json.js';
 export { API_VERSION } from '@opco-proxy/schemas';
 export { SERVICE_VERSION } from './version.js';

@@ -86,8 +86,6 @@ export const CALL_ALLOWANCE_MAX_MS = 1000;
 export class UpstreamBudget {
   private readonly slots: Collection<Slot>;
   private readonly prepared = new Map<string, Promise<void>>();
-  /** Whether the search has an (opcoId, usedAt) index; nedb would use it for no claim. */
-  private readonly indexed: boolean;
   /**
    * Where this process stands in the rotation of each opco's slots (SlotRotation). Slots are
    * claimed in rotation, so the next one is nearly always free, and trying it first touches one
@@ -104,7 +102,6 @@ export class UpstreamBudget {
     private readonly clock: Clock,
   ) {
     this.slots = store.collection<Slot>('upstream_budget');
-    this.indexed = store.kind !== 'embedded';
   }
 
   /** Claims a slot or throws RATE_LIMITED with the seconds until the next one frees. */
@@ -221,9 +218,8 @@ export class UpstreamBudget {
   }
 
   private async createSlots(opco: BudgetKey): Promise<void> {
-    // The embedded store (nedb) picks candidates from a compound index only on equality with
-    // every field, so this one would serve no claim there and cost two tree updates per call.
-    if (this.indexed) await this.slots.createIndex({ opcoId: 1, usedAt: 1 });
+    // A search hint: the embedded store skips it (IndexOptions), where it would serve no claim.
+    await this.slots.createIndex({ opcoId: 1, usedAt: 1 });
     const { limit } = opco.rateLimit;
     await Promise.all(
       Array.from({ length: limit }, (_, index) =>

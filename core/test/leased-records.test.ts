@@ -2,7 +2,7 @@
 // lease lapses, writes only under the lease, retries not taken early, lost work found by the
 // sweep. Time is moved with a TestClock, never slept.
 import t, { type Test } from 'tap';
-import { allOf, createEmbeddedStore, LeasedRecords, TestClock, type Leased, type Store } from '../src/index.js';
+import { createEmbeddedStore, LeasedRecords, TestClock, unleased, type Leased, type Store } from '../src/index.js';
 
 interface Work extends Leased {
   state: 'open' | 'done';
@@ -84,33 +84,81 @@ t.test('overdue finds unheld work due for longer than the grace, not fresh or he
   t.same((await leases.overdue({ state: 'open' }, -3_600_000)).map((w) => w._id).sort(), ['fresh', 'later', 'stuck'], 'a negative grace restores everything not held');
 });
 
-t.test('overdue with several filters: the records matching any, by due date, within the limit', async (t) => {
+t.test('overdue with a $in: the records matching any value, by due date, within the limit', async (t) => {
   const { clock, leases, add } = await setUp(t, { frozen: true });
   const due = (agoMs: number) => ({ nextAttemptAt: new Date(clock.now() - agoMs) });
   await add('open-late', due(300_000));
   await add('done-later', { state: 'done', ...due(200_000) });
   await add('open-less-late', due(100_000));
   await add('open-fresh');
-  const both = [{ state: 'open' }, { state: 'done' }];
+  const both = { state: { $in: ['open', 'done'] } };
   t.same((await leases.overdue(both, 60_000)).map((w) => w._id), ['open-late', 'done-later', 'open-less-late'], 'both states, most overdue first');
   t.same((await leases.overdue(both, 60_000, 2)).map((w) => w._id), ['open-late', 'done-later'], 'the limit holds over the merged list');
   t.equal((await leases.dueSince(both))?.getTime(), clock.now() - 300_000, 'due since the most overdue of either');
-  t.equal(await leases.dueSince([{ state: 'gone' }]), null, 'null when none waits');
+  t.equal(await leases.dueSince({ state: 'gone' }), null, 'null when none waits');
 });
 
-t.test('allOf puts clauses side by side unless a field repeats; the matches are the same', async (t) => {
-  const unheld = { $or: [{ leaseUntil: null }] };
-  t.same(allOf({ status: 'pending' }, unheld, { nextAttemptAt: { $lte: 1 } }), { status: 'pending', $or: [{ leaseUntil: null }], nextAttemptAt: { $lte: 1 } });
-  t.same(allOf({ $or: [{ a: 1 }] }, unheld), { $and: [{ $or: [{ a: 1 }] }, unheld] }, 'two $or stay apart');
-  t.same(allOf({ n: { $gt: 1 } }, { n: { $lt: 5 } }), { $and: [{ n: { $gt: 1 } }, { n: { $lt: 5 } }] }, 'two conditions on one field stay apart');
-
+t.test('a claim filter on the lease fields themselves still takes only an unheld match', async (t) => {
   const { collection, leases, add } = await setUp(t);
   await add('a', { n: 3 });
   await add('b', { n: 7 });
   await add('c', { n: 3, leaseOwner: 'x', leaseUntil: new Date(Date.now() + 60_000) });
-  t.same((await collection.find(allOf({ n: { $gt: 1 } }, { n: { $lt: 5 } }))).map((w) => w._id).sort(), ['a', 'c']);
-  const claimed = await leases.claim({ n: 3 }, 1000);
-  t.equal(claimed?.record._id, 'a', 'a claim with the filter side by side takes the unheld match');
+  const claimed = await leases.claim({ n: 3, $or: [{ leaseOwner: 'x' }, { leaseOwner: null }] }, 1000);
+  t.equal(claimed?.record._id, 'a', 'the unheld match, though the filter has an $or of its own');
+  t.equal((await collection.findOne({ _id: 'c' }))!.leaseOwner, 'x', 'the held one untouched');
+});
+
+t.test('unleased: the fields a new record is inserted with, nobody holding it', async (t) => {
+  const at = new Date(5000);
+  t.same(unleased(at), { leaseOwner: null, leaseUntil: null, nextAttemptAt: at });
+  t.same(unleased(), { leaseOwner: null, leaseUntil: null });
+});
+
+t.test('release with unset; revoke ends the work whoever holds it, and the holder can no longer write', async (t) => {
+  const { leases, add, collection } = await setUp(t);
+  await add('r', { n: 1 });
+  const first = (await leases.claim({ _id: 'r' }, 10_000))!;
+  t.equal((await leases.release('r', first.token, { state: 'done' }, { unset: ['n'] }))!.n, undefined, 'n removed in the releasing write');
+  t.equal(await leases.release('r', first.token), null, 'a second release finds nothing');
+  await collection.updateMany({ _id: 'r' }, { $set: { state: 'open' } });
+  const second = (await leases.claim({ _id: 'r' }, 10_000))!;
+  t.equal(await leases.revoke({ _id: 'r', state: 'done' }, { n: 9 }), null, 'nothing revoked where the filter does not match');
+  const revoked = (await leases.revoke({ _id: 'r', state: 'open' }, { state: 'done' }, { unset: ['n'] }))!;
+  t.equal(revoked.state, 'done');
+  t.equal(revoked.leaseOwner, null, 'the lease is gone');
+  t.equal(revoked.leaseUntil, null);
+  await t.rejects(leases.update('r', second.token, { n: 5 }), { name: 'LeaseLost' }, 'the former holder cannot write');
+  t.equal(await leases.release('r', second.token, { state: 'open' }), null, 'nor release');
+  t.equal((await collection.findOne({ _id: 'r' }))!.state, 'done');
+});
+
+t.test('unclaimed: gone and finished are acknowledged, a held record refuses redelivery only, an unheld one is queued for when due', async (t) => {
+  const { clock, leases, add } = await setUp(t, { frozen: true });
+  const requeued: number[] = [];
+  const ended: string[] = [];
+  const how = {
+    finished: (w: Work) => w.state === 'done',
+    ended: async (w: Work) => void ended.push(w._id),
+    requeue: async (delayMs: number) => void requeued.push(delayMs),
+  };
+  await leases.unclaimed('missing', true, how);
+  await add('done', { state: 'done' });
+  await leases.unclaimed('done', true, how);
+  t.same(ended, ['done'], 'a finished record is told to `ended`');
+  await add('held');
+  const claimed = (await leases.claim({ _id: 'held' }, 10_000))!;
+  await leases.unclaimed('held', false, how);
+  await t.rejects(leases.unclaimed('held', true, how), { name: 'LeaseHeld' }, 'redelivered while held: handed back');
+  t.same(requeued, [], 'nothing queued again so far');
+  await leases.release('held', claimed.token, { nextAttemptAt: new Date(clock.now() + 4000) });
+  await leases.unclaimed('held', true, how);
+  await add('due', { nextAttemptAt: new Date(clock.now() - 1000) });
+  await leases.unclaimed('due', false, how);
+  await clock.advance(10_001);
+  await add('lapsed', { leaseOwner: 'x', leaseUntil: new Date(clock.now() - 1), nextAttemptAt: new Date(clock.now() + 2000) });
+  await leases.unclaimed('lapsed', true, how);
+  t.same(requeued, [4000, 0, 2000], 'early: in the time left; due: at once; a lapsed lease holds nothing');
+  t.same(ended, ['done']);
 });
 
 t.test('hold renews the lease while the work runs, and stops renewing after', async (t) => {

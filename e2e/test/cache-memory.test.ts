@@ -6,12 +6,13 @@ import t from 'tap';
 import { TestClock, authenticate, createEmbeddedStore, type Collection, type Store } from '@opco-proxy/core';
 import { startService, KEY_A, KEY_B } from '../src/index.js';
 
-/** A real embedded store whose `cache` collection counts its calls; `kind` picks the plugin's layering. */
-async function countingStore(kind: string): Promise<{ store: Store; calls: () => number; reset(): void }> {
+/** A real embedded store whose `cache` collection counts its calls; `shared` picks the plugin's layering. */
+async function countingStore(kind: string, shared = true): Promise<{ store: Store; calls: () => number; reset(): void }> {
   const inner = await createEmbeddedStore();
   let calls = 0;
   const store: Store = {
     kind,
+    shared,
     collection<T extends { _id: string }>(name: string): Collection<T> {
       const collection = inner.collection<T>(name);
       if (name !== 'cache') return collection;
@@ -116,7 +117,7 @@ t.test('the memory keeps at most maxEntries answers and maxBytes bytes; the Stor
 });
 
 t.test('on the embedded store the bounded memory is the whole cache', async (t) => {
-  const embedded = await countingStore('embedded');
+  const embedded = await countingStore('embedded', false);
   const service = await startService({ clock, opco, store: embedded.store, upstream: sandbox });
   t.teardown(async () => {
     await service.close();

@@ -5,10 +5,15 @@
  * can never overwrite its successor's work), renews the lease while it works, and releases it,
  * scheduling the next attempt in the same write. A due record nobody holds for longer than a
  * grace period has lost its queue message: `overdue` finds it for the sweep to queue it again.
+ * A queue message whose record cannot be claimed is answered by `unclaimed`, the same way for
+ * every kind of work.
+ *
+ * The lease fields (`leaseOwner`, `leaseUntil`) are written here only: a new record takes them
+ * from `unleased`, and work ended or restarted by someone other than the holder is `revoke`d.
  */
 import { randomHex } from '../crypto.js';
 import type { Clock } from '../clock.js';
-import type { Collection, Doc, Filter } from '../ports/store.js';
+import type { Collection, Doc, Filter, Update } from '../ports/store.js';
 
 export interface Leased extends Doc {
   leaseOwner: string | null;
@@ -17,11 +22,36 @@ export interface Leased extends Doc {
   nextAttemptAt: Date;
 }
 
+/** The lease fields of a record nobody holds (due from `dueAt`): what a new record is inserted with. */
+export function unleased(): Pick<Leased, 'leaseOwner' | 'leaseUntil'>;
+export function unleased(dueAt: Date): Omit<Leased, '_id'>;
+export function unleased(dueAt?: Date): Partial<Leased> {
+  return dueAt ? { leaseOwner: null, leaseUntil: null, nextAttemptAt: dueAt } : { leaseOwner: null, leaseUntil: null };
+}
+
 export class LeaseLost extends Error {
   constructor(id: string) {
     super(`the lease on ${id} was lost; another worker has it`);
     this.name = 'LeaseLost';
   }
+}
+
+/** A redelivered message's record is held by a live lease: thrown so that the queue hands the message back. */
+export class LeaseHeld extends Error {
+  constructor(id: string) {
+    super(`${id} is leased by another worker; its message comes back until the lease lapses`);
+    this.name = 'LeaseHeld';
+  }
+}
+
+/** How a kind of work answers a message for a record it could not claim (LeasedRecords.unclaimed). */
+export interface UnclaimedMessage<T> {
+  /** The record's work is over: the message is acknowledged. */
+  finished(record: T): boolean;
+  /** What a finished record may still owe (a job's event), done before the acknowledgement. */
+  ended?(record: T): Promise<void>;
+  /** Publishes the record's message again, to arrive in `delayMs`. */
+  requeue(delayMs: number): Promise<void>;
 }
 
 export interface Claimed<T> {
@@ -65,7 +95,7 @@ export class LeasedRecords<T extends Leased> {
     if (options.inc) update.$inc = options.inc;
     // The record as it was, to tell a takeover; the claimed one is that plus this update.
     const before = await this.collection.findOneAndUpdate(
-      allOf(filter, this.unheld(now), { nextAttemptAt: { $lte: now } }),
+      { $and: [filter, this.unheld(now), { nextAttemptAt: { $lte: now } }] },
       update,
       { returnDocument: 'before', ...(options.sort && { sort: options.sort }) },
     );
@@ -79,9 +109,8 @@ export class LeasedRecords<T extends Leased> {
   async update(id: string, token: string, set: Partial<T>, options: { inc?: Record<string, number>; renewMs?: number; unset?: string[] } = {}): Promise<T> {
     const fields: Record<string, unknown> = { ...set };
     if (options.renewMs !== undefined) fields.leaseUntil = new Date(this.clock.now() + options.renewMs);
-    const update: { $set: Record<string, unknown>; $inc?: Record<string, number>; $unset?: Record<string, ''> } = { $set: fields };
+    const update: Update = withUnset({ $set: fields }, options.unset);
     if (options.inc) update.$inc = options.inc;
-    if (options.unset?.length) update.$unset = Object.fromEntries(options.unset.map((field) => [field, '']));
     const updated = await this.collection.findOneAndUpdate({ _id: id, leaseOwner: token }, update);
     if (!updated) throw new LeaseLost(id);
     return updated;
@@ -90,9 +119,20 @@ export class LeasedRecords<T extends Leased> {
   /**
    * Gives the record up with the changes of this run, in one write: `nextAttemptAt` (a retry's
    * date) must be written with the release, or a message arriving in between finds it held.
+   * Null when the lease was lost (nothing written).
    */
-  release(id: string, token: string, set: Partial<T> = {}): Promise<T | null> {
-    return this.collection.findOneAndUpdate({ _id: id, leaseOwner: token }, { $set: { ...set, leaseOwner: null, leaseUntil: null } });
+  release(id: string, token: string, set: Partial<T> = {}, options: { unset?: string[] } = {}): Promise<T | null> {
+    return this.collection.findOneAndUpdate({ _id: id, leaseOwner: token }, withUnset({ $set: { ...set, leaseOwner: null, leaseUntil: null } }, options.unset));
+  }
+
+  /**
+   * Writes `set` to the record matching `filter` whoever holds it, and takes its lease away: the
+   * work was ended or restarted from outside the run (cancelled, failed, resent). A holder's later
+   * writes under its token find nothing (`update` throws LeaseLost, `release` returns null). Null
+   * when nothing matches.
+   */
+  revoke(filter: Filter, set: Partial<T>, options: { unset?: string[] } = {}): Promise<T | null> {
+    return this.collection.findOneAndUpdate(filter, withUnset({ $set: { ...set, leaseOwner: null, leaseUntil: null } }, options.unset));
   }
 
   /**
@@ -101,6 +141,26 @@ export class LeasedRecords<T extends Leased> {
    */
   async lapse(id: string, token: string): Promise<void> {
     await this.collection.findOneAndUpdate({ _id: id, leaseOwner: token }, { $set: { leaseUntil: this.clock.date() } });
+  }
+
+  /**
+   * Answers a queue message for record `id` that `claim` did not take; resolving acknowledges it.
+   * Gone: acknowledged. Finished: `how.ended`, then acknowledged. Held by a live lease: a first
+   * delivery is a duplicate, acknowledged (the holder's run schedules what follows); a redelivered
+   * one throws LeaseHeld, so the queue hands it back until the lease lapses (its holder may have
+   * died: D18). Unheld: an early message (a duplicate of a retry not yet due) or one that raced a
+   * release, queued again for when the record is due.
+   */
+  async unclaimed(id: string, redelivered: boolean, how: UnclaimedMessage<T>): Promise<void> {
+    const record = await this.collection.findOne({ _id: id });
+    if (!record) return;
+    if (how.finished(record)) return how.ended?.(record);
+    const now = this.clock.now();
+    if (record.leaseUntil && record.leaseUntil.getTime() > now) {
+      if (redelivered) throw new LeaseHeld(id);
+      return;
+    }
+    await how.requeue(Math.max(0, record.nextAttemptAt.getTime() - now));
   }
 
   /** Runs `work` while renewing the lease every third of `leaseMs`; renewal stops at the end. */
@@ -125,40 +185,21 @@ export class LeasedRecords<T extends Leased> {
     }
   }
 
-  /**
-   * Unfinished records (`filter`, or any of `filters`), unheld, due for `graceMs` or more: their
-   * message may be lost. Several filters are searched one by one and merged by due date: give one
-   * per status rather than a `$in`, which FerretDB v1 does not hand to PostgreSQL (allOf).
-   */
-  async overdue(filters: Filter | readonly Filter[], graceMs: number, limit = 500): Promise<T[]> {
+  /** Unfinished records (`filter`), unheld, due for `graceMs` or more, most overdue first: their message may be lost. */
+  overdue(filter: Filter, graceMs: number, limit = 500): Promise<T[]> {
     const now = this.clock.now();
     const due = { nextAttemptAt: { $lte: new Date(now - graceMs) } };
-    const each = Array.isArray(filters) ? filters : [filters];
-    const found = await Promise.all(
-      each.map((filter: Filter) => this.collection.find(allOf(filter, this.unheld(new Date(now)), due), { sort: { nextAttemptAt: 1 }, limit })),
-    );
-    if (found.length === 1) return found[0]!;
-    return found.flat().sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime()).slice(0, limit);
+    return this.collection.find({ $and: [filter, this.unheld(new Date(now)), due] }, { sort: { nextAttemptAt: 1 }, limit });
   }
 
   /** Since when the most overdue record (due, unheld) has been due; null when none waits. */
-  async dueSince(filter: Filter | readonly Filter[]): Promise<Date | null> {
+  async dueSince(filter: Filter): Promise<Date | null> {
     const [late] = await this.overdue(filter, 0, 1);
     return late ? late.nextAttemptAt : null;
   }
 }
 
-/**
- * The clauses as one filter: side by side at the top when no field repeats, else in an `$and`.
- * The same matches either way, but FerretDB v1 hands only top-level equalities to PostgreSQL and
- * reads the whole collection for an `$and` (a sweep of 5,000 jobs, 550 pending: 742 ms under
- * `$and`, 140 ms with `status` at the top).
- */
-export function allOf(...clauses: Filter[]): Filter {
-  const merged: Filter = {};
-  for (const clause of clauses) {
-    for (const field of Object.keys(clause)) if (field in merged) return { $and: clauses };
-    Object.assign(merged, clause);
-  }
-  return merged;
+function withUnset(update: Update, fields: string[] | undefined): Update {
+  if (fields?.length) update.$unset = Object.fromEntries(fields.map((field) => [field, '']));
+  return update;
 }

@@ -25,6 +25,12 @@ export interface Doc {
 /**
  * Mongo query subset both implementations understand: equality on (dotted) fields,
  * `$eq $ne $gt $gte $lt $lte $in $nin $exists`, and `$and` / `$or`.
+ *
+ * Callers write a filter as it reads best; serving it well is the backend's business. On
+ * FerretDB v1 the MongoDB store rewrites what that server would read whole collections for (it
+ * hands only top-level equalities to PostgreSQL): an `$and` of clauses on distinct fields goes
+ * to the top level, and a `find` with a top-level `$in` of a few values becomes one search per
+ * value (plugins/mongodb, filter-pushdown.ts).
  */
 export type Filter = Record<string, unknown>;
 
@@ -59,6 +65,13 @@ export interface InsertManyResult {
   duplicates: string[];
 }
 
+/**
+ * A unique index is a constraint every backend keeps. Any other index is a hint for searches
+ * and sorts, kept by a backend that can use it: the embedded store skips non-unique indexes of
+ * several fields, as nedb takes candidates from one only on equality with every one of its
+ * fields (no range, no sort) and its upkeep costs every write (a third of the service's CPU
+ * under a burst of webhook deliveries, bench/RESULTS.md). Results never depend on indexes.
+ */
 export interface IndexOptions {
   unique?: boolean;
   name?: string;
@@ -92,7 +105,13 @@ export interface Collection<T extends Doc = Doc> {
 }
 
 export interface Store {
+  /** Names the backend, for operators (/ready, logs); not for callers to branch on. */
   readonly kind: string;
+  /**
+   * Whether other processes read and write the same documents (MongoDB). The embedded store is
+   * this process's alone, so an in-process copy of what it holds needs no copy in it as well.
+   */
+  readonly shared: boolean;
   collection<T extends Doc = Doc>(name: string): Collection<T>;
   /** Resolves when the backend answers; rejects otherwise (used by /ready). */
   ping(): Promise<void>;

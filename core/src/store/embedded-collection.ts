@@ -156,6 +156,8 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     const fields = Object.keys(keys);
     if (fields.length === 0) throw new TypeError('an index needs at least one field');
     if (fields.some((field) => field.includes(','))) throw new TypeError('an indexed field name cannot hold a comma');
+    // A search hint that would serve no range and no sort here, only upkeep on every write (IndexOptions).
+    if (fields.length > 1 && !options.unique) return;
     // Directions and names mean nothing here: an index serves equality lookups only.
     const spec = { fields: [...fields].sort(), unique: options.unique ?? false };
     await this.write(async ({ table, datafile }) => {

@@ -28,6 +28,8 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions = {}): P
 
 class EmbeddedStore implements Store {
   readonly kind = 'embedded';
+  /** Single process by definition (above). */
+  readonly shared = false;
   private readonly collections = new Map<string, EmbeddedCollection<Doc>>();
   private readonly compaction: NodeJS.Timeout | undefined;
   private closed = false;

@@ -229,6 +229,46 @@ export function storeContract(t: Test, makeStore: () => Promise<Store>): void {
     t.strictSame(await ids({}, { sort: { n: 1 }, skip: 10 }), [], 'skip past the end');
   });
 
+  run('a top-level $in and an $and read like any filter: sorted, skipped, limited, each match once', async (t, _store, collection) => {
+    // The shapes a backend may serve its own way (FerretDB: a search per value, clauses lifted).
+    const c = collection('in_and');
+    await c.insertMany([
+      { _id: 'a', s: 'p', n: 5, at: new Date(5000) },
+      { _id: 'b', s: 'q', n: 4, at: new Date(1000) },
+      { _id: 'c', s: 'r', n: 3, at: new Date(3000) },
+      { _id: 'd', s: 'p', n: 2, at: new Date(2000) },
+      { _id: 'e', s: ['p', 'q'], n: 1, at: new Date(4000) },
+    ]);
+    const ids = async (...args: Parameters<typeof c.find>) => (await c.find(...args)).map((d) => d._id);
+    const pq = { s: { $in: ['p', 'q'] } };
+    t.strictSame(await ids(pq, { sort: { at: 1 } }), ['b', 'd', 'e', 'a'], 'every value, in order, an array matching two values once');
+    t.strictSame(await ids(pq, { sort: { at: 1 }, skip: 1, limit: 2 }), ['d', 'e'], 'skip and limit over the whole list');
+    t.strictSame(await ids({ ...pq, n: { $gte: 2 } }, { sort: { n: -1 }, limit: 2 }), ['a', 'b'], 'beside other conditions');
+    t.strictSame((await ids(pq)).sort(), ['a', 'b', 'd', 'e'], 'unsorted');
+    t.strictSame(await ids({ s: { $in: ['p', 'p'] } }, { sort: { n: 1 } }), ['e', 'd', 'a'], 'a value named twice');
+    t.strictSame(await ids({ $and: [pq, { n: { $lt: 5 } }, { $or: [{ at: { $lt: new Date(1500) } }, { at: { $gt: new Date(3500) } }] }] }, { sort: { n: 1 } }), ['e', 'b'], 'an $and of distinct fields');
+    t.strictSame(await ids({ $and: [{ n: { $gt: 1 } }, { n: { $lt: 4 } }] }, { sort: { n: 1 } }), ['d', 'c'], 'an $and naming one field twice');
+    t.equal(await c.count(pq), 4, 'count');
+    t.equal((await c.findOneAndUpdate({ $and: [pq, { n: 4 }] }, { $set: { seen: true } }))?._id, 'b', 'findOneAndUpdate');
+  });
+
+  run('shared says whether another store opened the same way sees the writes', async (t, store) => {
+    t.type(store.shared, 'boolean');
+    const name = `contract_shared_${randomBytes(5).toString('hex')}`;
+    // One step after the other: two embedded stores on one directory must not load a file at once.
+    const other = await makeStore();
+    const seen = other.collection(name);
+    t.equal(await seen.findOne({ _id: 'w' }), null, 'opened before the write');
+    const c = store.collection(name);
+    try {
+      await c.insertOne({ _id: 'w' });
+      t.equal((await seen.findOne({ _id: 'w' })) !== null, store.shared);
+    } finally {
+      await c.deleteMany({});
+      await other.close();
+    }
+  });
+
   run('findOneAndUpdate returns the document after by default, before on request', async (t, _store, collection) => {
     const c = collection('fau');
     await c.insertOne({ _id: 'f1', n: 1 });

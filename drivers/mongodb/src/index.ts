@@ -47,7 +47,7 @@ export async function createStore(options: MongoStoreOptions): Promise<Store> {
     const ferretDb = await isFerretDb(holder.db());
     const atomicity = options.atomicity ?? (ferretDb ? 'lock' : 'server');
     const updateConcurrency = options.updateConcurrency ?? (ferretDb ? FERRETDB_UPDATE_CONCURRENCY : undefined);
-    return new MongoStore(holder, atomicity, updateConcurrency === undefined ? undefined : new UpdateSlots(updateConcurrency));
+    return new MongoStore(holder, atomicity, updateConcurrency === undefined ? undefined : new UpdateSlots(updateConcurrency), ferretDb);
   } catch (err) {
     await holder.close().catch(() => undefined);
     throw new Error(`cannot use MongoDB at ${redacted(options.url)}: ${(err as Error).message}`, { cause: err });
@@ -68,6 +68,7 @@ export default { createStore, storeDriver };
 
 class MongoStore implements Store {
   readonly kind = 'mongodb';
+  readonly shared = true;
   private readonly collections = new Map<string, MongoCollection<Doc>>();
   private readonly locks: DocumentLocks | undefined;
 
@@ -75,6 +76,8 @@ class MongoStore implements Store {
     private readonly holder: ClientHolder,
     atomicity: 'server' | 'lock',
     private readonly updates: UpdateSlots | undefined,
+    /** Filters are reshaped for FerretDB (filter-pushdown.ts). */
+    private readonly pushdown: boolean,
   ) {
     this.locks = atomicity === 'lock' ? new DocumentLocks(() => holder.db(), updates) : undefined;
   }
@@ -82,7 +85,7 @@ class MongoStore implements Store {
   collection<T extends Doc = Doc>(name: string): Collection<T> {
     let collection = this.collections.get(name);
     if (!collection) {
-      collection = new MongoCollection<Doc>(name, this.holder, this.locks, this.updates);
+      collection = new MongoCollection<Doc>(name, this.holder, this.locks, this.updates, this.pushdown);
       this.collections.set(name, collection);
     }
     return collection as unknown as Collection<T>;

@@ -9,6 +9,7 @@ import {
   assertStorable,
   assertStorableUpdate,
   equalityFields,
+  inSortOrder,
   isPlainObject,
   type Collection,
   type Doc,
@@ -24,6 +25,7 @@ import type { DocumentLocks } from './document-locks.js';
 import type { ClientHolder } from './client-holder.js';
 import type { UpdateSlots } from './update-slots.js';
 import { isDuplicateKey } from './driver-errors.js';
+import { flattened, splitIn } from './filter-pushdown.js';
 
 export class MongoCollection<T extends Doc> implements Collection<T> {
   constructor(
@@ -33,7 +35,15 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     private readonly locks: DocumentLocks | undefined,
     /** Set on FerretDB: at most so many updates in flight (update-slots.ts). */
     private readonly updates?: UpdateSlots,
+    /** On FerretDB: filters reshaped so that it hands them to PostgreSQL (filter-pushdown.ts). */
+    private readonly pushdown = false,
   ) {}
+
+  /** The filter checked, and on FerretDB reshaped to match the same documents faster. */
+  private query(filter: Filter): DriverFilter<T> {
+    const query = checked<T>(filter);
+    return this.pushdown ? (flattened(query as Filter) as DriverFilter<T>) : query;
+  }
 
   /** An update command, within the store's bound on FerretDB. */
   private update<R>(call: () => Promise<R>): Promise<R> {
@@ -68,17 +78,32 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   async findOne(filter: Filter): Promise<T | null> {
-    const query = checked<T>(filter);
+    const query = this.query(filter);
     return (await this.holder.run(() => this.collection.findOne(query))) as T | null;
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    const query = checked<T>(filter);
+    const query = this.query(filter);
+    const parts = this.pushdown ? splitIn(query as Filter) : null;
+    if (parts) return this.findEach(parts, options);
     return (await this.holder.run(() => this.collection.find(query, { sort: options.sort, skip: options.skip, limit: options.limit }).toArray())) as T[];
   }
 
+  /** The matches of any of `parts`, each once, in `options.sort` order, then skipped and limited. */
+  private async findEach(parts: Filter[], options: FindOptions): Promise<T[]> {
+    const take = options.limit ? (options.skip ?? 0) + options.limit : undefined;
+    const found = await this.holder.run(() =>
+      Promise.all(parts.map((part) => this.collection.find(part as DriverFilter<T>, { sort: options.sort, limit: take }).toArray())),
+    );
+    const byId = new Map<string, T>();
+    for (const doc of found.flat() as T[]) if (!byId.has(doc._id)) byId.set(doc._id, doc);
+    const all = [...byId.values()];
+    if (options.sort) return inSortOrder(all, options.sort, options.skip, options.limit);
+    return all.slice(options.skip ?? 0, take);
+  }
+
   async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
-    checked(filter);
+    filter = this.query(filter) as Filter;
     assertStorableUpdate(update);
     if (this.locks) {
       const locks = this.locks;
@@ -104,24 +129,24 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
-    const query = checked<T>(filter);
+    const query = this.query(filter);
     assertStorableUpdate(update);
     const result = await this.holder.run(() => this.update(() => this.collection.updateMany(query, update as Document)));
     return result.matchedCount;
   }
 
   async deleteOne(filter: Filter): Promise<number> {
-    const query = checked<T>(filter);
+    const query = this.query(filter);
     return (await this.holder.run(() => this.collection.deleteOne(query))).deletedCount;
   }
 
   async deleteMany(filter: Filter): Promise<number> {
-    const query = checked<T>(filter);
+    const query = this.query(filter);
     return (await this.holder.run(() => this.collection.deleteMany(query))).deletedCount;
   }
 
   async count(filter: Filter = {}): Promise<number> {
-    const query = checked<T>(filter);
+    const query = this.query(filter);
     return this.holder.run(() => this.collection.countDocuments(query));
   }
 

@@ -64,7 +64,8 @@ export function cacheKey(ctx: Pick<CallContext, 'opco' | 'tenant' | 'route' | 'q
 export function registerCache(api: PluginApi<CacheConfig>): void {
   const { maxEntries, maxBytes } = api.config;
   const memory = maxEntries > 0 && maxBytes > 0 ? new AnswerMemory({ maxEntries, maxBytes }, api.clock) : undefined;
-  const entries = memory && api.store.kind === 'embedded' ? undefined : api.store.collection<CacheEntry>('cache');
+  // A store no other process reads adds nothing to this process's memory.
+  const entries = memory && !api.store.shared ? undefined : api.store.collection<CacheEntry>('cache');
   const keys = new WeakMap<CallContext, string>();
   const lookups = api.metrics.counter({
     name: 'opco_proxy_cache_lookups_total',

@@ -103,20 +103,17 @@ export class JobRecords {
   private readonly jobs: Collection<JobRecord>;
   readonly leases: LeasedRecords<JobRecord>;
 
-  /** Whether range indexes serve queries: nedb uses a compound index only on equality with every field. */
-  private readonly rangeIndexes: boolean;
-
   constructor(store: Store, private readonly clock: Clock, owner: string) {
     this.jobs = store.collection<JobRecord>('jobs');
     this.leases = new LeasedRecords(this.jobs, clock, owner);
-    this.rangeIndexes = store.kind !== 'embedded';
   }
 
+  /**
+   * Search hints, skipped by the embedded store (IndexOptions): there they would serve no query
+   * and cost a tree update per write; the tenant one worse, as nedb keeps every job of a tenant
+   * under one tree node (a fifth of the embedded job path's CPU, bench/RESULTS.md).
+   */
   async prepare(): Promise<void> {
-    // On the embedded store these would serve no query and cost a tree update per write; the
-    // tenant one worse: nedb keeps every job of a tenant under one tree node, and each write of
-    // a job filtered that whole list (a fifth of the embedded job path's CPU, bench/RESULTS.md).
-    if (!this.rangeIndexes) return;
     await this.jobs.createIndex({ tenant: 1, opcoId: 1 });
     await this.jobs.createIndex({ status: 1, nextAttemptAt: 1 });
     // The sweep looks for ended jobs that still owe their event every minute.
@@ -158,17 +155,13 @@ export class JobRecords {
 
   /** Unfinished jobs nobody holds, due `graceMs` ago or more: their queue message may be lost. */
   overdue(graceMs: number): Promise<JobRecord[]> {
-    return this.leases.overdue(UNFINISHED_STATUSES.map((status) => ({ status })), graceMs);
+    return this.leases.overdue(UNFINISHED, graceMs);
   }
 
   /** When the oldest unfinished job was submitted (a metric: do the workers keep up?). */
   async oldestUnfinished(): Promise<Date | null> {
-    // One equality search per status rather than one `$in`: FerretDB v1 hands an equality to
-    // PostgreSQL but reads the whole collection for `$in`, ended jobs of the retention included
-    // (5,000 jobs, 600 unfinished: 983 ms against 136 + 25 ms). MongoDB serves both alike.
-    const firsts = await Promise.all(UNFINISHED_STATUSES.map((status) => this.jobs.find({ status }, { sort: { createdAt: 1 }, limit: 1 })));
-    const times = firsts.flatMap(([job]) => (job ? [job.createdAt.getTime()] : []));
-    return times.length > 0 ? new Date(Math.min(...times)) : null;
+    const [oldest] = await this.jobs.find(UNFINISHED, { sort: { createdAt: 1 }, limit: 1 });
+    return oldest ? oldest.createdAt : null;
   }
 
   /** Jobs that ended `graceMs` ago or more and still owe their job.completed / job.failed event. */

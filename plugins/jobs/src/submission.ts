@@ -6,7 +6,7 @@
  * half-accepted.
  */
 import { randomUUID } from 'node:crypto';
-import { PRIORITY, asServiceError, createError, type Clock, type OpcoDirectory, type Queue, type Tenant } from '@opco-proxy/core';
+import { PRIORITY, asServiceError, createError, unleased, type Clock, type OpcoDirectory, type Queue, type Tenant } from '@opco-proxy/core';
 import type { AsyncAccepted } from '@opco-proxy/schemas';
 import { IdempotencyKeys } from './idempotency.js';
 import { planSteps, routesOf, type JobKind } from './job-plan.js';
@@ -65,7 +65,7 @@ export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: str
     await deps.records.insert({
       _id: jobId, tenant: tenant.hash, opcoId, type: kind.type, status: 'pending', retries: 0,
       createdAt: now, startedAt: null, completedAt: null, steps: planSteps(kind.type, Object.keys(files)),
-      leaseOwner: null, leaseUntil: null, nextAttemptAt: now, inputs, ...(request.requestId ? { requestId: request.requestId } : {}), ...(request.traceparent ? { traceparent: request.traceparent } : {}),
+      ...unleased(now), inputs, ...(request.requestId ? { requestId: request.requestId } : {}), ...(request.traceparent ? { traceparent: request.traceparent } : {}),
     });
     await deps.queue.publish(JOBS_QUEUE, { jobId }, { priority: PRIORITY.client });
   } catch (err) {

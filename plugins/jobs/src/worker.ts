@@ -88,17 +88,13 @@ export class JobWorker {
     }
   }
 
-  /** A message for a job we could not claim: finished (maybe owing its event), early, or held by a live worker. */
-  private async unclaimed(jobId: string, redelivered: boolean): Promise<void> {
-    const { records, clock } = this.deps;
-    const job = await records.get(jobId);
-    if (!job) return;
-    if (job.status === 'completed' || job.status === 'failed') return emitJobEnd(this.deps, job);
-    const leased = job.leaseUntil && job.leaseUntil.getTime() > clock.now();
-    // An early message (a duplicate): the retry's own time has not come.
-    if (!leased && job.nextAttemptAt.getTime() > clock.now()) return this.requeue(jobId, job.nextAttemptAt.getTime() - clock.now());
-    // Redelivered while another lease is live: its holder may have died; come back when it lapses.
-    if (redelivered) throw new Error(`job ${jobId} is leased by another worker`);
+  /** A message for a job we could not claim (LeasedRecords.unclaimed); an ended job may still owe its event. */
+  private unclaimed(jobId: string, redelivered: boolean): Promise<void> {
+    return this.deps.records.leases.unclaimed(jobId, redelivered, {
+      finished: (job) => job.status === 'completed' || job.status === 'failed',
+      ended: (job) => emitJobEnd(this.deps, job),
+      requeue: (delayMs) => this.requeue(jobId, delayMs),
+    });
   }
 
   async requeue(jobId: string, delayMs = 0): Promise<void> {
@@ -187,14 +183,16 @@ export class JobWorker {
   }
 
   /** The write that ends the job: its outcome, the lease and the sealed inputs gone, its event owed. */
-  private endWrite(job: JobRecord, token: string, steps: JobStep[], error?: JobErrorRecord): Promise<JobRecord> {
+  private async endWrite(job: JobRecord, token: string, steps: JobStep[], error?: JobErrorRecord): Promise<JobRecord> {
     const now = this.deps.clock.date();
     const end = error
       ? { status: 'failed' as const, error, completedAt: now }
       : { status: 'completed' as const, resultJson: jobResultJson(steps), completedAt: now };
-    return this.deps.records.leases.update(job._id, token, {
-      ...end, steps, leaseOwner: null, leaseUntil: null, notified: false, expiresAt: new Date(now.getTime() + this.deps.retentionMs),
+    const ended = await this.deps.records.leases.release(job._id, token, {
+      ...end, steps, notified: false, expiresAt: new Date(now.getTime() + this.deps.retentionMs),
     }, { unset: ['inputs'] });
+    if (!ended) throw new LeaseLost(job._id);
+    return ended;
   }
 
   /** After the ending write: files purged, the end told. `before` still names the job's files. */

@@ -4,7 +4,7 @@
  * emits dossier.etat_changed, dossier.updated and facture.etat_changed. A poll is claimed with
  * its next date moved forward in one atomic write, so two workers never run the same poll.
  */
-import { LeasedRecords, asServiceError, sha256Hex, type Claimed, type NextRun, type Clock, type Collection, type Leased, type Logger, type PluginApi, type Sealed, type Sealer, type Store, type Tenant } from '@opco-proxy/core';
+import { LeasedRecords, asServiceError, sha256Hex, unleased, type Claimed, type NextRun, type Clock, type Collection, type Leased, type Logger, type PluginApi, type Sealed, type Sealer, type Store, type Tenant } from '@opco-proxy/core';
 import type { Poller } from '@opco-proxy/schemas';
 import { allFactures, etatsPages, liste, type EtatItem, type ReadDeps } from './upstream-reads.js';
 import { contentHash, type Snapshots } from './snapshots.js';
@@ -55,7 +55,7 @@ export class Pollers {
       { _id },
       {
         $set: { apiKey: this.deps.sealer.seal(tenant.apiKey, _id), intervalMs, status: 'active', nextAttemptAt: new Date(now + intervalMs) },
-        $setOnInsert: { tenant: tenant.hash, opcoId, baselined: false, lastPollAt: since, lastError: null, createdAt: new Date(now), leaseOwner: null, leaseUntil: null },
+        $setOnInsert: { tenant: tenant.hash, opcoId, baselined: false, lastPollAt: since, lastError: null, createdAt: new Date(now), ...unleased() },
       },
       { upsert: true },
     );

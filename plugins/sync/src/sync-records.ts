@@ -127,7 +127,7 @@ export class SyncRecords {
 
   /** SPEC 3.2: pending or processing becomes cancelled; null when it was not running. */
   cancel(syncId: string, tenant: string): Promise<SyncRecord | null> {
-    return this.syncs.findOneAndUpdate({ _id: syncId, tenant, ...RUNNING }, { $set: { status: 'cancelled', completedAt: this.clock.date(), leaseOwner: null, leaseUntil: null } });
+    return this.syncLeases.revoke({ _id: syncId, tenant, ...RUNNING }, { status: 'cancelled', completedAt: this.clock.date() });
   }
 
   /** The discovery of a sync, under a lease: the sync becomes processing. */
@@ -149,10 +149,12 @@ export class SyncRecords {
   }
 
   complete(syncId: string, completedAt: Date): Promise<SyncRecord | null> {
-    return this.syncs.findOneAndUpdate(
-      { _id: syncId, status: 'processing' },
-      { $set: { status: 'completed', progress: 1, completedAt, estimatedEnd: completedAt.toISOString(), leaseOwner: null, leaseUntil: null } },
-    );
+    return this.syncLeases.revoke({ _id: syncId, status: 'processing' }, { status: 'completed', progress: 1, completedAt, estimatedEnd: completedAt.toISOString() });
+  }
+
+  /** A running sync fails, whoever holds its discovery; null when it already finished. */
+  fail(syncId: string, error: string, completedAt: Date): Promise<SyncRecord | null> {
+    return this.syncLeases.revoke({ _id: syncId, ...RUNNING }, { status: 'failed', error, completedAt });
   }
 
   /** Plans a batch; a re-run discovery finds it planned already. */

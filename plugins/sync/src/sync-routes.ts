@@ -1,6 +1,6 @@
 /** The sync operations of SPEC 4.14 and the poller operations of D21; each tenant sees only its own. */
 import { randomUUID } from 'node:crypto';
-import { asServiceError, createError, isServiceError, type Clock, type OpcoDirectory, type PluginApi } from '@opco-proxy/core';
+import { asServiceError, createError, isServiceError, unleased, type Clock, type OpcoDirectory, type PluginApi } from '@opco-proxy/core';
 import { FINISHED, toResource, type SyncRecord, type SyncRecords } from './sync-records.js';
 import { toPollerResource, type Pollers } from './pollers.js';
 import type { SyncRunner } from './sync-runner.js';
@@ -26,7 +26,7 @@ export function mountSyncRoutes(api: PluginApi<unknown>, deps: SyncRouteDeps): v
       _id: syncId, tenant: tenant.hash, opcoId, status: 'pending', minYear: minYear ?? null, enablePoller: enablePoller ?? false,
       apiKey: deps.records.sealKey(syncId, tenant.apiKey), phase: 'discovery', total: 0, discovered: 0, fetched: 0, progress: 0,
       batchesCompleted: 0, totalBatches: 0, estimatedEnd: null, error: null, startedAt: now, fetchStartedAt: null, completedAt: null,
-      leaseOwner: null, leaseUntil: null, nextAttemptAt: now,
+      ...unleased(now),
     };
     try {
       await deps.records.insert(sync);

@@ -4,7 +4,7 @@
  * each batch is fetched through dossiers/liste as its own queue message at low priority.
  * Progress: discovery 0 to 0.5, fetch 0.5 to 1.
  */
-import { PRIORITY, asServiceError, isRetriedByWorkers, type Claimed, type Clock, type Logger, type PluginApi, type Queue, type RetryPolicy, type ServiceError, type Tenant } from '@opco-proxy/core';
+import { PRIORITY, asServiceError, isRetriedByWorkers, unleased, type Claimed, type Clock, type Logger, type PluginApi, type Queue, type RetryPolicy, type ServiceError, type Tenant } from '@opco-proxy/core';
 import { etatsPages, liste, type ReadDeps } from './upstream-reads.js';
 import { contentHash, type Snapshots } from './snapshots.js';
 import { FINISHED, type BatchRecord, type SyncRecord, type SyncRecords } from './sync-records.js';
@@ -90,7 +90,7 @@ export class SyncRunner {
     for (let i = 0; i < totalBatches; i++) {
       await records.planBatch({
         _id: `${sync._id}:${i + 1}`, syncId: sync._id, batch: i + 1, numeros: numeros.slice(i * size, (i + 1) * size),
-        status: 'pending', attempts: 0, leaseOwner: null, leaseUntil: null, nextAttemptAt: clock.date(),
+        status: 'pending', attempts: 0, ...unleased(clock.date()),
       });
     }
     const planned = await records.syncLeases.release(sync._id, token, {
@@ -161,7 +161,7 @@ export class SyncRunner {
   }
 
   async fail(sync: SyncRecord, message: string): Promise<void> {
-    const failed = await this.deps.records.updateRunning(sync._id, { status: 'failed', error: message, completedAt: this.deps.clock.date(), leaseOwner: null, leaseUntil: null });
+    const failed = await this.deps.records.fail(sync._id, message, this.deps.clock.date());
     if (!failed) return;
     this.deps.syncsEnded.inc({ status: 'failed' });
     this.deps.log.warn({ syncId: sync._id, error: message }, 'sync failed');

@@ -8,7 +8,7 @@
  * An event's deliveries are written in one insert, each with the revision of its webhook the
  * outbox read, which the webhook's later changes raise (`follow`; see known-webhooks.ts).
  */
-import { LeasedRecords, newestFirst, sha256Hex, type Claimed, type Page, type Clock, type Collection, type DomainEvent, type Leased, type Store } from '@opco-proxy/core';
+import { LeasedRecords, newestFirst, sha256Hex, unleased, type Claimed, type Page, type Clock, type Collection, type DomainEvent, type Leased, type Store } from '@opco-proxy/core';
 import type { WebhookDelivery } from '@opco-proxy/schemas';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed';
@@ -49,31 +49,22 @@ export interface Recorded {
 
 const UNFINISHED_STATUSES = ['pending', 'retrying'] as const;
 const UNFINISHED = { status: { $in: UNFINISHED_STATUSES } };
-/** One filter per status for the sweeps (LeasedRecords.overdue: FerretDB pushes these down). */
-const EACH_UNFINISHED = UNFINISHED_STATUSES.map((status) => ({ status }));
 
 export class Deliveries {
   private readonly deliveries: Collection<DeliveryRecord>;
   readonly leases: LeasedRecords<DeliveryRecord>;
 
-  /** Whether to keep secondary indexes (see `prepare`). */
-  private readonly indexed: boolean;
-
   constructor(store: Store, private readonly clock: Clock, owner: string) {
     this.deliveries = store.collection<DeliveryRecord>('webhook_deliveries');
     this.leases = new LeasedRecords(this.deliveries, clock, owner);
-    this.indexed = store.kind !== 'embedded';
   }
 
   /**
-   * The embedded store (nedb) takes candidates from a compound index only on equality with every
-   * one of its fields, which no query here has: there they would only be upkeep on every claim
-   * and release (a third of the service's CPU under a burst of deliveries). Claims go by `_id`.
-   * A datafile written by an earlier version keeps them (nedb recreates its indexes on load):
-   * upkeep, not a change of results.
+   * Search hints, skipped by the embedded store (IndexOptions). Claims go by `_id`. A datafile
+   * written by an earlier version keeps them (nedb recreates its indexes on load): upkeep, not
+   * a change of results.
    */
   async prepare(): Promise<void> {
-    if (!this.indexed) return;
     await this.deliveries.createIndex({ webhookId: 1, tenant: 1, createdAt: -1 });
     await this.deliveries.createIndex({ status: 1, nextAttemptAt: 1 });
     await this.deliveries.createIndex({ status: 1, createdAt: -1 });
@@ -86,7 +77,7 @@ export class Deliveries {
     const docs: DeliveryRecord[] = subscribers.map(({ webhookId, revision }) => ({
       _id: deliveryId(event.id, webhookId), eventId: event.id, webhookId, tenant: event.tenant, event: event.type, body,
       status: 'pending', statusCode: null, attempts: 0, error: null, deliveredAt: null,
-      createdAt: now, nextAttemptAt: new Date(now.getTime() + firstDelayMs), leaseOwner: null, leaseUntil: null,
+      createdAt: now, ...unleased(new Date(now.getTime() + firstDelayMs)),
       ...(revision !== undefined && { webhookRevision: revision }),
     }));
     const { duplicates } = await this.deliveries.insertMany(docs);
@@ -133,10 +124,11 @@ export class Deliveries {
    * zero, due now. Null when it is not finished (it is on its way already) or does not exist.
    */
   resend(deliveryId: string): Promise<DeliveryRecord | null> {
-    return this.deliveries.findOneAndUpdate(
+    return this.leases.revoke(
       { _id: deliveryId, status: { $in: ['delivered', 'failed'] } },
+      { status: 'retrying', attempts: 0, statusCode: null, error: null, deliveredAt: null, nextAttemptAt: this.clock.date() },
       // Finished deliveries are not followed: a resent one has its webhook read.
-      { $set: { status: 'retrying', attempts: 0, statusCode: null, error: null, deliveredAt: null, nextAttemptAt: this.clock.date(), leaseOwner: null, leaseUntil: null }, $unset: { expiresAt: '', webhookRevision: '' } },
+      { unset: ['expiresAt', 'webhookRevision'] },
     );
   }
 
@@ -147,12 +139,12 @@ export class Deliveries {
 
   /** Since when the most overdue unfinished delivery has been due (the delivery lag); null when none. */
   dueSince(): Promise<Date | null> {
-    return this.leases.dueSince(EACH_UNFINISHED);
+    return this.leases.dueSince(UNFINISHED);
   }
 
   /** Unfinished deliveries due for `graceMs` with no live lease: their message may be lost. */
   overdue(graceMs: number): Promise<DeliveryRecord[]> {
-    return this.leases.overdue(EACH_UNFINISHED, graceMs);
+    return this.leases.overdue(UNFINISHED, graceMs);
   }
 
   sweepExpired(): Promise<number> {

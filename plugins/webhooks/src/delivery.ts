@@ -139,17 +139,12 @@ export class DeliveryWorker {
     }
   }
 
-  /** Not claimable: finished, leased by a live attempt, or early (a duplicate message). */
-  private async unclaimed(deliveryId: string, redelivered: boolean): Promise<void> {
-    const { clock } = this.deps;
-    const delivery = await this.deps.deliveries.get(deliveryId);
-    if (!delivery || delivery.status === 'delivered' || delivery.status === 'failed') return;
-    const leased = delivery.leaseUntil !== null && delivery.leaseUntil.getTime() > clock.now();
-    if (leased) {
-      if (redelivered) throw new Error(`delivery ${deliveryId} is held by another worker`);
-      return;
-    }
-    await this.schedule(deliveryId, delivery.nextAttemptAt.getTime() - clock.now());
+  /** Not claimable: finished, leased by a live attempt, or early (LeasedRecords.unclaimed). */
+  private unclaimed(deliveryId: string, redelivered: boolean): Promise<void> {
+    return this.deps.deliveries.leases.unclaimed(deliveryId, redelivered, {
+      finished: (delivery) => delivery.status === 'delivered' || delivery.status === 'failed',
+      requeue: (delayMs) => this.schedule(deliveryId, delayMs),
+    });
   }
 
   private async attempt(delivery: DeliveryRecord, callbackUrl: string, keys: SigningKeys): Promise<AttemptOutcome> {
