@@ -23,48 +23,45 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new Error('aborted');
 }
 
-/** Sleep on top of a clock's setTimeout, shared by both clocks so they abort the same way. */
-function sleepWith(clock: Pick<Clock, 'setTimeout'>, ms: number, signal?: AbortSignal, keepAlive?: () => () => void): Promise<void> {
+/**
+ * Sleep on a clock's timer that keeps the process alive (an awaited sleep must, as
+ * timers/promises does; housekeeping timers must not), shared by both clocks so they abort the
+ * same way.
+ */
+function sleepWith(schedule: (fn: () => void, ms: number) => Timer, ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise((resolve, reject) => {
-    const release = keepAlive?.();
     const onAbort = () => {
       timer.cancel();
-      release?.();
       reject(abortReason(signal!));
     };
-    const timer = clock.setTimeout(() => {
+    const timer = schedule(() => {
       signal?.removeEventListener('abort', onAbort);
-      release?.();
       resolve();
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
-/** An awaited sleep must keep the process alive, as timers/promises does; housekeeping timers must not. */
-function holdProcess(): () => void {
-  const handle = setInterval(() => undefined, 1 << 30);
-  return () => clearInterval(handle);
+function realTimer(fn: () => void, ms: number, keepAlive: boolean): Timer {
+  const handle = setTimeout(fn, Math.max(0, ms));
+  if (!keepAlive) handle.unref();
+  return { cancel: () => clearTimeout(handle) };
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
   date: () => new Date(),
-  setTimeout(fn, ms) {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    handle.unref();
-    return { cancel: () => clearTimeout(handle) };
-  },
-  sleep(ms, signal) {
-    return sleepWith(systemClock, ms, signal, holdProcess);
-  },
+  setTimeout: (fn, ms) => realTimer(fn, ms, false),
+  sleep: (ms, signal) => sleepWith((fn, delay) => realTimer(fn, delay, true), ms, signal),
 };
 
 interface PendingTimer {
   dueAt: number;
   fn: () => void;
   handle: NodeJS.Timeout | undefined;
+  /** A sleep's timer holds the process while real time flows; a frozen clock's holds nothing (only advance() moves it). */
+  keepAlive: boolean;
 }
 
 /**
@@ -92,18 +89,24 @@ export class TestClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): Timer {
-    const timer: PendingTimer = { dueAt: this.now() + Math.max(0, ms), fn, handle: undefined };
+    return this.schedule(fn, ms, false);
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return sleepWith((fn, delay) => this.schedule(fn, delay, true), ms, signal);
+  }
+
+  private schedule(fn: () => void, ms: number, keepAlive: boolean): Timer {
+    const timer: PendingTimer = { dueAt: this.now() + Math.max(0, ms), fn, handle: undefined, keepAlive };
     // A frozen clock's timers ring only when advanced past them (or at once when already due).
-    if (this.frozenAt === undefined || ms <= 0) {
-      timer.handle = setTimeout(() => this.fire(timer), this.frozenAt === undefined ? Math.max(0, ms) : 0);
-      timer.handle.unref();
-    }
+    if (this.frozenAt === undefined || ms <= 0) this.arm(timer, this.frozenAt === undefined ? Math.max(0, ms) : 0);
     this.timers.add(timer);
     return { cancel: () => this.drop(timer) };
   }
 
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return sleepWith(this, ms, signal, holdProcess);
+  private arm(timer: PendingTimer, ms: number): void {
+    timer.handle = setTimeout(() => this.fire(timer), ms);
+    if (!timer.keepAlive) timer.handle.unref();
   }
 
   /** Moves time forward by `ms`, fires what became due (earliest first), then lets callbacks run. */
@@ -116,8 +119,7 @@ export class TestClock implements Clock {
       if (timer.dueAt <= now || this.frozenAt !== undefined) continue;
       // Still in the future: its real timer must now ring at the remaining virtual delay.
       clearTimeout(timer.handle);
-      timer.handle = setTimeout(() => this.fire(timer), timer.dueAt - now);
-      timer.handle.unref();
+      this.arm(timer, timer.dueAt - now);
     }
     for (const timer of due) this.fire(timer);
     await new Promise((resolve) => setImmediate(resolve));

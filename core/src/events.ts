@@ -1,10 +1,7 @@
 /** Domain events (SPEC 6.1, D22) as emitted through the `event` hook; the types are the schema's. */
-import { loadSchema, type EventType } from '@opco-proxy/schemas';
+import type { EventType } from '@opco-proxy/schemas';
 
 export type { EventType };
-
-/** Every event type, from schemas/json/event-type.schema.json (what /doc publishes). */
-export const EVENT_TYPES = (loadSchema('event-type') as { enum: EventType[] }).enum;
 
 export interface DomainEvent {
   /** Unique per event; becomes `Svc-Delivery-Id` (D23). */

@@ -23,8 +23,8 @@ import type { Registry } from 'prom-client';
 
 export type Emit = PluginApi['emit'];
 
-/** A grace that covers every record ever scheduled: restoring work lost with an in-memory queue. */
-const EVERYTHING_MS = -100 * 365 * 24 * 60 * 60 * 1000;
+/** The latest date there is: a queue that keeps nothing lost every message, due or scheduled. */
+const END_OF_TIME = new Date(8.64e15);
 
 export interface PluginHostDeps {
   config: ResolvedConfig;
@@ -103,8 +103,9 @@ export class PluginHost {
   /** After the plugins' ready hooks: restore lost work (non-durable queue), then start the tasks. */
   async start(): Promise<void> {
     for (const { spec, log } of this.recoveries) {
-      if (!this.deps.queue.durable) await spec.requeue(EVERYTHING_MS).catch((err) => log.warn({ err, work: spec.name }, 'restoring work failed'));
-      this.tasks.push(new PeriodicTask(`recover:${spec.name}`, spec.intervalMs, () => spec.requeue(spec.graceMs), this.deps.clock, (err) => log.warn({ err, work: spec.name }, 'recovery sweep failed')));
+      if (!this.deps.queue.durable) await spec.requeue(END_OF_TIME).catch((err) => log.warn({ err, work: spec.name }, 'restoring work failed'));
+      const sweep = () => spec.requeue(new Date(this.deps.clock.now() - spec.graceMs));
+      this.tasks.push(new PeriodicTask(`recover:${spec.name}`, spec.intervalMs, sweep, this.deps.clock, (err) => log.warn({ err, work: spec.name }, 'recovery sweep failed')));
     }
     for (const task of this.tasks) task.start();
   }

@@ -36,8 +36,10 @@ export type HostResolver = (hostname: string) => Promise<Array<{ address: string
 export interface RecoverySpec {
   name: string;
   intervalMs: number;
+  /** How long a record may stay due before its message counts as lost. */
   graceMs: number;
-  requeue(graceMs: number): Promise<unknown>;
+  /** Queues again the unfinished, unheld work due at `dueBefore` or earlier. */
+  requeue(dueBefore: Date): Promise<unknown>;
 }
 
 export interface PluginApi<C = unknown> {

@@ -81,9 +81,6 @@ const ASSETS: Record<string, Asset> = {
   'reference.css': { type: 'text/css; charset=utf-8', text: PAGE_STYLE },
 };
 
-/** The URLs the page loads, for tests. */
-export const REFERENCE_ASSET_URLS = Object.keys(ASSETS).map((name) => ASSETS_PATH + name);
-
 const COMMON_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' };
 
 export function mountReferencePage(router: OperationRouter): void {

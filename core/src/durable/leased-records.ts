@@ -185,16 +185,15 @@ export class LeasedRecords<T extends Leased> {
     }
   }
 
-  /** Unfinished records (`filter`), unheld, due for `graceMs` or more, most overdue first: their message may be lost. */
-  overdue(filter: Filter, graceMs: number, limit = 500): Promise<T[]> {
-    const now = this.clock.now();
-    const due = { nextAttemptAt: { $lte: new Date(now - graceMs) } };
-    return this.collection.find({ $and: [filter, this.unheld(new Date(now)), due] }, { sort: { nextAttemptAt: 1 }, limit });
+  /** Unfinished records (`filter`), unheld, due at `dueBefore` or earlier, most overdue first: their message may be lost. */
+  overdue(filter: Filter, dueBefore: Date, limit = 500): Promise<T[]> {
+    const due = { nextAttemptAt: { $lte: dueBefore } };
+    return this.collection.find({ $and: [filter, this.unheld(this.clock.date()), due] }, { sort: { nextAttemptAt: 1 }, limit });
   }
 
   /** Since when the most overdue record (due, unheld) has been due; null when none waits. */
   async dueSince(filter: Filter): Promise<Date | null> {
-    const [late] = await this.overdue(filter, 0, 1);
+    const [late] = await this.overdue(filter, this.clock.date(), 1);
     return late ? late.nextAttemptAt : null;
   }
 }

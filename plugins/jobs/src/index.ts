@@ -59,9 +59,9 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
     graceMs: REQUEUE_GRACE_MS,
     // A job stored but never queued (a crash between the two) or whose message was lost; and a
     // job that ended without its event (the worker stopped in between).
-    requeue: async (graceMs) => {
-      for (const job of await records.overdue(graceMs)) await worker.requeue(job._id);
-      for (const job of await records.unnotified(graceMs)) await emitJobEnd({ records, emit: api.emit }, job);
+    requeue: async (dueBefore) => {
+      for (const job of await records.overdue(dueBefore)) await worker.requeue(job._id);
+      for (const job of await records.unnotified(dueBefore)) await emitJobEnd({ records, emit: api.emit }, job);
     },
   });
   api.every('expiry', config.sweepIntervalMs, async () => {

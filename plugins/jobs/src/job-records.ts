@@ -153,9 +153,9 @@ export class JobRecords {
     return first ?? this.leases.claim({ _id: jobId, ...UNFINISHED }, leaseMs, { set: { status: 'processing' } });
   }
 
-  /** Unfinished jobs nobody holds, due `graceMs` ago or more: their queue message may be lost. */
-  overdue(graceMs: number): Promise<JobRecord[]> {
-    return this.leases.overdue(UNFINISHED, graceMs);
+  /** Unfinished jobs nobody holds, due at `dueBefore` or earlier: their queue message may be lost. */
+  overdue(dueBefore: Date): Promise<JobRecord[]> {
+    return this.leases.overdue(UNFINISHED, dueBefore);
   }
 
   /** When the oldest unfinished job was submitted (a metric: do the workers keep up?). */
@@ -164,9 +164,9 @@ export class JobRecords {
     return oldest ? oldest.createdAt : null;
   }
 
-  /** Jobs that ended `graceMs` ago or more and still owe their job.completed / job.failed event. */
-  unnotified(graceMs: number, limit = 500): Promise<JobRecord[]> {
-    return this.jobs.find({ notified: false, completedAt: { $lte: new Date(this.clock.now() - graceMs) } }, { sort: { completedAt: 1 }, limit });
+  /** Jobs that ended at `endedBefore` or earlier and still owe their job.completed / job.failed event. */
+  unnotified(endedBefore: Date, limit = 500): Promise<JobRecord[]> {
+    return this.jobs.find({ notified: false, completedAt: { $lte: endedBefore } }, { sort: { completedAt: 1 }, limit });
   }
 
   /** Every tenant's jobs, newest first, for operators (P9). */

@@ -33,9 +33,9 @@ t.test('unnotified finds ended jobs that still owe their event, once the grace h
   await records.insert(job(clock, 'just-ended', { status: 'failed', completedAt: clock.date(), notified: false }));
   await records.insert(job(clock, 'told', { status: 'completed', completedAt: old, notified: true }));
   await records.insert(job(clock, 'running', { status: 'processing' }));
-  t.same((await records.unnotified(60_000)).map((j) => j._id), ['owed']);
+  t.same((await records.unnotified(new Date(clock.now() - 60_000))).map((j) => j._id), ['owed']);
   await records.markNotified('owed');
-  t.same(await records.unnotified(60_000), []);
+  t.same(await records.unnotified(new Date(clock.now() - 60_000)), []);
 });
 
 t.test('oldestUnfinished is the oldest pending or processing job, ended ones left out', async (t) => {

@@ -54,9 +54,9 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
     name: 'sync',
     intervalMs: config.sweepIntervalMs,
     graceMs: REQUEUE_GRACE_MS,
-    requeue: async (graceMs) => {
-      for (const sync of await records.overdueDiscoveries(graceMs)) await runner.publish({ kind: 'sync-discovery', syncId: sync._id });
-      for (const batch of await records.overdueBatches(graceMs)) await runner.publish({ kind: 'sync-batch', syncId: batch.syncId, batch: batch.batch });
+    requeue: async (dueBefore) => {
+      for (const sync of await records.overdueDiscoveries(dueBefore)) await runner.publish({ kind: 'sync-discovery', syncId: sync._id });
+      for (const batch of await records.overdueBatches(dueBefore)) await runner.publish({ kind: 'sync-batch', syncId: batch.syncId, batch: batch.batch });
     },
   });
   let consumer: { cancel(): Promise<void> } | undefined;

@@ -169,16 +169,16 @@ export class SyncRecords {
     return this.batchLeases.claim({ _id: `${syncId}:${batch}`, status: 'pending' }, leaseMs, { inc: { attempts: 1 } });
   }
 
-  /** Discoveries whose message may be lost: running syncs in discovery, unheld, due `graceMs` ago. */
-  overdueDiscoveries(graceMs: number): Promise<SyncRecord[]> {
-    return this.syncLeases.overdue({ ...RUNNING, phase: 'discovery' }, graceMs);
+  /** Discoveries whose message may be lost: running syncs in discovery, unheld, due at `dueBefore` or earlier. */
+  overdueDiscoveries(dueBefore: Date): Promise<SyncRecord[]> {
+    return this.syncLeases.overdue({ ...RUNNING, phase: 'discovery' }, dueBefore);
   }
 
-  /** Batches whose message may be lost: pending, unheld, due `graceMs` ago, of processing syncs. */
-  async overdueBatches(graceMs: number): Promise<BatchRecord[]> {
+  /** Batches whose message may be lost: pending, unheld, due at `dueBefore` or earlier, of processing syncs. */
+  async overdueBatches(dueBefore: Date): Promise<BatchRecord[]> {
     const running = await this.syncs.find({ status: 'processing', phase: 'fetch' });
     if (running.length === 0) return [];
-    return this.batchLeases.overdue({ status: 'pending', syncId: { $in: running.map((s) => s._id) } }, graceMs);
+    return this.batchLeases.overdue({ status: 'pending', syncId: { $in: running.map((s) => s._id) } }, dueBefore);
   }
 }
 

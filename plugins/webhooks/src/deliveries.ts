@@ -142,9 +142,9 @@ export class Deliveries {
     return this.leases.dueSince(UNFINISHED);
   }
 
-  /** Unfinished deliveries due for `graceMs` with no live lease: their message may be lost. */
-  overdue(graceMs: number): Promise<DeliveryRecord[]> {
-    return this.leases.overdue(UNFINISHED, graceMs);
+  /** Unfinished deliveries due at `dueBefore` or earlier with no live lease: their message may be lost. */
+  overdue(dueBefore: Date): Promise<DeliveryRecord[]> {
+    return this.leases.overdue(UNFINISHED, dueBefore);
   }
 
   sweepExpired(): Promise<number> {

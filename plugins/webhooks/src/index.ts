@@ -22,11 +22,12 @@ const REQUEUE_GRACE_MS = 30_000;
 export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<void> {
   const { store, config, log, clock } = api;
   const deliveries = new Deliveries(store, clock, `webhooks-${randomHex(4)}`);
-  const records = new WebhookRecords(store, api.sealer, (webhookId, revision) => {
+  const records = new WebhookRecords(store, api.sealer);
+  const known = new KnownWebhooks(records, clock);
+  records.followChanges((webhookId, revision) => {
     known.forget(webhookId);
     return deliveries.follow(webhookId, revision);
   });
-  const known = new KnownWebhooks(records, clock);
   await records.prepare();
   await deliveries.prepare();
   const [firstDelayMs = 0, ...laterDelaysMs] = config.retryDelaysMs;
@@ -58,7 +59,7 @@ export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<
   }
   if (api.role === 'api') return;
 
-  api.recover({ name: 'webhook deliveries', intervalMs: config.sweepIntervalMs, graceMs: REQUEUE_GRACE_MS, requeue: (graceMs) => requeueOverdue(outbox, graceMs) });
+  api.recover({ name: 'webhook deliveries', intervalMs: config.sweepIntervalMs, graceMs: REQUEUE_GRACE_MS, requeue: (dueBefore) => requeueOverdue(outbox, dueBefore) });
   api.every('expiry', config.sweepIntervalMs, () => deliveries.sweepExpired());
   api.addHook('ready', () => worker.start());
   api.addHook('close', ({ deadline }) => worker.stop(deadline));

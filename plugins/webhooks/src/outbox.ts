@@ -46,8 +46,8 @@ async function followChanges(deps: OutboxDeps, tenant: string, subscribers: Requ
   }
 }
 
-export async function requeueOverdue(deps: OutboxDeps, graceMs: number): Promise<number> {
-  const overdue = await deps.deliveries.overdue(graceMs);
+export async function requeueOverdue(deps: OutboxDeps, dueBefore: Date): Promise<number> {
+  const overdue = await deps.deliveries.overdue(dueBefore);
   for (const delivery of overdue) {
     // With its destination, so a backlog waiting in a slow receiver's lane for longer than the
     // grace goes back to that lane, not into the queue slots the other destinations share.

@@ -53,13 +53,19 @@ export const FAILING_DISABLES_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
 export class WebhookRecords {
   private readonly webhooks: Collection<WebhookRecord>;
 
+  /** Told after each change, before the change is answered: the record's new revision, or DELETED_REVISION. */
+  private onChange: (webhookId: string, revision: number) => Promise<void> = async () => {};
+
   constructor(
     store: Store,
     private readonly sealer: Sealer,
-    /** Told after each change, before the change is answered: the record's new revision, or DELETED_REVISION. */
-    private readonly onChange: (webhookId: string, revision: number) => Promise<void> = async () => {},
   ) {
     this.webhooks = store.collection<WebhookRecord>('webhooks');
+  }
+
+  /** Who follows the changes (the plugin: its memory of webhooks and the deliveries in flight). */
+  followChanges(listener: (webhookId: string, revision: number) => Promise<void>): void {
+    this.onChange = listener;
   }
 
   async prepare(): Promise<void> {
