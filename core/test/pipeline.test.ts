@@ -145,8 +145,6 @@ t.test('step 4: each call is admitted, carries its lease headers, and releases w
 
 t.test('a refused admission ends the call before it goes out', async (t) => {
   const r = await rig(t);
-  let after = 0;
-  r.hooks.add('afterCall', () => void after++);
   r.admission.refuse = Object.assign(new Error('spent'), { code: 'RATE_LIMITED' });
   await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'RATE_LIMITED' });
   t.equal(r.upstream.received.length, 0);
