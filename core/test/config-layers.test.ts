@@ -1,7 +1,10 @@
 // Config layers (D2, D3): defaults < file < environment < command-line flags, and a bad value
 // reported with the key it is at and, when the environment or a flag set it, with what set it.
 import t, { type Test } from 'tap';
-import { ConfigError, DEFAULTS, checkConfig, layerConfig, resolveConfig } from '../src/index.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, DEFAULTS, checkConfig, layerConfig, readConfigFile, resolveConfig } from '../src/index.js';
 
 const MASTER_KEY = { OPCO_PROXY_MASTER_KEY: '0f'.repeat(32) };
 
@@ -108,4 +111,15 @@ t.test('secrets come from the environment only, and are checked', async (t) => {
   t.match(refusal(t, () => resolveConfig({}, { OPCO_PROXY_MASTER_KEY: 'abc' })), /OPCO_PROXY_MASTER_KEY: must be 64 hex/);
   t.match(refusal(t, () => resolveConfig({}, { ...MASTER_KEY, OPCO_PROXY_ADMIN_KEY: 'short' })), /OPCO_PROXY_ADMIN_KEY: must be at least 32/);
   t.equal(resolveConfig({}, {}, { demo: true }).masterKey.length, 32, 'demo mode makes its own');
+});
+
+t.test('the file layer: a file that cannot be read or is not JSON is named in the message', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'config-layers-'));
+  const good = join(dir, 'good.json');
+  const broken = join(dir, 'broken.json');
+  writeFileSync(good, JSON.stringify({ port: 9000 }));
+  writeFileSync(broken, '{"port": 90');
+  t.same(readConfigFile(good), { port: 9000 });
+  t.match(refusal(t, () => readConfigFile(broken)), `config file ${broken} is not valid JSON`);
+  t.match(refusal(t, () => readConfigFile(join(dir, 'missing.json'))), `config file ${join(dir, 'missing.json')} cannot be read`);
 });

@@ -224,3 +224,20 @@ t.test('unproven keys spend their address\'s tokens; proven ones do not', async 
   t.ok(Number(spent.headers['retry-after']) >= 1);
   for (let i = 0; i < 3; i++) t.equal((await r.send('GET', '/sync/a', { key: 'proven-key-0001' })).status, 200, 'a proven key from that address still passes');
 });
+
+t.test('D32: an audited operation records each outcome once the caller is known, refusals included', async (t) => {
+  const r = await rig(t);
+  t.equal((await r.send('POST', '/sync/dossiers', { body: JSON.stringify({ opcoId: 'up' }) })).status, 202);
+  t.equal((await r.send('POST', '/sync/dossiers', { body: JSON.stringify({ opcoId: 'up', minYear: 1 }) })).status, 400);
+  t.equal((await r.send('POST', '/sync/dossiers', { key: null, body: '{}' })).status, 403, 'an unknown caller');
+  t.equal((await r.send('GET', '/sync/s-1')).status, 200, 'a read that is not audited');
+  const audit = await r.send('GET', '/audit');
+  t.equal(audit.status, 200);
+  const records = audit.body.items.map((i: any) => ({ action: i.action, actor: i.actor, tenant: i.tenant, opcoId: i.opcoId, outcome: i.outcome }));
+  t.same(records, [
+    { action: 'startSync', actor: 'tenant', tenant: tenantHash(KEY), opcoId: 'up', outcome: { status: 400, code: 'VALIDATION_ERROR' } },
+    { action: 'startSync', actor: 'tenant', tenant: tenantHash(KEY), opcoId: 'up', outcome: { status: 202 } },
+  ], 'newest first; the caller without a key has no record of its own');
+  t.ok(audit.body.items.every((i: any) => typeof i.requestId === 'string' && i.clientAddress === '127.0.0.1'));
+  t.same((await r.send('GET', '/audit', { key: 'tenant-key-0002' })).body.items, [], 'each tenant sees its own');
+});
