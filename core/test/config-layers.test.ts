@@ -4,7 +4,22 @@ import t, { type Test } from 'tap';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULTS, checkConfig, layerConfig, readConfigFile, resolveConfig } from '../src/index.js';
+import { ConfigError, DEFAULTS, checkConfig as checkKernelConfig, layerConfig, readConfigFile, resolveConfig as resolveKernelConfig, type ConfigParts, type ConfigFlags } from '../src/index.js';
+
+/** An application's parts, as a plugin and a driver would give them (the kernel knows neither). */
+const PARTS: ConfigParts = {
+  sections: [
+    { key: 'jobs', schema: { type: 'object', additionalProperties: false, properties: { leaseMs: { type: 'integer', minimum: 100, default: 30_000 }, prefetch: { type: 'integer', minimum: 1, default: 4 } } } },
+    { key: 'hub', schema: { type: 'object', additionalProperties: false, required: ['url'], properties: { url: { type: 'string' } } } },
+  ],
+  drivers: [
+    { port: 'store', type: 'mongodb', schema: { type: 'object', required: ['url'], properties: { url: { type: 'string', pattern: '^mongodb://' } } } },
+    { port: 'queue', type: 'rabbitmq', schema: { type: 'object', required: ['url'], properties: { url: { type: 'string' } } } },
+  ],
+};
+const JOBS_DEFAULTS = { prefetch: 4 };
+const resolveConfig = (raw: unknown, env: NodeJS.ProcessEnv, options: { demo?: boolean; flags?: ConfigFlags } = {}) => resolveKernelConfig(raw, env, { ...options, parts: PARTS });
+const checkConfig = (raw: unknown, env: NodeJS.ProcessEnv = {}) => checkKernelConfig(raw, env, {}, PARTS);
 
 const MASTER_KEY = { OPCO_PROXY_MASTER_KEY: '0f'.repeat(32) };
 
@@ -27,8 +42,9 @@ t.test('each layer wins over the one below: defaults < file < env < flags', asyn
   const env = { ...MASTER_KEY, PORT: '9100', OPCO_PROXY__jobs__leaseMs: '7000' };
   const fromEnv = resolveConfig(file, env);
   t.equal(fromEnv.port, 9100, 'PORT over the file');
-  t.equal(fromEnv.jobs.leaseMs, 7000, 'a generic variable over the file, read as JSON');
-  t.equal(fromEnv.jobs.prefetch, DEFAULTS.jobs.prefetch, 'keys beside it keep their defaults');
+  const jobs = fromEnv.jobs as { leaseMs: number; prefetch: number };
+  t.equal(jobs.leaseMs, 7000, 'a generic variable over the file, read as JSON');
+  t.equal(jobs.prefetch, JOBS_DEFAULTS.prefetch, 'keys beside it keep their section\'s defaults');
   t.equal(fromEnv.host, '10.0.0.1', 'keys no layer above sets keep the file value');
   const fromFlags = resolveConfig(file, env, { flags: { port: '9200', host: '127.0.0.2' } });
   t.equal(fromFlags.port, 9200, '--port over PORT');
