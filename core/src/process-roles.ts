@@ -59,7 +59,7 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
 export async function runHubRole(options: RoleOptions): Promise<void> {
   const { config: configPath, ...flags } = options;
   if (!configPath) throw new ConfigError('the hub needs a config file (--config FILE or OPCO_PROXY_CONFIG); see opco-proxy hub --help');
-  const name = '@opco-proxy/plugin-hub';
+  const name = '@opco-proxy/hub-server';
   const { runHub } = (await import(name)) as HubModule;
   const hub = await runHub(configPath, process.env, { flags });
   console.log(`opco-proxy hub listening on ${hub.url}`);

@@ -3,13 +3,13 @@
  * It provides the admission seam (pipeline step 4) with HubAdmission, which replaces the store
  * budget: grants from the hub when connected, the local bucket when not (D29, D30).
  */
-import { definePlugin, type PluginApi } from '@opco-proxy/core';
+import { definePlugin, type HubConfig, type PluginApi } from '@opco-proxy/core';
 import type { MetricsReport } from './protocol.js';
-import { configureHubAdmission, type HubClientConfig } from './client/hub-admission.js';
+import { configureHubAdmission } from './client/hub-admission.js';
 
 export const hubPlugin = definePlugin({
   name: 'hub',
-  register(api: PluginApi<HubClientConfig>) {
+  register(api: PluginApi<HubConfig>) {
     const admission = configureHubAdmission({
       hub: api.config, env: api.env, clock: api.clock, log: api.log, registry: api.registry,
       // SPEC 1.1 step 9: the kernel's own 60-second windows, per configured opcoId.

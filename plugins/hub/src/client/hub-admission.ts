@@ -13,8 +13,8 @@
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import {
-  ConfigError, createError, createLogger, MetricsWindow, randomHex, systemClock,
-  type AdmissionLease, type AdmissionProvider, type AdmissionRequest, type AdmissionState, type Clock, type Logger, type UpstreamOutcome,
+  ConfigError, createError, createLogger, HUB_DEFAULTS, MetricsWindow, randomHex, systemClock,
+  type AdmissionLease, type AdmissionProvider, type AdmissionRequest, type AdmissionState, type Clock, type HubConfig, type Logger, type UpstreamOutcome,
 } from '@opco-proxy/core';
 import type { GrantMessage, MetricsReport, RateLimit, RefusedMessage } from '../protocol.js';
 import { HubConnection, type ConnectionState } from './hub-connection.js';
@@ -22,20 +22,9 @@ import { createInstanceMetrics, type InstanceMetrics } from './instance-metrics.
 import { LocalFallback, Rerouted } from './local-fallback.js';
 import { UsageLedger } from './usage-ledger.js';
 
-/** The instance config's `hub` section (D28). */
-export interface HubClientConfig {
-  /** The hub's base address, e.g. `ws://hub.internal:8090`. */
-  url: string;
-  /** Name of the environment variable holding this instance's hub key. */
-  apiKeyEnv: string;
-  /** Instances sharing the hub tenantId; the local fallback takes limit / expectedInstances. Default 1. */
-  expectedInstances?: number;
-  /** Longest wait of a client GET for a grant before 429 (default 30000). */
-  maxWaitMs?: number;
-}
-
 export interface HubAdmissionOptions {
-  hub: HubClientConfig;
+  /** The instance config's `hub` section (D28), as the kernel checked it against config.schema.json. */
+  hub: HubConfig;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   log?: Logger;
@@ -51,7 +40,6 @@ export interface HubAdmissionOptions {
 
 export const DISCONNECTED_TOKEN = 'DISCONNECTED';
 const TOKEN_HEADER = 'Svc-Hub-Token';
-const DEFAULT_MAX_WAIT_MS = 30_000;
 const CANCEL_POLL_MS = 250;
 
 interface PendingAsk {
@@ -79,14 +67,11 @@ export function createHubAdmission(options: HubAdmissionOptions): HubAdmission {
 export function configureHubAdmission(options: HubAdmissionOptions): HubAdmission {
   const { hub } = options;
   const env = options.env ?? process.env;
-  if (!/^(ws|wss|http|https):\/\/[^/]/.test(hub.url)) throw new ConfigError('invalid configuration: hub.url: must be a ws://, wss://, http:// or https:// address');
   const apiKey = env[hub.apiKeyEnv];
   if (!apiKey) throw new ConfigError(`invalid configuration: hub.apiKeyEnv: environment variable ${hub.apiKeyEnv} is not set`);
-  const expected = hub.expectedInstances ?? 1;
-  if (!Number.isSafeInteger(expected) || expected < 1) throw new ConfigError('invalid configuration: hub.expectedInstances: must be an integer of at least 1');
-  const maxWaitMs = hub.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
-  if (!Number.isSafeInteger(maxWaitMs) || maxWaitMs < 0) throw new ConfigError('invalid configuration: hub.maxWaitMs: must be an integer of at least 0');
-  return new HubAdmission({ ...options, apiKey, expectedInstances: expected, maxWaitMs });
+  const expectedInstances = hub.expectedInstances ?? HUB_DEFAULTS.expectedInstances;
+  const maxWaitMs = hub.maxWaitMs ?? HUB_DEFAULTS.maxWaitMs;
+  return new HubAdmission({ ...options, apiKey, expectedInstances, maxWaitMs });
 }
 
 export class HubAdmission implements AdmissionProvider {

@@ -8,7 +8,7 @@ import type { Clock, Logger, Timer } from '@opco-proxy/core';
 import {
   messageBytes, parseInstanceMessage, PROTOCOL_VERSION,
   type AskMessage, type HelloMessage, type HubMessage, type InstanceMessage, type MetricsReport,
-} from '../protocol.js';
+} from '@opco-proxy/plugin-hub';
 import type { GrantJournal } from './grant-journal.js';
 import type { GrantScheduler, IssuedGrant, WaitingAsk } from './grant-scheduler.js';
 import type { GrantSigner } from './grant-token.js';

@@ -15,7 +15,7 @@
  * scheduler to keep them within their slice of the window.
  */
 import { LaneQueue, type LaneEntry } from '@opco-proxy/core';
-import type { HttpMethod, RateLimit } from '../protocol.js';
+import type { HttpMethod, RateLimit } from '@opco-proxy/plugin-hub';
 
 export interface Slot {
   id: string;

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { once } from 'node:events';
 import { WebSocket, WebSocketServer } from 'ws';
-import { parseHubMessage, parseInstanceMessage, type InstanceMessage } from '../src/index.js';
+import { parseHubMessage, parseInstanceMessage, type InstanceMessage } from '@opco-proxy/plugin-hub';
 import { admissionFor, eventually, request, startTestHub } from './fixtures/hub-harness.js';
 
 t.test('parsers refuse what does not fit, with the field at fault', async (t) => {

@@ -14,9 +14,9 @@ import {
   AddressLimits, asServiceError, ConfigError, createEmbeddedStore, createError, createLogger, systemClock, toErrorBody, TrustedProxies,
   type Clock, type ConfigFlags, type Logger, type ServiceError, type Store,
 } from '@opco-proxy/core';
-import { MAX_MESSAGE_BYTES } from '../protocol.js';
+import { MAX_MESSAGE_BYTES } from '@opco-proxy/plugin-hub';
 import { createHubApp } from './hub-app.js';
-import { loadHubConfig, rateLimits, readHubSecrets, type HubConfig, type HubStoreConfig } from './hub-config.js';
+import { loadHubConfig, rateLimits, readHubSecrets, type HubServerConfig, type HubStoreConfig } from './hub-config.js';
 import { createHubMetrics } from './hub-metrics.js';
 import { GrantJournal } from './grant-journal.js';
 import { GrantScheduler, type SchedulerObserver } from './grant-scheduler.js';
@@ -25,7 +25,7 @@ import { HubKeys, type HubKey } from './hub-keys.js';
 import { InstanceSession } from './instance-session.js';
 
 export interface StartHubOptions {
-  config: HubConfig;
+  config: HubServerConfig;
   /** Holds OPCO_PROXY_HUB_SECRET and OPCO_PROXY_HUB_ADMIN_KEY. */
   env: NodeJS.ProcessEnv;
   /** Opened by the caller, closed by the caller. */
@@ -88,7 +88,7 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
 
   const reload = async () => {
     if (!options.configPath) throw createError('CONFLICT', 'the hub was started without a config file: nothing to reload');
-    let fresh: HubConfig;
+    let fresh: HubServerConfig;
     try {
       fresh = loadHubConfig(options.configPath, env);
     } catch (err) {

@@ -7,10 +7,8 @@
 //    tenantId that has not connected yet.
 import t from 'tap';
 import { createEmbeddedStore, TestClock, type AdmissionRequest } from '@opco-proxy/core';
-import { GrantScheduler, LocalFallback, type IssuedGrant, type JournalGrant } from '../src/index.js';
-import { UsageLedger } from '../src/client/usage-ledger.js';
-import { GrantJournal } from '../src/server/grant-journal.js';
-import { Rerouted } from '../src/client/local-fallback.js';
+import { LocalFallback, Rerouted, UsageLedger } from '@opco-proxy/plugin-hub';
+import { GrantJournal, GrantScheduler, type IssuedGrant, type JournalGrant } from '../src/index.js';
 import { maxInWindow, seeded } from './fixtures/windows.js';
 import { journalInto, SimInstance, type SimWorld } from './fixtures/restart-sim.js';
 

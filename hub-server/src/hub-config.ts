@@ -3,13 +3,13 @@
  * A bad value stops start-up (or a reload) with one message naming the key, as core's config does.
  */
 import { ConfigError, DEFAULTS, isPlainObject, layerConfig, readConfigFile, TrustedProxies, type AddressLimitOptions, type ConfigFlags } from '@opco-proxy/core';
-import { FORBIDDEN_KEYS, type RateLimit } from '../protocol.js';
+import { FORBIDDEN_KEYS, type RateLimit } from '@opco-proxy/plugin-hub';
 import { DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { DEFAULT_ISSUER } from './grant-token.js';
 
 export type HubStoreConfig = { type: 'embedded'; path?: string } | { type: 'mongodb'; url: string; database?: string };
 
-export interface HubConfig {
+export interface HubServerConfig {
   port: number;
   host: string;
   /** Holds the hub keys and the grant journal. */
@@ -80,10 +80,10 @@ function parseStore(value: unknown): HubStoreConfig {
   return fail('store.type', 'must be "embedded" or "mongodb"');
 }
 
-function parseOpcos(value: unknown): HubConfig['opcos'] {
+function parseOpcos(value: unknown): HubServerConfig['opcos'] {
   if (value === undefined) return {};
   if (!isPlainObject(value)) fail('opcos', 'must be an object');
-  const opcos: HubConfig['opcos'] = {};
+  const opcos: HubServerConfig['opcos'] = {};
   for (const [opcoId, opco] of Object.entries(value)) {
     const path = `opcos.${opcoId}`;
     if (!OPCO_ID.test(opcoId) || FORBIDDEN_KEYS.includes(opcoId)) fail(path, 'an opcoId is 1-64 letters, digits, _ or -');
@@ -142,7 +142,7 @@ function parseTrustedProxies(value: unknown): string[] {
 }
 
 /** Checks a config file's content and fills the defaults. */
-export function parseHubConfig(raw: unknown): HubConfig {
+export function parseHubConfig(raw: unknown): HubServerConfig {
   if (!isPlainObject(raw)) throw new ConfigError('invalid hub configuration: the file must hold a JSON object');
   onlyKeys(raw, '', KEYS);
   if (raw.host !== undefined && (typeof raw.host !== 'string' || raw.host === '')) fail('host', 'must be a non-empty string');
@@ -167,7 +167,7 @@ export function parseHubConfig(raw: unknown): HubConfig {
  * `LOG_LEVEL`, `OPCO_PROXY_STORE_URL`, `OPCO_PROXY__<key>...`, then the command-line flags. Only
  * the hub's own keys are taken from the environment, so it may share one with the instances.
  */
-export function loadHubConfig(path: string, env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): HubConfig {
+export function loadHubConfig(path: string, env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): HubServerConfig {
   const { raw, sources } = layerConfig(readConfigFile(path), env, flags, KEYS);
   try {
     return parseHubConfig(raw);
@@ -191,6 +191,6 @@ export function readHubSecrets(env: NodeJS.ProcessEnv): HubSecrets {
   return { signingSecret, adminKey };
 }
 
-export function rateLimits(config: HubConfig): Record<string, RateLimit> {
+export function rateLimits(config: HubServerConfig): Record<string, RateLimit> {
   return Object.fromEntries(Object.entries(config.opcos).map(([opcoId, opco]) => [opcoId, opco.rateLimit]));
 }

@@ -12,7 +12,7 @@
  *   and the grant journal tell a hub that has just started.
  */
 import { DEFAULTS, randomHex, unprovenSlice, type Clock, type Timer } from '@opco-proxy/core';
-import { GRANT_TTL_S, type HttpMethod, type MetricsReport, type RateLimit, type UsageEntry } from '../protocol.js';
+import { GRANT_TTL_S, type HttpMethod, type MetricsReport, type RateLimit, type UsageEntry } from '@opco-proxy/plugin-hub';
 import { AdaptiveLimit, DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { GrantBudget, type IssuedGrant, type WaitingAsk } from './grant-budget.js';
 

@@ -10,7 +10,7 @@ import {
   type AdmissionProvider, type Kernel, type Plugin,
 } from '@opco-proxy/core';
 import { startSandbox, type Sandbox } from '@opco-proxy/adapter-sandbox';
-import hubPlugin from '../src/index.js';
+import hubPlugin from '@opco-proxy/plugin-hub';
 import { eventually, SECRET, startTestHub, type TestHub } from './fixtures/hub-harness.js';
 
 const MASTER_KEY = '0f'.repeat(32);

@@ -3,7 +3,8 @@
 // limit; windows without 429s raise it back step by step; grants follow it at once.
 import t from 'tap';
 import { TestClock } from '@opco-proxy/core';
-import { AdaptiveLimit, GrantScheduler, type IssuedGrant, type MetricsReport } from '../src/index.js';
+import type { MetricsReport } from '@opco-proxy/plugin-hub';
+import { AdaptiveLimit, GrantScheduler, type IssuedGrant } from '../src/index.js';
 
 const STEP_MS = 5000;
 
