@@ -1,31 +1,24 @@
 /**
- * The hub's configuration (D28): a JSON file checked here, secrets from the environment only.
- * A bad value stops start-up (or a reload) with one message naming the key, as core's config does.
+ * The hub's configuration (D28): a JSON file checked against schemas/json/hub-config.schema.json
+ * (the type of the file is generated from it), secrets from the environment only. A bad value
+ * stops start-up (or a reload) with one message per problem naming the key, as core's config does.
  */
-import { ConfigError, DEFAULTS, isPlainObject, layerConfig, readConfigFile, TrustedProxies, type AddressLimitOptions, type ConfigFlags } from '@opco-proxy/core';
-import { FORBIDDEN_KEYS, type RateLimit } from '@opco-proxy/plugin-hub';
+import { attributeError, ConfigError, DEFAULTS, layerConfig, readConfigFile, TrustedProxies, type AddressLimitOptions, type ConfigFlags } from '@opco-proxy/core';
+import { validate, type HubConfigFile } from '@opco-proxy/schemas';
+import type { RateLimit } from '@opco-proxy/plugin-hub';
 import { DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { DEFAULT_ISSUER } from './grant-token.js';
 
+type Filled<T> = { [K in keyof T]-?: NonNullable<T[K]> };
+
 export type HubStoreConfig = { type: 'embedded'; path?: string } | { type: 'mongodb'; url: string; database?: string };
 
-export interface HubServerConfig {
-  port: number;
-  host: string;
-  /** Holds the hub keys and the grant journal. */
+/** The config file with every default applied (the defaults: below, adaptive-limit.ts, core's DEFAULTS). */
+export interface HubServerConfig extends Omit<Filled<HubConfigFile>, 'store' | 'adaptive' | 'addressRateLimit'> {
   store: HubStoreConfig;
-  /** The JWT `iss` of grants. */
-  issuer: string;
-  opcos: Record<string, { rateLimit: RateLimit }>;
-  /** Tuning of the adaptive limit; defaults in adaptive-limit.ts. */
   adaptive: AdaptiveOptions;
-  /** Share of each budget's effective limit that asks of unproven tenants share (issue 27); core's default. */
-  unprovenShare: number;
-  /** Per client address: failed authentications (wrong admin or hub keys) and the backoff after wrong admin keys; core's keys and defaults. */
+  /** Core's per-address limits, the same keys and defaults as an instance's. */
   addressRateLimit: AddressLimitOptions;
-  /** Proxies whose X-Forwarded-For names the client address (addresses or CIDRs), as core's. */
-  trustedProxies: string[];
-  logLevel: string;
 }
 
 export interface HubSecrets {
@@ -37,128 +30,42 @@ export interface HubSecrets {
 
 export const HUB_DEFAULT_PORT = 8090;
 const KEYS = ['port', 'host', 'store', 'issuer', 'opcos', 'adaptive', 'unprovenShare', 'addressRateLimit', 'trustedProxies', 'logLevel'];
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-const OPCO_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-function fail(path: string, problem: string): never {
-  throw new ConfigError(`invalid hub configuration: ${path}: ${problem}`);
+function describe(errors: string[]): string {
+  if (errors.length === 1) return `invalid hub configuration: ${errors[0]}`;
+  return `invalid hub configuration (${errors.length} problems):\n  ${errors.join('\n  ')}`;
 }
 
-function integer(value: unknown, path: string, min: number, max: number): number {
-  if (!Number.isSafeInteger(value) || (value as number) < min || (value as number) > max) fail(path, `must be an integer from ${min} to ${max}`);
-  return value as number;
-}
-
-function fraction(value: unknown, path: string): number {
-  if (typeof value !== 'number' || !(value > 0 && value <= 1)) fail(path, 'must be a number above 0 and at most 1');
-  return value;
-}
-
-function positive(value: unknown, path: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) fail(path, 'must be a number above 0');
-  return value;
-}
-
-function onlyKeys(value: Record<string, unknown>, path: string, allowed: string[]): void {
-  for (const key of Object.keys(value)) if (!allowed.includes(key)) fail(path ? `${path}.${key}` : key, 'is not a known key');
-}
-
-function parseStore(value: unknown): HubStoreConfig {
-  if (value === undefined) return { type: 'embedded' };
-  if (!isPlainObject(value)) fail('store', 'must be an object');
-  if (value.type === 'embedded') {
-    onlyKeys(value, 'store', ['type', 'path']);
-    if (value.path !== undefined && (typeof value.path !== 'string' || value.path === '')) fail('store.path', 'must be a non-empty string');
-    return value.path === undefined ? { type: 'embedded' } : { type: 'embedded', path: value.path as string };
-  }
-  if (value.type === 'mongodb') {
-    onlyKeys(value, 'store', ['type', 'url', 'database']);
-    if (typeof value.url !== 'string' || !/^mongodb(\+srv)?:\/\//.test(value.url)) fail('store.url', 'must be a mongodb:// or mongodb+srv:// URL');
-    if (value.database !== undefined && typeof value.database !== 'string') fail('store.database', 'must be a string');
-    return { type: 'mongodb', url: value.url, ...(typeof value.database === 'string' ? { database: value.database } : {}) };
-  }
-  return fail('store.type', 'must be "embedded" or "mongodb"');
-}
-
-function parseOpcos(value: unknown): HubServerConfig['opcos'] {
-  if (value === undefined) return {};
-  if (!isPlainObject(value)) fail('opcos', 'must be an object');
-  const opcos: HubServerConfig['opcos'] = {};
-  for (const [opcoId, opco] of Object.entries(value)) {
-    const path = `opcos.${opcoId}`;
-    if (!OPCO_ID.test(opcoId) || FORBIDDEN_KEYS.includes(opcoId)) fail(path, 'an opcoId is 1-64 letters, digits, _ or -');
-    if (!isPlainObject(opco)) fail(path, 'must be an object');
-    onlyKeys(opco, path, ['rateLimit']);
-    const rateLimit = opco.rateLimit;
-    if (!isPlainObject(rateLimit)) fail(`${path}.rateLimit`, 'is required: {limit, windowMs}');
-    onlyKeys(rateLimit, `${path}.rateLimit`, ['limit', 'windowMs']);
-    opcos[opcoId] = {
-      rateLimit: {
-        limit: integer(rateLimit.limit, `${path}.rateLimit.limit`, 1, 1_000_000),
-        windowMs: integer(rateLimit.windowMs, `${path}.rateLimit.windowMs`, 1, 86_400_000),
-      },
-    };
-  }
-  return opcos;
-}
-
-function parseAdaptive(value: unknown): AdaptiveOptions {
-  if (value === undefined) return { ...DEFAULT_ADAPTIVE };
-  if (!isPlainObject(value)) fail('adaptive', 'must be an object');
-  onlyKeys(value, 'adaptive', Object.keys(DEFAULT_ADAPTIVE));
-  const options = { ...DEFAULT_ADAPTIVE };
-  if (value.intervalMs !== undefined) options.intervalMs = integer(value.intervalMs, 'adaptive.intervalMs', 100, 3_600_000);
-  if (value.minRequests !== undefined) options.minRequests = integer(value.minRequests, 'adaptive.minRequests', 0, 1_000_000);
-  for (const key of ['decreaseFactor', 'increaseFraction', 'minFraction', 'errorRateThreshold'] as const) {
-    if (value[key] !== undefined) options[key] = fraction(value[key], `adaptive.${key}`);
-  }
-  return options;
-}
-
-function parseAddressRateLimit(value: unknown): AddressLimitOptions {
-  if (value === undefined) return { ...DEFAULTS.addressRateLimit };
-  if (!isPlainObject(value)) fail('addressRateLimit', 'must be an object');
-  onlyKeys(value, 'addressRateLimit', Object.keys(DEFAULTS.addressRateLimit));
-  const options = { ...DEFAULTS.addressRateLimit };
-  if (value.perSecond !== undefined) options.perSecond = positive(value.perSecond, 'addressRateLimit.perSecond');
-  if (value.burst !== undefined) options.burst = integer(value.burst, 'addressRateLimit.burst', 1, 1_000_000);
-  if (value.freeFailures !== undefined) options.freeFailures = integer(value.freeFailures, 'addressRateLimit.freeFailures', 1, 1_000_000);
-  if (value.maxBackoffS !== undefined) options.maxBackoffS = integer(value.maxBackoffS, 'addressRateLimit.maxBackoffS', 1, 86_400);
-  return options;
-}
-
-function parseTrustedProxies(value: unknown): string[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value)) fail('trustedProxies', 'must be an array of addresses or CIDRs');
-  return value.map((cidr: unknown, index) => {
-    if (typeof cidr !== 'string') fail(`trustedProxies.${index}`, 'must be an address or CIDR');
+/** The rules a schema cannot say: each trusted proxy is an address or CIDR that parses. */
+function proxyErrors(proxies: string[]): string[] {
+  return proxies.flatMap((cidr, index) => {
     try {
       new TrustedProxies([cidr]);
+      return [];
     } catch (err) {
-      fail(`trustedProxies.${index}`, (err as Error).message.replace(/^trustedProxies: /, ''));
+      return [`trustedProxies.${index}: ${(err as Error).message.replace(/^trustedProxies: /, '')}`];
     }
-    return cidr;
   });
 }
 
-/** Checks a config file's content and fills the defaults. */
-export function parseHubConfig(raw: unknown): HubServerConfig {
-  if (!isPlainObject(raw)) throw new ConfigError('invalid hub configuration: the file must hold a JSON object');
-  onlyKeys(raw, '', KEYS);
-  if (raw.host !== undefined && (typeof raw.host !== 'string' || raw.host === '')) fail('host', 'must be a non-empty string');
-  if (raw.issuer !== undefined && (typeof raw.issuer !== 'string' || raw.issuer === '' || raw.issuer.length > 200)) fail('issuer', 'must be a string of 1-200 characters');
-  if (raw.logLevel !== undefined && !LOG_LEVELS.includes(raw.logLevel as string)) fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
+/** Checks a config file's content and fills the defaults; `sources` names where layered values came from. */
+export function parseHubConfig(raw: unknown, sources = new Map<string, string>()): HubServerConfig {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError('invalid hub configuration: the file must hold a JSON object');
+  const result = validate('hub-config', raw);
+  const file = raw as HubConfigFile;
+  const errors = result.valid ? proxyErrors(file.trustedProxies ?? []) : result.errors;
+  if (errors.length > 0) throw new ConfigError(describe(errors.map((error) => attributeError(error, sources))));
   return {
-    port: raw.port === undefined ? HUB_DEFAULT_PORT : integer(raw.port, 'port', 0, 65535),
-    host: (raw.host as string | undefined) ?? '0.0.0.0',
-    store: parseStore(raw.store),
-    issuer: (raw.issuer as string | undefined) ?? DEFAULT_ISSUER,
-    opcos: parseOpcos(raw.opcos),
-    adaptive: parseAdaptive(raw.adaptive),
-    unprovenShare: raw.unprovenShare === undefined ? DEFAULTS.tenantKeys.unprovenShare : fraction(raw.unprovenShare, 'unprovenShare'),
-    addressRateLimit: parseAddressRateLimit(raw.addressRateLimit),
-    trustedProxies: parseTrustedProxies(raw.trustedProxies),
-    logLevel: (raw.logLevel as string | undefined) ?? 'info',
+    port: file.port ?? HUB_DEFAULT_PORT,
+    host: file.host ?? '0.0.0.0',
+    store: (file.store as HubStoreConfig | undefined) ?? { type: 'embedded' },
+    issuer: file.issuer ?? DEFAULT_ISSUER,
+    opcos: file.opcos ?? {},
+    adaptive: { ...DEFAULT_ADAPTIVE, ...file.adaptive },
+    unprovenShare: file.unprovenShare ?? DEFAULTS.tenantKeys.unprovenShare,
+    addressRateLimit: { ...DEFAULTS.addressRateLimit, ...file.addressRateLimit },
+    trustedProxies: file.trustedProxies ?? [],
+    logLevel: file.logLevel ?? 'info',
   };
 }
 
@@ -169,13 +76,7 @@ export function parseHubConfig(raw: unknown): HubServerConfig {
  */
 export function loadHubConfig(path: string, env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): HubServerConfig {
   const { raw, sources } = layerConfig(readConfigFile(path), env, flags, KEYS);
-  try {
-    return parseHubConfig(raw);
-  } catch (err) {
-    const match = err instanceof ConfigError ? /^invalid hub configuration: ([^:]+): /.exec(err.message) : null;
-    const source = match ? sources.get(match[1]!) : undefined;
-    throw source ? new ConfigError(`${err instanceof Error ? err.message : String(err)} (from ${source})`) : err;
-  }
+  return parseHubConfig(raw, sources);
 }
 
 /** The two secrets; the message names the variable at fault and never shows its value. */

@@ -14,7 +14,7 @@ import {
   AddressLimits, asServiceError, ConfigError, createEmbeddedStore, createError, createLogger, systemClock, toErrorBody, TrustedProxies,
   type Clock, type ConfigFlags, type Logger, type ServiceError, type Store,
 } from '@opco-proxy/core';
-import { MAX_MESSAGE_BYTES } from '@opco-proxy/plugin-hub';
+import { MAX_MESSAGE_BYTES, type WelcomeMessage } from '@opco-proxy/plugin-hub';
 import { createHubApp } from './hub-app.js';
 import { loadHubConfig, rateLimits, readHubSecrets, type HubServerConfig, type HubStoreConfig } from './hub-config.js';
 import { createHubMetrics } from './hub-metrics.js';
@@ -22,7 +22,7 @@ import { GrantJournal } from './grant-journal.js';
 import { GrantScheduler, type SchedulerObserver } from './grant-scheduler.js';
 import { GrantSigner } from './grant-token.js';
 import { HubKeys, type HubKey } from './hub-keys.js';
-import { InstanceSession } from './instance-session.js';
+import { InstanceSession, requestedProtocol } from './instance-session.js';
 
 export interface StartHubOptions {
   config: HubServerConfig;
@@ -73,12 +73,12 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   const sessions = new Set<InstanceSession>();
   let closing = false;
 
-  const openSession = (socket: WebSocket, key: HubKey) => {
-    const session = new InstanceSession(socket, key, {
+  const openSession = (socket: WebSocket, key: HubKey, protocol: WelcomeMessage['protocol']) => {
+    const session = new InstanceSession(socket, key, protocol, {
       scheduler, signer, journal, clock, log, heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
       onHello: (fresh) => {
         for (const other of sessions) {
-          if (other !== fresh && other.tenantId === fresh.tenantId && other.instanceId === fresh.instanceId) other.close(4002, 'superseded by a newer connection');
+          if (other !== fresh && other.fleetId === fresh.fleetId && other.instanceId === fresh.instanceId) other.close(4002, 'superseded by a newer connection');
         }
       },
       onClose: (gone) => sessions.delete(gone),
@@ -115,7 +115,7 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     void authorizeUpgrade(req, keys, () => closing, addresses, proxies.clientOf(req))
-      .then((key) => wss.handleUpgrade(req, socket, head, (ws) => openSession(ws, key)))
+      .then((key) => wss.handleUpgrade(req, socket, head, (ws) => openSession(ws, key, requestedProtocol(req.url))))
       .catch((err: unknown) => refuse(socket, asServiceError(err)));
   });
 

@@ -85,6 +85,22 @@ export const schemaIds = {
   eventList: 'event-list',
   // The operator's config file (D2, D3), validated by core at start-up
   config: 'config',
+  // The hub (D26-D30, @opco-proxy/hub-server): its config file, its admin API's body, and the
+  // messages of its WebSocket protocol with the instances (plugins/hub). Not part of /doc.
+  hubConfig: 'hub-config',
+  hubKeyBody: 'hub-key-body',
+  hubRateLimit: 'hub-rate-limit',
+  hubUsageEntry: 'hub-usage-entry',
+  hubMetricsReport: 'hub-metrics-report',
+  hubHello: 'hub-hello',
+  hubAsk: 'hub-ask',
+  hubCancel: 'hub-cancel',
+  hubDone: 'hub-done',
+  hubMetrics: 'hub-metrics',
+  hubWelcome: 'hub-welcome',
+  hubGrant: 'hub-grant',
+  hubRefused: 'hub-refused',
+  hubError: 'hub-error',
 } as const;
 
 export type SchemaId = (typeof schemaIds)[keyof typeof schemaIds];
