@@ -14,7 +14,7 @@ import {
   AddressLimits, asServiceError, ConfigError, createEmbeddedStore, createError, createLogger, systemClock, toErrorBody, TrustedProxies,
   type Clock, type ConfigFlags, type Logger, type ServiceError, type Store,
 } from '@opco-proxy/core';
-import { MAX_MESSAGE_BYTES, type WelcomeMessage } from '@opco-proxy/plugin-hub';
+import { MAX_MESSAGE_BYTES, prepareProtocol, type WelcomeMessage } from '@opco-proxy/plugin-hub';
 import { createHubApp } from './hub-app.js';
 import { loadHubConfig, rateLimits, readHubSecrets, type HubServerConfig, type HubStoreConfig } from './hub-config.js';
 import { createHubMetrics } from './hub-metrics.js';
@@ -52,6 +52,7 @@ const CLOSE_GRACE_MS = 1000;
 export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   const { config, env, store } = options;
   const secrets = readHubSecrets(env);
+  prepareProtocol();
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createLogger({ level: config.logLevel });
   const keys = new HubKeys(store);

@@ -86,3 +86,67 @@ t.test('against a hostile hub, the instance ignores garbage and returns grants i
   t.ok(logs.some((line) => line.includes('hub message ignored')), 'garbage was logged and ignored');
   t.equal(admission.state, 'connected', 'still connected');
 });
+
+// Protocol 2 renamed the welcome's tenantId to fleetId; instances and hubs of the previous version
+// (protocol 1, which refuses unknown fields) must keep working with this one, both ways.
+const OLD_HELLO = { type: 'hello', protocol: 1, instanceId: 'old-1', expectedInstances: 1, limits: {}, usage: [], complete: true };
+
+t.test('an instance of the previous version: its hello is taken and its welcome says tenantId, as it reads it', async (t) => {
+  const hub = await startTestHub({ opcos: { op: { limit: 5, windowMs: 60_000 } } });
+  t.teardown(() => hub.close());
+  const { key } = await hub.key('publisher-a');
+  const answers: any[] = [];
+  const open = async (query: string) => {
+    const ws = new WebSocket(`${hub.url.replace('http', 'ws')}/ws?apiKey=${key}${query}`);
+    t.teardown(() => ws.close());
+    ws.on('message', (data) => answers.push(JSON.parse(String(data))));
+    await once(ws, 'open');
+    return ws;
+  };
+  const old = await open(''); // the previous version's URL: no protocol parameter
+  old.send(JSON.stringify(OLD_HELLO));
+  await eventually(() => answers.find((a) => a.type === 'welcome'), 'the welcome');
+  // Exactly the fields the previous version's parser allows, protocol 1 included.
+  t.same(answers[0], { type: 'welcome', protocol: 1, instanceId: 'old-1', tenantId: 'publisher-a', heartbeatMs: 10_000 });
+  old.send(JSON.stringify({ type: 'ask', askId: 'a1', opcoId: 'op', method: 'GET', route: 'r', priority: 5, tenant: 'cfa', rateLimit: { limit: 5, windowMs: 60_000 } }));
+  await eventually(() => answers.find((a) => a.type === 'grant'), 'a grant for the old ask');
+  t.match(answers[1], { type: 'grant', askId: 'a1', grantId: String, token: String });
+  t.match((await hub.admin('GET', '/admin/instances')).body, [{ instanceId: 'old-1', fleetId: 'publisher-a' }]);
+
+  answers.length = 0;
+  const fresh = await open('&protocol=2');
+  fresh.send(JSON.stringify({ ...OLD_HELLO, instanceId: 'new-1' }));
+  await eventually(() => answers.find((a) => a.type === 'welcome'), 'the welcome');
+  t.same(answers[0], { type: 'welcome', protocol: 2, instanceId: 'new-1', fleetId: 'publisher-a', heartbeatMs: 10_000 }, 'one that asks for 2 gets fleetId');
+});
+
+t.test('a hub of the previous version: the instance says the hello it takes, reads its welcome and gets grants', async (t) => {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await once(server, 'listening');
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const received: any[] = [];
+  let url = '';
+  server.on('connection', (ws, req) => {
+    url = req.url ?? '';
+    ws.on('message', (data) => {
+      const message = JSON.parse(String(data));
+      received.push(message);
+      // What a protocol-1 hub answers: tenantId, protocol 1.
+      if (message.type === 'hello') ws.send(JSON.stringify({ type: 'welcome', protocol: 1, instanceId: message.instanceId, tenantId: 'publisher-a', heartbeatMs: 10_000 }));
+      if (message.type === 'ask') ws.send(JSON.stringify({ type: 'grant', askId: message.askId, grantId: 'g-1', token: 'old-hub-jwt', expiresInMs: 29_000 }));
+    });
+  });
+  const logs: string[] = [];
+  const { admission } = admissionFor(`ws://127.0.0.1:${(server.address() as { port: number }).port}`, 'hk_old', {}, logs);
+  t.teardown(() => admission.close());
+  await eventually(() => logs.some((line) => line.includes('connected to the hub')), 'the welcome to be read');
+  const hello = received[0];
+  t.same(Object.keys(hello).sort(), Object.keys(OLD_HELLO).sort(), 'the hello has the fields of protocol 1, and no other');
+  t.equal(hello.protocol, 1, 'and says 1, the only version the old hub takes');
+  t.match(url, /[?&]protocol=2(&|$)/, 'the version it can read is asked for in the URL, which the old hub ignores');
+  t.match(JSON.parse(logs.find((line) => line.includes('connected to the hub'))!), { fleetId: 'publisher-a', protocol: 1 });
+  t.notOk(logs.some((line) => line.includes('hub message ignored')), 'the old welcome was not refused');
+  const lease = await admission.admit(request({ synchronous: true }));
+  t.same(lease.headers, { 'Svc-Hub-Token': 'old-hub-jwt' });
+  await lease.release({ status: 200, latencyMs: 3 });
+});

@@ -16,7 +16,7 @@ import {
   ConfigError, createError, createLogger, HUB_DEFAULTS, MetricsWindow, randomHex, systemClock,
   type AdmissionLease, type AdmissionProvider, type AdmissionRequest, type AdmissionState, type Clock, type HubConfig, type Logger, type UpstreamOutcome,
 } from '@opco-proxy/core';
-import type { GrantMessage, MetricsReport, RateLimit, RefusedMessage } from '../protocol.js';
+import { prepareProtocol, type GrantMessage, type MetricsReport, type RateLimit, type RefusedMessage } from '../protocol.js';
 import { HubConnection, type ConnectionState } from './hub-connection.js';
 import { createInstanceMetrics, type InstanceMetrics } from './instance-metrics.js';
 import { LocalFallback, Rerouted } from './local-fallback.js';
@@ -115,6 +115,7 @@ export class HubAdmission implements AdmissionProvider {
   }
 
   start(): void {
+    prepareProtocol();
     this.connection.start();
   }
 
