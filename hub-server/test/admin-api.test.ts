@@ -60,6 +60,21 @@ t.test('keys: created once with the key shown, stored as a hash, listed without 
   t.equal((await hub.admin('DELETE', '/admin/keys/unknown')).status, 404);
 });
 
+t.test('the previous version: a key body naming tenantId, and keys it stored, are fleets', async (t) => {
+  const hub = await startTestHub();
+  t.teardown(() => hub.close());
+  const created = await hub.admin('POST', '/admin/keys', { tenantId: 'publisher-old', name: 'api-old' });
+  t.equal(created.status, 201);
+  t.match(created.body, { fleetId: 'publisher-old', name: 'api-old' });
+  t.notOk('tenantId' in created.body, 'answered with the new name only');
+  // A key record as the previous version wrote it.
+  await hub.store.collection('hub_keys').insertOne({ _id: 'old-key', tenantId: 'publisher-older', name: 'api-1', keyHash: sha256Hex('hk_old'), createdAt: new Date(0) } as never);
+  const listed = (await hub.admin('GET', '/admin/keys')).body as any[];
+  t.match(listed.find((k) => k.id === 'old-key'), { fleetId: 'publisher-older', name: 'api-1' });
+  const stored = (await hub.store.collection('hub_keys').find({ _id: created.body.id })) as any[];
+  t.same([stored[0].fleetId, stored[0].tenantId], ['publisher-old', undefined], 'new records are written with fleetId');
+});
+
 t.test('key bodies are validated: 400 VALIDATION_ERROR with one entry per problem', async (t) => {
   const hub = await startTestHub();
   t.teardown(() => hub.close());
