@@ -930,7 +930,7 @@ export interface ConfigFile {
     url: string;
     apiKeyEnv: string;
     /**
-     * Instances sharing the hub tenant's budget; each uses limit/expectedInstances when the hub is unreachable (D12, D30).
+     * Instances of this instance's fleet (sharing its hub budget); each uses limit/expectedInstances when the hub is unreachable (D12, D30).
      */
     expectedInstances?: number;
     /**
