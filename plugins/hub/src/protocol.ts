@@ -49,8 +49,8 @@ export type HubMessage = WelcomeMessage | GrantMessage | RefusedMessage | ErrorM
 
 export type Parsed<T> = { ok: true; message: T } | { ok: false; error: string };
 
-/** Names that would reach an object's prototype when used as a key; the schemas refuse them as opcoIds. */
-export const FORBIDDEN_KEYS = ['__proto__', 'constructor', 'prototype'];
+const MAX_SHOWN_PROBLEMS = 5;
+const MAX_ERROR_CHARACTERS = 1000; // hub-error.schema.json: message.maxLength
 
 const INSTANCE_TYPES: ReadonlySet<string> = new Set<InstanceMessage['type']>(['hello', 'ask', 'cancel', 'done', 'metrics']);
 const HUB_TYPES: ReadonlySet<string> = new Set<HubMessage['type']>(['welcome', 'grant', 'refused', 'error']);
@@ -66,7 +66,11 @@ function parseWith<T>(data: unknown, types: ReadonlySet<string>): Parsed<T> {
   const type = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as { type?: unknown }).type : undefined;
   if (typeof type !== 'string' || !types.has(type)) return { ok: false, error: 'message has no known type' };
   const result = validate(`hub-${type}`, value);
-  return result.valid ? { ok: true, message: value as T } : { ok: false, error: `${type}: ${result.errors.join('; ')}` };
+  if (result.valid) return { ok: true, message: value as T };
+  // Bounded: the text goes back in an `error` message (1000 characters at most) and to the logs.
+  const more = result.errors.length - MAX_SHOWN_PROBLEMS;
+  const problems = result.errors.slice(0, MAX_SHOWN_PROBLEMS).join('; ') + (more > 0 ? `; and ${more} more` : '');
+  return { ok: false, error: `${type}: ${problems}`.slice(0, MAX_ERROR_CHARACTERS) };
 }
 
 /**

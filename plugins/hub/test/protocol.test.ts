@@ -33,6 +33,13 @@ t.test('instance messages that do not fit are refused, with the type and the fie
   }
   t.same(parseInstanceMessage('{"type":"ask","askId":"x","opcoId":"op","method":"GET","route":"r","priority":5,"tenant":"t","rateLimit":{"limit":1e400,"windowMs":1}}'),
     { ok: false, error: 'ask: rateLimit.limit: Expected integer' }, 'a number JSON turns into Infinity');
+  // The largest hello there is, every entry bad: refused in linear time, its problems bounded.
+  const flood = { ...hello, usage: Array.from({ length: 100_000 }, (_, i) => ({ id: `bad id ${i}`, opcoId: 'op', startedAgoMs: 1 })) };
+  const started = performance.now();
+  const parsed = parseInstanceMessage(JSON.stringify(flood));
+  const tookMs = performance.now() - started;
+  t.same(parsed, { ok: false, error: 'hello: usage.0.id: Invalid format; usage.1.id: Invalid format; usage.2.id: Invalid format; usage.3.id: Invalid format; usage.4.id: Invalid format; and 99995 more' }, 'the first five problems and a count');
+  t.ok(tookMs < 20_000, `refused in ${Math.round(tookMs)} ms (minutes when ajv-errors rescanned the errors per entry)`);
   t.ok(parseInstanceMessage(JSON.stringify(ask)).ok, 'an ask without `proven`: what an instance of the previous version sends');
   t.ok(parseInstanceMessage(JSON.stringify({ ...ask, proven: false })).ok);
   t.ok(parseInstanceMessage(JSON.stringify({ ...ask, proven: true })).ok);

@@ -1819,7 +1819,7 @@ export interface HubHello {
   complete: boolean;
 }
 /**
- * One upstream call the instance made recently, or is making; times are ages, so clocks may differ.
+ * One upstream call the instance made recently, or is making; times are ages, so clocks may differ. No errorMessage here: ajv-errors rescans the errors so far for each item that has one, which made a hello of 100,000 bad entries take minutes.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "HubUsageEntry".
