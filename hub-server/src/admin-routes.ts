@@ -5,7 +5,7 @@
  */
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import { createError, safeEqualHex, sha256Hex, type AddressLimits, type Clock, type TrustedProxies } from '@opco-proxy/core';
+import { createError, safeEqualHex, sha256Hex, type AddressLimits, type Clock, type Logger, type TrustedProxies } from '@opco-proxy/core';
 import { validate, type HubKeyBody } from '@opco-proxy/schemas';
 import type { GrantScheduler } from './grant-scheduler.js';
 import type { HubKeys } from './hub-keys.js';
@@ -13,6 +13,7 @@ import type { InstanceView } from './instance-session.js';
 
 export interface AdminDeps {
   keys: HubKeys;
+  log: Logger;
   scheduler: GrantScheduler;
   clock: Clock;
   adminKey: string;
@@ -55,7 +56,9 @@ export function adminRouter(deps: AdminDeps): Router {
   const router = new Router({ prefix: '/admin' });
 
   router.post('/keys', async (ctx) => {
-    const { fleetId, name } = checkKeyBody(await readJson(ctx));
+    const body = await readJson(ctx);
+    const { fleetId, name } = checkKeyBody(body);
+    if ((body as HubKeyBody).tenantId !== undefined) deps.log.warn({ fleetId }, 'POST /admin/keys: tenantId is deprecated, send fleetId');
     ctx.status = 201;
     ctx.body = await deps.keys.create(fleetId, name, deps.clock.date());
   });

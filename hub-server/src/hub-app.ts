@@ -5,12 +5,11 @@
  */
 import Koa from 'koa';
 import Router from '@koa/router';
-import { renderErrors, type AddressLimits, type Logger, type TrustedProxies } from '@opco-proxy/core';
+import { renderErrors, type AddressLimits, type TrustedProxies } from '@opco-proxy/core';
 import type { Registry } from 'prom-client';
 import { adminRouter, requireAdmin, type AdminDeps } from './admin-routes.js';
 
 export interface HubAppDeps extends AdminDeps {
-  log: Logger;
   registry: Registry;
   addresses: AddressLimits;
   proxies: TrustedProxies;

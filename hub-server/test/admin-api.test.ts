@@ -61,12 +61,14 @@ t.test('keys: created once with the key shown, stored as a hash, listed without 
 });
 
 t.test('the previous version: a key body naming tenantId, and keys it stored, are fleets', async (t) => {
-  const hub = await startTestHub();
+  const logs: string[] = [];
+  const hub = await startTestHub({ logs });
   t.teardown(() => hub.close());
   const created = await hub.admin('POST', '/admin/keys', { tenantId: 'publisher-old', name: 'api-old' });
   t.equal(created.status, 201);
   t.match(created.body, { fleetId: 'publisher-old', name: 'api-old' });
   t.notOk('tenantId' in created.body, 'answered with the new name only');
+  t.ok(logs.some((line) => line.includes('tenantId is deprecated, send fleetId')), 'with a deprecation warning in the log');
   // A key record as the previous version wrote it.
   await hub.store.collection('hub_keys').insertOne({ _id: 'old-key', tenantId: 'publisher-older', name: 'api-1', keyHash: sha256Hex('hk_old'), createdAt: new Date(0) } as never);
   const listed = (await hub.admin('GET', '/admin/keys')).body as any[];
