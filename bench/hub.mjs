@@ -36,10 +36,10 @@ const ask = (opcoId, rateLimit, i) => ({ opcoId, rateLimit, route: 'GET /dossier
 const hub = await startHubProcess({ opcos: { open: OPEN, tight: utilisation }, logLevel: 'warn' });
 const store = await createEmbeddedStore();
 const stopping = [];
-async function hubInstances(count, tenantId) {
+async function hubInstances(count, fleetId) {
   const admissions = [];
   for (let i = 0; i < count; i++) {
-    const { key } = await hub.key(tenantId, `bench-${i + 1}`);
+    const { key } = await hub.key(fleetId, `bench-${i + 1}`);
     const admission = createHubAdmission({
       hub: { url: hub.url.replace(/^http/, 'ws'), apiKeyEnv: 'BENCH_HUB_KEY', expectedInstances: count }, env: { BENCH_HUB_KEY: key }, log: silent,
     });

@@ -17,6 +17,7 @@ export * from './crypto.js';
 export { releaseBuffer } from './resizable-buffer.js';
 export * from './tenant.js';
 export * from './config.js';
+export { attributeError } from './config-layers.js';
 export * from './plugin.js';
 export * from './kernel.js';
 export * from './drivers.js';
@@ -46,6 +47,7 @@ export { TenantStanding, LOCAL_RECHECK_MS, STANDING_SWEEP_MS, type Standing } fr
 export { callVerdict, keyAccepted, type CallVerdict } from './call-verdict.js';
 export { AddressLimits, addressKey, type AddressLimitOptions, type AddressRefusal } from './http/address-limits.js';
 export { TrustedProxies } from './http/client-address.js';
+export { renderErrors } from './http/error-renderer.js';
 export { RequestRate } from './request-rate.js';
 export { AuditLog, AUDIT_COLLECTION, type AuditRecord, type AuditFilter, type AuditEntry } from './audit/audit-log.js';
 export { exportAudit, type AuditExportOptions } from './audit/audit-export.js';

@@ -43,8 +43,8 @@ export interface HubProcess {
   /** Every line printed by every hub process started from this handle (restarts included). */
   output(): string;
   admin(method: string, path: string, body?: unknown, authorization?: string | null): Promise<AdminReply>;
-  /** Creates a hub key through the admin API: `{id, tenantId, name, key, createdAt}`. */
-  key(tenantId: string, name: string): Promise<{ id: string; key: string; tenantId: string; name: string }>;
+  /** Creates a hub key through the admin API: `{id, fleetId, name, key, createdAt}`. */
+  key(fleetId: string, name: string): Promise<{ id: string; key: string; fleetId: string; name: string }>;
   /** Rewrites the config file (for POST /admin/reload). */
   rewrite(options: HubProcessOptions): void;
   kill(signal?: NodeJS.Signals): Promise<void>;
@@ -93,8 +93,8 @@ export async function startHubProcess(options: HubProcessOptions): Promise<HubPr
     },
     output: () => earlier + current.output(),
     admin,
-    async key(tenantId, name) {
-      const created = await admin('POST', '/admin/keys', { tenantId, name });
+    async key(fleetId, name) {
+      const created = await admin('POST', '/admin/keys', { fleetId, name });
       if (created.status !== 201) throw new Error(`hub key not created: ${created.status} ${JSON.stringify(created.body)}`);
       return created.body;
     },

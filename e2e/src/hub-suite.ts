@@ -1,14 +1,14 @@
 /**
  * The instance side of the hub end to end (SPEC 1.1 step 4, 5.8; D11, D26, D29), run on embedded
- * backends and on MongoDB + RabbitMQ: a real hub process, three instances (two of hub tenant A,
- * one of hub tenant B) and a sandbox upstream that verifies every `Svc-Hub-Token` and records
+ * backends and on MongoDB + RabbitMQ: a real hub process, three instances (two of fleet A,
+ * one of fleet B) and a sandbox upstream that verifies every `Svc-Hub-Token` and records
  * when each call arrived. Small windows (6 calls per 2 s) keep each case to a few windows.
  */
 import type { Test } from 'tap';
 import { authenticate, type Config, type Store } from '@opco-proxy/core';
 import { startSandbox, type Sandbox } from '@opco-proxy/adapter-sandbox';
 import { startHubProcess, HUB_SECRET, type HubProcess } from './hub-process.js';
-import { clientLoad, startFleet, type Fleet, type UpstreamCall } from './hub-fleet.js';
+import { clientLoad, startInstanceGroup, type InstanceGroup, type UpstreamCall } from './hub-instances.js';
 import { dossierBody, waitForJob } from './jobs-client.js';
 import { eventually } from './eventually.js';
 import { maxInWindow } from './rate-window.js';
@@ -20,8 +20,8 @@ const { limit: LIMIT, windowMs: W } = HUB_LIMIT;
 export interface HubSuiteBackends {
   /** The hub process's store (holds its keys and journal). */
   hubStore: Record<string, unknown>;
-  /** Instances' store and queue per hub tenantId, or undefined for embedded ones. */
-  instances?: () => (tenantId: string) => Partial<Pick<Config, 'store' | 'queue'>>;
+  /** Instances' store and queue per fleet, or undefined for embedded ones. */
+  instances?: () => (fleetId: string) => Partial<Pick<Config, 'store' | 'queue'>>;
 }
 
 let fleetCounter = 0;
@@ -38,23 +38,23 @@ export function hubSuite(t: Test, backends: HubSuiteBackends): void {
     await upstream?.close();
   });
 
-  /** A, A, B: fresh hub tenantIds per case, so no case inherits another's budget. */
-  async function fleet(t: Test, plugins = ['hub']): Promise<{ fleet: Fleet; a: string; b: string }> {
+  /** A, A, B: fresh fleets per case, so no case inherits another's budget. */
+  async function startGroup(t: Test, plugins = ['hub']): Promise<{ group: InstanceGroup; a: string; b: string }> {
     const n = ++fleetCounter;
     const a = `publisher-a${n}`;
     const b = `publisher-b${n}`;
-    const perTenant = backends.instances?.();
+    const perFleet = backends.instances?.();
     const stores: Record<string, Store> = {};
-    const started = await startFleet({
-      hub, upstream, rateLimit: HUB_LIMIT, plugins, backends: perTenant, stores,
-      members: [{ name: `${a}-api-1`, tenantId: a, expectedInstances: 2 }, { name: `${a}-api-2`, tenantId: a, expectedInstances: 2 }, { name: `${b}-api-1`, tenantId: b }],
+    const started = await startInstanceGroup({
+      hub, upstream, rateLimit: HUB_LIMIT, plugins, backends: perFleet, stores,
+      members: [{ name: `${a}-api-1`, fleetId: a, expectedInstances: 2 }, { name: `${a}-api-2`, fleetId: a, expectedInstances: 2 }, { name: `${b}-api-1`, fleetId: b }],
     });
     t.teardown(() => started.close());
-    return { fleet: started, a, b };
+    return { group: started, a, b };
   }
 
   t.test('every upstream call, from a client GET or from a worker, carries its own verified grant with the claims of D26', async (t) => {
-    const { fleet: f, a, b } = await fleet(t, ['jobs', 'hub']);
+    const { group: f, a, b } = await startGroup(t, ['jobs', 'hub']);
     const instanceIds = new Map<string, string>(
       (await hub.admin('GET', '/admin/instances')).body.map((i: { name: string; instanceId: string }) => [i.name, i.instanceId]),
     );
@@ -66,7 +66,7 @@ export function hubSuite(t: Test, backends: HubSuiteBackends): void {
     const job = await waitForJob(f.members[0]!.service, accepted.body.statusUrl, { timeoutMs: 20_000 });
     t.equal(job.status, 'completed', 'the worker made its upstream call');
 
-    const calls = f.calls((c) => c.tenantId === a || c.tenantId === b);
+    const calls = f.calls((c) => c.fleetId === a || c.fleetId === b);
     t.equal(calls.length, 7, 'six GETs and the job\'s POST');
     t.ok(calls.some((c) => c.path === '/v1/dossiers'), 'the worker\'s call is among them');
     for (const call of calls) {
@@ -83,34 +83,34 @@ export function hubSuite(t: Test, backends: HubSuiteBackends): void {
     t.equal(new Set(calls.map((c) => c.hubToken?.claims?.jti)).size, calls.length, 'one grant per call');
   });
 
-  t.test('under demand from every instance, no rolling window holds more than the limit per hub tenantId', async (t) => {
-    const { fleet: f, a, b } = await fleet(t);
+  t.test('under demand from every instance, no rolling window holds more than the limit per fleet', async (t) => {
+    const { group: f, a, b } = await startGroup(t);
     const startedAt = Date.now();
     let stop = false;
     const load = Promise.all(f.members.map((m) => clientLoad(m.service, { concurrency: LIMIT, stop: () => stop })));
-    await eventually(() => f.calls((c) => c.tenantId === a).length >= 3 * LIMIT + 1, 'three windows of calls of tenant A', 20_000);
+    await eventually(() => f.calls((c) => c.fleetId === a).length >= 3 * LIMIT + 1, 'three windows of calls of fleet A', 20_000);
     stop = true;
     const statuses = (await load).flat();
     t.ok(statuses.every((s) => s === 200), 'every client GET was answered once its grant came');
-    const ofA = f.calls((c) => c.tenantId === a && c.at >= startedAt);
-    const ofB = f.calls((c) => c.tenantId === b && c.at >= startedAt);
+    const ofA = f.calls((c) => c.fleetId === a && c.at >= startedAt);
+    const ofB = f.calls((c) => c.fleetId === b && c.at >= startedAt);
     t.ok(ofA.every((c) => c.hubToken?.valid) && ofB.every((c) => c.hubToken?.valid), 'all granted');
-    t.equal(maxInWindow(ofA.map((c) => c.at), W), LIMIT, `tenant A, two instances: the limit reached and never exceeded (${ofA.length} calls)`);
-    t.equal(maxInWindow(ofB.map((c) => c.at), W), LIMIT, 'tenant B has a budget of its own, not shared with A');
+    t.equal(maxInWindow(ofA.map((c) => c.at), W), LIMIT, `fleet A, two instances: the limit reached and never exceeded (${ofA.length} calls)`);
+    t.equal(maxInWindow(ofB.map((c) => c.at), W), LIMIT, 'fleet B has a budget of its own, not shared with A');
     t.ok(new Set(ofA.map((c) => c.instance)).size === 2, 'both instances of A were served');
   });
 
   t.test('one busy instance gets the whole budget while the others are idle', async (t) => {
-    const { fleet: f, a } = await fleet(t);
+    const { group: f, a } = await startGroup(t);
     const busy = f.members[0]!;
     const windows = 5;
     let stop = false;
     const load = clientLoad(busy.service, { concurrency: 3 * LIMIT, stop: () => stop });
-    const first = (await eventually(() => f.calls((c) => c.tenantId === a)[0], 'the first call')).at;
-    await eventually(() => f.calls((c) => c.tenantId === a && c.at >= first + windows * W).length > 0, `${windows} windows of demand at 3x the limit`, 30_000);
+    const first = (await eventually(() => f.calls((c) => c.fleetId === a)[0], 'the first call')).at;
+    await eventually(() => f.calls((c) => c.fleetId === a && c.at >= first + windows * W).length > 0, `${windows} windows of demand at 3x the limit`, 30_000);
     stop = true;
     await load;
-    const made = f.calls((c) => c.tenantId === a && c.at < first + windows * W);
+    const made = f.calls((c) => c.fleetId === a && c.at < first + windows * W);
     // The whole budget: each slot is used again as soon as it frees (W after the call that took
     // it), so a call and the one LIMIT calls later are about W apart; a budget split with the idle
     // instance would put 2 W between them. Half a window is left for each grant's round trip, so
@@ -121,11 +121,11 @@ export function hubSuite(t: Test, backends: HubSuiteBackends): void {
     t.ok(gaps.length >= (windows - 2) * LIMIT, `demand over ${windows} windows gave ${made.length} calls`);
     t.ok(median < 1.5 * W, `a slot is used again once it frees: median time between a call and the one ${LIMIT} later ${median} ms (window ${W} ms)`);
     t.ok(made.every((c) => c.instance === busy.name), 'all of them by the busy instance');
-    t.equal(maxInWindow(f.calls((c) => c.tenantId === a).map((c) => c.at), W), LIMIT, 'and never over the limit');
+    t.equal(maxInWindow(f.calls((c) => c.fleetId === a).map((c) => c.at), W), LIMIT, 'and never over the limit');
   });
 
   t.test('waiting calls are served by priority, CFA tenants of one priority taking turns (D11)', async (t) => {
-    const { fleet: f, a } = await fleet(t);
+    const { group: f, a } = await startGroup(t);
     const [one, two] = f.members;
     const call = (member: typeof one, key: string, page: string, priority: number) =>
       member!.service.kernel.pipeline.run(member!.service.kernel.opcos.context('sandbox', 'GET /dossiers/etats', authenticate(key), { query: { numeroPage: page }, priority }));
@@ -138,13 +138,13 @@ export function hubSuite(t: Test, backends: HubSuiteBackends): void {
     for (let i = 0; i < LIMIT; i++) sent.push(one!.service.get(`/sandbox/dossiers/etats?numeroPage=1${i}`, { key: KEY_B }));
     let waiting: number | undefined;
     await eventually(async () => {
-      const views = (await hub.admin('GET', '/admin/limits')).body as Array<{ tenantId: string; waiting: number }>;
-      waiting = views.find((v) => v.tenantId === a)?.waiting;
+      const views = (await hub.admin('GET', '/admin/limits')).body as Array<{ fleetId: string; waiting: number }>;
+      waiting = views.find((v) => v.fleetId === a)?.waiting;
       return waiting === 6 * LIMIT;
     }, () => `every ask waiting at the hub (${waiting} of ${6 * LIMIT})`);
     await Promise.all(sent);
 
-    const order = f.calls((c) => c.tenantId === a).slice(LIMIT).map(kind);
+    const order = f.calls((c) => c.fleetId === a).slice(LIMIT).map(kind);
     t.same(order.slice(0, LIMIT).sort(), Array(LIMIT).fill('client'), 'client GETs (priority 1) first');
     t.same(order.slice(LIMIT, 2 * LIMIT).sort(), Array(LIMIT).fill('normal'), 'then priority 5');
     for (let start = 2 * LIMIT; start < order.length; start += LIMIT) {

@@ -10,7 +10,7 @@ export * from './rate-window.js';
 export * from './eventually.js';
 export * from './fixtures/index.js';
 export * from './hub-process.js';
-export * from './hub-fleet.js';
+export * from './hub-instances.js';
 export * from './hub-suite.js';
 export * from './hub-outage-suite.js';
 export * from './upstream-shapes.js';

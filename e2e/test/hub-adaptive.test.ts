@@ -12,7 +12,7 @@
 // grant's own `iat` and their arrival, each on the safe side.
 import t from 'tap';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
-import { clientLoad, eventually, maxInWindow, startFleet, startHubProcess, HUB_SECRET } from '../src/index.js';
+import { clientLoad, eventually, maxInWindow, startInstanceGroup, startHubProcess, HUB_SECRET } from '../src/index.js';
 
 const RATE = { limit: 6, windowMs: 2000 };
 const STEP_MS = 500;
@@ -33,11 +33,11 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   t.teardown(() => upstream.close());
   const hub = await startHubProcess({ opcos: { sandbox: RATE }, adaptive: { intervalMs: STEP_MS } });
   t.teardown(() => hub.stop());
-  const fleet = await startFleet({
+  const group = await startInstanceGroup({
     hub, upstream, rateLimit: RATE,
-    members: [{ name: 'adaptive-api-1', tenantId: 'adaptive', expectedInstances: 2 }, { name: 'adaptive-api-2', tenantId: 'adaptive', expectedInstances: 2 }],
+    members: [{ name: 'adaptive-api-1', fleetId: 'adaptive', expectedInstances: 2 }, { name: 'adaptive-api-2', fleetId: 'adaptive', expectedInstances: 2 }],
   });
-  t.teardown(() => fleet.close());
+  t.teardown(() => group.close());
 
   // What GET /admin/limits said, every 200 ms, for the whole test.
   const seen: Seen[] = [];
@@ -45,14 +45,14 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   const watch = (async () => {
     while (watching) {
       const sentAt = Date.now();
-      const views = (await hub.admin('GET', '/admin/limits')).body as Array<{ tenantId: string; effectiveLimit: number; configuredLimit: number }>;
-      const view = views.find((v) => v.tenantId === 'adaptive');
+      const views = (await hub.admin('GET', '/admin/limits')).body as Array<{ fleetId: string; effectiveLimit: number; configuredLimit: number }>;
+      const view = views.find((v) => v.fleetId === 'adaptive');
       if (view) seen.push({ sentAt, at: Date.now(), effective: view.effectiveLimit, configured: view.configuredLimit });
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   })();
   let stop = false;
-  const load = Promise.all(fleet.members.map((m) => clientLoad(m.service, { concurrency: 2, stop: () => stop })));
+  const load = Promise.all(group.members.map((m) => clientLoad(m.service, { concurrency: 2, stop: () => stop })));
   t.teardown(async () => {
     stop = true;
     watching = false;
@@ -67,13 +67,13 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
 
   const hubMetrics = (await hub.admin('GET', '/metrics', undefined, null)).body as string;
   // Read after the poll: a later report of the same 429s may have lowered it once more meanwhile.
-  const metricLimit = Number(/opco_proxy_hub_effective_limit\{tenant_id="adaptive",opco="sandbox"\} (\d+)/.exec(hubMetrics)?.[1]);
+  const metricLimit = Number(/opco_proxy_hub_effective_limit\{fleet_id="adaptive",opco="sandbox"\} (\d+)/.exec(hubMetrics)?.[1]);
   t.ok(metricLimit >= FLOOR && metricLimit <= lowered.effective, `hub metric: effective limit ${metricLimit}, at most the ${lowered.effective} seen`);
-  t.match(hubMetrics, /opco_proxy_hub_grants_total\{tenant_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: grants');
-  t.match(hubMetrics, /opco_proxy_hub_waits_total\{tenant_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: asks that waited');
-  t.match(hubMetrics, /opco_proxy_hub_wait_seconds_count\{tenant_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: wait time');
-  t.match(hubMetrics, /opco_proxy_hub_connected_instances\{tenant_id="adaptive"\} 2/, 'hub metric: connected instances');
-  const instanceMetrics = (await fleet.members[0]!.service.get('/metrics')).text;
+  t.match(hubMetrics, /opco_proxy_hub_grants_total\{fleet_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: grants');
+  t.match(hubMetrics, /opco_proxy_hub_waits_total\{fleet_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: asks that waited');
+  t.match(hubMetrics, /opco_proxy_hub_wait_seconds_count\{fleet_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: wait time');
+  t.match(hubMetrics, /opco_proxy_hub_connected_instances\{fleet_id="adaptive"\} 2/, 'hub metric: connected instances');
+  const instanceMetrics = (await group.members[0]!.service.get('/metrics')).text;
   t.match(instanceMetrics, /opco_proxy_hub_connection_state\{state="connected"\} 1/, 'instance metric: connection state');
   t.match(instanceMetrics, /opco_proxy_hub_grant_wait_seconds_count\{opco="sandbox",mode="hub"\} [1-9]/, 'instance metric: grant wait');
 
@@ -96,8 +96,8 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   // climbs: the calls held to the lowest limit are those granted from when a poll had seen it
   // there (the grant's `iat`, whole seconds, is never after its issue) until the last poll that
   // still saw it there was sent (a call arrives after its grant).
-  const during = fleet.calls((c) => c.tenantId === 'adaptive' && (c.hubToken?.claims?.iat ?? Infinity) * 1000 >= lowest.at && c.at <= lastLow.sentAt);
+  const during = group.calls((c) => c.fleetId === 'adaptive' && (c.hubToken?.claims?.iat ?? Infinity) * 1000 >= lowest.at && c.at <= lastLow.sentAt);
   t.ok(during.length >= low, `${during.length} calls while the limit was down`);
   t.ok(maxInWindow(during.map((c) => c.at), RATE.windowMs) <= low, `at most ${maxInWindow(during.map((c) => c.at), RATE.windowMs)} calls in any window while the effective limit was ${low}`);
-  t.ok(fleet.calls((c) => c.tenantId === 'adaptive').every((c) => c.hubToken?.valid), 'every call, answered 429 or not, carried its own grant');
+  t.ok(group.calls((c) => c.fleetId === 'adaptive').every((c) => c.hubToken?.valid), 'every call, answered 429 or not, carried its own grant');
 });

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { createEmbeddedStore, type Store } from '@opco-proxy/core';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import {
-  clientLoad, eventually, maxInWindow, startFleet, startHubProcess, tryUpgrade, waitConnected,
-  HUB_ADMIN_KEY, HUB_SECRET, type FleetMember, type UpstreamCall,
+  clientLoad, eventually, maxInWindow, startInstanceGroup, startHubProcess, tryUpgrade, waitConnected,
+  HUB_ADMIN_KEY, HUB_SECRET, type GroupMember, type UpstreamCall,
 } from '../src/index.js';
 
 const RATE = { limit: 6, windowMs: 2000 };
@@ -34,22 +34,22 @@ t.teardown(async () => {
 });
 
 /** Instances whose stores keep files, so that the last test can read every stored document. */
-async function fleetOf(t: Test, tenantId: string, names: string[]) {
+async function groupOf(t: Test, fleetId: string, names: string[]) {
   const dir = tempDir('instance-store');
   const store = await createEmbeddedStore({ path: dir });
   instanceStores.push({ dir, store });
-  const fleet = await startFleet({
-    hub, upstream, rateLimit: RATE, logs: instanceLogs, stores: { [tenantId]: store },
-    members: names.map((name) => ({ name, tenantId, expectedInstances: names.length })),
+  const group = await startInstanceGroup({
+    hub, upstream, rateLimit: RATE, logs: instanceLogs, stores: { [fleetId]: store },
+    members: names.map((name) => ({ name, fleetId, expectedInstances: names.length })),
   });
-  hubKeys.push(...fleet.members.map((m: FleetMember) => m.hubKey));
-  t.teardown(() => fleet.close());
-  return fleet;
+  hubKeys.push(...group.members.map((m: GroupMember) => m.hubKey));
+  t.teardown(() => group.close());
+  return group;
 }
 
 t.test('the admin API refuses a missing, wrong or non-Bearer admin key with 403 HTTP_ERROR, then backs the address off with 429', async (t) => {
   const routes: Array<[string, string, unknown?]> = [
-    ['GET', '/admin/keys'], ['POST', '/admin/keys', { tenantId: 'x', name: 'y' }], ['DELETE', '/admin/keys/some-id'],
+    ['GET', '/admin/keys'], ['POST', '/admin/keys', { fleetId: 'x', name: 'y' }], ['DELETE', '/admin/keys/some-id'],
     ['GET', '/admin/instances'], ['GET', '/admin/limits'], ['POST', '/admin/reload'], ['GET', '/admin/no-such-route'],
   ];
   const wrong = [null, 'Bearer wrong-admin-key-0123456789-0123456789', `Basic ${HUB_ADMIN_KEY}`, `Bearer ${HUB_ADMIN_KEY.slice(0, -1)}`, `bearer ${HUB_ADMIN_KEY}`];
@@ -71,22 +71,22 @@ t.test('the admin API refuses a missing, wrong or non-Bearer admin key with 403 
   await eventually(async () => (await hub.admin('GET', '/admin/keys')).status === 200, 'the right key to work once the backoff is over', 20_000);
   t.same((await hub.admin('GET', '/admin/keys')).body, [], 'nothing was created by a refused call');
   t.equal((await hub.admin('GET', '/health', undefined, null)).status, 200, '/health needs no key');
-  const invalid = await hub.admin('POST', '/admin/keys', { tenantId: 'bad tenant id', name: '' });
+  const invalid = await hub.admin('POST', '/admin/keys', { fleetId: 'bad fleet id', name: '' });
   t.equal(invalid.status, 400);
-  t.match(invalid.body, { code: 'VALIDATION_ERROR', errors: [/tenantId/, /name/] });
+  t.match(invalid.body, { code: 'VALIDATION_ERROR', errors: [/fleetId/, /name/] });
   const created = await hub.key('listing', 'api-1');
   hubKeys.push(created.key);
-  t.match(created, { id: String, tenantId: 'listing', name: 'api-1', key: /^hk_[0-9a-f]{64}$/, createdAt: String });
+  t.match(created, { id: String, fleetId: 'listing', name: 'api-1', key: /^hk_[0-9a-f]{64}$/, createdAt: String });
   const listed = (await hub.admin('GET', '/admin/keys')).body;
-  t.same(Object.keys(listed[0]).sort(), ['createdAt', 'id', 'name', 'tenantId'], 'GET /admin/keys shows no key and no hash');
+  t.same(Object.keys(listed[0]).sort(), ['createdAt', 'fleetId', 'id', 'name'], 'GET /admin/keys shows no key and no hash');
   t.equal((await hub.admin('DELETE', '/admin/keys/no-such-id')).status, 404);
 });
 
 t.test('keys at the upgrade: unknown and deleted keys never get a 101; deleting a key closes its connection', async (t) => {
   t.match(await tryUpgrade(hub.url, undefined), { status: 401, body: { code: 'HTTP_ERROR' } }, 'no key');
   t.match(await tryUpgrade(hub.url, `hk_${'0'.repeat(64)}`), { status: 401, body: { code: 'HTTP_ERROR' } }, 'unknown key');
-  const fleet = await fleetOf(t, 'keys', ['keys-api-1', 'keys-api-2']);
-  const [kept, dropped] = fleet.members as [FleetMember, FleetMember];
+  const group = await groupOf(t, 'keys', ['keys-api-1', 'keys-api-2']);
+  const [kept, dropped] = group.members as [GroupMember, GroupMember];
   const deleted = await hub.admin('DELETE', `/admin/keys/${dropped.keyId}`);
   t.match(deleted, { status: 200, body: { deleted: true, id: dropped.keyId, closedConnections: 1 } });
   await waitConnected(hub, 1);
@@ -97,18 +97,18 @@ t.test('keys at the upgrade: unknown and deleted keys never get a 101; deleting 
   // The instance whose key was deleted keeps serving, from its local share.
   const reply = await dropped.service.get('/sandbox/dossiers/etats?numeroPage=1');
   t.equal(reply.status, 200);
-  const [call] = fleet.calls((c) => c.instance === dropped.name);
+  const [call] = group.calls((c) => c.instance === dropped.name);
   t.equal(call?.token, 'DISCONNECTED', 'its upstream call says DISCONNECTED');
   t.equal((await kept.service.get('/sandbox/dossiers/etats?numeroPage=2')).status, 200);
-  t.equal(fleet.calls((c) => c.instance === kept.name)[0]?.hubToken?.valid, true, 'the other instance still gets grants');
+  t.equal(group.calls((c) => c.instance === kept.name)[0]?.hubToken?.valid, true, 'the other instance still gets grants');
 });
 
 t.test('POST /admin/reload lowering the limit takes effect at once', async (t) => {
-  const fleet = await fleetOf(t, 'reload', ['reload-api-1']);
-  const limitsOf = async () => ((await hub.admin('GET', '/admin/limits')).body as any[]).find((v) => v.tenantId === 'reload');
+  const group = await groupOf(t, 'reload', ['reload-api-1']);
+  const limitsOf = async () => ((await hub.admin('GET', '/admin/limits')).body as any[]).find((v) => v.fleetId === 'reload');
   let stop = false;
-  const load = clientLoad(fleet.members[0]!.service, { concurrency: 2 * RATE.limit, stop: () => stop });
-  await eventually(() => fleet.calls().filter((c) => c.tenantId === 'reload').length > 2 * RATE.limit, 'two windows at the full limit', 20_000);
+  const load = clientLoad(group.members[0]!.service, { concurrency: 2 * RATE.limit, stop: () => stop });
+  await eventually(() => group.calls().filter((c) => c.fleetId === 'reload').length > 2 * RATE.limit, 'two windows at the full limit', 20_000);
 
   hub.rewrite({ opcos: { sandbox: { limit: 2, windowMs: W } }, store: { type: 'embedded', path: hubStoreDir } });
   const reloaded = await hub.admin('POST', '/admin/reload');
@@ -118,9 +118,9 @@ t.test('POST /admin/reload lowering the limit takes effect at once', async (t) =
   // Held to the new limit: the calls whose grant the hub issued after it answered the reload, told
   // by the grant's own `iat` (whole seconds, never after the issue), not by when the call arrived:
   // a grant issued just before the reload may reach the upstream any time later on a slow machine.
-  const grantedAfter = (c: UpstreamCall) => c.tenantId === 'reload' && (c.hubToken?.claims?.iat ?? Infinity) * 1000 >= reloadedAt;
-  await eventually(() => fleet.calls(grantedAfter).length >= 5, 'calls under the new limit', 20_000);
-  const after = fleet.calls(grantedAfter).map((c) => c.at);
+  const grantedAfter = (c: UpstreamCall) => c.fleetId === 'reload' && (c.hubToken?.claims?.iat ?? Infinity) * 1000 >= reloadedAt;
+  await eventually(() => group.calls(grantedAfter).length >= 5, 'calls under the new limit', 20_000);
+  const after = group.calls(grantedAfter).map((c) => c.at);
   t.equal(maxInWindow(after, W), 2, `no window after the reload holds more than the new limit (${after.length} calls)`);
 
   hub.rewrite({ opcos: { sandbox: { limit: 'many' as unknown as number, windowMs: W } } });

@@ -8,12 +8,12 @@ if (skip) t.test('the hub with instances on MongoDB and RabbitMQ', { skip }, asy
 else {
   hubSuite(t, {
     hubStore: { ...realBackends('hub').store },
-    // Instances of one hub tenantId are one publisher's deployment: one database, one queue prefix.
+    // Instances of one fleet are one publisher's deployment: one database, one queue prefix.
     instances: () => {
-      const perTenant = new Map<string, ReturnType<typeof realBackends>>();
-      return (tenantId) => {
-        if (!perTenant.has(tenantId)) perTenant.set(tenantId, realBackends(`hub_${tenantId.replace(/-/g, '_')}`));
-        return perTenant.get(tenantId)!;
+      const perFleet = new Map<string, ReturnType<typeof realBackends>>();
+      return (fleetId) => {
+        if (!perFleet.has(fleetId)) perFleet.set(fleetId, realBackends(`hub_${fleetId.replace(/-/g, '_')}`));
+        return perFleet.get(fleetId)!;
       };
     },
   });

@@ -9,10 +9,10 @@ else {
   hubOutageSuite(t, {
     hubStore: { ...realBackends('hub_outage').store },
     instances: () => {
-      const perTenant = new Map<string, ReturnType<typeof realBackends>>();
-      return (tenantId) => {
-        if (!perTenant.has(tenantId)) perTenant.set(tenantId, realBackends(`hub_${tenantId.replace(/-/g, '_')}`));
-        return perTenant.get(tenantId)!;
+      const perFleet = new Map<string, ReturnType<typeof realBackends>>();
+      return (fleetId) => {
+        if (!perFleet.has(fleetId)) perFleet.set(fleetId, realBackends(`hub_${fleetId.replace(/-/g, '_')}`));
+        return perFleet.get(fleetId)!;
       };
     },
   });

@@ -87,6 +87,22 @@ export const schemaIds = {
   // sections at start-up (core/src/config-sections.ts). json/config.schema.json is that assembly
   // for the bundled ones, written at build time for editors: not registered here.
   kernelConfig: 'kernel-config',
+  // The hub (D26-D30, @opco-proxy/hub-server): its config file, its admin API's body, and the
+  // messages of its WebSocket protocol with the instances (plugins/hub). Not part of /doc.
+  hubConfig: 'hub-config',
+  hubKeyBody: 'hub-key-body',
+  hubRateLimit: 'hub-rate-limit',
+  hubUsageEntry: 'hub-usage-entry',
+  hubMetricsReport: 'hub-metrics-report',
+  hubHello: 'hub-hello',
+  hubAsk: 'hub-ask',
+  hubCancel: 'hub-cancel',
+  hubDone: 'hub-done',
+  hubMetrics: 'hub-metrics',
+  hubWelcome: 'hub-welcome',
+  hubGrant: 'hub-grant',
+  hubRefused: 'hub-refused',
+  hubError: 'hub-error',
 } as const;
 
 export type SchemaId = (typeof schemaIds)[keyof typeof schemaIds];

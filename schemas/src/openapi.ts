@@ -98,8 +98,8 @@ export function buildOpenApi(mounted: readonly OperationId[] = operationIds): Op
 function build(mounted: readonly OperationId[]): OpenApiDocument {
   const titles = schemaTitles();
   const schemas: Record<string, unknown> = {};
-  // The config file is the operator's, not part of the HTTP interface.
-  for (const id of allSchemaIds.filter((id) => id !== 'kernel-config')) schemas[titles.get(id)!] = toOpenApiSchema(readSchema(id), titles);
+  // The config files are the operator's, and the hub's schemas are another process's interface.
+  for (const id of allSchemaIds.filter((id) => id !== 'kernel-config' && !id.startsWith('hub-'))) schemas[titles.get(id)!] = toOpenApiSchema(readSchema(id), titles);
 
   const paths: OpenApiDocument['paths'] = {};
   for (const id of mounted) {

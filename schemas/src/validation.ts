@@ -110,7 +110,7 @@ const FORMAT_MESSAGES: Record<string, string> = {
 };
 
 function formatErrors(errors: ErrorObject[], root: string): string[] {
-  const messages: string[] = [];
+  const messages = new Set<string>(); // a Set: a body with thousands of bad items stays linear
   for (const error of errors) {
     // Errors about a property *name* are reported once, by the propertyNames error itself.
     if (error.propertyName !== undefined) continue;
@@ -122,9 +122,9 @@ function formatErrors(errors: ErrorObject[], root: string): string[] {
     if (error.keyword === 'additionalProperties') segments.push(String(params.additionalProperty));
     const path = segments.length > 0 ? segments.join('.') : root;
     const line = `${path}: ${describe(error, params)}`;
-    if (!messages.includes(line)) messages.push(line);
+    messages.add(line);
   }
-  return messages;
+  return [...messages];
 }
 
 function pointerSegments(pointer: string): string[] {

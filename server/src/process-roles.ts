@@ -55,7 +55,7 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
 export async function runHubRole(options: RoleOptions): Promise<void> {
   const { config: configPath, ...flags } = options;
   if (!configPath) throw new ConfigError('the hub needs a config file (--config FILE or OPCO_PROXY_CONFIG); see opco-proxy hub --help');
-  const { runHub } = await import('@opco-proxy/plugin-hub');
+  const { runHub } = await import('@opco-proxy/hub-server');
   const hub = await runHub(configPath, process.env, { flags, drivers: BUNDLED });
   console.log(`opco-proxy hub listening on ${hub.url}`);
   stopOnSignals(() => hub.close(), (message, fields) => console.log(message, JSON.stringify(fields)));

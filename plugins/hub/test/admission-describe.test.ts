@@ -5,7 +5,7 @@ import { configureHubAdmission } from '../src/client/hub-admission.js';
 
 function disconnected(t: { teardown(fn: () => unknown): void }, clock: TestClock) {
   const admission = configureHubAdmission({
-    hub: { url: 'ws://127.0.0.1:9', apiKeyEnv: 'HUB_KEY', expectedInstances: 3 },
+    hub: { url: 'ws://127.0.0.1:9', apiKeyEnv: 'HUB_KEY', expectedInstances: 3, maxWaitMs: 30_000 },
     env: { HUB_KEY: 'instance-key-0001' }, clock, log: createLogger({ level: 'silent' }), instanceId: 'instance-a',
   });
   t.teardown(() => admission.close());

@@ -134,6 +134,20 @@ export interface SchemaTypes {
   "factures-etats-query": FactureEtatsQuery;
   files: Files;
   health: Health;
+  "hub-ask": HubAsk;
+  "hub-cancel": HubCancel;
+  "hub-config": HubConfigFile;
+  "hub-done": HubDone;
+  "hub-error": HubError;
+  "hub-grant": HubGrant;
+  "hub-hello": HubHello;
+  "hub-key-body": HubKeyBody;
+  "hub-metrics-report": HubMetricsReport;
+  "hub-metrics": HubMetrics;
+  "hub-rate-limit": HubRateLimit;
+  "hub-refused": HubRefused;
+  "hub-usage-entry": HubUsageEntry;
+  "hub-welcome": HubWelcome;
   "job-status": JobStatus;
   job: Job1;
   "kernel-config": KernelConfig;
@@ -1335,6 +1349,315 @@ export interface FactureEtatsQuery {
  */
 export interface Health {
   status: "ok";
+}
+/**
+ * Instance -> hub: one upstream call waiting for a grant.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubAsk".
+ */
+export interface HubAsk {
+  type: "ask";
+  /**
+   * Chosen by the instance, unique among its waiting asks.
+   */
+  askId: string;
+  opcoId: string;
+  method: "GET" | "POST";
+  route: string;
+  /**
+   * SPEC 8: 1 client, 5 default, 10 sync and polling.
+   */
+  priority: number;
+  /**
+   * Hash of the CFA's X-API-KEY: CFA tenants of one priority take turns.
+   */
+  tenant: string;
+  rateLimit: HubRateLimit;
+  /**
+   * False when the upstream has not accepted the CFA's key lately (issue 27): served from the unproven slice. Absent means proven; instances send it only when false, so a proven ask is one a hub of the previous version takes.
+   */
+  proven?: boolean;
+}
+/**
+ * D28: an upstream budget, at most `limit` calls in any rolling `windowMs`.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubRateLimit".
+ */
+export interface HubRateLimit {
+  limit: number;
+  windowMs: number;
+}
+/**
+ * Instance -> hub: an ask given up.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubCancel".
+ */
+export interface HubCancel {
+  type: "cancel";
+  askId: string;
+}
+/**
+ * The hub's config file (D28): `opco-proxy hub --config FILE`. Secrets come from the environment only.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubConfigFile".
+ */
+export interface HubConfigFile {
+  /**
+   * Default 8090.
+   */
+  port?: number;
+  /**
+   * Default 0.0.0.0.
+   */
+  host?: string;
+  /**
+   * Holds the hub keys and the grant journal; default embedded.
+   */
+  store?: {
+    type: "embedded" | "mongodb";
+    path?: string;
+    url?: string;
+    database?: string;
+  };
+  /**
+   * The JWT `iss` of grants; default opco-proxy-hub.
+   */
+  issuer?: string;
+  /**
+   * The upstream budgets per opcoId; an opcoId not listed takes the limit its instances report.
+   */
+  opcos?: {
+    [k: string]: {
+      rateLimit: HubRateLimit;
+    };
+  };
+  /**
+   * Tuning of the adaptive limit (D28); defaults in adaptive-limit.ts.
+   */
+  adaptive?: {
+    intervalMs?: number;
+    minRequests?: number;
+    /**
+     * Effective limit kept after a window with too many upstream errors.
+     */
+    decreaseFactor?: number;
+    /**
+     * Of the configured limit, given back per calm interval.
+     */
+    increaseFraction?: number;
+    /**
+     * Of the configured limit, the floor of the effective limit.
+     */
+    minFraction?: number;
+    /**
+     * Share of 429 and 5xx answers above which the limit goes down.
+     */
+    errorRateThreshold?: number;
+  };
+  /**
+   * Share of each budget's effective limit that asks of unproven CFA tenants share (issue 27); core's default.
+   */
+  unprovenShare?: number;
+  /**
+   * Per client address: failed authentications (wrong admin or hub keys) and the backoff after wrong admin keys; core's keys and defaults.
+   */
+  addressRateLimit?: {
+    /**
+     * Tokens per second (default 2).
+     */
+    perSecond?: number;
+    /**
+     * Bucket size (default 20).
+     */
+    burst?: number;
+    /**
+     * Wrong operator keys in a row before the address backs off (default 5).
+     */
+    freeFailures?: number;
+    /**
+     * Longest backoff after wrong operator keys (default 300).
+     */
+    maxBackoffS?: number;
+  };
+  /**
+   * Proxies whose X-Forwarded-For is believed (addresses or CIDRs); the client address is the first hop from the right that none of them is.
+   */
+  trustedProxies?: string[];
+  logLevel?: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+}
+/**
+ * Instance -> hub: the call made with a grant ended.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubDone".
+ */
+export interface HubDone {
+  type: "done";
+  grantId: string;
+  /**
+   * `unused`: the grant came after its ask was given up; the hub frees its slot at once.
+   */
+  outcome: "used" | "unused";
+  status?: number;
+  latencyMs?: number;
+}
+/**
+ * Hub -> instance: a message it could not take.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubError".
+ */
+export interface HubError {
+  type: "error";
+  message: string;
+}
+/**
+ * Hub -> instance: the grant of an ask.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubGrant".
+ */
+export interface HubGrant {
+  type: "grant";
+  askId: string;
+  grantId: string;
+  /**
+   * The HS256 JWT sent upstream as `Svc-Hub-Token`.
+   */
+  token: string;
+  expiresInMs: number;
+}
+/**
+ * Instance -> hub, first and once per connection. Unchanged since protocol 1, so a hub of any version takes it.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubHello".
+ */
+export interface HubHello {
+  type: "hello";
+  /**
+   * Always 1: the hello has not changed; an instance asks for a later version in its socket URL (`&protocol=2`).
+   */
+  protocol: 1;
+  instanceId: string;
+  expectedInstances: number;
+  /**
+   * The rate limits the instance knows per opcoId (used for opcoIds the hub's config does not list).
+   */
+  limits: {
+    [k: string]: HubRateLimit;
+  };
+  /**
+   * @maxItems 100000
+   */
+  usage: HubUsageEntry[];
+  /**
+   * False when the instance had to leave entries out; the hub then frees nothing it cannot see.
+   */
+  complete: boolean;
+}
+/**
+ * One upstream call the instance made recently, or is making; times are ages, so clocks may differ. No errorMessage here: ajv-errors rescans the errors so far for each item that has one, which made a hello of 100,000 bad entries take minutes.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubUsageEntry".
+ */
+export interface HubUsageEntry {
+  /**
+   * The grant id (JWT `jti`) for a call made with a grant; `local-…` for a call of the local bucket.
+   */
+  id: string;
+  opcoId: string;
+  startedAgoMs: number;
+  /**
+   * Absent while the call is still in flight.
+   */
+  endedAgoMs?: number;
+}
+/**
+ * POST /admin/keys of the hub: a new hub key for one instance.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubKeyBody".
+ */
+export interface HubKeyBody {
+  /**
+   * The fleet the key's instances belong to: they share one budget per opcoId.
+   */
+  fleetId?: string;
+  /**
+   * The previous version's name of fleetId, still accepted.
+   */
+  tenantId?: string;
+  /**
+   * Shown in GET /admin/instances.
+   */
+  name: string;
+}
+/**
+ * SPEC 1.1 step 9: one opcoId's 60-second window as the instance measured it.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubMetricsReport".
+ */
+export interface HubMetricsReport {
+  requests: number;
+  errors: number;
+  /**
+   * Upstream 429 answers.
+   */
+  rateLimited: number;
+  averageLatencyMs: number;
+}
+/**
+ * Instance -> hub: its 60-second windows per opcoId (SPEC 1.1 step 9).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubMetrics".
+ */
+export interface HubMetrics {
+  type: "metrics";
+  windows: {
+    [k: string]: HubMetricsReport;
+  };
+}
+/**
+ * Hub -> instance: an ask the hub will not serve.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubRefused".
+ */
+export interface HubRefused {
+  type: "refused";
+  askId: string;
+  message: string;
+}
+/**
+ * Hub -> instance, the answer to a hello. Protocol 2 names the instance's fleet `fleetId`; a hub answers protocol 1 (`tenantId`, the same value) to an instance that did not ask for 2, and an instance reads both.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "HubWelcome".
+ */
+export interface HubWelcome {
+  type: "welcome";
+  protocol: 1 | 2;
+  instanceId: string;
+  /**
+   * The fleet of the instance's hub key: the instances sharing one budget per opcoId.
+   */
+  fleetId?: string;
+  /**
+   * Protocol 1's name of fleetId, sent to and read from instances and hubs of the previous version.
+   */
+  tenantId?: string;
+  /**
+   * The hub pings this often; an instance that hears nothing for three periods reconnects.
+   */
+  heartbeatMs: number;
 }
 /**
  * SPEC 2.5: an asynchronous job (GET /{opcoId}/jobs/{jobId}).

@@ -16,21 +16,16 @@ import {
   ConfigError, createError, createLogger, MetricsWindow, randomHex, systemClock,
   type AdmissionLease, type AdmissionProvider, type AdmissionRequest, type AdmissionState, type Clock, type Logger, type UpstreamOutcome,
 } from '@opco-proxy/core';
-import type { GrantMessage, MetricsReport, RateLimit, RefusedMessage } from '../protocol.js';
+import { prepareProtocol, type GrantMessage, type MetricsReport, type RateLimit, type RefusedMessage } from '../protocol.js';
 import { HubConnection, type ConnectionState } from './hub-connection.js';
 import { createInstanceMetrics, type InstanceMetrics } from './instance-metrics.js';
 import { LocalFallback, Rerouted } from './local-fallback.js';
 import { UsageLedger } from './usage-ledger.js';
 import type { HubPluginConfig } from '../generated/config.js';
 
-/**
- * The instance config's `hub` section (D28), as the plugin receives it (defaults applied; its
- * schema is plugins/hub/config.schema.json), or with the defaulted keys left out when built directly.
- */
-export type HubClientConfig = Pick<HubPluginConfig, 'url' | 'apiKeyEnv'> & Partial<HubPluginConfig>;
-
 export interface HubAdmissionOptions {
-  hub: HubClientConfig;
+  /** The instance config's `hub` section (D28), as checked against plugins/hub/config.schema.json, defaults filled in. */
+  hub: HubPluginConfig;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   log?: Logger;
@@ -46,7 +41,6 @@ export interface HubAdmissionOptions {
 
 export const DISCONNECTED_TOKEN = 'DISCONNECTED';
 const TOKEN_HEADER = 'Svc-Hub-Token';
-const DEFAULT_MAX_WAIT_MS = 30_000;
 const CANCEL_POLL_MS = 250;
 
 interface PendingAsk {
@@ -74,14 +68,11 @@ export function createHubAdmission(options: HubAdmissionOptions): HubAdmission {
 export function configureHubAdmission(options: HubAdmissionOptions): HubAdmission {
   const { hub } = options;
   const env = options.env ?? process.env;
-  if (!/^(ws|wss|http|https):\/\/[^/]/.test(hub.url)) throw new ConfigError('invalid configuration: hub.url: must be a ws://, wss://, http:// or https:// address');
   const apiKey = env[hub.apiKeyEnv];
   if (!apiKey) throw new ConfigError(`invalid configuration: hub.apiKeyEnv: environment variable ${hub.apiKeyEnv} is not set`);
-  const expected = hub.expectedInstances ?? 1;
-  if (!Number.isSafeInteger(expected) || expected < 1) throw new ConfigError('invalid configuration: hub.expectedInstances: must be an integer of at least 1');
-  const maxWaitMs = hub.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
-  if (!Number.isSafeInteger(maxWaitMs) || maxWaitMs < 0) throw new ConfigError('invalid configuration: hub.maxWaitMs: must be an integer of at least 0');
-  return new HubAdmission({ ...options, apiKey, expectedInstances: expected, maxWaitMs });
+  const expectedInstances = hub.expectedInstances;
+  const maxWaitMs = hub.maxWaitMs;
+  return new HubAdmission({ ...options, apiKey, expectedInstances, maxWaitMs });
 }
 
 export class HubAdmission implements AdmissionProvider {
@@ -125,6 +116,7 @@ export class HubAdmission implements AdmissionProvider {
   }
 
   start(): void {
+    prepareProtocol();
     this.connection.start();
   }
 

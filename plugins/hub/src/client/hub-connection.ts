@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
 import type { Clock, Logger, Timer } from '@opco-proxy/core';
 import {
-  messageBytes, parseHubMessage, PROTOCOL_VERSION, MAX_MESSAGE_BYTES,
+  HELLO_PROTOCOL, messageBytes, parseHubMessage, PROTOCOL_PARAM, PROTOCOL_VERSION, MAX_MESSAGE_BYTES,
   type HubMessage, type InstanceMessage, type MetricsReport, type RateLimit, type UsageEntry,
 } from '../protocol.js';
 
@@ -127,7 +127,7 @@ export class HubConnection extends EventEmitter {
     this.lastError = undefined;
     this.lastHeard = this.options.clock.now();
     const { limits, usage, complete } = this.options.usage();
-    this.send({ type: 'hello', protocol: PROTOCOL_VERSION, instanceId: this.options.instanceId, expectedInstances: this.options.expectedInstances, limits, usage, complete });
+    this.send({ type: 'hello', protocol: HELLO_PROTOCOL, instanceId: this.options.instanceId, expectedInstances: this.options.expectedInstances, limits, usage, complete });
     this.setState('connected');
     this.armReport();
     this.armWatchdog();
@@ -140,7 +140,8 @@ export class HubConnection extends EventEmitter {
     const message: HubMessage = parsed.message;
     if (message.type === 'welcome') {
       this.heartbeatMs = message.heartbeatMs;
-      this.options.log.info({ instanceId: message.instanceId, tenantId: message.tenantId }, 'connected to the hub');
+      // A hub of protocol 1 names the fleet tenantId (protocol.ts).
+      this.options.log.info({ instanceId: message.instanceId, fleetId: message.fleetId ?? message.tenantId, protocol: message.protocol }, 'connected to the hub');
       return;
     }
     if (message.type === 'error') return void this.options.log.warn({ problem: message.message }, 'the hub reported an error');
@@ -192,5 +193,6 @@ function socketUrl(base: string, apiKey: string): string {
   url.pathname = `${url.pathname.replace(/\/+$/, '')}/ws`;
   url.search = '';
   url.searchParams.set('apiKey', apiKey);
+  url.searchParams.set(PROTOCOL_PARAM, String(PROTOCOL_VERSION));
   return url.toString();
 }

@@ -12,7 +12,7 @@ export interface HubPluginConfig {
    */
   apiKeyEnv: string;
   /**
-   * Instances sharing the hub tenant's budget; each uses limit/expectedInstances when the hub is unreachable (D12, D30).
+   * Instances of this instance's fleet (sharing its hub budget); each uses limit/expectedInstances when the hub is unreachable (D12, D30).
    */
   expectedInstances: number;
   /**
@@ -46,7 +46,7 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
     "expectedInstances": {
       "type": "integer",
       "minimum": 1,
-      "description": "Instances sharing the hub tenant's budget; each uses limit/expectedInstances when the hub is unreachable (D12, D30).",
+      "description": "Instances of this instance's fleet (sharing its hub budget); each uses limit/expectedInstances when the hub is unreachable (D12, D30).",
       "default": 1
     },
     "maxWaitMs": {

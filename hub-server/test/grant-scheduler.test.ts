@@ -1,6 +1,6 @@
 // The grant scheduler on a TestClock (D11, D29): the rolling-window bound, the whole budget to
 // whoever asks, priorities, CFA tenants taking turns, unused and dead grants, cancellation,
-// budgets per hub tenantId, limits changed at once; the unproven tenants' slice (issue 27).
+// budgets per fleet, limits changed at once; the unproven tenants' slice (issue 27).
 import t, { type Test } from 'tap';
 import { TestClock } from '@opco-proxy/core';
 import { GrantScheduler, type AskInput, type IssuedGrant } from '../src/index.js';
@@ -17,8 +17,8 @@ function setup(t: Test, limit = 3, options: { startedAt?: number; unprovenShare?
   t.teardown(() => scheduler.close());
   const granted: IssuedGrant[] = [];
   let next = 0;
-  const ask = (fields: Partial<AskInput> = {}, hubTenant = 'pub') =>
-    scheduler.ask(hubTenant, {
+  const ask = (fields: Partial<AskInput> = {}, fleet = 'pub') =>
+    scheduler.ask(fleet, {
       askId: `a${next++}`, instanceId: 'i1', opcoId: 'op', method: 'GET', route: 'GET /dossiers', priority: 5,
       tenant: 'cfa-a', rateLimit: { limit, windowMs: W }, ...fields,
     }, (grant) => granted.push(grant))!;
@@ -33,7 +33,7 @@ t.test('the whole budget goes to one busy instance while others are idle; then a
   t.equal(granted.length, 5, 'no fixed per-instance share: all 5 slots to the one instance asking');
   t.ok(granted.every((g) => g.instanceId === 'busy'));
   const [view] = scheduler.limits();
-  t.match(view, { tenantId: 'pub', opcoId: 'op', configuredLimit: 5, effectiveLimit: 5, windowMs: W, grantsInWindow: 5, waiting: 1 });
+  t.match(view, { fleetId: 'pub', opcoId: 'op', configuredLimit: 5, effectiveLimit: 5, windowMs: W, grantsInWindow: 5, waiting: 1 });
 });
 
 t.test('a used grant counts from issue until done + window; then the next ask is served', async (t) => {
@@ -65,7 +65,7 @@ t.test('only the instance holding a grant can end it', async (t) => {
   const { scheduler, granted, ask } = setup(t, 1);
   ask({ instanceId: 'i1' });
   t.notOk(scheduler.done('pub', 'i2', granted[0]!.grantId, 'unused'), 'another instance');
-  t.notOk(scheduler.done('other-tenant', 'i1', granted[0]!.grantId, 'unused'), 'another hub tenant');
+  t.notOk(scheduler.done('other-tenant', 'i1', granted[0]!.grantId, 'unused'), 'another fleet');
   t.notOk(scheduler.done('pub', 'i1', 'no-such-grant', 'unused'));
   t.equal(scheduler.limits()[0]!.occupied, 1);
 });
@@ -109,15 +109,15 @@ t.test('a cancelled ask is never granted', async (t) => {
   t.same(granted.map((g) => g.askId), ['a0', 'kept']);
 });
 
-t.test('two hub tenantIds never share a budget', async (t) => {
+t.test('two fleets never share a budget', async (t) => {
   const { granted, ask } = setup(t, 2);
   ask({}, 'pub-1');
   ask({}, 'pub-1');
   ask({}, 'pub-1');
   ask({}, 'pub-2');
   ask({}, 'pub-2');
-  t.equal(granted.filter((g) => g.tenantId === 'pub-1').length, 2);
-  t.equal(granted.filter((g) => g.tenantId === 'pub-2').length, 2, 'pub-2 has its own 2 slots');
+  t.equal(granted.filter((g) => g.fleetId === 'pub-1').length, 2);
+  t.equal(granted.filter((g) => g.fleetId === 'pub-2').length, 2, 'pub-2 has its own 2 slots');
 });
 
 t.test('an opcoId the config does not list takes the first limit reported for it', async (t) => {
@@ -244,8 +244,8 @@ t.test('a restarted hub counts the unproven grants of its journal in the slice',
   const { clock, scheduler, granted, ask } = setup(t, 10);
   const now = clock.now();
   scheduler.restore([
-    { id: 'g-held', tenantId: 'pub', opcoId: 'op', instanceId: 'i0', issuedAt: now - 100, deadline: now + 30_000, rateLimit: { limit: 10, windowMs: W }, unproven: true },
-    { id: 'g-old', tenantId: 'pub', opcoId: 'op', instanceId: 'i0', issuedAt: now - 200, deadline: now + 30_000, endedAt: now - 50, rateLimit: { limit: 10, windowMs: W } },
+    { id: 'g-held', fleetId: 'pub', opcoId: 'op', instanceId: 'i0', issuedAt: now - 100, deadline: now + 30_000, rateLimit: { limit: 10, windowMs: W }, unproven: true },
+    { id: 'g-old', fleetId: 'pub', opcoId: 'op', instanceId: 'i0', issuedAt: now - 200, deadline: now + 30_000, endedAt: now - 50, rateLimit: { limit: 10, windowMs: W } },
   ]);
   ask({ tenant: 'x', proven: false });
   ask({ tenant: 'cfa', proven: true });

@@ -1,5 +1,5 @@
 /**
- * Hub keys (SPEC 5.8, D26): an instance connects with one; each belongs to a hub tenantId (one
+ * Hub keys (SPEC 5.8, D26): an instance connects with one; each belongs to a fleet (one
  * publisher's upstream credentials, hence one budget) and has a name. The key is shown once, at
  * creation; the store keeps only its SHA-256, so a key is looked up by hash and never compared
  * character by character. A deleted key is kept as revoked, so the hub can tell an instance
@@ -9,7 +9,9 @@ import { randomHex, sha256Hex, type Collection, type Store } from '@opco-proxy/c
 
 interface KeyRecord {
   _id: string;
-  tenantId: string;
+  fleetId: string;
+  /** The name of fleetId in records written before the rename (issue 29); read, never written. */
+  tenantId?: string;
   name: string;
   keyHash: string;
   createdAt: Date;
@@ -18,7 +20,7 @@ interface KeyRecord {
 
 export interface HubKey {
   id: string;
-  tenantId: string;
+  fleetId: string;
   name: string;
   createdAt: string;
 }
@@ -37,9 +39,9 @@ export class HubKeys {
   }
 
   /** Returns the key itself once; only its hash is stored. */
-  async create(tenantId: string, name: string, now: Date): Promise<HubKey & { key: string }> {
+  async create(fleetId: string, name: string, now: Date): Promise<HubKey & { key: string }> {
     const key = `hk_${randomHex(32)}`;
-    const record: KeyRecord = { _id: randomHex(12), tenantId, name, keyHash: sha256Hex(key), createdAt: now };
+    const record: KeyRecord = { _id: randomHex(12), fleetId, name, keyHash: sha256Hex(key), createdAt: now };
     await this.records.insertOne(record);
     return { ...view(record), key };
   }
@@ -64,5 +66,5 @@ export class HubKeys {
 }
 
 function view(record: KeyRecord): HubKey {
-  return { id: record._id, tenantId: record.tenantId, name: record.name, createdAt: record.createdAt.toISOString() };
+  return { id: record._id, fleetId: record.fleetId ?? record.tenantId!, name: record.name, createdAt: record.createdAt.toISOString() };
 }

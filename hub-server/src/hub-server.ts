@@ -14,18 +14,18 @@ import {
   AddressLimits, asServiceError, ConfigError, createError, createLogger, openStore, systemClock, toErrorBody, TrustedProxies,
   type Clock, type ConfigFlags, type Drivers, type Logger, type ServiceError, type Store,
 } from '@opco-proxy/core';
-import { MAX_MESSAGE_BYTES } from '../protocol.js';
+import { MAX_MESSAGE_BYTES, prepareProtocol, type WelcomeMessage } from '@opco-proxy/plugin-hub';
 import { createHubApp } from './hub-app.js';
-import { loadHubConfig, rateLimits, readHubSecrets, type HubConfig, type HubStoreConfig } from './hub-config.js';
+import { loadHubConfig, rateLimits, readHubSecrets, type HubServerConfig, type HubStoreConfig } from './hub-config.js';
 import { createHubMetrics } from './hub-metrics.js';
 import { GrantJournal } from './grant-journal.js';
 import { GrantScheduler, type SchedulerObserver } from './grant-scheduler.js';
 import { GrantSigner } from './grant-token.js';
 import { HubKeys, type HubKey } from './hub-keys.js';
-import { InstanceSession } from './instance-session.js';
+import { InstanceSession, requestedProtocol } from './instance-session.js';
 
 export interface StartHubOptions {
-  config: HubConfig;
+  config: HubServerConfig;
   /** Holds OPCO_PROXY_HUB_SECRET and OPCO_PROXY_HUB_ADMIN_KEY. */
   env: NodeJS.ProcessEnv;
   /** Opened by the caller, closed by the caller. */
@@ -52,6 +52,7 @@ const CLOSE_GRACE_MS = 1000;
 export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   const { config, env, store } = options;
   const secrets = readHubSecrets(env);
+  prepareProtocol();
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createLogger({ level: config.logLevel });
   const keys = new HubKeys(store);
@@ -73,12 +74,12 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   const sessions = new Set<InstanceSession>();
   let closing = false;
 
-  const openSession = (socket: WebSocket, key: HubKey) => {
-    const session = new InstanceSession(socket, key, {
+  const openSession = (socket: WebSocket, key: HubKey, protocol: WelcomeMessage['protocol']) => {
+    const session = new InstanceSession(socket, key, protocol, {
       scheduler, signer, journal, clock, log, heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
       onHello: (fresh) => {
         for (const other of sessions) {
-          if (other !== fresh && other.tenantId === fresh.tenantId && other.instanceId === fresh.instanceId) other.close(4002, 'superseded by a newer connection');
+          if (other !== fresh && other.fleetId === fresh.fleetId && other.instanceId === fresh.instanceId) other.close(4002, 'superseded by a newer connection');
         }
       },
       onClose: (gone) => sessions.delete(gone),
@@ -88,7 +89,7 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
 
   const reload = async () => {
     if (!options.configPath) throw createError('CONFLICT', 'the hub was started without a config file: nothing to reload');
-    let fresh: HubConfig;
+    let fresh: HubServerConfig;
     try {
       fresh = loadHubConfig(options.configPath, env);
     } catch (err) {
@@ -115,7 +116,7 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     void authorizeUpgrade(req, keys, () => closing, addresses, proxies.clientOf(req))
-      .then((key) => wss.handleUpgrade(req, socket, head, (ws) => openSession(ws, key)))
+      .then((key) => wss.handleUpgrade(req, socket, head, (ws) => openSession(ws, key, requestedProtocol(req.url))))
       .catch((err: unknown) => refuse(socket, asServiceError(err)));
   });
 

@@ -6,9 +6,9 @@
 import type { WebSocket } from 'ws';
 import type { Clock, Logger, Timer } from '@opco-proxy/core';
 import {
-  messageBytes, parseInstanceMessage, PROTOCOL_VERSION,
-  type AskMessage, type HelloMessage, type HubMessage, type InstanceMessage, type MetricsReport,
-} from '../protocol.js';
+  messageBytes, parseInstanceMessage, PROTOCOL_PARAM, PROTOCOL_VERSION,
+  type AskMessage, type HelloMessage, type HubMessage, type WelcomeMessage, type InstanceMessage, type MetricsReport,
+} from '@opco-proxy/plugin-hub';
 import type { GrantJournal } from './grant-journal.js';
 import type { GrantScheduler, IssuedGrant, WaitingAsk } from './grant-scheduler.js';
 import type { GrantSigner } from './grant-token.js';
@@ -29,9 +29,15 @@ export interface SessionDeps {
 export interface InstanceView {
   instanceId: string;
   name: string;
-  tenantId: string;
+  fleetId: string;
   connectedAt: string;
   metrics: Record<string, MetricsReport & { reportedAt: string }>;
+}
+
+/** The protocol version an upgrade request asks for: `&protocol=2`, or 1 when it says nothing (protocol.ts). */
+export function requestedProtocol(requestUrl: string | undefined): WelcomeMessage['protocol'] {
+  const asked = new URL(requestUrl ?? '/', 'http://hub').searchParams.get(PROTOCOL_PARAM);
+  return asked !== null && Number(asked) >= PROTOCOL_VERSION ? PROTOCOL_VERSION : 1;
 }
 
 /** An instance has this long to say hello after the upgrade. */
@@ -56,24 +62,26 @@ export class InstanceSession {
   constructor(
     private readonly socket: WebSocket,
     readonly key: HubKey,
+    /** The version the instance asked for in its socket URL: 1 when it did not (protocol.ts). */
+    private readonly protocol: WelcomeMessage['protocol'],
     private readonly deps: SessionDeps,
   ) {
     this.connectedAt = deps.clock.date();
     socket.on('message', (data: Buffer) => this.receive(data));
     socket.on('pong', () => void (this.alive = true));
     socket.on('close', () => this.closeDown());
-    socket.on('error', (err) => deps.log.warn({ tenantId: key.tenantId, keyName: key.name, error: err.message }, 'hub connection error'));
+    socket.on('error', (err) => deps.log.warn({ fleetId: key.fleetId, keyName: key.name, error: err.message }, 'hub connection error'));
     this.timer = deps.clock.setTimeout(() => this.close(4001, 'no hello'), HELLO_TIMEOUT_MS);
   }
 
-  get tenantId(): string {
-    return this.key.tenantId;
+  get fleetId(): string {
+    return this.key.fleetId;
   }
 
   view(): InstanceView | undefined {
     if (!this.instanceId) return undefined;
     return {
-      instanceId: this.instanceId, name: this.key.name, tenantId: this.key.tenantId,
+      instanceId: this.instanceId, name: this.key.name, fleetId: this.key.fleetId,
       connectedAt: this.connectedAt.toISOString(), metrics: this.metrics,
     };
   }
@@ -106,15 +114,15 @@ export class InstanceSession {
         return this.ask(message);
       case 'cancel': {
         const ask = this.asks.get(message.askId);
-        if (ask) scheduler.cancel(this.tenantId, ask);
+        if (ask) scheduler.cancel(this.fleetId, ask);
         this.asks.delete(message.askId);
         return;
       }
       case 'done':
-        scheduler.done(this.tenantId, this.instanceId!, message.grantId, message.outcome);
+        scheduler.done(this.fleetId, this.instanceId!, message.grantId, message.outcome);
         return;
       case 'metrics': {
-        scheduler.observe(this.tenantId, this.instanceId!, message.windows);
+        scheduler.observe(this.fleetId, this.instanceId!, message.windows);
         const reportedAt = this.deps.clock.date().toISOString();
         for (const [opcoId, window] of Object.entries(message.windows)) {
           if (Object.hasOwn(this.metrics, opcoId) || Object.keys(this.metrics).length < MAX_METRICS_OPCOS) this.metrics[opcoId] = { ...window, reportedAt };
@@ -129,9 +137,11 @@ export class InstanceSession {
     this.timer?.cancel();
     this.instanceId = message.instanceId;
     this.deps.onHello(this);
-    this.deps.scheduler.connect(this.tenantId, message.instanceId, message);
-    this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, instanceId: message.instanceId, tenantId: this.tenantId, heartbeatMs: this.deps.heartbeatMs });
-    this.deps.log.info({ tenantId: this.tenantId, keyName: this.key.name, instanceId: message.instanceId, reported: message.usage.length }, 'instance connected to the hub');
+    this.deps.scheduler.connect(this.fleetId, message.instanceId, message);
+    // An instance of the previous version did not ask for protocol 2 and reads only tenantId.
+    const fleet = this.protocol === PROTOCOL_VERSION ? { fleetId: this.fleetId } : { tenantId: this.fleetId };
+    this.send({ type: 'welcome', protocol: this.protocol, instanceId: message.instanceId, ...fleet, heartbeatMs: this.deps.heartbeatMs });
+    this.deps.log.info({ fleetId: this.fleetId, keyName: this.key.name, instanceId: message.instanceId, protocol: this.protocol, reported: message.usage.length }, 'instance connected to the hub');
     this.heartbeat();
   }
 
@@ -139,7 +149,7 @@ export class InstanceSession {
     if (this.asks.has(message.askId)) return this.send({ type: 'refused', askId: message.askId, message: 'askId is already waiting' });
     if (this.asks.size >= MAX_WAITING_ASKS) return this.send({ type: 'refused', askId: message.askId, message: 'too many waiting asks' });
     const { type: _type, ...input } = message;
-    const ask = this.deps.scheduler.ask(this.tenantId, { ...input, instanceId: this.instanceId! }, (grant) => void this.deliver(grant));
+    const ask = this.deps.scheduler.ask(this.fleetId, { ...input, instanceId: this.instanceId! }, (grant) => void this.deliver(grant));
     if (!ask) return this.send({ type: 'refused', askId: message.askId, message: `the hub has no budget for ${message.opcoId}` });
     if (!ask.settled) this.asks.set(message.askId, ask);
   }
@@ -155,19 +165,19 @@ export class InstanceSession {
       const token = await this.deps.signer.sign(grant);
       await journal.record(grant).catch((err: Error) => log.error({ error: err.message }, 'grant journal write failed; a hub restart may not see this grant'));
       if (this.closed || this.socket.readyState !== this.socket.OPEN) {
-        scheduler.done(this.tenantId, grant.instanceId, grant.grantId, 'unused');
+        scheduler.done(this.fleetId, grant.instanceId, grant.grantId, 'unused');
         return;
       }
       this.send({ type: 'grant', askId: grant.askId, grantId: grant.grantId, token, expiresInMs: grant.exp * 1000 - clock.now() });
     } catch (err) {
       log.error({ error: (err as Error).message }, 'grant could not be issued');
-      scheduler.done(this.tenantId, grant.instanceId, grant.grantId, 'unused');
+      scheduler.done(this.fleetId, grant.instanceId, grant.grantId, 'unused');
     }
   }
 
   private reject(problem: string): void {
     this.badMessages += 1;
-    this.deps.log.warn({ tenantId: this.tenantId, keyName: this.key.name, instanceId: this.instanceId, problem }, 'hub message refused');
+    this.deps.log.warn({ fleetId: this.fleetId, keyName: this.key.name, instanceId: this.instanceId, problem }, 'hub message refused');
     if (this.badMessages > MAX_BAD_MESSAGES) return this.close(1008, 'too many invalid messages');
     this.send({ type: 'error', message: problem });
   }
@@ -192,9 +202,9 @@ export class InstanceSession {
     if (this.closed) return;
     this.closed = true;
     this.timer?.cancel();
-    for (const ask of this.asks.values()) this.deps.scheduler.cancel(this.tenantId, ask);
+    for (const ask of this.asks.values()) this.deps.scheduler.cancel(this.fleetId, ask);
     this.asks.clear();
-    if (this.instanceId) this.deps.scheduler.disconnect(this.tenantId, this.instanceId);
+    if (this.instanceId) this.deps.scheduler.disconnect(this.fleetId, this.instanceId);
     this.deps.onClose(this);
   }
 }

@@ -13,7 +13,9 @@ import type { IssuedGrant, JournalGrant } from './grant-scheduler.js';
 
 interface GrantRecord {
   _id: string;
-  tenantId: string;
+  fleetId: string;
+  /** The name of fleetId in records written before the rename (issue 29); read, never written. */
+  tenantId?: string;
   opcoId: string;
   instanceId: string;
   issuedAt: number;
@@ -42,7 +44,7 @@ export class GrantJournal {
     const deadline = grant.exp * 1000;
     await this.records.insertOne({
       _id: grant.grantId,
-      tenantId: grant.tenantId,
+      fleetId: grant.fleetId,
       opcoId: grant.opcoId,
       instanceId: grant.instanceId,
       issuedAt: grant.issuedAt,
@@ -68,7 +70,7 @@ export class GrantJournal {
     const records = await this.records.find({ expiresAt: { $gt: this.clock.date() } });
     this.armSweep();
     return records.map((r) => ({
-      id: r._id, tenantId: r.tenantId, opcoId: r.opcoId, instanceId: r.instanceId, issuedAt: r.issuedAt,
+      id: r._id, fleetId: r.fleetId ?? r.tenantId!, opcoId: r.opcoId, instanceId: r.instanceId, issuedAt: r.issuedAt,
       deadline: r.deadline, rateLimit: { limit: r.limit, windowMs: r.windowMs }, ...(r.endedAt === undefined ? {} : { endedAt: r.endedAt }),
       ...(r.unproven ? { unproven: true } : {}),
     }));

@@ -111,11 +111,11 @@ t.test('the config: addressRateLimit and trustedProxies checked key by key, core
   t.match(parseHubConfig({ addressRateLimit: { burst: 5 }, trustedProxies: ['10.0.0.0/8', '::1'] }), {
     addressRateLimit: { perSecond: 2, burst: 5, freeFailures: 5, maxBackoffS: 300 }, trustedProxies: ['10.0.0.0/8', '::1'],
   });
-  t.throws(() => parseHubConfig({ addressRateLimit: { perSecond: 0 } }), /addressRateLimit\.perSecond: must be a number above 0/);
-  t.throws(() => parseHubConfig({ addressRateLimit: { burst: 1.5 } }), /addressRateLimit\.burst: must be an integer/);
+  t.throws(() => parseHubConfig({ addressRateLimit: { perSecond: 0 } }), /addressRateLimit\.perSecond: Must be greater than 0/);
+  t.throws(() => parseHubConfig({ addressRateLimit: { burst: 1.5 } }), /addressRateLimit\.burst: Expected integer/);
   t.throws(() => parseHubConfig({ addressRateLimit: { freeFailures: 0 } }), /addressRateLimit\.freeFailures/);
-  t.throws(() => parseHubConfig({ addressRateLimit: { maxBackoff: 3 } }), /addressRateLimit\.maxBackoff: is not a known key/);
-  t.throws(() => parseHubConfig({ trustedProxies: '10.0.0.1' }), /trustedProxies: must be an array/);
-  t.throws(() => parseHubConfig({ trustedProxies: ['10.0.0.1', 'proxy.internal'] }), /trustedProxies\.1: "proxy\.internal" is not an address or CIDR/);
+  t.throws(() => parseHubConfig({ addressRateLimit: { maxBackoff: 3 } }), /addressRateLimit\.maxBackoff: Unrecognized field/);
+  t.throws(() => parseHubConfig({ trustedProxies: '10.0.0.1' }), /trustedProxies: Expected array/);
+  t.throws(() => parseHubConfig({ trustedProxies: ['10.0.0.1', 'proxy.internal'] }), /trustedProxies\.1: Invalid format/);
   t.throws(() => parseHubConfig({ trustedProxies: ['10.0.0.0/33'] }), /trustedProxies\.0: "10\.0\.0\.0\/33" has an invalid prefix length/);
 });

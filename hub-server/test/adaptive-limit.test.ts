@@ -3,7 +3,8 @@
 // limit; windows without 429s raise it back step by step; grants follow it at once.
 import t from 'tap';
 import { TestClock } from '@opco-proxy/core';
-import { AdaptiveLimit, GrantScheduler, type IssuedGrant, type MetricsReport } from '../src/index.js';
+import type { MetricsReport } from '@opco-proxy/plugin-hub';
+import { AdaptiveLimit, GrantScheduler, type IssuedGrant } from '../src/index.js';
 
 const STEP_MS = 5000;
 
@@ -34,7 +35,7 @@ t.test('429s halve the limit, down to 10% of the configured limit and no further
   t.equal(effective(), 50, 'the same 429s still in the 60 s window are not new: held, not lowered again');
   report('i2', { rateLimited: 1 });
   await step();
-  t.equal(effective(), 25, 'a new 429 from another instance of the tenant');
+  t.equal(effective(), 25, 'a new 429 from another instance of the fleet');
   for (let i = 0; i < 5; i++) {
     report('i2', { rateLimited: 2 + i });
     await step();

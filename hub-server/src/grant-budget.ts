@@ -1,5 +1,5 @@
 /**
- * One upstream budget of the hub: one hub tenantId and one opcoId (D28), in the slot model of
+ * One upstream budget of the hub: one fleet and one opcoId (D28), in the slot model of
  * core's LocalBucket.
  *
  * A slot is taken when a grant is issued and stays *held* until the instance reports the call
@@ -15,7 +15,7 @@
  * scheduler to keep them within their slice of the window.
  */
 import { LaneQueue, type LaneEntry } from '@opco-proxy/core';
-import type { HttpMethod, RateLimit } from '../protocol.js';
+import type { HttpMethod, RateLimit } from '@opco-proxy/plugin-hub';
 
 export interface Slot {
   id: string;
@@ -46,7 +46,7 @@ export interface WaitingAsk extends LaneEntry {
 export interface IssuedGrant {
   grantId: string;
   askId: string;
-  tenantId: string;
+  fleetId: string;
   opcoId: string;
   instanceId: string;
   method: HttpMethod;
@@ -81,7 +81,7 @@ export class GrantBudget {
   private readonly issued: number[] = [];
 
   constructor(
-    readonly tenantId: string,
+    readonly fleetId: string,
     readonly opcoId: string,
     public configured: RateLimit,
   ) {}

@@ -10,9 +10,9 @@ import {
   type AdmissionProvider, type Kernel, type Plugin,
 } from '@opco-proxy/core';
 import { startSandbox, type Sandbox } from '@opco-proxy/adapter-sandbox';
-import hubPlugin from '../src/index.js';
+import hubPlugin from '@opco-proxy/plugin-hub';
 import { eventually, SECRET, startTestHub, type TestHub } from './fixtures/hub-harness.js';
-import { CONFIG_SCHEMA as hubSchema } from '../src/generated/config.js';
+import { CONFIG_SCHEMA as hubSchema } from '@opco-proxy/plugin-hub/config';
 
 const MASTER_KEY = '0f'.repeat(32);
 const CFA_KEY = 'cfa-key-of-the-plugin-test';
@@ -72,12 +72,12 @@ t.test('a kernel with the hub plugin admits every upstream call through the hub'
   t.ok(Number(refused.headers.get('retry-after')) >= 1, 'with Retry-After');
 
   const [limits] = (await hub.admin('GET', '/admin/limits')).body;
-  t.match(limits, { tenantId: 'publisher', opcoId: 'sandbox', grantsInWindow: 3 });
+  t.match(limits, { fleetId: 'publisher', opcoId: 'sandbox', grantsInWindow: 3 });
   const [instance] = await eventually(async () => {
     const body = (await hub.admin('GET', '/admin/instances')).body;
     return body[0]?.metrics?.sandbox?.requests >= 2 && body;
   }, 'the kernel window to be reported');
-  t.match(instance, { name: 'api-1', tenantId: 'publisher' });
+  t.match(instance, { name: 'api-1', fleetId: 'publisher' });
   const metrics = await (await fetch(`${url}/metrics`)).text();
   t.match(metrics, /opco_proxy_hub_connection_state\{state="connected"\} 1/, 'connection state on the kernel registry');
   t.match(metrics, /opco_proxy_hub_grant_wait_seconds_count\{opco="sandbox",mode="hub"\} 3/, 'grant waits on the kernel registry');

@@ -11,7 +11,7 @@
  *   windows, so after a 429 the limit stays down for a whole window before it climbs back.
  * - Otherwise (429s still in the window, or errors high but not rising): hold.
  */
-import type { MetricsReport } from '../protocol.js';
+import type { MetricsReport } from '@opco-proxy/plugin-hub';
 
 export interface AdaptiveOptions {
   /** Time between two steps. */

@@ -1,8 +1,8 @@
 /**
  * The hub's Prometheus metrics, on its own registry (served at GET /metrics without auth):
  * grants and waits per budget, how long asks waited, each budget's effective limit, the
- * instances connected per tenantId, and the requests refused by the per-address limits. Labels
- * carry hub tenantIds and opcoIds, never keys or addresses.
+ * instances connected per fleetId, and the requests refused by the per-address limits. Labels
+ * carry fleets and opcoIds, never keys or addresses.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AddressRefusal } from '@opco-proxy/core';
@@ -20,8 +20,8 @@ export interface HubMetrics {
 
 export function createHubMetrics(): HubMetrics {
   const registry = new Registry();
-  const labelNames = ['tenant_id', 'opco'] as const;
-  const grants = new Counter({ name: 'opco_proxy_hub_grants_total', help: 'Grants issued, per hub tenantId and opco', labelNames, registers: [registry] });
+  const labelNames = ['fleet_id', 'opco'] as const;
+  const grants = new Counter({ name: 'opco_proxy_hub_grants_total', help: 'Grants issued, per fleet and opco', labelNames, registers: [registry] });
   const waits = new Counter({ name: 'opco_proxy_hub_waits_total', help: 'Asks that found no free slot and waited', labelNames, registers: [registry] });
   const waitSeconds = new Histogram({
     name: 'opco_proxy_hub_wait_seconds',
@@ -44,27 +44,27 @@ export function createHubMetrics(): HubMetrics {
     registers: [registry],
     collect() {
       this.reset();
-      for (const view of scheduler?.limits() ?? []) this.set({ tenant_id: view.tenantId, opco: view.opcoId }, view.effectiveLimit);
+      for (const view of scheduler?.limits() ?? []) this.set({ fleet_id: view.fleetId, opco: view.opcoId }, view.effectiveLimit);
     },
   });
   new Gauge({
     name: 'opco_proxy_hub_connected_instances',
-    help: 'Instances connected, per hub tenantId',
-    labelNames: ['tenant_id'] as const,
+    help: 'Instances connected, per fleet',
+    labelNames: ['fleet_id'] as const,
     registers: [registry],
     collect() {
       this.reset();
-      for (const [tenantId, count] of scheduler?.connectedInstances() ?? []) this.set({ tenant_id: tenantId }, count);
+      for (const [fleetId, count] of scheduler?.connectedInstances() ?? []) this.set({ fleet_id: fleetId }, count);
     },
   });
   const observer: SchedulerObserver = {
     granted(grant: IssuedGrant) {
-      const labels = { tenant_id: grant.tenantId, opco: grant.opcoId };
+      const labels = { fleet_id: grant.fleetId, opco: grant.opcoId };
       grants.inc(labels);
       waitSeconds.observe(labels, grant.waitedMs / 1000);
     },
-    queued(tenantId, opcoId) {
-      waits.inc({ tenant_id: tenantId, opco: opcoId });
+    queued(fleetId, opcoId) {
+      waits.inc({ fleet_id: fleetId, opco: opcoId });
     },
   };
   return { registry, observer, watch: (s) => void (scheduler = s), addressRefused: (reason) => addressRefusals.inc({ reason }) };

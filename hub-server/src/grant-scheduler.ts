@@ -1,8 +1,8 @@
 /**
  * The hub's grant scheduler (D29, D30): pure logic on a Clock, no sockets, no store.
  *
- * - One GrantBudget per (hub tenantId, opcoId): instances whose keys share a tenantId share it,
- *   two tenantIds never do. No per-instance share: whoever asks gets what is free.
+ * - One GrantBudget per (fleet, opcoId): instances whose keys share a fleetId share it,
+ *   two fleets never do. No per-instance share: whoever asks gets what is free.
  * - Waiting asks are served by priority, CFA tenants of a priority taking turns (FairQueue).
  * - Asks of unproven tenants (issue 27) share `unprovenSlice(effective limit, unprovenShare)`
  *   grants of each window; while that slice is full they wait without holding back proven asks,
@@ -12,21 +12,21 @@
  *   and the grant journal tell a hub that has just started.
  */
 import { DEFAULTS, randomHex, unprovenSlice, type Clock, type Timer } from '@opco-proxy/core';
-import { GRANT_TTL_S, type HttpMethod, type MetricsReport, type RateLimit, type UsageEntry } from '../protocol.js';
+import { GRANT_TTL_S, type HttpMethod, type MetricsReport, type RateLimit, type UsageEntry } from '@opco-proxy/plugin-hub';
 import { AdaptiveLimit, DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { GrantBudget, type IssuedGrant, type WaitingAsk } from './grant-budget.js';
 
 export type { IssuedGrant, WaitingAsk } from './grant-budget.js';
 
-/** OpcoIds learned from instances (each one a budget per tenantId): a bound against a peer inventing them. */
+/** OpcoIds learned from instances (each one a budget per fleetId): a bound against a peer inventing them. */
 export const MAX_LEARNED_OPCOS = 1000;
 
 export interface SchedulerObserver {
   granted?(grant: IssuedGrant): void;
   /** A held slot ended at `at` (counted until `at + windowMs`), or was never used and freed. */
-  ended?(slot: { tenantId: string; id: string; at: number; windowMs: number; outcome: 'used' | 'unused' }): void;
+  ended?(slot: { fleetId: string; id: string; at: number; windowMs: number; outcome: 'used' | 'unused' }): void;
   /** An ask found no free slot and waits. */
-  queued?(tenantId: string, opcoId: string): void;
+  queued?(fleetId: string, opcoId: string): void;
 }
 
 export interface SchedulerOptions {
@@ -65,7 +65,7 @@ export interface InstanceHello {
 /** A grant found in the journal at start-up, handed out by the hub before it restarted. */
 export interface JournalGrant {
   id: string;
-  tenantId: string;
+  fleetId: string;
   opcoId: string;
   instanceId: string;
   issuedAt: number;
@@ -78,7 +78,7 @@ export interface JournalGrant {
 }
 
 export interface LimitView {
-  tenantId: string;
+  fleetId: string;
   opcoId: string;
   configuredLimit: number;
   effectiveLimit: number;
@@ -98,8 +98,8 @@ interface BudgetState {
   wake?: Timer;
 }
 
-interface TenantState {
-  /** The largest `expectedInstances` an instance of this tenantId announced. */
+interface FleetState {
+  /** The largest `expectedInstances` an instance of this fleetId announced. */
   expected: number;
   connected: Set<string>;
 }
@@ -113,7 +113,7 @@ export class GrantScheduler {
   private configured = new Map<string, RateLimit>();
   private readonly learned = new Map<string, RateLimit>();
   private readonly budgets = new Map<string, Map<string, BudgetState>>();
-  private readonly tenants = new Map<string, TenantState>();
+  private readonly fleets = new Map<string, FleetState>();
   private adaptTimer: Timer | undefined;
   private closed = false;
 
@@ -155,38 +155,38 @@ export class GrantScheduler {
    * connection) and is freed. Only then does the instance count as connected, which drops the
    * restart reserve kept for it: what it spent while away is counted instead.
    */
-  connect(tenantId: string, instanceId: string, hello: InstanceHello): void {
+  connect(fleetId: string, instanceId: string, hello: InstanceHello): void {
     for (const [opcoId, rateLimit] of Object.entries(hello.limits)) this.learn(opcoId, rateLimit);
     const now = this.clock.now();
     const named = new Set<string>();
     for (const entry of hello.usage) {
       named.add(entry.id);
-      const state = this.state(tenantId, entry.opcoId);
+      const state = this.state(fleetId, entry.opcoId);
       if (state) this.account(state.budget, instanceId, entry, now); // else no limit known: nothing can be granted for it either
     }
     if (hello.complete) {
-      for (const state of this.budgets.get(tenantId)?.values() ?? []) {
+      for (const state of this.budgets.get(fleetId)?.values() ?? []) {
         for (const slot of state.budget.heldBy(instanceId)) if (!named.has(slot.id)) this.endSlot(state.budget, slot.id, now, 'unused');
       }
     }
-    const tenant = this.tenant(tenantId);
-    tenant.expected = Math.max(tenant.expected, hello.expectedInstances);
-    tenant.connected.add(instanceId);
-    this.serveTenant(tenantId);
+    const fleet = this.fleet(fleetId);
+    fleet.expected = Math.max(fleet.expected, hello.expectedInstances);
+    fleet.connected.add(instanceId);
+    this.serveFleet(fleetId);
   }
 
   /** The instance's connection closed: its grants in flight stay counted until done or expired. */
-  disconnect(tenantId: string, instanceId: string): void {
-    this.tenants.get(tenantId)?.connected.delete(instanceId);
-    for (const state of this.budgets.get(tenantId)?.values() ?? []) state.adaptive.forget(instanceId);
-    this.serveTenant(tenantId);
+  disconnect(fleetId: string, instanceId: string): void {
+    this.fleets.get(fleetId)?.connected.delete(instanceId);
+    for (const state of this.budgets.get(fleetId)?.values() ?? []) state.adaptive.forget(instanceId);
+    this.serveFleet(fleetId);
   }
 
   /** Grants handed out before a restart (from the journal): held until reported or expired. */
   restore(grants: JournalGrant[]): void {
     for (const grant of grants) {
       this.learn(grant.opcoId, grant.rateLimit);
-      const state = this.state(grant.tenantId, grant.opcoId);
+      const state = this.state(grant.fleetId, grant.opcoId);
       if (!state || state.budget.has(grant.id)) continue;
       if (grant.endedAt !== undefined) state.budget.addEnded(grant.endedAt, grant.id, grant.unproven);
       else state.budget.hold({ id: grant.id, instanceId: grant.instanceId, issuedAt: grant.issuedAt, deadline: grant.deadline, unproven: grant.unproven });
@@ -197,29 +197,29 @@ export class GrantScheduler {
    * Queues an ask; `onGrant` may be called before this returns when a slot is free. Undefined
    * when the scheduler is closed or the opcoId has no budget (too many opcoIds learned).
    */
-  ask(tenantId: string, input: AskInput, onGrant: (grant: IssuedGrant) => void): WaitingAsk | undefined {
+  ask(fleetId: string, input: AskInput, onGrant: (grant: IssuedGrant) => void): WaitingAsk | undefined {
     if (this.closed) return undefined;
     this.learn(input.opcoId, input.rateLimit);
-    const state = this.state(tenantId, input.opcoId);
+    const state = this.state(fleetId, input.opcoId);
     if (!state) return undefined;
     const { rateLimit: _rateLimit, proven, ...fields } = input;
     const ask: WaitingAsk = { ...fields, proven: proven !== false, askedAt: this.clock.now(), settled: false, onGrant };
     state.budget.waiting.push(ask);
     this.serve(state);
-    if (!ask.settled) this.observer.queued?.(tenantId, input.opcoId);
+    if (!ask.settled) this.observer.queued?.(fleetId, input.opcoId);
     return ask;
   }
 
-  cancel(tenantId: string, ask: WaitingAsk): boolean {
-    const state = this.budgets.get(tenantId)?.get(ask.opcoId);
+  cancel(fleetId: string, ask: WaitingAsk): boolean {
+    const state = this.budgets.get(fleetId)?.get(ask.opcoId);
     if (ask.settled || !state?.budget.waiting.remove(ask)) return false;
     ask.settled = true;
     return true;
   }
 
   /** The instance ended a granted call (`used`), or never made it (`unused`: the slot frees at once). */
-  done(tenantId: string, instanceId: string, grantId: string, outcome: 'used' | 'unused'): boolean {
-    for (const state of this.budgets.get(tenantId)?.values() ?? []) {
+  done(fleetId: string, instanceId: string, grantId: string, outcome: 'used' | 'unused'): boolean {
+    for (const state of this.budgets.get(fleetId)?.values() ?? []) {
       const slot = state.budget.heldSlot(grantId);
       if (!slot || slot.instanceId !== instanceId) continue;
       this.endSlot(state.budget, grantId, this.clock.now(), outcome);
@@ -230,9 +230,9 @@ export class GrantScheduler {
   }
 
   /** An instance's metrics windows (every few seconds); used at the next adaptation step. */
-  observe(tenantId: string, instanceId: string, windows: Record<string, MetricsReport>): void {
+  observe(fleetId: string, instanceId: string, windows: Record<string, MetricsReport>): void {
     for (const [opcoId, report] of Object.entries(windows)) {
-      this.state(tenantId, opcoId)?.adaptive.observe(instanceId, report);
+      this.state(fleetId, opcoId)?.adaptive.observe(instanceId, report);
     }
   }
 
@@ -252,7 +252,7 @@ export class GrantScheduler {
     for (const budgets of this.budgets.values()) {
       for (const { budget, adaptive } of budgets.values()) {
         views.push({
-          tenantId: budget.tenantId,
+          fleetId: budget.fleetId,
           opcoId: budget.opcoId,
           configuredLimit: budget.configured.limit,
           effectiveLimit: adaptive.effective,
@@ -269,7 +269,7 @@ export class GrantScheduler {
   }
 
   connectedInstances(): Map<string, number> {
-    return new Map([...this.tenants].map(([tenantId, tenant]) => [tenantId, tenant.connected.size]));
+    return new Map([...this.fleets].map(([fleetId, fleet]) => [fleetId, fleet.connected.size]));
   }
 
   /** Stops the timers; waiting asks are dropped (their connections are closing). */
@@ -288,15 +288,15 @@ export class GrantScheduler {
    * The restart rule (D30). An instance that lost its hub makes no local call during the window
    * after the loss, then at most `floor(limit / expectedInstances)` per window (its share). So for
    * the first window after the hub starts, each budget keeps back one share per expected instance
-   * of its tenantId that is not connected: that instance may be spending its share right now and
+   * of its fleetId that is not connected: that instance may be spending its share right now and
    * will report it when it connects. Instances still away after that window are taken for dead.
    */
   reserved(budget: GrantBudget, now: number): number {
     if (now >= this.startedAt + budget.windowMs) return 0;
-    const tenant = this.tenants.get(budget.tenantId);
-    if (!tenant || tenant.expected === 0) return 0;
-    const missing = Math.max(0, tenant.expected - tenant.connected.size);
-    return missing * Math.max(1, Math.floor(budget.configured.limit / tenant.expected));
+    const fleet = this.fleets.get(budget.fleetId);
+    if (!fleet || fleet.expected === 0) return 0;
+    const missing = Math.max(0, fleet.expected - fleet.connected.size);
+    return missing * Math.max(1, Math.floor(budget.configured.limit / fleet.expected));
   }
 
   private account(budget: GrantBudget, instanceId: string, entry: UsageEntry, now: number): void {
@@ -313,7 +313,7 @@ export class GrantScheduler {
   /** Ends or frees a held slot, and tells the observer (the journal keeps ends for a restart). */
   private endSlot(budget: GrantBudget, id: string, at: number, outcome: 'used' | 'unused'): void {
     const ended = outcome === 'used' ? budget.end(id, at) : budget.free(id);
-    if (ended) this.observer.ended?.({ tenantId: budget.tenantId, id, at, windowMs: budget.windowMs, outcome });
+    if (ended) this.observer.ended?.({ fleetId: budget.fleetId, id, at, windowMs: budget.windowMs, outcome });
   }
 
   private serve(state: BudgetState): void {
@@ -341,7 +341,7 @@ export class GrantScheduler {
     budget.hold({ id: grantId, instanceId: ask.instanceId, issuedAt: now, deadline: exp * 1000, unproven: !ask.proven });
     ask.settled = true;
     const grant: IssuedGrant = {
-      grantId, askId: ask.askId, tenantId: budget.tenantId, opcoId: budget.opcoId, instanceId: ask.instanceId,
+      grantId, askId: ask.askId, fleetId: budget.fleetId, opcoId: budget.opcoId, instanceId: ask.instanceId,
       method: ask.method, route: ask.route, iat, exp, issuedAt: now, waitedMs: now - ask.askedAt,
       rateLimit: { ...budget.configured }, unproven: !ask.proven,
     };
@@ -364,8 +364,8 @@ export class GrantScheduler {
     state.wake = this.clock.setTimeout(() => this.serve(state), Math.max(1, at - now));
   }
 
-  private serveTenant(tenantId: string): void {
-    for (const state of this.budgets.get(tenantId)?.values() ?? []) this.serve(state);
+  private serveFleet(fleetId: string): void {
+    for (const state of this.budgets.get(fleetId)?.values() ?? []) this.serve(state);
   }
 
   /** An opcoId the config does not list takes the first limit an instance reports for it (D28). */
@@ -374,22 +374,22 @@ export class GrantScheduler {
     this.learned.set(opcoId, { ...rateLimit });
   }
 
-  private state(tenantId: string, opcoId: string): BudgetState | undefined {
-    let budgets = this.budgets.get(tenantId);
+  private state(fleetId: string, opcoId: string): BudgetState | undefined {
+    let budgets = this.budgets.get(fleetId);
     let state = budgets?.get(opcoId);
     if (state) return state;
     const rateLimit = this.configured.get(opcoId) ?? this.learned.get(opcoId);
     if (!rateLimit) return undefined;
-    if (!budgets) this.budgets.set(tenantId, (budgets = new Map()));
-    state = { budget: new GrantBudget(tenantId, opcoId, { ...rateLimit }), adaptive: new AdaptiveLimit(rateLimit.limit, this.adaptiveOptions) };
+    if (!budgets) this.budgets.set(fleetId, (budgets = new Map()));
+    state = { budget: new GrantBudget(fleetId, opcoId, { ...rateLimit }), adaptive: new AdaptiveLimit(rateLimit.limit, this.adaptiveOptions) };
     budgets.set(opcoId, state);
     return state;
   }
 
-  private tenant(tenantId: string): TenantState {
-    let tenant = this.tenants.get(tenantId);
-    if (!tenant) this.tenants.set(tenantId, (tenant = { expected: 0, connected: new Set() }));
-    return tenant;
+  private fleet(fleetId: string): FleetState {
+    let fleet = this.fleets.get(fleetId);
+    if (!fleet) this.fleets.set(fleetId, (fleet = { expected: 0, connected: new Set() }));
+    return fleet;
   }
 
   private armAdaptTimer(): void {

@@ -1,15 +1,15 @@
 /**
  * The hub's HTTP side (D26): GET /health, GET /metrics (Prometheus, no auth), the admin API, and
- * the service's error body (SPEC 7) for everything that fails, unknown routes included.
+ * the service's error body (SPEC 7) for everything that fails, unknown routes included, rendered
+ * by the kernel's error renderer from the kernel's error table.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
-import { asServiceError, createError, toErrorBody, type AddressLimits, type Logger, type TrustedProxies } from '@opco-proxy/core';
+import { renderErrors, type AddressLimits, type TrustedProxies } from '@opco-proxy/core';
 import type { Registry } from 'prom-client';
 import { adminRouter, requireAdmin, type AdminDeps } from './admin-routes.js';
 
 export interface HubAppDeps extends AdminDeps {
-  log: Logger;
   registry: Registry;
   addresses: AddressLimits;
   proxies: TrustedProxies;
@@ -35,22 +35,5 @@ export function createHubApp(deps: HubAppDeps): Koa {
   const checkAdmin = requireAdmin(deps.adminKey, deps.addresses, deps.proxies);
   app.use(async (ctx, next) => (ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? checkAdmin(ctx, next) : next()));
   app.use(adminRouter(deps).routes());
-  app.use(async (ctx) => {
-    throw createError('NOT_FOUND', `no route ${ctx.method} ${ctx.path}`);
-  });
   return app;
-}
-
-function renderErrors(log: Logger): Koa.Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (thrown) {
-      const err = asServiceError(thrown);
-      if (err.code === 'INTERNAL_ERROR') log.error({ err: thrown, path: ctx.path }, 'hub request failed');
-      ctx.status = err.status;
-      ctx.set(err.headers);
-      ctx.body = toErrorBody(err);
-    }
-  };
 }

@@ -5,13 +5,15 @@
  */
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import { createError, safeEqualHex, sha256Hex, type AddressLimits, type Clock, type TrustedProxies } from '@opco-proxy/core';
+import { createError, safeEqualHex, sha256Hex, type AddressLimits, type Clock, type Logger, type TrustedProxies } from '@opco-proxy/core';
+import { validate, type HubKeyBody } from '@opco-proxy/schemas';
 import type { GrantScheduler } from './grant-scheduler.js';
 import type { HubKeys } from './hub-keys.js';
 import type { InstanceView } from './instance-session.js';
 
 export interface AdminDeps {
   keys: HubKeys;
+  log: Logger;
   scheduler: GrantScheduler;
   clock: Clock;
   adminKey: string;
@@ -23,8 +25,6 @@ export interface AdminDeps {
 }
 
 const BODY_LIMIT_BYTES = 64 * 1024;
-const TENANT_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**
  * The bearer is compared in constant time: both sides are hashed first, so neither the length
@@ -56,9 +56,11 @@ export function adminRouter(deps: AdminDeps): Router {
   const router = new Router({ prefix: '/admin' });
 
   router.post('/keys', async (ctx) => {
-    const { tenantId, name } = checkKeyBody(await readJson(ctx));
+    const body = await readJson(ctx);
+    const { fleetId, name } = checkKeyBody(body);
+    if ((body as HubKeyBody).tenantId !== undefined) deps.log.warn({ fleetId }, 'POST /admin/keys: tenantId is deprecated, send fleetId');
     ctx.status = 201;
-    ctx.body = await deps.keys.create(tenantId, name, deps.clock.date());
+    ctx.body = await deps.keys.create(fleetId, name, deps.clock.date());
   });
 
   router.get('/keys', async (ctx) => {
@@ -86,21 +88,12 @@ export function adminRouter(deps: AdminDeps): Router {
   return router;
 }
 
-function checkKeyBody(body: unknown): { tenantId: string; name: string } {
-  const errors: string[] = [];
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw createError('VALIDATION_ERROR', 'invalid request body', { errors: ['body: must be a JSON object {tenantId, name}'] });
-  }
-  const fields = body as Record<string, unknown>;
-  for (const key of Object.keys(fields)) if (key !== 'tenantId' && key !== 'name') errors.push(`${key}: is not allowed`);
-  if (fields.tenantId === undefined) errors.push('tenantId: Required');
-  else if (typeof fields.tenantId !== 'string' || !TENANT_ID.test(fields.tenantId)) errors.push('tenantId: must be 1-128 letters, digits or _.:-');
-  if (fields.name === undefined) errors.push('name: Required');
-  else if (typeof fields.name !== 'string' || fields.name.trim() === '' || fields.name.length > 200 || CONTROL.test(fields.name)) {
-    errors.push('name: must be a string of 1-200 characters without control characters');
-  }
-  if (errors.length > 0) throw createError('VALIDATION_ERROR', 'invalid request body', { errors });
-  return { tenantId: fields.tenantId as string, name: fields.name as string };
+/** A key's fleet and name (hub-key-body.schema.json); `tenantId` is the previous version's name of `fleetId`. */
+function checkKeyBody(body: unknown): { fleetId: string; name: string } {
+  const result = validate('hub-key-body', body);
+  if (!result.valid) throw createError('VALIDATION_ERROR', 'invalid request body', { errors: result.errors });
+  const fields = body as HubKeyBody;
+  return { fleetId: (fields.fleetId ?? fields.tenantId)!, name: fields.name };
 }
 
 /** The request body as JSON, at most 64 KiB. */

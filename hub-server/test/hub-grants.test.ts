@@ -76,13 +76,13 @@ t.test('grants: JWTs that verify, carry the claims, and are reported done; views
     const body = (await hub.admin('GET', '/admin/instances')).body;
     return body[0]?.metrics?.op?.requests === 1 && body;
   }, 'the instance to report its metrics window');
-  t.match(instances, [{ instanceId: 'api-1-instance', name: 'api-1', tenantId: 'pub-a', connectedAt: /Z$/, metrics: { op: { requests: 1, errors: 0, rateLimited: 0, averageLatencyMs: 42, reportedAt: /Z$/ } } }]);
-  t.match((await hub.admin('GET', '/admin/limits')).body, [{ tenantId: 'pub-a', opcoId: 'op', configuredLimit: 3, effectiveLimit: 3, windowMs: 60_000, grantsInWindow: 1, waiting: 0 }]);
+  t.match(instances, [{ instanceId: 'api-1-instance', name: 'api-1', fleetId: 'pub-a', connectedAt: /Z$/, metrics: { op: { requests: 1, errors: 0, rateLimited: 0, averageLatencyMs: 42, reportedAt: /Z$/ } } }]);
+  t.match((await hub.admin('GET', '/admin/limits')).body, [{ fleetId: 'pub-a', opcoId: 'op', configuredLimit: 3, effectiveLimit: 3, windowMs: 60_000, grantsInWindow: 1, waiting: 0 }]);
 
   const hubMetrics = (await hub.admin('GET', '/metrics', undefined, null)).body as string;
-  t.match(hubMetrics, /opco_proxy_hub_grants_total\{tenant_id="pub-a",opco="op"\} 1/);
-  t.match(hubMetrics, /opco_proxy_hub_effective_limit\{tenant_id="pub-a",opco="op"\} 3/);
-  t.match(hubMetrics, /opco_proxy_hub_connected_instances\{tenant_id="pub-a"\} 1/);
+  t.match(hubMetrics, /opco_proxy_hub_grants_total\{fleet_id="pub-a",opco="op"\} 1/);
+  t.match(hubMetrics, /opco_proxy_hub_effective_limit\{fleet_id="pub-a",opco="op"\} 3/);
+  t.match(hubMetrics, /opco_proxy_hub_connected_instances\{fleet_id="pub-a"\} 1/);
   const instanceMetrics = await registry.metrics();
   t.match(instanceMetrics, /opco_proxy_hub_connection_state\{state="connected"\} 1/);
   t.match(instanceMetrics, /opco_proxy_hub_grant_wait_seconds_count\{opco="op",mode="hub"\} 1/);
@@ -94,7 +94,7 @@ t.test('grants: JWTs that verify, carry the claims, and are reported done; views
   t.ok(hubLogs.some((line) => line.includes('instance connected to the hub')), 'logs were captured');
 });
 
-t.test('the budget is per hub tenantId: another publisher is served while one is full', async (t) => {
+t.test('the budget is per fleet: another publisher is served while one is full', async (t) => {
   const hub = await startTestHub({ opcos: { op: { limit: 1, windowMs: 60_000 } } });
   t.teardown(() => hub.close());
   const a = admissionFor(hub.url, (await hub.key('pub-a')).key).admission;
@@ -103,7 +103,7 @@ t.test('the budget is per hub tenantId: another publisher is served while one is
   await eventually(() => a.state === 'connected' && b.state === 'connected', 'connections');
   await a.admit(request());
   const waiting = a.admit(request({ synchronous: true }));
-  await eventually(async () => (await hub.admin('GET', '/admin/limits')).body.find((v: any) => v.tenantId === 'pub-a')?.waiting === 1, 'pub-a to wait');
+  await eventually(async () => (await hub.admin('GET', '/admin/limits')).body.find((v: any) => v.fleetId === 'pub-a')?.waiting === 1, 'pub-a to wait');
   const other = await b.admit(request());
   t.not(other.headers['Svc-Hub-Token'], 'DISCONNECTED', 'pub-b has its own budget');
   const failed = t.rejects(waiting, { code: 'UNAVAILABLE', message: 'the instance is stopping' }, 'closing the provider fails its waiting asks');

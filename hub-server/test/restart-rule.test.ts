@@ -4,13 +4,11 @@
 // 2. a restarted hub restores the grants of its predecessor from the journal;
 // 3. instances report, in their hello, what they spent while away and what is in flight;
 // 4. for the first window after start, the hub keeps back one share per expected instance of a
-//    tenantId that has not connected yet.
+//    fleetId that has not connected yet.
 import t from 'tap';
 import { createEmbeddedStore, TestClock, type AdmissionRequest } from '@opco-proxy/core';
-import { GrantScheduler, LocalFallback, type IssuedGrant, type JournalGrant } from '../src/index.js';
-import { UsageLedger } from '../src/client/usage-ledger.js';
-import { GrantJournal } from '../src/server/grant-journal.js';
-import { Rerouted } from '../src/client/local-fallback.js';
+import { LocalFallback, Rerouted, UsageLedger } from '@opco-proxy/plugin-hub';
+import { GrantJournal, GrantScheduler, type IssuedGrant, type JournalGrant } from '../src/index.js';
 import { maxInWindow, seeded } from './fixtures/windows.js';
 import { journalInto, SimInstance, type SimWorld } from './fixtures/restart-sim.js';
 
@@ -53,7 +51,7 @@ t.test('for its first window a hub keeps back the share of each expected instanc
 t.test('the journal restores grants of the previous hub; a complete hello frees those never used', async (t) => {
   const clock = new TestClock();
   const now = clock.now();
-  const grant = (id: string, instanceId: string): JournalGrant => ({ id, tenantId: 'pub', opcoId: 'op', instanceId, issuedAt: now - 500, deadline: now + 29_500, rateLimit: RL });
+  const grant = (id: string, instanceId: string): JournalGrant => ({ id, fleetId: 'pub', opcoId: 'op', instanceId, issuedAt: now - 500, deadline: now + 29_500, rateLimit: RL });
   const hub = new GrantScheduler({ clock, opcos: { op: RL }, startedAt: now - 10 * W });
   t.teardown(() => hub.close());
   hub.restore([grant('g1', 'a'), grant('g2', 'a'), grant('g3', 'a'), grant('g4', 'dead')]);
@@ -96,7 +94,7 @@ t.test('an incomplete hello frees nothing it does not name', async (t) => {
   const clock = new TestClock();
   const hub = new GrantScheduler({ clock, opcos: { op: RL }, startedAt: clock.now() - 10 * W });
   t.teardown(() => hub.close());
-  hub.restore([{ id: 'g1', tenantId: 'pub', opcoId: 'op', instanceId: 'a', issuedAt: clock.now(), deadline: clock.now() + 30_000, rateLimit: RL }]);
+  hub.restore([{ id: 'g1', fleetId: 'pub', opcoId: 'op', instanceId: 'a', issuedAt: clock.now(), deadline: clock.now() + 30_000, rateLimit: RL }]);
   hub.connect('pub', 'a', { expectedInstances: 1, limits: {}, usage: [], complete: false });
   t.equal(hub.limits()[0]!.occupied, 1);
 });

@@ -1,8 +1,8 @@
 /**
  * Service instances behind one hub, against one counting sandbox upstream: each instance is an
  * in-process kernel with `plugins: [..., "hub"]` and its own hub key. Its publisher headers name
- * it upstream (`EDITEUR` = hub tenantId, `LOGICIEL` = instance name), so every call the upstream
- * received can be put to the instance and the hub tenant that made it, granted or not.
+ * it upstream (`EDITEUR` = fleet, `LOGICIEL` = instance name), so every call the upstream
+ * received can be put to the instance and the fleet that made it, granted or not.
  */
 import { authenticate, DEFAULTS, systemClock, TenantStanding, type Config, type Store } from '@opco-proxy/core';
 import type { ReceivedRequest, Sandbox } from '@opco-proxy/adapter-sandbox';
@@ -12,26 +12,26 @@ import type { HubProcess, RateLimit } from './hub-process.js';
 
 export interface MemberSpec {
   name: string;
-  /** The hub tenantId its key belongs to (one publisher's credentials). */
-  tenantId: string;
+  /** The fleet its key belongs to (one publisher's credentials). */
+  fleetId: string;
   expectedInstances?: number;
 }
 
-export interface FleetMember extends MemberSpec {
+export interface GroupMember extends MemberSpec {
   service: Service;
   keyId: string;
   /** The hub key itself, to look for it in logs and stored documents. */
   hubKey: string;
 }
 
-export interface FleetOptions {
+export interface InstanceGroupOptions {
   hub: HubProcess;
   upstream: Sandbox;
   rateLimit: RateLimit;
   members: MemberSpec[];
-  /** Store and queue per hub tenantId (instances of one publisher share them); embedded by default. */
-  backends?: (tenantId: string) => Partial<Pick<Config, 'store' | 'queue'>>;
-  /** One embedded store per hub tenantId, shared by its instances (when `backends` gives none). */
+  /** Store and queue per fleet (instances of one publisher share them); embedded by default. */
+  backends?: (fleetId: string) => Partial<Pick<Config, 'store' | 'queue'>>;
+  /** One embedded store per fleet, shared by its instances (when `backends` gives none). */
   stores?: Record<string, Store>;
   plugins?: string[];
   maxWaitMs?: number;
@@ -48,7 +48,7 @@ export interface FleetOptions {
 /** One upstream call as the sandbox received it. */
 export interface UpstreamCall {
   at: number;
-  tenantId: string;
+  fleetId: string;
   instance: string;
   path: string;
   query: Record<string, string>;
@@ -58,9 +58,9 @@ export interface UpstreamCall {
   hubToken: ReceivedRequest['hubToken'];
 }
 
-export interface Fleet {
-  members: FleetMember[];
-  member(name: string): FleetMember;
+export interface InstanceGroup {
+  members: GroupMember[];
+  member(name: string): GroupMember;
   /** Every upstream call received so far (token route excluded), oldest first. */
   calls(filter?: (call: UpstreamCall) => boolean): UpstreamCall[];
   close(): Promise<void>;
@@ -68,26 +68,26 @@ export interface Fleet {
 
 let envCounter = 0;
 
-export async function startFleet(options: FleetOptions): Promise<Fleet> {
-  const members: FleetMember[] = [];
+export async function startInstanceGroup(options: InstanceGroupOptions): Promise<InstanceGroup> {
+  const members: GroupMember[] = [];
   const close = async () => {
     for (const member of members.reverse()) await member.service.close();
   };
   try {
     for (const spec of options.members) {
-      const created = await options.hub.key(spec.tenantId, spec.name);
+      const created = await options.hub.key(spec.fleetId, spec.name);
       const keyEnv = `E2E_HUB_KEY_${++envCounter}`;
       const service = await startService({
         upstream: options.upstream,
-        store: options.backends ? undefined : options.stores?.[spec.tenantId],
+        store: options.backends ? undefined : options.stores?.[spec.fleetId],
         opco: { rateLimit: options.rateLimit },
         env: { [keyEnv]: created.key },
         logs: options.logs,
         config: {
           plugins: options.plugins ?? ['hub'],
           hub: { url: options.hub.url.replace(/^http/, 'ws'), apiKeyEnv: keyEnv, expectedInstances: spec.expectedInstances ?? 1, maxWaitMs: options.maxWaitMs ?? 60_000 },
-          publisher: { editeur: spec.tenantId, logiciel: spec.name, version: '1.0' },
-          ...options.backends?.(spec.tenantId),
+          publisher: { editeur: spec.fleetId, logiciel: spec.name, version: '1.0' },
+          ...options.backends?.(spec.fleetId),
         },
       });
       members.push({ ...spec, service, keyId: created.id, hubKey: created.key });
@@ -128,7 +128,7 @@ function toCall(received: ReceivedRequest): UpstreamCall {
   };
   return {
     at: received.at,
-    tenantId: header('editeur') ?? '',
+    fleetId: header('editeur') ?? '',
     instance: header('logiciel') ?? '',
     path: received.path,
     query: received.query,

@@ -38,18 +38,18 @@ t.test('the admin API refuses a missing or wrong bearer with 403 HTTP_ERROR', as
 t.test('keys: created once with the key shown, stored as a hash, listed without it, deleted', async (t) => {
   const hub = await startTestHub();
   t.teardown(() => hub.close());
-  const created = await hub.admin('POST', '/admin/keys', { tenantId: 'publisher-1', name: 'api-1' });
+  const created = await hub.admin('POST', '/admin/keys', { fleetId: 'publisher-1', name: 'api-1' });
   t.equal(created.status, 201);
-  t.match(created.body, { id: String, tenantId: 'publisher-1', name: 'api-1', key: /^hk_[0-9a-f]{64}$/, createdAt: /^\d{4}-\d\d-\d\dT.*Z$/ });
+  t.match(created.body, { id: String, fleetId: 'publisher-1', name: 'api-1', key: /^hk_[0-9a-f]{64}$/, createdAt: /^\d{4}-\d\d-\d\dT.*Z$/ });
   const stored = await hub.store.collection('hub_keys').find({});
   t.equal(stored.length, 1);
   t.notOk(JSON.stringify(stored).includes(created.body.key), 'the key itself is not stored');
   t.equal((stored[0] as any).keyHash, sha256Hex(created.body.key), 'only its sha256');
 
-  await hub.admin('POST', '/admin/keys', { tenantId: 'publisher-2', name: 'worker-1' });
+  await hub.admin('POST', '/admin/keys', { fleetId: 'publisher-2', name: 'worker-1' });
   const listed = await hub.admin('GET', '/admin/keys');
   t.equal(listed.status, 200);
-  t.same(listed.body.map((k: any) => Object.keys(k).sort()), [['createdAt', 'id', 'name', 'tenantId'], ['createdAt', 'id', 'name', 'tenantId']], 'never the key or its hash');
+  t.same(listed.body.map((k: any) => Object.keys(k).sort()), [['createdAt', 'fleetId', 'id', 'name'], ['createdAt', 'fleetId', 'id', 'name']], 'never the key or its hash');
 
   const deleted = await hub.admin('DELETE', `/admin/keys/${created.body.id}`);
   t.same(deleted.body, { deleted: true, id: created.body.id, closedConnections: 0 });
@@ -60,14 +60,32 @@ t.test('keys: created once with the key shown, stored as a hash, listed without 
   t.equal((await hub.admin('DELETE', '/admin/keys/unknown')).status, 404);
 });
 
+t.test('the previous version: a key body naming tenantId, and keys it stored, are fleets', async (t) => {
+  const logs: string[] = [];
+  const hub = await startTestHub({ logs });
+  t.teardown(() => hub.close());
+  const created = await hub.admin('POST', '/admin/keys', { tenantId: 'publisher-old', name: 'api-old' });
+  t.equal(created.status, 201);
+  t.match(created.body, { fleetId: 'publisher-old', name: 'api-old' });
+  t.notOk('tenantId' in created.body, 'answered with the new name only');
+  t.ok(logs.some((line) => line.includes('tenantId is deprecated, send fleetId')), 'with a deprecation warning in the log');
+  // A key record as the previous version wrote it.
+  await hub.store.collection('hub_keys').insertOne({ _id: 'old-key', tenantId: 'publisher-older', name: 'api-1', keyHash: sha256Hex('hk_old'), createdAt: new Date(0) } as never);
+  const listed = (await hub.admin('GET', '/admin/keys')).body as any[];
+  t.match(listed.find((k) => k.id === 'old-key'), { fleetId: 'publisher-older', name: 'api-1' });
+  const stored = (await hub.store.collection('hub_keys').find({ _id: created.body.id })) as any[];
+  t.same([stored[0].fleetId, stored[0].tenantId], ['publisher-old', undefined], 'new records are written with fleetId');
+});
+
 t.test('key bodies are validated: 400 VALIDATION_ERROR with one entry per problem', async (t) => {
   const hub = await startTestHub();
   t.teardown(() => hub.close());
   const cases: Array<[unknown, string[]]> = [
-    [{}, ['tenantId: Required', 'name: Required']],
-    [{ tenantId: 'has space', name: '' }, ['tenantId: must be 1-128 letters, digits or _.:-', 'name: must be a string of 1-200 characters without control characters']],
-    [{ tenantId: 'p', name: 'n', role: 'admin' }, ['role: is not allowed']],
-    [[], ['body: must be a JSON object {tenantId, name}']],
+    [{}, ['fleetId: Required', 'name: Required']],
+    [{ fleetId: 'has space', name: '' }, ['fleetId: must be 1-128 letters, digits or _.:-', 'name: must be 1-200 characters, not only spaces, without control characters']],
+    [{ fleetId: 'p', name: 'n', role: 'admin' }, ['role: Unrecognized field']],
+    [[], ['body: Expected object']],
+    [{ fleetId: 'p', tenantId: 'p', name: 'n' }, ["body: give fleetId (or the previous version's tenantId), not both"]],
     ['{not json', ['body: is not valid JSON']],
   ];
   for (const [body, errors] of cases) {
@@ -106,12 +124,13 @@ t.test('start-up stops on a missing or malformed secret, naming it and never sho
 });
 
 t.test('the config file: checked key by key; runHub reads it, PORT overrides, the embedded store persists', async (t) => {
-  t.throws(() => parseHubConfig({ opcos: { op: { rateLimit: { limit: 0, windowMs: 1000 } } } }), /opcos\.op\.rateLimit\.limit: must be an integer from 1/);
-  t.throws(() => parseHubConfig({ store: { type: 'redis' } }), /store\.type: must be "embedded" or "mongodb"/);
-  t.throws(() => parseHubConfig({ prot: 1 }), /prot: is not a known key/);
+  t.throws(() => parseHubConfig({ opcos: { op: { rateLimit: { limit: 0, windowMs: 1000 } } } }), /opcos\.op\.rateLimit\.limit: Must be greater than or equal to 1/);
+  t.throws(() => parseHubConfig({ store: { type: 'redis' } }), /store\.type: Invalid enum value, expected one of embedded, mongodb/);
+  t.throws(() => parseHubConfig({ prot: 1 }), /prot: Unrecognized field/);
   t.throws(() => parseHubConfig({ adaptive: { decreaseFactor: 2 } }), /adaptive\.decreaseFactor/);
-  t.throws(() => parseHubConfig({ unprovenShare: 0 }), /unprovenShare: must be a number above 0 and at most 1/);
-  t.throws(() => parseHubConfig({ unprovenShare: 1.5 }), /unprovenShare: must be a number above 0 and at most 1/);
+  t.throws(() => parseHubConfig({ unprovenShare: 0 }), /unprovenShare: Must be greater than 0/);
+  t.throws(() => parseHubConfig({ unprovenShare: 1.5 }), /unprovenShare: Must be less than or equal to 1/);
+  t.throws(() => parseHubConfig({ port: 'x', logLevel: 'loud' }), /invalid hub configuration \(2 problems\):\n  port: Expected integer\n  logLevel: Invalid enum value/, 'every problem at once');
   t.equal(parseHubConfig({ unprovenShare: 0.25 }).unprovenShare, 0.25);
   t.match(parseHubConfig({}), { port: 8090, host: '0.0.0.0', issuer: 'opco-proxy-hub', store: { type: 'embedded' }, opcos: {}, unprovenShare: 0.1 });
 
@@ -122,7 +141,7 @@ t.test('the config file: checked key by key; runHub reads it, PORT overrides, th
   const env = { ...HUB_ENV, PORT: '0' };
   const first = await runHub(file, env, { log: logInto([]) });
   t.not(first.port, 1, 'PORT overrides the file');
-  const created = await fetch(`${first.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}` }, body: JSON.stringify({ tenantId: 'p', name: 'n' }) });
+  const created = await fetch(`${first.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}` }, body: JSON.stringify({ fleetId: 'p', name: 'n' }) });
   t.equal(created.status, 201);
   await first.close();
   const second = await runHub(file, env, { log: logInto([]) });
