@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import { authenticate, authenticateOperator } from '../tenant.js';
 import type { Tenant } from '../call-context.js';
 import type { RequestRate } from '../request-rate.js';
-import type { TenantStanding } from '../tenant-standing.js';
+import type { Standing, TenantStanding } from '../tenant-standing.js';
 import type { AddressLimits } from './address-limits.js';
 import type { TrustedProxies } from './client-address.js';
 
@@ -34,34 +34,37 @@ export interface Gate {
   upstream: boolean;
 }
 
-export interface Admitted {
-  /** Set for every operation behind X-API-KEY. */
-  tenant?: Tenant;
-  /** The client's address, as the trusted proxies tell it. */
-  address: string;
-}
-
 export class Edge {
   constructor(private readonly options: EdgeOptions) {}
 
-  /** Admits the caller of an operation or throws the refusal; `opcoId` is the path's, if any. */
-  async admit(gate: Gate, req: IncomingMessage, opcoId: string | undefined): Promise<Admitted> {
-    const address = this.options.proxies.clientOf(req);
+  /**
+   * Admits the caller of an operation, returning its tenant (the operations behind X-API-KEY), or
+   * throws the refusal; `opcoId` is the path's, if any. The client's address is worked out only
+   * when a limit of its own is at stake: a proven caller's request costs none of it.
+   */
+  async admit(gate: Gate, req: IncomingMessage, opcoId: string | undefined): Promise<Tenant | undefined> {
     let tenant: Tenant | undefined;
     if (gate.apiKey) {
-      tenant = this.authenticateTenant(req.headers['x-api-key'], address);
+      tenant = this.authenticateTenant(req);
       this.options.rate.take(tenant.hash);
-      await this.checkStanding(tenant, opcoId, gate.upstream, address);
+      const known = this.options.standing.known(opcoId, tenant.hash);
+      if (known !== 'proven') await this.checkStanding(tenant, opcoId, known, gate.upstream, this.clientOf(req));
     }
-    if (gate.operator) this.authenticateOperator(req.headers.authorization ?? '', address);
-    return { tenant, address };
+    if (gate.operator) this.authenticateOperator(req.headers.authorization ?? '', this.clientOf(req));
+    return tenant;
+  }
+
+  /** The client's address, as the trusted proxies tell it (what its limits and audit records are kept by). */
+  clientOf(req: IncomingMessage): string {
+    return this.options.proxies.clientOf(req);
   }
 
   /** D8's checks of the key; a refusal counts against the address, an address out of tokens is 429 first. */
-  private authenticateTenant(header: string | string[] | undefined, address: string): Tenant {
+  private authenticateTenant(req: IncomingMessage): Tenant {
     try {
-      return authenticate(header, this.options.allowList);
+      return authenticate(req.headers['x-api-key'], this.options.allowList);
     } catch (err) {
+      const address = this.clientOf(req);
       this.options.addresses.checkBeforeAuth(address);
       this.options.addresses.failedAuth(address);
       throw err;
@@ -73,10 +76,9 @@ export class Edge {
    * it (no budget spent, no cached answer served); a tenant the upstream has not accepted yet
    * (at this opcoId, or anywhere for the routes that name none) spends a token of its address.
    */
-  private async checkStanding(tenant: Tenant, opcoId: string | undefined, upstream: boolean, address: string): Promise<void> {
+  private async checkStanding(tenant: Tenant, opcoId: string | undefined, known: Standing | undefined, upstream: boolean, address: string): Promise<void> {
     const { standing, addresses } = this.options;
-    let now = standing.known(opcoId, tenant.hash);
-    if (now === 'proven') return;
+    let now = known;
     try {
       now = upstream && opcoId !== undefined ? await standing.assertNotRefused(opcoId, tenant.hash) : (now ?? (await standing.of(opcoId, tenant.hash)));
     } catch (err) {

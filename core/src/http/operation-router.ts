@@ -195,11 +195,11 @@ export class OperationRouter {
     const audited = this.options.audit?.recorder(id);
     const answer = this.answering(id);
     return async (call) => {
-      const { tenant, address } = await this.edge.admit(gate, call.req, call.params.opcoId);
+      const tenant = await this.edge.admit(gate, call.req, call.params.opcoId);
       const read: BodyRead = {};
       if (!audited) return answer(call, tenant, read);
       // D32: from here the caller is known, and every outcome is recorded before it leaves.
-      const request = () => ({ actor: gate.operator ? 'operator' : 'tenant', tenant: tenant?.hash, params: call.params, bodyOpcoId: read.opcoId, requestId: call.requestId, clientAddress: address }) as const;
+      const request = () => ({ actor: gate.operator ? 'operator' : 'tenant', tenant: tenant?.hash, params: call.params, bodyOpcoId: read.opcoId, requestId: call.requestId, clientAddress: this.edge.clientOf(call.req) }) as const;
       let reply: Reply;
       try {
         reply = await answer(call, tenant, read);
