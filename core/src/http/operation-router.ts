@@ -197,7 +197,7 @@ export class OperationRouter {
     return async (call) => {
       const tenant = await this.edge.admit(gate, call.req, call.params.opcoId);
       const read: BodyRead = {};
-      if (!audited) return answer(call, tenant, read);
+      if (!audited) return await answer(call, tenant, read);
       // D32: from here the caller is known, and every outcome is recorded before it leaves.
       const request = () => ({ actor: gate.operator ? 'operator' : 'tenant', tenant: tenant?.hash, params: call.params, bodyOpcoId: read.opcoId, requestId: call.requestId, clientAddress: this.edge.clientOf(call.req) }) as const;
       let reply: Reply;
