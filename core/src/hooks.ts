@@ -15,8 +15,8 @@ export interface HookHandlers {
   lookup: (ctx: CallContext) => Promise<CachedAnswer | undefined> | CachedAnswer | undefined;
   /**
    * Step 3 without waiting: an answer this process holds at hand (a cache's memory), or nothing.
-   * Synchronous, so a read it answers never enters the middleware chain (http/read-shortcut.ts);
-   * a read it does not answer goes the whole way, through `lookup`.
+   * Synchronous, so a read it answers waits on nothing (a read's shortcut, read-routes.ts, tried
+   * before its handler); a read it does not answer goes the whole way, through `lookup`.
    */
   peek: (ctx: CallContext) => CachedAnswer | undefined;
   /** Step 5: last changes to the outgoing request, after the profile's transforms. */

@@ -35,7 +35,7 @@ import { oauthClientCredentials } from './upstream-auth/oauth-client-credentials
 import { OperationRouter } from './http/operation-router.js';
 import { InFlight, requestContext } from './http/request-context.js';
 import { accessLog, requestLog } from './http/access-log.js';
-import { readShortcut } from './http/read-shortcut.js';
+import { earlyPath } from './http/early-path.js';
 import { renderErrors } from './http/error-renderer.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { closeGracefully } from './http/graceful-close.js';
@@ -163,7 +163,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   app.use(renderErrors(log));
   app.use(router.middleware());
   const chain = app.callback();
-  const shortcut = readShortcut({ router, inFlight, write, prometheus, clock });
+  const early = earlyPath({ router, inFlight, write, prometheus, clock, log });
 
   await standing.prepare();
   await auditLog.prepare();
@@ -197,7 +197,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     config, role, log, clock, store, queue, opcos, pipeline, window, prometheus, app, emit,
     async listen(port = config.port, hostName = config.host) {
       server = createServer((req, res) => {
-        if (!shortcut(req, res)) void chain(req, res);
+        if (!early(req, res)) void chain(req, res);
       }).listen(port, hostName);
       answerClientErrors(server);
       await once(server, 'listening');

@@ -1,7 +1,7 @@
 /**
  * The synchronous GET operations (SPEC 1 rule 2, 4.3-4.7, 4.10): the operation router has
  * validated the query; the pipeline does the rest. A read the cache holds in memory is answered
- * by a shortcut, at once (http/read-shortcut.ts). GET /{opcoId}/status turns the pipeline's
+ * by a shortcut, at once, before its handler (http/operation-router.ts). GET /{opcoId}/status turns the pipeline's
  * outcome into a health verdict (D13).
  */
 import { operations, type OperationId } from '@opco-proxy/schemas';

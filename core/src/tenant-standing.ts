@@ -75,7 +75,7 @@ export class TenantStanding {
     const now = this.clock.now();
     if (now >= known.until) return undefined;
     // Read again in the background once due: the answer of the moment is this one, so a cached
-    // read never waits for the store (the read shortcut asks here for every hit).
+    // read never waits for the store (the edge asks here for every request, http/edge.ts).
     if (now >= known.recheckAt && !known.refreshing) {
       known.refreshing = true;
       this.read(opcoId, tenant).catch(() => (known.refreshing = false));

@@ -1,9 +1,10 @@
-// The read shortcut (issue 11): a read the cache holds in memory is answered before the middleware
-// chain, with the same answer the chain gives, and with every check of the chain kept: the key
-// (allow-list), the tenant's rate (one token per request, whichever path answers), tenant
-// isolation, expiry, the access line and the request metrics. A `lookup` hook registered before
-// the cache's counts its calls and shows which path answered: the chain runs it, the shortcut
-// does not.
+// The read shortcut (issue 11): a read the cache holds in memory is answered at once (its
+// shortcut, tried before its handler; on the early path once its URL is known, before the
+// middleware chain), with the same answer the handler gives, and with every check kept: the key
+// (allow-list), the tenant's rate (one token per request), tenant isolation, expiry, the access
+// line and the request metrics. A `lookup` hook registered before the cache's counts its calls
+// and shows what answered: the handler runs it, the shortcut does not (e2e/test/request-path.test.ts
+// tells the paths apart).
 import t from 'tap';
 import { TestClock, definePlugin, tenantHash } from '@opco-proxy/core';
 import cache from '@opco-proxy/plugin-cache';
@@ -72,7 +73,7 @@ t.test('an expired answer is not served; the rate takes one token per request on
   t.equal(expired.headers.get('x-cache'), 'MISS', 'expired in memory: the shortcut left it to the chain');
   t.equal(lookups(), 2);
   const hit = await service.get(PATH);
-  t.equal(hit.status, 200, 'the request the shortcut passed on did not take a second token');
+  t.equal(hit.status, 200, 'the expired read took one token, not two');
   t.equal(hit.headers.get('x-cache'), 'HIT');
   const refused = await service.get(PATH);
   isErrorBody(t, refused, 429, 'RATE_LIMITED');

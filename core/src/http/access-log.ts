@@ -21,7 +21,7 @@ export interface RequestLine {
 
 export type RequestLog = (line: RequestLine) => void;
 
-/** Writes access lines, the middleware chain's and the read shortcut's alike. */
+/** Writes access lines, the middleware chain's and the early path's alike. */
 export function requestLog(log: Logger): RequestLog {
   // Its fields are these, built here, the key masked: the logger's redaction (paths searched in
   // every logged object) would find nothing and cost a sixth of a cached read's CPU.

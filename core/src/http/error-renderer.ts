@@ -2,13 +2,39 @@
  * Every error leaves in the body of SPEC 7, mapped once by `asServiceError`: validation, auth,
  * unknown routes (404), a wrong method on a known path (405 with `Allow`), a method no route takes
  * on any path (501), outages (503 with `Retry-After`) and anything unexpected (500, logged with
- * its cause, never shown).
+ * its cause, never shown). `errorAnswer` renders it, for the middleware chain and the early path.
  */
+import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
-import { asServiceError, createError, toErrorBody } from '../errors.js';
+import { asServiceError, createError, toErrorBody, type ErrorBody } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { closeLingering } from './lingering-close.js';
 import type { State } from './state.js';
+
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorBody;
+}
+
+/** The answer to a request that failed with `err`; unexpected errors and outages are logged. */
+export function errorAnswer(err: unknown, log: Logger, req: IncomingMessage, requestId: string, path: string): ErrorAnswer {
+  const error = asServiceError(err);
+  if (error.code === 'INTERNAL_ERROR') {
+    log.error({ err: error.cause ?? err, requestId, path }, 'unexpected error');
+  } else if (error.code === 'UNAVAILABLE') {
+    log.warn({ err: error.cause, requestId, path }, 'backend unavailable');
+  }
+  const headers = { ...error.headers };
+  // Refused before its body was read (too large, not JSON, no key): the rest of the body is
+  // still on the connection, so it cannot carry another request; it is read and dropped for a
+  // while after the answer, so that a client still sending it gets to read the answer.
+  if (!req.complete) {
+    headers.Connection = 'close';
+    closeLingering(req);
+  }
+  return { status: error.status, headers, body: toErrorBody(error) };
+}
 
 export function renderErrors(log: Logger): Koa.Middleware<State> {
   return async (ctx, next) => {
@@ -26,22 +52,10 @@ export function renderErrors(log: Logger): Koa.Middleware<State> {
         throw createError('NOT_SUPPORTED', `the HTTP method ${ctx.method} is not supported by this service`);
       }
     } catch (err) {
-      const error = asServiceError(err);
-      if (error.code === 'INTERNAL_ERROR') {
-        log.error({ err: error.cause ?? err, requestId: ctx.state.requestId, path: ctx.path }, 'unexpected error');
-      } else if (error.code === 'UNAVAILABLE') {
-        log.warn({ err: error.cause, requestId: ctx.state.requestId, path: ctx.path }, 'backend unavailable');
-      }
-      ctx.status = error.status;
-      for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
-      // Refused before its body was read (too large, not JSON, no key): the rest of the body is
-      // still on the connection, so it cannot carry another request; it is read and dropped for a
-      // while after the answer, so that a client still sending it gets to read the answer.
-      if (!ctx.req.complete) {
-        ctx.set('Connection', 'close');
-        closeLingering(ctx.req);
-      }
-      ctx.body = toErrorBody(error);
+      const answer = errorAnswer(err, log, ctx.req, ctx.state.requestId, ctx.path);
+      ctx.status = answer.status;
+      for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
+      ctx.body = answer.body;
     }
   };
 }

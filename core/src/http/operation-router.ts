@@ -4,6 +4,11 @@
  * operation does. Paths that start with a literal segment (`/sync/dossiers`, `/webhooks`) are
  * matched before those under `/{opcoId}/`, whatever the order of mounting, so an opcoId can never
  * shadow a service route. A wrong method on a known path answers 405 with `Allow`.
+ *
+ * Every operation is served the same way, whichever path the request took: its caller admitted
+ * at the edge (edge.ts), then its query and body checked, then its answer, recorded when audited.
+ * A GET URL of a read routed once is remembered, so the early path (early-path.ts) serves it again
+ * without routing.
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
@@ -13,12 +18,8 @@ import { asServiceError, createError } from '../errors.js';
 import { kernelError } from '../kernel-errors.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import { checkRequest } from '../request-validation.js';
-import { authenticate, authenticateOperator } from '../tenant.js';
 import type { Tenant } from '../call-context.js';
-import type { RequestRate } from '../request-rate.js';
-import type { TenantStanding } from '../tenant-standing.js';
-import type { AddressLimits } from './address-limits.js';
-import type { TrustedProxies } from './client-address.js';
+import { Edge, type EdgeOptions } from './edge.js';
 import { readJsonBody, type JsonBody } from './request-body.js';
 import { matchedRouteTemplate, type State } from './state.js';
 
@@ -45,7 +46,7 @@ export class RawJson {
   constructor(readonly json: Buffer | string) {}
 }
 
-type Reply = { status: number; body: unknown; headers?: Record<string, string>; audit?: AuditNote };
+export type Reply = { status: number; body: unknown; headers?: Record<string, string>; audit?: AuditNote };
 
 /** The request body's `opcoId` once read (a sync's), for its audit record: checked there against the configured ones. */
 interface BodyRead {
@@ -53,43 +54,39 @@ interface BodyRead {
 }
 
 /**
- * A GET answered at once from what the process holds (a cache's memory), or undefined to take
- * the whole path. Synchronous: it runs before the request enters the middleware chain.
+ * A GET answered at once from what the process holds (a cache's memory), or undefined to leave
+ * it to the operation's handler. Synchronous, so that a read from memory waits on nothing.
  */
 export type Shortcut<Op extends OperationId> = (input: Omit<OperationInput<Op>, 'body' | 'header'>) => { status: number; body: RawJson; headers?: Record<string, string> } | undefined;
 
-/** What `answerAtOnce` found: the reply, and the operation and route template it answered. */
-export interface ShortcutAnswer {
-  reply: { status: number; body: RawJson; headers?: Record<string, string> };
-  operationId: OperationId;
-  route: string;
+/** One request to an operation, as the middleware chain or the early path hands it over. */
+export interface OperationCall {
+  req: IncomingMessage;
+  params: Record<string, string>;
+  requestId: string;
+  traceparent?: string;
+  /** The checked query; asked once the caller is admitted, so that a refused one learns nothing of it. */
+  query(): Record<string, string>;
+  /** The body as read, for the operations that take one. */
+  readBody?(): Promise<JsonBody>;
 }
 
-/** A URL routed and validated before: its operation, path parameters and checked query. */
-interface Recalled {
-  id: OperationId;
+/** A GET URL routed and validated before: its operation, parameters, checked query, and how it is served. */
+export interface Recalled {
+  operationId: OperationId;
+  route: string;
   params: Record<string, string>;
   query: Record<string, string>;
-  route: string;
+  serve(call: OperationCall): Promise<Reply>;
 }
 
 /** How many URLs are remembered; emptied whole when full, so a scan costs what it did before. */
 const RECALLED_MAX = 1024;
-/** The tenant whose token the shortcut took for this request, so the whole path takes none. */
-const RATE_TAKEN = Symbol('rate taken');
 
-export interface OperationRouterOptions {
+export interface OperationRouterOptions extends EdgeOptions {
   bodyBytes: number;
   /** D7: each decoded `_files` entry at most this many bytes. */
   fileBytes: number;
-  rate: RequestRate;
-  allowList: ReadonlySet<string>;
-  /** OPCO_PROXY_ADMIN_KEY: operator operations answer 403 without it. */
-  adminKey?: string;
-  /** What the upstream said of each tenant's key: refused keys are answered here, unproven ones limited per address. */
-  standing: TenantStanding;
-  addresses: AddressLimits;
-  proxies: TrustedProxies;
   /** D32: the operations the manifest marks `audit` write their record through it. */
   audit?: AuditTrail;
 }
@@ -103,11 +100,12 @@ export class OperationRouter {
   private readonly mounted = new Map<OperationId, Mounted>();
   private readonly shortcuts = new Map<OperationId, Shortcut<OperationId>>();
   private readonly recalled = new Map<string, Recalled>();
-  /** Reads recorded in the audit trail (`audit.reads`): never answered before the chain, which records them. */
-  private readonly auditedReads = new Set<OperationId>();
+  private readonly edge: Edge;
   private frozen = false;
 
-  constructor(private readonly options: OperationRouterOptions) {}
+  constructor(private readonly options: OperationRouterOptions) {
+    this.edge = new Edge(options);
+  }
 
   mount<Op extends OperationId>(id: Op, handler: NoInfer<OperationHandler<Op>>, owner: string): void {
     if (this.frozen) throw kernelError('OPCO_ERR_ROUTES_FROZEN', { what: `operation ${id}`, owner });
@@ -117,40 +115,20 @@ export class OperationRouter {
     this.mounted.set(id, { owner, handler: handler as unknown as OperationHandler<OperationId> });
   }
 
-  /** A synchronous answer for a GET operation mounted by the same owner (a read from memory). */
+  /** A synchronous answer for a GET operation mounted by the same owner (a read from memory), tried before its handler. */
   mountShortcut<Op extends OperationId>(id: Op, shortcut: NoInfer<Shortcut<Op>>, owner: string): void {
     if (this.frozen) throw kernelError('OPCO_ERR_ROUTES_FROZEN', { what: `a shortcut for ${id}`, owner });
     const spec = operations[id] as { method: string; body?: string };
     if (spec.method !== 'GET' || spec.body || this.mounted.get(id)?.owner !== owner) throw kernelError('OPCO_ERR_ROUTE_SHORTCUT', { owner, operation: id });
     this.shortcuts.set(id, shortcut as unknown as Shortcut<OperationId>);
-    if (this.options.audit?.recorder(id)) this.auditedReads.add(id);
   }
 
   /**
-   * A GET whose URL was routed and validated before, answered at once by its operation's
-   * shortcut when the caller's key passes and its rate allows; undefined leaves the request to
-   * the whole path, which checks everything again and renders any refusal.
+   * A GET URL of an operation with a shortcut, routed and its query validated before: the early
+   * path (early-path.ts) serves it without routing it again. Undefined for any other request.
    */
-  answerAtOnce(req: IncomingMessage, requestId: string, traceparent: string | undefined): ShortcutAnswer | undefined {
-    const known = req.method === 'GET' ? this.recalled.get(req.url!) : undefined;
-    if (!known || this.auditedReads.has(known.id)) return undefined;
-    let tenant: Tenant;
-    try {
-      tenant = authenticate(req.headers['x-api-key'], this.options.allowList);
-      // Only a key this process knows proven skips the whole path's standing checks.
-      if (this.options.standing.known(known.params.opcoId, tenant.hash) !== 'proven') return undefined;
-      this.options.rate.take(tenant.hash);
-    } catch {
-      return undefined;
-    }
-    (req as { [RATE_TAKEN]?: string })[RATE_TAKEN] = tenant.hash;
-    let reply: ShortcutAnswer['reply'] | undefined;
-    try {
-      reply = this.shortcuts.get(known.id)!({ params: known.params, query: known.query as never, tenant, requestId, traceparent });
-    } catch {
-      return undefined; // the whole path meets the same refusal and renders it
-    }
-    return reply && { reply, operationId: known.id, route: known.route };
+  recall(url: string): Recalled | undefined {
+    return this.recalled.get(url);
   }
 
   private remember(url: string, recalled: () => Recalled): void {
@@ -171,7 +149,7 @@ export class OperationRouter {
     const literalFirst = this.ids().sort((a, b) => Number(operations[a].path.startsWith('/{')) - Number(operations[b].path.startsWith('/{')));
     for (const id of literalFirst) {
       const spec = operations[id];
-      router.register(routerPath(spec.path), [spec.method], this.endpoint(id, this.mounted.get(id)!.handler));
+      router.register(routerPath(spec.path), [spec.method], this.endpoint(id));
     }
     const routes = router.routes();
     const allowed = router.allowedMethods();
@@ -182,116 +160,24 @@ export class OperationRouter {
     };
   }
 
-  /** D8's checks of the key; a refusal counts against the address, an address out of tokens is 429 first. */
-  private authenticateTenant(header: string | string[] | undefined, address: string): Tenant {
-    try {
-      return authenticate(header, this.options.allowList);
-    } catch (err) {
-      this.options.addresses.checkBeforeAuth(address);
-      this.options.addresses.failedAuth(address);
-      throw err;
-    }
-  }
-
-  /**
-   * Issue 27: a key the upstream refused lately is answered 403 here on the routes that reach
-   * it (no budget spent, no cached answer served); a tenant the upstream has not accepted yet
-   * (at this opcoId, or anywhere for the routes that name none) spends a token of its address.
-   */
-  private async checkStanding(tenant: Tenant, opcoId: string | undefined, upstream: boolean, address: string): Promise<void> {
-    const { standing, addresses } = this.options;
-    let now = standing.known(opcoId, tenant.hash);
-    if (now === 'proven') return;
-    try {
-      now = upstream && opcoId !== undefined ? await standing.assertNotRefused(opcoId, tenant.hash) : (now ?? (await standing.of(opcoId, tenant.hash)));
-    } catch (err) {
-      addresses.failedAuth(address);
-      throw err;
-    }
-    if (now !== 'proven') addresses.takeUnproven(address);
-  }
-
-  /** P9's operator key, behind the address's backoff: wrong keys slow their address down, not the operator elsewhere. */
-  private authenticateOperator(header: string, address: string): void {
-    const { addresses, adminKey } = this.options;
-    addresses.checkBackoff(address);
-    try {
-      authenticateOperator(header, adminKey);
-    } catch (err) {
-      if ((err as { code?: string }).code === 'UNAUTHORIZED') addresses.operatorFailed(address);
-      throw err;
-    }
-    addresses.operatorSucceeded(address);
-  }
-
-  private endpoint(id: OperationId, handler: OperationHandler<OperationId>): Router.Middleware<State> {
+  /** The route's middleware: the operation served from the context, its reply written to it (not yet sent). */
+  private endpoint(id: OperationId): Router.Middleware<State> {
     const spec = operations[id] as (typeof operations)[OperationId] & { query?: string; body?: string };
-    const { rate } = this.options;
-    const upstream = (spec as { profileRoute?: string }).profileRoute !== undefined;
-    const operator = (spec as { operator?: boolean }).operator === true;
-    const audited = this.options.audit?.recorder(id);
-    const answer = this.answering(id, spec, handler);
-    return async (ctx) => {
-      ctx.state.operationId = id;
-      const address = this.options.proxies.clientOf(ctx.req);
-      let tenant: Tenant | undefined;
-      if (spec.apiKey) {
-        tenant = this.authenticateTenant(ctx.headers['x-api-key'], address);
-        if ((ctx.req as { [RATE_TAKEN]?: string })[RATE_TAKEN] !== tenant.hash) rate.take(tenant.hash);
-        ctx.state.tenant = tenant;
-        await this.checkStanding(tenant, ctx.params.opcoId, upstream, address);
-      }
-      if (operator) this.authenticateOperator(ctx.get('authorization'), address);
-      const read: BodyRead = {};
-      if (!audited) return void (await answer(ctx, tenant, read));
-      // D32: from here the caller is known, and every outcome is recorded before it leaves.
-      const request = () => ({ actor: operator ? 'operator' : 'tenant', tenant: tenant?.hash, params: ctx.params, bodyOpcoId: read.opcoId, requestId: ctx.state.requestId, clientAddress: address }) as const;
-      let reply: Reply;
-      try {
-        reply = await answer(ctx, tenant, read);
-      } catch (err) {
-        const error = asServiceError(err);
-        await audited(request(), { status: error.status, error });
-        throw err;
-      }
-      await audited(request(), { status: reply.status, body: reply.body, note: reply.audit });
-    };
-  }
-
-  /** Query, body and handler of an operation, the reply written to the context (not yet sent). */
-  private answering(id: OperationId, spec: { query?: string; body?: string }, handler: OperationHandler<OperationId>): (ctx: Koa.ParameterizedContext<State>, tenant: Tenant | undefined, read: BodyRead) => Promise<Reply> {
-    const shortcut = this.shortcuts.has(id);
+    const serve = this.serving(id);
+    const recallable = this.shortcuts.has(id);
     // The operations whose body takes `_files` have them decoded as they arrive (request-body.ts).
     const limits = { limitBytes: this.options.bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined };
-    return async (ctx, tenant, read) => {
-      const query = spec.query ? checkQuery(ctx.query, spec.query) : {};
-      if (shortcut && ctx.method === 'GET') this.remember(ctx.url, () => ({ id, params: Object.freeze({ ...ctx.params }), query: Object.freeze({ ...query }), route: matchedRouteTemplate(ctx)! }));
-      let body: unknown;
-      let received: JsonBody | undefined;
-      let reply: Reply;
-      try {
-        if (spec.body) {
-          received = await readJsonBody(ctx, limits);
-          read.opcoId = (received.value as { opcoId?: unknown } | undefined)?.opcoId;
-          checkRequest(spec.body, received.value);
-          body = received.withFiles();
+    return async (ctx) => {
+      ctx.state.operationId = id;
+      const query = () => {
+        const checked = spec.query ? checkQuery(ctx.query, spec.query) : {};
+        if (recallable && ctx.method === 'GET') {
+          this.remember(ctx.url, () => ({ operationId: id, route: matchedRouteTemplate(ctx)!, params: Object.freeze({ ...ctx.params }), query: Object.freeze({ ...checked }), serve }));
         }
-        reply = await handler({
-          params: ctx.params,
-          query: query as never,
-          body: body as never,
-          tenant: tenant as Tenant,
-          requestId: ctx.state.requestId,
-          traceparent: ctx.state.traceparent,
-          header: (name) => {
-            const value = ctx.headers[name.toLowerCase()];
-            return Array.isArray(value) ? value[0] : value;
-          },
-        });
-      } finally {
-        // Files the handler did not consume (a refused body, a duplicate) are given back now.
-        received?.discard();
-      }
+        return checked;
+      };
+      const readBody = spec.body ? () => readJsonBody(ctx, limits) : undefined;
+      const reply = await serve({ req: ctx.req, params: ctx.params, requestId: ctx.state.requestId, traceparent: ctx.state.traceparent, query, readBody });
       ctx.status = reply.status;
       for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
       if (reply.body instanceof RawJson) {
@@ -300,9 +186,63 @@ export class OperationRouter {
       } else {
         ctx.body = reply.body;
       }
+    };
+  }
+
+  /** The caller admitted at the edge, then the operation answered and, when audited, recorded (D32). */
+  private serving(id: OperationId): (call: OperationCall) => Promise<Reply> {
+    const spec = operations[id] as { operator?: boolean; profileRoute?: string; apiKey?: boolean };
+    const gate = { apiKey: spec.apiKey === true, operator: spec.operator === true, upstream: spec.profileRoute !== undefined };
+    const audited = this.options.audit?.recorder(id);
+    const answer = this.answering(id);
+    return async (call) => {
+      const tenant = await this.edge.admit(gate, call.req, call.params.opcoId);
+      const read: BodyRead = {};
+      if (!audited) return await answer(call, tenant, read);
+      // D32: from here the caller is known, and every outcome is recorded before it leaves.
+      const request = () => ({ actor: gate.operator ? 'operator' : 'tenant', tenant: tenant?.hash, params: call.params, bodyOpcoId: read.opcoId, requestId: call.requestId, clientAddress: this.edge.clientOf(call.req) }) as const;
+      let reply: Reply;
+      try {
+        reply = await answer(call, tenant, read);
+      } catch (err) {
+        const error = asServiceError(err);
+        await audited(request(), { status: error.status, error });
+        throw err;
+      }
+      await audited(request(), { status: reply.status, body: reply.body, note: reply.audit });
       return reply;
     };
   }
+
+  /** Query, body and the operation's answer: its shortcut's when it has one that answers, else its handler's. */
+  private answering(id: OperationId): (call: OperationCall, tenant: Tenant | undefined, read: BodyRead) => Promise<Reply> {
+    const spec = operations[id] as { body?: string };
+    const handler = this.mounted.get(id)!.handler;
+    const shortcut = this.shortcuts.get(id);
+    return async (call, tenant, read) => {
+      const { req, params, requestId, traceparent } = call;
+      const query = call.query();
+      let body: unknown;
+      let received: JsonBody | undefined;
+      try {
+        if (spec.body && call.readBody) {
+          received = await call.readBody();
+          read.opcoId = (received.value as { opcoId?: unknown } | undefined)?.opcoId;
+          checkRequest(spec.body, received.value);
+          body = received.withFiles();
+        }
+        const input = { params, query: query as never, body: body as never, tenant: tenant as Tenant, requestId, traceparent, header: (name: string) => firstValue(req.headers[name.toLowerCase()]) };
+        return (shortcut && req.method === 'GET' && shortcut(input)) || (await handler(input));
+      } finally {
+        // Files the handler did not consume (a refused body, a duplicate) are given back now.
+        received?.discard();
+      }
+    };
+  }
+}
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /** Query strings arrive as strings; a repeated parameter is refused rather than guessed at. */

@@ -1,8 +1,9 @@
 /**
- * The first middleware: every answer carries `Svc-Api-Version` (D27) and an `X-Request-Id` (the
- * client's when it sent a sensible one), and requests in flight are counted so that a stopping
- * process can wait for them (graceful-close.ts). While the process stops, answers ask the client
- * to close its connection, so keep-alive clients move to another instance.
+ * Every answer carries `Svc-Api-Version` (D27) and an `X-Request-Id` (the client's when it sent a
+ * sensible one), and requests in flight are counted so that a stopping process can wait for them
+ * (graceful-close.ts). While the process stops, answers ask the client to close its connection,
+ * so keep-alive clients move to another instance. `requestIdentity` and `answerHeaders` do it for
+ * the early path and, through `requestContext` (the first middleware), for the chain.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -48,18 +49,25 @@ export function requestIdentity(headers: IncomingHttpHeaders): { requestId: stri
   return traceparent && TRACEPARENT.test(traceparent) ? { requestId, traceparent } : { requestId };
 }
 
+/** The headers every answer carries, as a flat list of names and values (what `writeHead` takes as is). */
+export function answerHeaders(requestId: string, inFlight: InFlight): string[] {
+  const head = ['Svc-Api-Version', API_VERSION, 'X-Request-Id', requestId];
+  if (inFlight.draining) head.push('Connection', 'close');
+  return head;
+}
+
 export function requestContext(inFlight: InFlight): Koa.Middleware<State> {
   return async (ctx, next) => {
     const { requestId, traceparent } = requestIdentity(ctx.headers);
     ctx.state.requestId = requestId;
     if (traceparent) ctx.state.traceparent = traceparent;
-    ctx.set('Svc-Api-Version', API_VERSION);
-    ctx.set('X-Request-Id', requestId);
     inFlight.enter();
     try {
       await next();
     } finally {
-      if (inFlight.draining) ctx.set('Connection', 'close');
+      // Set once the answer is decided (no middleware sends its head before), as draining may have begun.
+      const head = answerHeaders(requestId, inFlight);
+      for (let i = 0; i < head.length; i += 2) ctx.set(head[i]!, head[i + 1]!);
       inFlight.leave();
     }
   };

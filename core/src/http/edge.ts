@@ -1,0 +1,103 @@
+/**
+ * The public edge (P13, D8): who may call an operation. The caller's key (shape and allow-list),
+ * its tenant's rate (D6), what the upstream said of the key lately (TenantStanding), the
+ * operator's key (P9), and the limits of the client's address, which failed and unproven
+ * callers spend. Every request that reaches an operation passes here once, whichever way it
+ * came in (the middleware chain or the early path, http/early-path.ts).
+ */
+import type { IncomingMessage } from 'node:http';
+import { authenticate, authenticateOperator } from '../tenant.js';
+import type { Tenant } from '../call-context.js';
+import type { RequestRate } from '../request-rate.js';
+import type { Standing, TenantStanding } from '../tenant-standing.js';
+import type { AddressLimits } from './address-limits.js';
+import type { TrustedProxies } from './client-address.js';
+
+export interface EdgeOptions {
+  rate: RequestRate;
+  allowList: ReadonlySet<string>;
+  /** OPCO_PROXY_ADMIN_KEY: operator operations answer 403 without it. */
+  adminKey?: string;
+  /** What the upstream said of each tenant's key: refused keys are answered here, unproven ones limited per address. */
+  standing: TenantStanding;
+  addresses: AddressLimits;
+  proxies: TrustedProxies;
+}
+
+/** What an operation asks of its caller (its manifest entry). */
+export interface Gate {
+  /** Behind X-API-KEY (SPEC 5.1). */
+  apiKey: boolean;
+  /** Behind the operator key (P9). */
+  operator: boolean;
+  /** Reaches the upstream (a `profileRoute`): a key refused there lately is refused here. */
+  upstream: boolean;
+}
+
+export class Edge {
+  constructor(private readonly options: EdgeOptions) {}
+
+  /**
+   * Admits the caller of an operation, returning its tenant (the operations behind X-API-KEY), or
+   * throws the refusal; `opcoId` is the path's, if any. The client's address is worked out only
+   * when a limit of its own is at stake: a proven caller's request costs none of it.
+   */
+  async admit(gate: Gate, req: IncomingMessage, opcoId: string | undefined): Promise<Tenant | undefined> {
+    let tenant: Tenant | undefined;
+    if (gate.apiKey) {
+      tenant = this.authenticateTenant(req);
+      this.options.rate.take(tenant.hash);
+      const known = this.options.standing.known(opcoId, tenant.hash);
+      if (known !== 'proven') await this.checkStanding(tenant, opcoId, known, gate.upstream, this.clientOf(req));
+    }
+    if (gate.operator) this.authenticateOperator(req.headers.authorization ?? '', this.clientOf(req));
+    return tenant;
+  }
+
+  /** The client's address, as the trusted proxies tell it (what its limits and audit records are kept by). */
+  clientOf(req: IncomingMessage): string {
+    return this.options.proxies.clientOf(req);
+  }
+
+  /** D8's checks of the key; a refusal counts against the address, an address out of tokens is 429 first. */
+  private authenticateTenant(req: IncomingMessage): Tenant {
+    try {
+      return authenticate(req.headers['x-api-key'], this.options.allowList);
+    } catch (err) {
+      const address = this.clientOf(req);
+      this.options.addresses.checkBeforeAuth(address);
+      this.options.addresses.failedAuth(address);
+      throw err;
+    }
+  }
+
+  /**
+   * Issue 27: a key the upstream refused lately is answered 403 here on the routes that reach
+   * it (no budget spent, no cached answer served); a tenant the upstream has not accepted yet
+   * (at this opcoId, or anywhere for the routes that name none) spends a token of its address.
+   */
+  private async checkStanding(tenant: Tenant, opcoId: string | undefined, known: Standing | undefined, upstream: boolean, address: string): Promise<void> {
+    const { standing, addresses } = this.options;
+    let now = known;
+    try {
+      now = upstream && opcoId !== undefined ? await standing.assertNotRefused(opcoId, tenant.hash) : (now ?? (await standing.of(opcoId, tenant.hash)));
+    } catch (err) {
+      addresses.failedAuth(address);
+      throw err;
+    }
+    if (now !== 'proven') addresses.takeUnproven(address);
+  }
+
+  /** P9's operator key, behind the address's backoff: wrong keys slow their address down, not the operator elsewhere. */
+  private authenticateOperator(header: string, address: string): void {
+    const { addresses, adminKey } = this.options;
+    addresses.checkBackoff(address);
+    try {
+      authenticateOperator(header, adminKey);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'UNAUTHORIZED') addresses.operatorFailed(address);
+      throw err;
+    }
+    addresses.operatorSucceeded(address);
+  }
+}

@@ -1,0 +1,96 @@
+// One request path (issue 29): a read whose URL was routed before is served by the early path,
+// before Koa builds a context, and by the same functions as the middleware chain: the answer
+// headers, the caller's admission, the access line, the request metrics, the audit record of a
+// personal read and the rendering of a refusal. Which path took a request is seen by counting
+// the contexts Koa creates (one per request the chain takes, none for the early path).
+import t, { type Test } from 'tap';
+import { TestClock, tenantHash } from '@opco-proxy/core';
+import cache from '@opco-proxy/plugin-cache';
+import { isErrorBody, startService, KEY_A, KEY_B, type Reply, type Service } from '../src/index.js';
+
+const PATH = '/sandbox/dossiers/etats?numeroPage=1';
+const TRACE = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+
+async function service(t: { teardown(fn: () => unknown): void }, config: Record<string, unknown> = {}): Promise<{ service: Service; chained: () => number; logs: string[] }> {
+  const logs: string[] = [];
+  const service = await startService({ clock: new TestClock({ frozen: true }), logs, config: { ...config, plugins: [] }, opco: { cacheTtlS: { 'GET /dossiers/etats': 60, 'GET /dossiers': 60 } }, plugins: [cache] });
+  t.teardown(() => service.close());
+  const { app } = service.kernel;
+  let contexts = 0;
+  const createContext = app.createContext.bind(app);
+  app.createContext = (req, res) => ((contexts += 1), createContext(req, res));
+  return { service, chained: () => contexts, logs };
+}
+
+/** The header names of a reply but those whose value is the moment's (Date) or the request's own. */
+function headerNames(reply: Reply): string[] {
+  return [...reply.headers.keys()].filter((name) => name !== 'date').sort();
+}
+
+function lineOf(logs: string[], requestId: string): Record<string, unknown> {
+  return logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.requestId === requestId);
+}
+
+t.test('a cached and an uncached read carry the same headers, log fields and metrics', async (t) => {
+  const { service: s, chained, logs } = await service(t);
+  const miss = await s.get(PATH, { headers: { 'x-request-id': 'by-chain', traceparent: TRACE } });
+  t.equal(chained(), 1, 'the first read of a URL takes the chain');
+  const hit = await s.get(PATH, { headers: { 'x-request-id': 'early', traceparent: TRACE } });
+  t.equal(chained(), 1, 'the second one does not');
+  t.equal(miss.headers.get('x-cache'), 'MISS');
+  t.equal(hit.headers.get('x-cache'), 'HIT');
+  t.same(headerNames(hit), headerNames(miss), 'the same headers');
+  for (const name of ['svc-api-version', 'content-type', 'content-length', 'connection', 'keep-alive']) t.equal(hit.headers.get(name), miss.headers.get(name), name);
+  t.equal(miss.headers.get('x-request-id'), 'by-chain');
+  t.equal(hit.headers.get('x-request-id'), 'early');
+  t.equal(hit.text, miss.text);
+
+  const chainLine = lineOf(logs, 'by-chain');
+  const earlyLine = lineOf(logs, 'early');
+  t.same(Object.keys(earlyLine).sort(), Object.keys(chainLine).sort(), 'the same log fields');
+  for (const field of ['method', 'route', 'operationId', 'status', 'apiKey', 'level', 'msg']) t.equal(earlyLine[field], chainLine[field], field);
+  t.equal(earlyLine.apiKey, `${KEY_A.slice(0, 4)}****`);
+
+  const metrics = await (await fetch(`${s.url}/metrics`)).text();
+  t.match(metrics, /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/dossiers\/etats",method="GET",status="200"\} 2\n/, 'both counted under one route');
+  t.match(metrics, /opco_proxy_http_request_duration_seconds_count\{route="\/\{opcoId\}\/dossiers\/etats",method="GET"\} 2\n/, 'both timed');
+});
+
+/** Two refusals of one kind, the first on a URL the early path serves, the second on one it never saw. */
+async function refusedBothWays(t: Test, s: Service, chained: () => number, key: string | null, status: number, code: string): Promise<void> {
+  const before = chained();
+  const early = await s.get(PATH, { key, headers: { 'x-request-id': `early-${status}` } });
+  t.equal(chained(), before, 'the known URL is refused on the early path');
+  const byChain = await s.get('/sandbox/dossiers/etats?numeroPage=9', { key, headers: { 'x-request-id': `chain-${status}` } });
+  t.equal(chained(), before + 1, 'the new one on the chain');
+  isErrorBody(t, early, status, code);
+  isErrorBody(t, byChain, status, code);
+  t.same(early.body, byChain.body, 'the same body');
+  t.same(headerNames(early), headerNames(byChain), 'the same headers');
+  t.equal(early.headers.get('retry-after'), byChain.headers.get('retry-after'));
+}
+
+t.test('a refusal reads the same on either path', async (t) => {
+  const { service: s, chained, logs } = await service(t, { allowedTenants: [tenantHash(KEY_A)], tenantRateLimit: { perSecond: 0.001, burst: 2 } });
+  t.equal((await s.get(PATH)).status, 200);
+  t.equal((await s.get(PATH)).headers.get('x-cache'), 'HIT');
+  await refusedBothWays(t, s, chained, KEY_B, 403, 'HTTP_ERROR');
+  await refusedBothWays(t, s, chained, null, 403, 'HTTP_ERROR');
+  await refusedBothWays(t, s, chained, KEY_A, 429, 'RATE_LIMITED');
+  t.same(Object.keys(lineOf(logs, 'early-429')).sort(), Object.keys(lineOf(logs, 'chain-429')).sort(), 'logged alike');
+  t.equal(lineOf(logs, 'early-429').status, 429);
+});
+
+t.test('a cached personal read is recorded in the audit trail on the early path', async (t) => {
+  const { service: s, chained } = await service(t, { audit: { reads: true } });
+  const numero = s.sandbox.dataset.dossiers[1]!.numeroInterne;
+  const read = `/sandbox/dossiers?numeroInterne=${numero}`;
+  t.equal((await s.get(read)).headers.get('x-cache'), 'MISS');
+  const before = chained();
+  const hit = await s.get(read, { headers: { 'x-request-id': 'audited-hit' } });
+  t.equal(hit.headers.get('x-cache'), 'HIT');
+  t.equal(chained(), before, 'answered on the early path');
+  const items = (await s.get('/audit')).body.items as Array<{ action: string; requestId: string }>;
+  t.same(items.map((r) => r.action), ['getDossier', 'getDossier'], 'both reads recorded');
+  t.ok(items.some((r) => r.requestId === 'audited-hit'), 'the early one with its request id');
+});
