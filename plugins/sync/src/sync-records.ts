@@ -41,7 +41,12 @@ export interface BatchRecord extends Leased {
 interface RunningLock {
   _id: string;
   syncId: string;
+  /** When it was taken: the start route inserts the sync right after, so a lock without one is stale only after STARTING_GRACE_MS. */
+  lockedAt?: Date;
 }
+
+/** Far longer than a start takes between its lock and its sync record; a crash in that gap blocks the tenant this long. */
+const STARTING_GRACE_MS = 60_000;
 
 export const FINISHED: SyncStatus[] = ['completed', 'failed', 'cancelled'];
 const RUNNING = { status: { $in: ['pending', 'processing'] } };
@@ -71,13 +76,14 @@ export class SyncRecords {
   /**
    * D19: one sync pending or processing per tenant and opcoId. The lock is a document under a
    * unique `_id`, so two instances racing cannot both start one; a lock left by a finished
-   * sync (a crash between the two writes) is cleared and taken.
+   * sync is cleared and taken, and so is one whose sync was never stored (a crash between the two
+   * writes) once it is older than a start can take.
    */
   async lock(tenant: string, opcoId: string, syncId: string): Promise<void> {
     const _id = sha256Hex(`${tenant}\n${opcoId}`);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await this.locks.insertOne({ _id, syncId });
+        await this.locks.insertOne({ _id, syncId, lockedAt: this.clock.date() });
         return;
       } catch (err) {
         if (!(err instanceof DuplicateKeyError)) throw err;
@@ -87,6 +93,9 @@ export class SyncRecords {
       if (holder && !FINISHED.includes(holder.status)) {
         throw createError('CONFLICT', `a sync of ${opcoId} is already ${holder.status} for this API key`, { extra: { syncId: holder._id } });
       }
+      // Old locks have no date: they predate this rule and their start is long over.
+      const starting = held && !holder && held.lockedAt && this.clock.now() - held.lockedAt.getTime() < STARTING_GRACE_MS;
+      if (starting) throw createError('CONFLICT', `a sync of ${opcoId} is being started for this API key`, { extra: { syncId: held.syncId } });
       if (held) await this.locks.deleteOne({ _id, syncId: held.syncId });
     }
     throw createError('UNAVAILABLE', 'the sync could not be started; retry');
