@@ -45,6 +45,8 @@ export const KERNEL_ERRORS = {
     when: 'plugins that need each other' },
   OPCO_ERR_PACKAGE_MISSING: { config: true, message: 'invalid configuration: {key}: {kind} package "{package}" is not installed',
     when: 'an adapter or plugin package named in the configuration is not installed' },
+  OPCO_ERR_STORE_DATAFILE_CORRUPT: { config: true, message: '{file}: {corrupt} of {lines} lines are unreadable; refusing to open it rather than lose data',
+    when: 'an embedded store\'s datafile has more unreadable lines than a crash leaves (a tenth of the file): restore it from a backup' },
   OPCO_ERR_CONFIG_FILE: { config: true, message: 'config file {path} {problem}',
     when: 'the config file cannot be read or is not JSON' },
   // The shape of most configuration messages; their callers (config.ts, config-layers.ts, the

@@ -15,6 +15,7 @@
  */
 import { open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { kernelError } from '../kernel-errors.js';
 
 export interface IndexSpec {
   /** Sorted, as nedb named a compound index by its sorted fields joined with commas. */
@@ -63,7 +64,7 @@ export class Datafile {
       else corrupt++;
     }
     if (lines.length > 0 && corrupt / lines.length > CORRUPT_ALERT_SHARE) {
-      throw new Error(`${filename}: ${corrupt} of ${lines.length} lines are unreadable; refusing to open it rather than lose data`);
+      throw kernelError('OPCO_ERR_STORE_DATAFILE_CORRUPT', { file: filename, corrupt, lines: lines.length });
     }
     const datafile = new Datafile(filename);
     await datafile.rewrite(docs.values(), [...indexes.values()]);
