@@ -33,6 +33,8 @@ export default defineConfig(
       '@typescript-eslint/require-await': 'off',
       // Leaving a field out of a copy by destructuring (`const { _files: _, ...rest } = body`) is this codebase's idiom.
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
+      // A caught error or an AbortSignal's reason is passed on as it is (unknown), not wrapped.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
       // Inputs are checked for control characters on purpose (tenant ids, header values, admin keys).
       'no-control-regex': 'off',
     },

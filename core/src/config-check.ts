@@ -71,10 +71,10 @@ async function packageErrors(config: Config): Promise<string[]> {
  */
 async function checkOpco(opcoId: string, entry: Config['opcos'][string]): Promise<void> {
   const [opco] = (await OpcoDirectory.load({ [opcoId]: entry }, systemClock)).list();
-  const strategy = opco!.profile.auth ?? oauthClientCredentials();
-  const env = new Proxy({} as Record<string, string>, { get: (_target, name) => (typeof name === 'string' ? process.env[name] || 'stand-in' : undefined) });
+  const strategy = opco.profile.auth ?? oauthClientCredentials();
+  const env = new Proxy({}, { get: (_target, name) => (typeof name === 'string' ? process.env[name] || 'stand-in' : undefined) });
   strategy.setup({
-    opcoId, adapter: entry.adapter, entry: entry as unknown as Record<string, unknown>, env, clock: systemClock, timeoutMs: 1000,
+    opcoId, adapter: entry.adapter, entry: entry, env, clock: systemClock, timeoutMs: 1000,
     send: () => Promise.reject(new Error('config check sends nothing upstream')),
   });
 }

@@ -13,13 +13,13 @@ interface DemoSandbox {
 }
 
 interface SandboxModule {
-  startSandbox(options?: { port?: number; shape?: 'common' | 'classic' }): Promise<DemoSandbox>;
+  startSandbox: (options?: { port?: number; shape?: 'common' | 'classic' }) => Promise<DemoSandbox>;
 }
 
 /** The one secret both simulated upstreams accept (any secret but `wrong-secret` is). */
 const SECRET_ENV = 'OPCO_PROXY_SANDBOX_SECRET';
 
-export async function startDemoUpstream(): Promise<{ config: Partial<Config>; env: Record<string, string>; close(): Promise<void> }> {
+export async function startDemoUpstream(): Promise<{ config: Partial<Config>; env: Record<string, string>; close: () => Promise<void> }> {
   const name = '@opco-proxy/adapter-sandbox'; // loaded by name: core does not build against it
   const { startSandbox } = (await import(name)) as SandboxModule;
   const common = await startSandbox();

@@ -14,7 +14,7 @@ export interface RoleOptions extends ConfigFlags {
 }
 
 interface HubModule {
-  runHub(configPath: string, env: NodeJS.ProcessEnv, options: { flags?: ConfigFlags }): Promise<{ url: string; close(): Promise<void> }>;
+  runHub: (configPath: string, env: NodeJS.ProcessEnv, options: { flags?: ConfigFlags }) => Promise<{ url: string; close(): Promise<void> }>;
 }
 
 export async function runRole(role: ProcessRole, options: RoleOptions): Promise<void> {

@@ -32,7 +32,7 @@ export class SeamRegistry {
   get<K extends SeamName>(seam: K): Seams[K] {
     const entry = this.providers.get(seam);
     if (!entry) throw new Error(`nothing provides ${seam}`);
-    return entry.provider as Seams[K];
+    return entry.provider;
   }
 
   freeze(): void {

@@ -9,7 +9,7 @@ export async function openStore(config: Config['store']): Promise<Store> {
   try {
     const name = '@opco-proxy/plugin-mongodb'; // not a build-time dependency of core
     backend = (await import(name)) as typeof backend;
-  } catch (err) {
+  } catch {
     throw new ConfigError('invalid configuration: store.type: "mongodb" needs the package @opco-proxy/plugin-mongodb');
   }
   return backend.createStore({ url: config.url, database: config.database });

@@ -14,7 +14,7 @@ t.test('docs/errors.md gives every code of the table, with its status and whethe
   const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
   const rows = new Map<string, { status: string; retryable: string; when: string }>();
   for (const [, code, status, retryable, when] of doc.matchAll(/^\| ([A-Z_]+) \| ([^|]+) \| ([^|]+) \| (.+) \|$/gm)) {
-    rows.set(code!, { status: status!.trim(), retryable: retryable!.trim(), when: when!.trim() });
+    rows.set(code, { status: status.trim(), retryable: retryable.trim(), when: when.trim() });
   }
   t.same([...rows.keys()].filter((code) => !Object.hasOwn(ERROR_CODES, code)), [], 'no code the table lacks');
   // Whether these two are retried depends on the failure: UPSTREAM_ERROR on the upstream's status,

@@ -137,7 +137,7 @@ export class LeasedRecords<T extends Leased> {
     const found = await Promise.all(
       each.map((filter: Filter) => this.collection.find(allOf(filter, this.unheld(new Date(now)), due), { sort: { nextAttemptAt: 1 }, limit })),
     );
-    if (found.length === 1) return found[0]!;
+    if (found.length === 1) return found[0];
     return found.flat().sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime()).slice(0, limit);
   }
 

@@ -121,7 +121,7 @@ export class OperationRouter {
     if (this.frozen) throw new Error(`a shortcut for ${id} cannot be mounted by ${owner}: routes are fixed once the kernel is ready`);
     const spec = operations[id] as { method: string; body?: string };
     if (spec.method !== 'GET' || spec.body || this.mounted.get(id)?.owner !== owner) throw new Error(`${owner} cannot mount a shortcut for ${id}: only for a GET operation it serves`);
-    this.shortcuts.set(id, shortcut as unknown as Shortcut<OperationId>);
+    this.shortcuts.set(id, shortcut);
     if (this.options.audit?.recorder(id)) this.auditedReads.add(id);
   }
 
@@ -175,7 +175,7 @@ export class OperationRouter {
     const routes = router.routes();
     const allowed = router.allowedMethods();
     return async (ctx, next) => {
-      await routes(ctx as never, () => allowed(ctx as never, next));
+      await routes(ctx as never, () => allowed(ctx as never, next) as Promise<unknown>);
       // OPTIONS on a known path: the methods it takes, in Allow, and nothing else.
       if (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.response.get('Allow')) ctx.status = 204;
     };
@@ -264,7 +264,7 @@ export class OperationRouter {
     const limits = { limitBytes: this.options.bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined };
     return async (ctx, tenant, read) => {
       const query = spec.query ? checkQuery(ctx.query, spec.query) : {};
-      if (shortcut && ctx.method === 'GET') this.remember(ctx.url, () => ({ id, params: Object.freeze({ ...ctx.params }), query: Object.freeze({ ...query }), route: matchedRouteTemplate(ctx)! }));
+      if (shortcut && ctx.method === 'GET') this.remember(ctx.url, () => ({ id, params: Object.freeze({ ...(ctx.params as Record<string, string>) }), query: Object.freeze({ ...query }), route: matchedRouteTemplate(ctx)! }));
       let body: unknown;
       let received: JsonBody | undefined;
       let reply: Reply;
@@ -276,7 +276,7 @@ export class OperationRouter {
           body = received.withFiles();
         }
         reply = await handler({
-          params: ctx.params,
+          params: ctx.params as Record<string, string>,
           query: query as never,
           body: body as never,
           tenant: tenant as Tenant,

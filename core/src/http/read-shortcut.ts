@@ -38,7 +38,7 @@ export function readShortcut({ router, inFlight, write, prometheus, clock }: Rea
     const { status, body, headers = {} } = answer.reply;
     // A flat list: Node writes it without walking an object's keys.
     const head: Array<string | number> = ['Svc-Api-Version', API_VERSION, 'X-Request-Id', requestId];
-    for (const name in headers) head.push(name, headers[name]!);
+    for (const name in headers) head.push(name, headers[name]);
     head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', Buffer.byteLength(body.json));
     // A stopping process asks keep-alive clients to move on, as the chain does.
     if (inFlight.draining) head.push('Connection', 'close');

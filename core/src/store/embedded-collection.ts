@@ -139,14 +139,14 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   async count(filter: Filter = {}): Promise<number> {
     const query = nedbQuery(filter);
     const db = await this.open();
-    return db.countAsync(query) as unknown as Promise<number>;
+    return db.countAsync(query);
   }
 
   async createIndex(keys: SortSpec, options: IndexOptions = {}): Promise<void> {
     const fields = Object.keys(keys);
     if (fields.length === 0) throw new TypeError('an index needs at least one field');
     // nedb ignores direction and names; ensureIndex is a no-op when the fields are indexed already.
-    const fieldName = fields.length === 1 ? fields[0]! : fields;
+    const fieldName = fields.length === 1 ? fields[0] : fields;
     await this.write((db) => db.ensureIndexAsync({ fieldName, unique: options.unique ?? false }));
   }
 
@@ -235,7 +235,7 @@ function splitUpdate(update: Update): { modifier: Modifier | undefined; setOnIns
     } else throw new TypeError(`unsupported update operator ${op}`);
   }
   // An empty modifier would make nedb replace the whole document.
-  return { modifier: Object.keys(modifier).length > 0 ? (modifier as Modifier) : undefined, setOnInsert };
+  return { modifier: Object.keys(modifier).length > 0 ? (modifier) : undefined, setOnInsert };
 }
 
 /** `{...equality fields of the filter, ...$setOnInsert, ...$set}`, then the other operators. */
@@ -249,7 +249,7 @@ function upsertDocument(filter: Filter, setOnInsert: Record<string, unknown>, mo
     delete rest._id;
     if (Object.keys(rest).length > 0) doc = nedbModel.modify(doc, { $set: rest });
   }
-  if (modifier) doc = nedbModel.modify(doc, modifier as Record<string, unknown>);
+  if (modifier) doc = nedbModel.modify(doc, modifier);
   return cloneDocument(doc);
 }
 

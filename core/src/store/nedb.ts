@@ -16,10 +16,10 @@ export const Datastore = require('@seald-io/nedb') as typeof NedbModule.default;
  * its typings.
  */
 export const nedbModel = require('@seald-io/nedb/lib/model.js') as {
-  modify(doc: Record<string, unknown>, update: Record<string, unknown>): Record<string, unknown>;
+  modify: (doc: Record<string, unknown>, update: Record<string, unknown>) => Record<string, unknown>;
   /** A document as its datafile line, and back (Dates as `{"$$date": ms}`). */
-  serialize(doc: object): string;
-  deserialize(line: string): Record<string, unknown>;
+  serialize: (doc: object) => string;
+  deserialize: (line: string) => Record<string, unknown>;
   getDotValue(doc: unknown, field: string): unknown;
   /** An index's key: the field's value, or an object of the fields' values for a compound index. */
   getDotValues(doc: unknown, fields: string[]): unknown;
@@ -59,6 +59,7 @@ const Index = require('@seald-io/nedb/lib/indexes.js') as { prototype: NedbIndex
  * the delete and insert. Pairs whose key changed go through nedb's own update, and a failure there
  * (a unique key taken) puts the swapped ones back before it is thrown, as nedb's rollback expects.
  */
+// eslint-disable-next-line @typescript-eslint/unbound-method -- called with .call(this) below
 const updateByMoving = Index.prototype.updateMultipleDocs;
 Index.prototype.updateMultipleDocs = function updateMultipleDocs(this: NedbIndex, pairs: IndexPair[]): void {
   const swapped: IndexPair[] = [];
