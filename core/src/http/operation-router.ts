@@ -34,7 +34,7 @@ export interface OperationInput<Op extends OperationId> {
   requestId: string;
   /** The client's W3C `traceparent`, when well formed. */
   traceparent?: string;
-  header(name: string): string | undefined;
+  header: (name: string) => string | undefined;
 }
 
 export type OperationHandler<Op extends OperationId> = (input: OperationInput<Op>) => Promise<ReplyOf<Op>> | ReplyOf<Op>;
