@@ -252,7 +252,7 @@ function parseWith<T>(data: unknown, table: Record<string, { fields: Record<stri
   if (!isRecord(value) || typeof value.type !== 'string' || !Object.hasOwn(table, value.type)) {
     return { ok: false, error: 'message has no known type' };
   }
-  const shape = table[value.type]!;
+  const shape = table[value.type];
   const problem = checkObject(value, shape.fields, shape.optional);
   return problem ? { ok: false, error: `${value.type}: ${problem}` } : { ok: true, message: value as T };
 }

@@ -69,7 +69,7 @@ function parseStore(value: unknown): HubStoreConfig {
   if (value.type === 'embedded') {
     onlyKeys(value, 'store', ['type', 'path']);
     if (value.path !== undefined && (typeof value.path !== 'string' || value.path === '')) fail('store.path', 'must be a non-empty string');
-    return value.path === undefined ? { type: 'embedded' } : { type: 'embedded', path: value.path as string };
+    return value.path === undefined ? { type: 'embedded' } : { type: 'embedded', path: value.path };
   }
   if (value.type === 'mongodb') {
     onlyKeys(value, 'store', ['type', 'url', 'database']);
@@ -150,9 +150,9 @@ export function parseHubConfig(raw: unknown): HubConfig {
   if (raw.logLevel !== undefined && !LOG_LEVELS.includes(raw.logLevel as string)) fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
   return {
     port: raw.port === undefined ? HUB_DEFAULT_PORT : integer(raw.port, 'port', 0, 65535),
-    host: (raw.host as string | undefined) ?? '0.0.0.0',
+    host: (raw.host) ?? '0.0.0.0',
     store: parseStore(raw.store),
-    issuer: (raw.issuer as string | undefined) ?? DEFAULT_ISSUER,
+    issuer: (raw.issuer) ?? DEFAULT_ISSUER,
     opcos: parseOpcos(raw.opcos),
     adaptive: parseAdaptive(raw.adaptive),
     unprovenShare: raw.unprovenShare === undefined ? DEFAULTS.tenantKeys.unprovenShare : fraction(raw.unprovenShare, 'unprovenShare'),
@@ -173,7 +173,7 @@ export function loadHubConfig(path: string, env: NodeJS.ProcessEnv = process.env
     return parseHubConfig(raw);
   } catch (err) {
     const match = err instanceof ConfigError ? /^invalid hub configuration: ([^:]+): /.exec(err.message) : null;
-    const source = match ? sources.get(match[1]!) : undefined;
+    const source = match ? sources.get(match[1]) : undefined;
     throw source ? new ConfigError(`${err instanceof Error ? err.message : String(err)} (from ${source})`) : err;
   }
 }
