@@ -35,6 +35,8 @@ export default defineConfig(
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
       // A caught error or an AbortSignal's reason is passed on as it is (unknown), not wrapped.
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
+      // A test's teardown, registered before the process it stops is started, reads the variable first.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       // Inputs are checked for control characters on purpose (tenant ids, header values, admin keys).
       'no-control-regex': 'off',
     },

@@ -73,7 +73,7 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   t.match(hubMetrics, /opco_proxy_hub_waits_total\{tenant_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: asks that waited');
   t.match(hubMetrics, /opco_proxy_hub_wait_seconds_count\{tenant_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: wait time');
   t.match(hubMetrics, /opco_proxy_hub_connected_instances\{tenant_id="adaptive"\} 2/, 'hub metric: connected instances');
-  const instanceMetrics = (await fleet.members[0]!.service.get('/metrics')).text;
+  const instanceMetrics = (await fleet.members[0].service.get('/metrics')).text;
   t.match(instanceMetrics, /opco_proxy_hub_connection_state\{state="connected"\} 1/, 'instance metric: connection state');
   t.match(instanceMetrics, /opco_proxy_hub_grant_wait_seconds_count\{opco="sandbox",mode="hub"\} [1-9]/, 'instance metric: grant wait');
 
@@ -87,7 +87,7 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   // Step by step: between two polls it rose by at most one step per STEP_MS that can have passed
   // between them, and the whole climb took one STEP_MS per step after the first.
   const stepsBetween = (a: Seen, b: Seen) => Math.floor((b.at - a.sentAt) / STEP_MS) + 1;
-  const jumps = climb.slice(1).filter((s, i) => s.effective - climb[i]!.effective > RISE * stepsBetween(climb[i]!, s));
+  const jumps = climb.slice(1).filter((s, i) => s.effective - climb[i].effective > RISE * stepsBetween(climb[i], s));
   const steps = Math.ceil((RATE.limit - low) / RISE);
   t.ok(steps >= 2 && jumps.length === 0 && restored.at - lastLow.sentAt >= (steps - 1) * STEP_MS,
     `raised back step by step: ${[...new Set(path)].join(' → ')} in ${restored.at - lastLow.sentAt} ms${jumps.length ? `; jumped to ${jumps.map((s) => s.effective).join(', ')}` : ''}`);
