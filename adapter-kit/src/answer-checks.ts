@@ -42,7 +42,7 @@ export function checkAnswer(route: RouteKey, fixture: Fixture, outcome: CallOutc
   }
   for (const [path, key, value] of fields(outcome.body)) {
     // The status route reports the upstream's own health words, which are no dossier state.
-    const state = route !== 'GET /status' && Object.hasOwn(STATE_FIELDS, key) ? STATE_FIELDS[key]! : undefined;
+    const state = route !== 'GET /status' && Object.hasOwn(STATE_FIELDS, key) ? STATE_FIELDS[key] : undefined;
     if (state && typeof value === 'string' && !state.states.includes(value)) {
       findings.push({
         area: 'answers', where,
@@ -72,7 +72,7 @@ const join = (path: string, key: string) => (path === '' ? key : `${path}.${key}
 
 /** The table of SPEC 7 and D5, as the service's client sees it. */
 function tableProblem(error: ServiceError): string | undefined {
-  const known = ERROR_CODES[error.code as keyof typeof ERROR_CODES];
+  const known = ERROR_CODES[error.code];
   if (!known) return `code ${error.code} is not in the error table of SPEC 7`;
   if (error.code === 'UPSTREAM_ERROR') {
     if (error.status < 400 || error.status > 599) return `UPSTREAM_ERROR with status ${error.status}, where SPEC 7 says the upstream's own error status`;

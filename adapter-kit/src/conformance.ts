@@ -71,7 +71,7 @@ export async function checkAdapter(options: ConformanceOptions): Promise<Conform
       } else {
         for (const route of routes) {
           for (const fixture of fixtures.routes.get(route)?.answers ?? []) {
-            const outcome = await replay.call(route, input(route, samples(route)[0]!), fixture);
+            const outcome = await replay.call(route, input(route, samples(route)[0]), fixture);
             if (fixture.status < 400) counts.answers++;
             else counts.errors++;
             findings.push(...(fixture.status < 400 ? checkAnswer(route, fixture, outcome) : checkError(route, fixture, outcome)));
@@ -155,7 +155,7 @@ async function checkAuth(profile: Profile, replay: Replay, token: Fixture | unde
     if (Object.keys(headers).length === 0) return { area: 'auth', where: 'auth', message: 'the authentication gives no header to send upstream' };
     return undefined;
   } catch (err) {
-    const fields = token ? Object.keys((parsed(token)[0] ?? {}) as object) : [];
+    const fields = token ? Object.keys((parsed(token)[0] ?? {})) : [];
     return {
       area: 'auth', where: token?.file ?? 'auth',
       message: `no token from the recorded answer (${(err as Error).message})${fields.length ? `; its fields are ${fields.join(', ')}: set tokenField and expiresInField of oauthClientCredentials to them` : ''}`,

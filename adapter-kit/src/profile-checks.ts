@@ -4,7 +4,7 @@
  * and its authentication reads only config keys an operator can write.
  */
 import { loadSchema } from '@opco-proxy/schemas';
-import { ROUTE_KEYS, type Profile, type RouteKey } from '@opco-proxy/core';
+import { ROUTE_KEYS, type Profile } from '@opco-proxy/core';
 import type { Finding } from './findings.js';
 
 /** A day: longer than that, a cached answer is no longer the upstream's. */
@@ -69,7 +69,7 @@ function checkErrorRules(profile: Profile, at: (where: string, message: string) 
     if (!RULE_CODES.includes(rule.code)) at(`${where}.code`, `${rule.code}: one of ${RULE_CODES.join(', ')} (SPEC 7)`);
     if (rule.body !== undefined && !(rule.body instanceof RegExp)) at(`${where}.body`, 'a regular expression tested against the upstream answer\'s text');
     for (const route of rule.routes ?? []) {
-      if (!profile.routes?.[route as RouteKey]) at(`${where}.routes`, `"${route}" is not a route of this profile, so the rule can never apply`);
+      if (!profile.routes?.[route]) at(`${where}.routes`, `"${route}" is not a route of this profile, so the rule can never apply`);
     }
   });
 }
@@ -84,7 +84,7 @@ function checkAuthKeys(profile: Profile, at: (where: string, message: string) =>
   }
   const config = loadSchema('kernel-config') as { properties: { opcos: { additionalProperties: { properties: Record<string, unknown> } } } };
   const accepted = Object.keys(config.properties.opcos.additionalProperties.properties);
-  for (const key of auth.configKeys) {
+  for (const key of auth.configKeys as readonly string[]) {
     if (!accepted.includes(key)) at('auth', `the ${auth.kind} strategy reads opcos.<id>.${key}, which the config file does not accept (${accepted.join(', ')}); read custom settings from opcos.<id>.auth`);
   }
 }

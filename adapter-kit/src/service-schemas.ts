@@ -44,9 +44,9 @@ export function schemaDeclares(id: SchemaId, segments: readonly string[]): boole
     const [head, ...tail] = rest;
     return branches(schema).some((branch) => {
       const properties = branch.properties as Record<string, JsonSchema> | undefined;
-      if (properties && head !== '*' && Object.hasOwn(properties, head!)) return walk(properties[head!]!, tail);
+      if (properties && head !== '*' && Object.hasOwn(properties, head)) return walk(properties[head], tail);
       if (head === '*' && properties) return Object.values(properties).some((property) => walk(property, tail));
-      if ((head === '*' || /^\d+$/.test(head!)) && branch.items && typeof branch.items === 'object') return walk(branch.items as JsonSchema, tail);
+      if ((head === '*' || /^\d+$/.test(head)) && branch.items && typeof branch.items === 'object') return walk(branch.items as JsonSchema, tail);
       return false;
     });
   };

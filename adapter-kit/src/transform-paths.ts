@@ -36,7 +36,7 @@ function checkList(route: RouteKey, list: 'request' | 'response', transforms: re
   const findings: Finding[] = [];
   const reshaping = transforms.map((transform, index) => (transform.reshapes ? index : -1)).filter((index) => index >= 0);
   const serviceSide = (index: number) =>
-    list === 'request' ? reshaping.length === 0 || index <= reshaping[0]! : reshaping.length === 0 || index > reshaping.at(-1)!;
+    list === 'request' ? reshaping.length === 0 || index <= reshaping[0] : reshaping.length === 0 || index > reshaping.at(-1)!;
   let stage = values;
   transforms.forEach((transform, index) => {
     for (const path of transform.paths ?? []) {

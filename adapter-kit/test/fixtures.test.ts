@@ -36,7 +36,7 @@ t.test('answers, error answers, the token answer and the request schema are read
     ['fixtures/get-dossiers/found.json', 200, '{"status":"success"}'],
     ['fixtures/get-dossiers/missing.json', 404, 'not found'],
   ]);
-  t.same(dossiers.answers[0]!.headers, { 'x-trace': '1' });
+  t.same(dossiers.answers[0].headers, { 'x-trace': '1' });
   t.same(dossiers.requestSchema, { file: 'fixtures/get-dossiers/upstream-request.schema.json', schema: { type: 'object' } });
 });
 

@@ -65,7 +65,7 @@ export function layerConfig(file: unknown, env: NodeJS.ProcessEnv = {}, flags: C
   const raw = structuredClone(file);
   const sources = new Map<string, string>();
   const set = (path: KeyPath, value: unknown, source: string) => {
-    if (keys && !keys.includes(path[0]!)) return;
+    if (keys && !keys.includes(path[0])) return;
     setPath(raw, path, value);
     sources.set(path.join('.'), source);
   };
@@ -81,8 +81,8 @@ export function layerConfig(file: unknown, env: NodeJS.ProcessEnv = {}, flags: C
   for (const variable of NAMED_ENV_VARIABLES) {
     const text = env[variable.name];
     if (!text) continue;
-    if (keys && !keys.includes(variable.path[0]!)) continue;
-    if (variable.backend) switchBackend(raw, variable.path[0]!, variable.backend);
+    if (keys && !keys.includes(variable.path[0])) continue;
+    if (variable.backend) switchBackend(raw, variable.path[0], variable.backend);
     set(variable.path, parseValue(text, variable.value), variable.name);
   }
   for (const [key, spec] of Object.entries(FLAG_KEYS) as Array<[keyof ConfigFlags, (typeof FLAG_KEYS)[keyof ConfigFlags]]>) {
@@ -126,7 +126,7 @@ function setPath(target: Record<string, unknown>, path: KeyPath, value: unknown)
     if (!isObject(node[key])) node[key] = {};
     node = node[key] as Record<string, unknown>;
   }
-  node[path[path.length - 1]!] = value;
+  node[path[path.length - 1]] = value;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

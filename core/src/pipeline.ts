@@ -50,7 +50,7 @@ export class Pipeline {
    * parse, no re-serialisation), a fresh answer as its value and, once cached, its text.
    */
   async serve(ctx: CallContext): Promise<{ body?: unknown; json?: Buffer | string }> {
-    const { hooks, clock } = this.deps;
+    const { hooks } = this.deps;
     if (ctx.method === 'GET' && !ctx.fresh) {
       const cached = await hooks.runLookup(ctx); // step 3
       if (cached) {

@@ -77,7 +77,7 @@ export interface PluginApi<C = unknown> {
   /** Serves an operation of the route manifest (schemas/src/route-manifest.ts). */
   route<Op extends OperationId>(operation: Op, handler: NoInfer<OperationHandler<Op>>): void;
   /** Emits a domain event; an `id` derived from its cause makes a re-emitted event the same one. */
-  emit(event: Omit<DomainEvent, 'id' | 'timestamp'> & { id?: string }): Promise<void>;
+  emit: (event: Omit<DomainEvent, 'id' | 'timestamp'> & { id?: string }) => Promise<void>;
   /**
    * Runs `task` every `intervalMs` once the kernel is ready (workers only), until it closes. A task
    * that knows when it next has work answers `{nextRunInMs}` and waits that long instead; `wake()`

@@ -28,20 +28,20 @@ export function mountReadRoutes(router: OperationRouter, deps: ReadRouteDeps): v
   for (const id of READS) {
     const route = operations[id].profileRoute as RouteKey;
     router.mount(id, async ({ params, query, tenant, requestId, traceparent }) => {
-      const call = deps.opcos.context(params.opcoId!, route, tenant, { query: query as Record<string, string>, synchronous: true, requestId, traceparent });
+      const call = deps.opcos.context(params.opcoId, route, tenant, { query: query as Record<string, string>, synchronous: true, requestId, traceparent });
       const answer = await deps.pipeline.serve(call);
       const headers: Record<string, string> = call.cache === 'none' ? {} : { 'X-Cache': call.cache === 'hit' ? 'HIT' : 'MISS' };
       return { status: 200, body: (answer.json !== undefined ? new RawJson(answer.json) : answer.body) as never, headers };
     }, 'kernel');
     // A read whose answer is in this process's memory is answered before the middleware chain.
     router.mountShortcut(id, ({ params, query, tenant, requestId, traceparent }) => {
-      const call = deps.opcos.context(params.opcoId!, route, tenant, { query: query as Record<string, string>, synchronous: true, requestId, traceparent });
+      const call = deps.opcos.context(params.opcoId, route, tenant, { query: query as Record<string, string>, synchronous: true, requestId, traceparent });
       const json = deps.pipeline.peek(call);
       return json === undefined ? undefined : { status: 200, body: new RawJson(json), headers: { 'X-Cache': 'HIT' } };
     }, 'kernel');
   }
   router.mount('getOpcoStatus', async ({ params, tenant, requestId, traceparent }) => {
-    const call = deps.opcos.context(params.opcoId!, 'GET /status', tenant, { synchronous: true, requestId, traceparent });
+    const call = deps.opcos.context(params.opcoId, 'GET /status', tenant, { synchronous: true, requestId, traceparent });
     const { profile } = call.opco;
     let upstream: unknown;
     let failure: ServiceError | undefined;

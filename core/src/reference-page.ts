@@ -95,8 +95,8 @@ export function mountReferencePage(router: OperationRouter): void {
   }), 'kernel');
 
   router.mount('getReferenceAsset', async ({ params }) => {
-    const name = params.asset!;
-    const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name]! : undefined;
+    const name = params.asset;
+    const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
     if (!asset) throw createError('NOT_FOUND', `no asset ${name} on the reference page`);
     let body: Promise<Buffer> | undefined = loaded.get(name);
     if (!body) {

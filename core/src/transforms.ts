@@ -143,9 +143,9 @@ export function dateFormat(paths: readonly string[], options: DateFormatOptions 
   const format = (value: unknown): unknown => {
     if (typeof value !== 'string') return value;
     const iso = ISO_DATE.exec(value) ?? ISO_TIMESTAMP.exec(value);
-    if (iso) return realDate(iso[1]!, iso[2]!, iso[3]!) ? write(iso[1]!, iso[2]!, iso[3]!) : value;
+    if (iso) return realDate(iso[1], iso[2], iso[3]) ? write(iso[1], iso[2], iso[3]) : value;
     const french = FRENCH_DATE.exec(value);
-    if (french) return realDate(french[3]!, french[2]!, french[1]!) ? write(french[3]!, french[2]!, french[1]!) : value;
+    if (french) return realDate(french[3], french[2], french[1]) ? write(french[3], french[2], french[1]) : value;
     return value;
   };
   return atPaths('dateFormat', paths, format);

@@ -268,7 +268,7 @@ class SlotRotation {
     if (this.next === undefined) return undefined;
     for (let step = 0; step < this.limit; step++) {
       const index = (this.next + step) % this.limit;
-      if (this.stamps[index]! > freeBefore) continue;
+      if (this.stamps[index] > freeBefore) continue;
       if (index < reserve) return undefined;
       this.next = (index + 1) % this.limit;
       return index;
@@ -282,6 +282,6 @@ class SlotRotation {
   }
 
   stamped(index: number, until: number): void {
-    this.stamps[index] = Math.max(this.stamps[index]!, until);
+    this.stamps[index] = Math.max(this.stamps[index], until);
   }
 }

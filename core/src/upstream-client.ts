@@ -118,7 +118,7 @@ export class UpstreamClient {
     const signal = AbortSignal.timeout(timeoutMs);
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.agent.request({ origin: url.origin, path: url.pathname + url.search, method: ctx.method as Dispatcher.HttpMethod, headers, body, signal });
+      response = await this.agent.request({ origin: url.origin, path: url.pathname + url.search, method: ctx.method, headers, body, signal });
     } catch (err) {
       throw networkError(ctx, err);
     }
@@ -141,7 +141,7 @@ export class UpstreamClient {
     } catch (err) {
       throw networkError(ctx, err);
     }
-    return { statusCode: response.statusCode, headers: response.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received) };
+    return { statusCode: response.statusCode, headers: response.headers, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received) };
   }
 }
 

@@ -20,7 +20,7 @@ t.test('unproven requests take tokens of their address; other addresses are unto
   t.match(err, { code: 'RATE_LIMITED', headers: { 'Retry-After': '1' } });
   t.same(refused, ['unproven']);
   t.doesNotThrow(() => limits.takeUnproven('203.0.113.10'), 'another address has its own bucket');
-  clock.advance(500);
+  await clock.advance(500);
   t.doesNotThrow(() => limits.takeUnproven('203.0.113.9'), 'a token back after 1/perSecond');
 });
 
@@ -51,11 +51,11 @@ t.test('wrong operator keys back off per address, doubling; the right key from e
   t.equal(retryAfter(), 0, 'the free failures');
   limits.operatorFailed(attacker);
   t.equal(retryAfter(), 1);
-  clock.advance(1000);
+  await clock.advance(1000);
   limits.operatorFailed(attacker);
   t.equal(retryAfter(), 2, 'twice as long');
   for (let i = 0; i < 20; i++) {
-    clock.advance(600_000);
+    await clock.advance(600_000);
     limits.operatorFailed(attacker);
   }
   t.equal(retryAfter(), 300, 'never more than maxBackoffS');

@@ -45,7 +45,7 @@ t.test('the export reads every record of a period oldest first, page after page'
   const written: string[] = [];
   for (let i = 0; i < 5; i++) {
     written.push((await log.write({ tenant: request.tenant, actor: 'tenant', action: `action${i}`, targets: {}, outcome: { status: 200 }, requestId: `r-${i}`, clientAddress: request.clientAddress })).requestId);
-    clock.advance(1000);
+    await clock.advance(1000);
   }
   const read: string[] = [];
   for await (const record of log.all({}, 2)) read.push(record.requestId);

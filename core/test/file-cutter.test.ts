@@ -42,7 +42,7 @@ function cut(text: string | Buffer, sizes: (i: number) => number, limit = LIMIT)
 function fileAt(t: Test, result: { files: CutFile[] }, placeholder: unknown): CutFile {
   t.type(placeholder, 'string');
   t.ok((placeholder as string).startsWith(PLACEHOLDER), `${JSON.stringify(placeholder)} is a placeholder`);
-  return result.files[Number((placeholder as string).slice(PLACEHOLDER.length))]!;
+  return result.files[Number((placeholder as string).slice(PLACEHOLDER.length))];
 }
 
 const joined = (file: CutFile) => Buffer.concat(file.content);
@@ -53,7 +53,7 @@ const CHUNKINGS: Array<[string, (i: number) => number]> = [
   ['2 bytes', () => 2],
   ['3 bytes', () => 3],
   ['5 bytes', () => 5],
-  ['7, 1, 64k', (i) => [7, 1, 65536][i % 3]!],
+  ['7, 1, 64k', (i) => [7, 1, 65536][i % 3]],
 ];
 
 t.test('a file decodes the same whatever the chunks, across 4-character groups and pages', async (t) => {
@@ -165,14 +165,14 @@ t.test('a file that breaks JSON string rules makes the body invalid JSON', async
     ['an unknown escape', '{"_files":{"a":"QU\\xJD"}}'],
     ['a short \\u escape', '{"_files":{"a":"QU\\u12"}}'],
   ]) {
-    for (const [chunking, sizes] of CHUNKINGS) t.equal(cut(text!, sizes).invalidJson, true, `${label} (${chunking})`);
-    t.throws(() => JSON.parse(text!), `${label}: JSON.parse agrees`);
+    for (const [chunking, sizes] of CHUNKINGS) t.equal(cut(text, sizes).invalidJson, true, `${label} (${chunking})`);
+    t.throws(() => JSON.parse(text), `${label}: JSON.parse agrees`);
   }
 });
 
 t.test('random bodies read as JSON.parse reads them, files as Node decodes them', async (t) => {
   const rng = random(23);
-  const scalar = (): unknown => [() => rng.int(1000) - 500, () => 'v"}{[],:\\' + rng.int(9), () => null, () => rng.next() < 0.5, () => '\u00e9\u4e2d\ud83d\ude00'][rng.int(5)]!();
+  const scalar = (): unknown => [() => rng.int(1000) - 500, () => 'v"}{[],:\\' + rng.int(9), () => null, () => rng.next() < 0.5, () => '\u00e9\u4e2d\ud83d\ude00'][rng.int(5)]();
   const value = (depth: number): unknown => {
     if (depth > 3 || rng.next() < 0.4) return scalar();
     if (rng.next() < 0.5) return Array.from({ length: rng.int(4) }, () => value(depth + 1));
@@ -201,7 +201,7 @@ t.test('discard gives back the pages of every file, the one still arriving inclu
   const cutter = new FileCutter(LIMIT);
   cutter.push(Buffer.from(text.slice(0, text.length - 1_000_000))); // b is still arriving
   t.equal(cutter.files.length, 1);
-  const pages = cutter.files[0]!.content;
+  const pages = cutter.files[0].content;
   t.ok(pages.length >= 2 && pages.every((page) => page.length > 0));
   cutter.discard();
   t.ok(pages.every((page) => page.length === 0), 'their memory is gone: they read empty');
@@ -217,7 +217,7 @@ t.test('a chunk is kept only for a long run of text outside the files: the other
   const value = JSON.parse(cutter.end().toString()) as { note: string; tail: number };
   t.equal(value.note.length, 5000);
   t.equal(value.tail, 1);
-  t.same(Buffer.concat(cutter.files[0]!.content), Buffer.alloc(3 * 65536, 7));
+  t.same(Buffer.concat(cutter.files[0].content), Buffer.alloc(3 * 65536, 7));
   for (const [name, sizes] of CHUNKINGS) {
     const result = cut(text, sizes); // scribbles over every chunk said not to be kept
     t.equal((result.value as { note: string }).note, 'n'.repeat(5000), `${name}: the text kept is intact`);

@@ -15,7 +15,7 @@ async function consistent(t: Test, c: ReturnType<Awaited<ReturnType<typeof creat
   for (const row of all) {
     const byId = (await c.findOne({ _id: row._id })) as unknown as Row;
     const byKey = (await c.find({ key: row.key })) as unknown as Row[];
-    if (byId?.n !== row.n || byKey.length !== 1 || byKey[0]!.n !== row.n) {
+    if (byId?.n !== row.n || byKey.length !== 1 || byKey[0].n !== row.n) {
       t.fail(`${row._id}: by _id ${JSON.stringify(byId)}, by key ${JSON.stringify(byKey)}, scanned ${JSON.stringify(row)}`);
       return;
     }

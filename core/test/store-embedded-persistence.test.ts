@@ -68,7 +68,7 @@ t.test('bytes: kept as given, written to the datafile as base64, read back as Bu
   await first.close();
 
   const line = (await readFile(join(path, 'files.db'), 'utf8')).split('\n').find((l) => l.includes('"f"'))!;
-  t.ok(line.includes(`{"$$bytes":"${pages[1]!.toString('base64')}"}`), 'the datafile holds the base64 of the bytes');
+  t.ok(line.includes(`{"$$bytes":"${pages[1].toString('base64')}"}`), 'the datafile holds the base64 of the bytes');
   t.notOk(line.includes('"type":"Buffer"'), 'not Buffer.toJSON\'s array of numbers');
 
   const second = await createEmbeddedStore({ path });
@@ -76,7 +76,7 @@ t.test('bytes: kept as given, written to the datafile as base64, read back as Bu
   const reopened = second.collection<Row>('files');
   const back = (await reopened.findOne({ _id: 'f' })) as unknown as { at: Date; content: { pages: Buffer[] } };
   t.ok(back.at instanceof Date && back.at.getTime() === 7, 'Dates beside bytes still come back as Dates');
-  t.ok(back.content.pages.every((page, i) => Buffer.isBuffer(page) && page.equals(pages[i]!)), 'bytes come back as the same bytes');
+  t.ok(back.content.pages.every((page, i) => Buffer.isBuffer(page) && page.equals(pages[i])), 'bytes come back as the same bytes');
   await t.rejects(reopened.findOneAndUpdate({ _id: 'f' }, { $set: { n: 1 } }), TypeError, 'still not updated once read from the datafile');
   t.equal(await reopened.deleteOne({ _id: 'f' }), 1);
   t.equal(await reopened.findOne({ _id: 'f' }), null);

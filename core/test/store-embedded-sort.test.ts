@@ -46,9 +46,9 @@ t.test('the collection sorts the stored documents and hands out copies', async (
   await c.insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: `d${String(i).padStart(3, '0')}`, at: new Date(10_000 - i), k: i % 3 })));
   const [oldest] = await c.find({ k: 0 }, { sort: { at: 1 }, limit: 1 });
   t.equal(oldest?._id, 'd099', 'the oldest of the matches, not the first stored');
-  (oldest!.at as Date).setTime(0);
+  (oldest.at as Date).setTime(0);
   const [again] = await c.find({ k: 0 }, { sort: { at: 1 }, limit: 1 });
-  t.equal((again!.at as Date).getTime(), 10_000 - 99, 'changing a returned Date changes nothing stored');
+  t.equal((again.at as Date).getTime(), 10_000 - 99, 'changing a returned Date changes nothing stored');
   const claimed = await c.findOneAndUpdate({ k: 1 }, { $set: { k: 9 } }, { sort: { at: -1 }, returnDocument: 'before' });
   t.strictSame([claimed?._id, claimed?.k], ['d001', 1], 'findOneAndUpdate with a sort picks the first in order and returns it as it was');
   t.equal((await c.findOne({ _id: 'd001' }))?.k, 9, 'and changed it');

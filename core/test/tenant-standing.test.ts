@@ -16,7 +16,7 @@ t.test('unknown keys are unproven; accepted ones proven at that opcoId only, for
   t.equal(await standing.of('acme', TENANT), 'proven');
   t.equal(await standing.of('other', TENANT), 'unproven', 'a key is proven per upstream');
   t.equal(standing.known(undefined, TENANT), 'proven', 'and proven somewhere, for routes that name no opcoId');
-  clock.advance(86_400_000 + 1);
+  await clock.advance(86_400_000 + 1);
   t.equal(await standing.of('acme', TENANT), 'unproven', 'after its lifetime');
 });
 
@@ -32,7 +32,7 @@ t.test('a refused key is answered 403 for refusedTtlS, then tried again; a prove
   t.match(err, { code: 'HTTP_ERROR', status: 403, message: /300 s/ });
   t.same(hits, ['acme'], 'the local answer is counted');
   t.equal(await standing.assertNotRefused('other', TENANT), 'unproven', 'other upstreams are not concerned');
-  clock.advance(300_000);
+  await clock.advance(300_000);
   t.equal(await standing.assertNotRefused('acme', TENANT), 'unproven', 'tried again once the period ends: neither refused nor proven');
 });
 
@@ -46,11 +46,11 @@ t.test('every instance learns what one learned, within LOCAL_RECHECK_MS', async 
   t.equal(await two.of('acme', TENANT), 'unproven');
   await one.accepted('acme', TENANT);
   t.equal(await two.of('acme', TENANT), 'unproven', 'two trusts what it read a moment ago');
-  clock.advance(LOCAL_RECHECK_MS);
+  await clock.advance(LOCAL_RECHECK_MS);
   t.equal(await two.of('acme', TENANT), 'proven', 'then reads the store again');
   t.equal(await two.of(undefined, TENANT), 'proven', 'proven somewhere, read from the store');
   await one.refused('acme', TENANT);
-  clock.advance(LOCAL_RECHECK_MS);
+  await clock.advance(LOCAL_RECHECK_MS);
   t.equal(await two.of('acme', TENANT), 'refused');
 });
 
@@ -61,16 +61,16 @@ t.test('an accepted key is written once per half lifetime, not at every call', a
   const standing = new TenantStanding(store, clock, options);
   const docs = store.collection<{ _id: string; expiresAt: Date }>('tenant_standing');
   await standing.accepted('acme', TENANT);
-  const first = (await docs.find({}))[0]!.expiresAt.getTime();
-  clock.advance(1000);
+  const first = (await docs.find({}))[0].expiresAt.getTime();
+  await clock.advance(1000);
   await standing.accepted('acme', TENANT);
-  t.equal((await docs.find({}))[0]!.expiresAt.getTime(), first, 'not written again');
-  clock.advance(43_200_000);
+  t.equal((await docs.find({}))[0].expiresAt.getTime(), first, 'not written again');
+  await clock.advance(43_200_000);
   await standing.accepted('acme', TENANT);
-  t.ok((await docs.find({}))[0]!.expiresAt.getTime() > first, 'renewed past half its lifetime');
-  clock.advance(72_000_000);
+  t.ok((await docs.find({}))[0].expiresAt.getTime() > first, 'renewed past half its lifetime');
+  await clock.advance(72_000_000);
   t.equal(await standing.sweep(), 0, 'still alive 20 h later: renewed');
-  clock.advance(72_000_000);
+  await clock.advance(72_000_000);
   t.equal(await standing.sweep(), 1, 'swept once expired');
 });
 
@@ -105,7 +105,7 @@ t.test('known() answers at once past the recheck time and reads the store again 
   await one.accepted('acme', TENANT);
   t.equal(await two.of('acme', TENANT), 'proven');
   await one.refused('acme', TENANT);
-  clock.advance(LOCAL_RECHECK_MS);
+  await clock.advance(LOCAL_RECHECK_MS);
   t.equal(two.known('acme', TENANT), 'proven', 'the answer of the moment, without waiting for the store');
   // The read behind it is the embedded store's: a few turns of the event loop.
   for (let turn = 0; turn < 1000 && two.known('acme', TENANT) !== 'refused'; turn++) await new Promise((resolve) => setImmediate(resolve));

@@ -51,7 +51,7 @@ export function auditSuite(t: Test, backends: () => Record<string, unknown> | un
       requested.push({ action, requestId, status: reply.status });
       return reply;
     };
-    const numero = service.sandbox.dataset.dossiers[0]!.numeroInterne;
+    const numero = service.sandbox.dataset.dossiers[0].numeroInterne;
     const marked = dossierBody();
     marked.cerfa.apprenti = { ...marked.cerfa.apprenti, nom: MARKS.nom, prenom: MARKS.prenom, nomUsage: MARKS.nir };
     marked.cerfa.employeur = { ...marked.cerfa.employeur, denomination: MARKS.denomination };
@@ -136,10 +136,10 @@ export function auditSuite(t: Test, backends: () => Record<string, unknown> | un
     const created = await service.request('POST', '/webhooks', { body: { callbackUrl: 'http://127.0.0.1:9/old', events: ['job.completed'] } });
     t.equal(created.status, 201);
     const hook = created.body;
-    clock.advance(86_400_000);
+    await clock.advance(86_400_000);
     t.equal((await service.request('DELETE', `/webhooks/${hook.id}`)).status, 200);
     t.same((await service.get('/audit')).body.items.map((r: { action: string }) => r.action), ['deleteWebhook', 'createWebhook']);
-    clock.advance(86_400_000 + 60_000);
+    await clock.advance(86_400_000 + 60_000);
     await eventually(async () => (await service.get('/audit')).body.items.length === 1, 'the purge of the record two days old');
     t.same((await service.get('/audit')).body.items.map((r: { action: string }) => r.action), ['deleteWebhook'], 'the younger one is kept');
   });
@@ -169,7 +169,7 @@ export function auditSuite(t: Test, backends: () => Record<string, unknown> | un
   t.test('with audit.reads, reads of personal data are recorded, cached ones too', async (t) => {
     const service = await startService({ config: { ...backends(), audit: { reads: true } } });
     t.teardown(() => service.close());
-    const numero = service.sandbox.dataset.dossiers[1]!.numeroInterne;
+    const numero = service.sandbox.dataset.dossiers[1].numeroInterne;
     for (let i = 0; i < 3; i++) t.equal((await service.get(`/sandbox/dossiers?numeroInterne=${numero}`)).status, 200);
     t.equal((await service.get(`/sandbox/dossiers/liste?numerosInternes=${numero}`)).status, 200);
     t.equal((await service.get('/sandbox/dossiers/etats')).status, 200, 'not personal data: not recorded');

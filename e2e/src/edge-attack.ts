@@ -97,7 +97,7 @@ export async function startEdgeScene(options: SceneOptions = {}): Promise<EdgeSc
     warmUp: () => get(cfa, CFA_KEY),
     async attack(attack, durationMs) {
       const reused = Array.from({ length: 50 }, (_, i) => `stranger-reused-${String(i).padStart(2, '0')}-${randomBytes(3).toString('hex')}`);
-      const strangerKey = (n: number) => (attack === 'random keys' ? `stranger-${randomBytes(8).toString('hex')}` : reused[n % reused.length]!);
+      const strangerKey = (n: number) => (attack === 'random keys' ? `stranger-${randomBytes(8).toString('hex')}` : reused[n % reused.length]);
       const receivedBefore = sandbox.received.length;
       const cfaAnswers: Promise<number>[] = [];
       const strangerAnswers: Promise<number>[] = [];

@@ -18,7 +18,7 @@ export async function eventually<T>(probe: () => T | undefined | null | false | 
 
 /** The first event of `type` whose data matches `data` (shallowly), once it has been emitted. */
 export function emitted(events: DomainEvent[], type: string, data: Record<string, unknown>): Promise<DomainEvent> {
-  const matches = (event: DomainEvent) => event.type === type && Object.entries(data).every(([key, value]) => (event.data as Record<string, unknown>)[key] === value);
+  const matches = (event: DomainEvent) => event.type === type && Object.entries(data).every(([key, value]) => (event.data)[key] === value);
   return eventually(() => events.find(matches), `${type} ${JSON.stringify(data)}`);
 }
 

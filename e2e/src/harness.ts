@@ -134,7 +134,7 @@ export async function send(url: string, method: string, path: string, req: Reque
   const text = await response.text();
   const problems = contractProblems(method, url + path, response.status, response.headers, text, { checkBody: !req.drift, contract: req.contract });
   if (problems.length > 0) throw new Error(`${method} ${path} answered ${response.status}, not as /doc says:\n- ${problems.join('\n- ')}`);
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {

@@ -61,9 +61,9 @@ export function hubSuite(t: Test, backends: HubSuiteBackends): void {
     for (const member of f.members) {
       for (const page of [1, 2]) t.equal((await member.service.get(`/sandbox/dossiers/etats?numeroPage=${page}`)).status, 200);
     }
-    const accepted = await f.members[0]!.service.request('POST', '/sandbox/dossiers', { body: dossierBody() });
+    const accepted = await f.members[0].service.request('POST', '/sandbox/dossiers', { body: dossierBody() });
     t.equal(accepted.status, 202, accepted.text);
-    const job = await waitForJob(f.members[0]!.service, accepted.body.statusUrl, { timeoutMs: 20_000 });
+    const job = await waitForJob(f.members[0].service, accepted.body.statusUrl, { timeoutMs: 20_000 });
     t.equal(job.status, 'completed', 'the worker made its upstream call');
 
     const calls = f.calls((c) => c.fleetId === a || c.fleetId === b);
@@ -116,8 +116,8 @@ export function hubSuite(t: Test, backends: HubSuiteBackends): void {
     // instance would put 2 W between them. Half a window is left for each grant's round trip, so
     // a loaded machine slows the calls without failing the case.
     const times = made.map((c) => c.at).sort((x, y) => x - y);
-    const gaps = times.slice(LIMIT).map((at, i) => at - times[i]!).sort((x, y) => x - y);
-    const median = gaps[Math.floor(gaps.length / 2)]!;
+    const gaps = times.slice(LIMIT).map((at, i) => at - times[i]).sort((x, y) => x - y);
+    const median = gaps[Math.floor(gaps.length / 2)];
     t.ok(gaps.length >= (windows - 2) * LIMIT, `demand over ${windows} windows gave ${made.length} calls`);
     t.ok(median < 1.5 * W, `a slot is used again once it frees: median time between a call and the one ${LIMIT} later ${median} ms (window ${W} ms)`);
     t.ok(made.every((c) => c.instance === busy.name), 'all of them by the busy instance');
@@ -128,14 +128,14 @@ export function hubSuite(t: Test, backends: HubSuiteBackends): void {
     const { group: f, a } = await startGroup(t);
     const [one, two] = f.members;
     const call = (member: typeof one, key: string, page: string, priority: number) =>
-      member!.service.kernel.pipeline.run(member!.service.kernel.opcos.context('sandbox', 'GET /dossiers/etats', authenticate(key), { query: { numeroPage: page }, priority }));
+      member.service.kernel.pipeline.run(member.service.kernel.opcos.context('sandbox', 'GET /dossiers/etats', authenticate(key), { query: { numeroPage: page }, priority }));
     // Fill the window: until these leave it, every ask waits at the hub.
     await Promise.all(Array.from({ length: LIMIT }, (_, i) => call(one, KEY_A, `9${i}`, 10)));
     const sent: Array<Promise<unknown>> = [];
     for (let i = 0; i < 2 * LIMIT; i++) sent.push(call(two, KEY_A, `100${i}`, 10)); // CFA tenant A's sync, asked first
     for (let i = 0; i < 2 * LIMIT; i++) sent.push(call(two, KEY_B, `200${i}`, 10)); // CFA tenant B's sync
     for (let i = 0; i < LIMIT; i++) sent.push(call(one, KEY_A, `50${i}`, 5));
-    for (let i = 0; i < LIMIT; i++) sent.push(one!.service.get(`/sandbox/dossiers/etats?numeroPage=1${i}`, { key: KEY_B }));
+    for (let i = 0; i < LIMIT; i++) sent.push(one.service.get(`/sandbox/dossiers/etats?numeroPage=1${i}`, { key: KEY_B }));
     let waiting: number | undefined;
     await eventually(async () => {
       const views = (await hub.admin('GET', '/admin/limits')).body as Array<{ fleetId: string; waiting: number }>;

@@ -30,7 +30,7 @@ export interface OperatorScene {
   /** The sync kept running; started last. */
   runningSyncId: string;
   /** GET or POST on an operator route with the operator key (or `auth` as the Authorization header). */
-  admin(path: string, options?: { method?: string; auth?: string | null; key?: string }): Promise<Reply>;
+  admin: (path: string, options?: { method?: string; auth?: string | null; key?: string }) => Promise<Reply>;
   close(): Promise<void>;
 }
 

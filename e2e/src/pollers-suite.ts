@@ -4,6 +4,9 @@
  * upstream shape (pollers.test.ts, classic-pollers.test.ts). Polls are driven by a TestClock: each
  * interval is one advance of the clock, not seconds of waiting.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Test } from 'tap';
 import { TestClock, type DomainEvent } from '@opco-proxy/core';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
@@ -155,9 +158,6 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
   });
 
   t.test('a poller keeps running across a restart of the process', async (t) => {
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
     const upstream = await startSandbox({ shape: shape.sandbox, dossierCount: 60, factureCount: 10 });
     const receiver = await startReceiver();
     t.teardown(async () => {

@@ -22,11 +22,11 @@ export function runCli(args: string[], env: Record<string, string> = {}): CliPro
   let text = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {
-    text += chunk;
+    text += chunk.toString();
     for (const listener of listeners) listener();
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   const printed = (pattern: RegExp, timeoutMs = 20_000) =>
     new Promise<void>((resolve, reject) => {
       const check = () => {

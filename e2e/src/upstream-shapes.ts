@@ -24,7 +24,7 @@ export interface UpstreamShape {
   /** How the token request carries the client credentials (the profile's auth). */
   tokenStyle: 'form' | 'basic' | 'json';
   /** The wire value of the service's page `n` (counted from 1). */
-  page(n: number): string;
+  page: (n: number) => string;
   /** The wire form of a `YYYY-MM-DD` date in a query. */
   date(iso: string): string;
   batchSize: number;

@@ -25,7 +25,7 @@ t.test('--help of every command, help, --version, an unknown command', async (t)
   // In parallel: each is a whole Node start-up.
   const helps = await Promise.all(commands.map(([command]) => finish([...command, '--help'])));
   for (const [index, [command, patterns]] of commands.entries()) {
-    const { code, out } = helps[index]!;
+    const { code, out } = helps[index];
     t.equal(code, 0, `${command.join(' ')} --help exits 0`);
     t.match(out, new RegExp(`Usage: opco-proxy ${command.join(' ')}`.trim()));
     for (const pattern of patterns) t.match(out, pattern, `${command.join(' ') || 'opco-proxy'} --help: ${pattern}`);

@@ -78,7 +78,7 @@ t.test('a key the upstream refused is answered 403 here for refusedTtlS, then tr
   t.equal(upstreamCalls(), 1, 'sent three times, the key reached the upstream once');
   t.match((await gated.get('/sandbox/dossiers/etats', { key: stranger })).body.description, /refused this X-API-KEY lately/);
   t.match(await (await fetch(`${gated.url}/metrics`)).text(), /opco_proxy_refused_key_hits_total\{opco="sandbox"\} 3/);
-  clock.advance(300_000);
+  await clock.advance(300_000);
   t.equal((await gated.get('/sandbox/dossiers/etats', { key: stranger })).status, 403);
   t.equal(upstreamCalls(), 2, 'once the period is over, the upstream is asked again (a renewed key would pass)');
 });

@@ -23,7 +23,7 @@ function prng(seed: number) {
     x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
     return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
   };
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
   return { next, pick, chance: (p: number) => next() < p };
 }
 
@@ -119,7 +119,7 @@ function rawRequest(text: string): Promise<{ status: number; body: string }> {
     const socket = connect(Number(port), hostname);
     let answer = '';
     socket.setTimeout(10_000, () => socket.destroy());
-    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('data', (chunk) => (answer += chunk.toString()));
     socket.on('error', () => undefined);
     socket.on('close', () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0), body: answer.split('\r\n\r\n')[1] ?? '' }));
     socket.end(text);

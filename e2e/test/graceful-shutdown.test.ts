@@ -63,7 +63,8 @@ t.test('/ready answers 503 while the process drains', async (t) => {
   const service = await startService({ sandbox: {}, clock: new TestClock({ frozen: true }) });
   service.sandbox.faults.add({ route: 'GET /v2/dossiers/etats', latencyMs: 800 });
   // A second listener on the same app: the kernel's own stops accepting connections when it drains.
-  const probe = createServer(service.kernel.app.callback()).listen(0, '127.0.0.1');
+  const handle = service.kernel.app.callback();
+  const probe = createServer((req, res) => void handle(req, res)).listen(0, '127.0.0.1'); // as the kernel's server: Koa answers its own errors
   await once(probe, 'listening');
   t.teardown(() => probe.close());
   const probeUrl = `http://127.0.0.1:${(probe.address() as { port: number }).port}`;

@@ -19,7 +19,7 @@ function raw(request: string): Promise<{ status: number; headers: string; body: 
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
     let text = '';
-    socket.on('data', (chunk) => (text += chunk));
+    socket.on('data', (chunk) => (text += chunk.toString()));
     socket.on('error', reject);
     socket.on('close', () => {
       const [head = '', body = ''] = text.split('\r\n\r\n');
@@ -53,7 +53,7 @@ function connection(): { socket: Socket; answer: () => string; closed: Promise<u
   const { hostname, port } = new URL(service.url);
   const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
   let text = '';
-  socket.on('data', (chunk) => (text += chunk));
+  socket.on('data', (chunk) => (text += chunk.toString()));
   // A write refused once the service has closed: the test looks at what was answered.
   socket.on('error', () => undefined);
   return { socket, answer: () => text, closed: new Promise((resolve) => socket.once('close', resolve)) };

@@ -87,7 +87,7 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   // Step by step: between two polls it rose by at most one step per STEP_MS that can have passed
   // between them, and the whole climb took one STEP_MS per step after the first.
   const stepsBetween = (a: Seen, b: Seen) => Math.floor((b.at - a.sentAt) / STEP_MS) + 1;
-  const jumps = climb.slice(1).filter((s, i) => s.effective - climb[i]!.effective > RISE * stepsBetween(climb[i]!, s));
+  const jumps = climb.slice(1).filter((s, i) => s.effective - climb[i].effective > RISE * stepsBetween(climb[i], s));
   const steps = Math.ceil((RATE.limit - low) / RISE);
   t.ok(steps >= 2 && jumps.length === 0 && restored.at - lastLow.sentAt >= (steps - 1) * STEP_MS,
     `raised back step by step: ${[...new Set(path)].join(' → ')} in ${restored.at - lastLow.sentAt} ms${jumps.length ? `; jumped to ${jumps.map((s) => s.effective).join(', ')}` : ''}`);

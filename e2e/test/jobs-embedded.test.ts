@@ -12,7 +12,7 @@ t.test('files', async (t) => filesSuite(t, () => ({})));
 // Regression: a retry message that arrives at once (no backoff) used to find the job still
 // leased by the run that scheduled it, and the job stayed `processing` with no message left.
 t.test('retries scheduled with no delay still run and end every job', async (t) => {
-  const service = await startService({ config: { jobs: { backoffMs: [0, 0, 0] } as never } });
+  const service = await startService({ config: { jobs: { backoffMs: [0, 0, 0] } } });
   t.teardown(() => service.close());
   const numero = service.sandbox.dataset.dossiers[0].numeroInterne;
   // A CFA that used the service before: a key never answered but with 5xx stays unproven, and

@@ -16,7 +16,7 @@ t.test('/doc documents the operations this instance serves, and only those', asy
   for (const absent of ['POST /webhooks', 'POST /sync/dossiers', 'POST /{opcoId}/dossiers', 'GET /{opcoId}/jobs/{jobId}', 'GET /pollers']) {
     t.notOk(documented.includes(absent), `${absent} is not served, so not documented`);
     const [method, path] = absent.split(' ');
-    const reply = await cacheOnly.request(method!, path!.replace('{opcoId}', 'sandbox').replace('{jobId}', '0e3c1b2a-0000-4000-8000-000000000000'), { body: method === 'POST' ? {} : undefined });
+    const reply = await cacheOnly.request(method, path.replace('{opcoId}', 'sandbox').replace('{jobId}', '0e3c1b2a-0000-4000-8000-000000000000'), { body: method === 'POST' ? {} : undefined });
     t.ok([404, 405].includes(reply.status), `${absent} answers ${reply.status}`);
   }
   const full = await startService({});

@@ -50,7 +50,7 @@ t.test('2 api + 2 worker processes', { skip }, async (t) => {
   }
   // A job reads as completed before its worker's "job ended" log line has crossed the pipe.
   const endedLines = () => processes.slice(2).map((p) => (p.output().match(/"msg":"job ended"/g) ?? []).length);
-  const perWorker = await eventually(() => { const lines = endedLines(); return lines[0]! + lines[1]! >= 17 && lines; }, '17 "job ended" lines').catch(() => endedLines());
+  const perWorker = await eventually(() => { const lines = endedLines(); return lines[0] + lines[1] >= 17 && lines; }, '17 "job ended" lines').catch(() => endedLines());
   t.equal(perWorker[0] + perWorker[1], 17, `every job ended on a worker (${perWorker.join(' + ')})`);
   t.ok(perWorker.every((n) => n > 0), 'both workers took jobs');
 });

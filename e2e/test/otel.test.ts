@@ -18,7 +18,7 @@ interface ExportedSpan { traceId: string; spanId: string; parentSpanId?: string;
 function exportedSpans(): ExportedSpan[] {
   return collector.received
     .filter((r) => r.path === '/v1/traces')
-    .flatMap((r) => (r.body as any)?.resourceSpans ?? [])
+    .flatMap((r) => (r.body)?.resourceSpans ?? [])
     .flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans));
 }
 const attribute = (span: ExportedSpan, key: string) => Object.values(span.attributes.find((a) => a.key === key)?.value ?? {})[0];

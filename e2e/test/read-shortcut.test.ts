@@ -68,7 +68,7 @@ t.test('an expired answer is not served; the rate takes one token per request on
   // Three tokens and (almost) no refill: the fourth request is refused whatever answered before.
   const { service, lookups, clock } = await serviceCountingLookups(t, { tenantRateLimit: { perSecond: 0.001, burst: 3 } });
   t.equal((await service.get(PATH)).headers.get('x-cache'), 'MISS');
-  clock.advance(61_000);
+  await clock.advance(61_000);
   const expired = await service.get(PATH);
   t.equal(expired.headers.get('x-cache'), 'MISS', 'expired in memory: the shortcut left it to the chain');
   t.equal(lookups(), 2);

@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
-import { startService, watchSync, realBackends, realBackendsSkip, KEY_A, type ServiceOptions } from '../src/index.js';
+import { startService, watchSync, realBackends, realBackendsSkip, type ServiceOptions } from '../src/index.js';
 
 async function restartMidSync(t: Test, backends: ServiceOptions['config']) {
   const upstream = await startSandbox({ dossierCount: 400, pageSize: 100 });

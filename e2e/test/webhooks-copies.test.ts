@@ -43,7 +43,7 @@ async function waitingDelivery(path: string, event: SyncEvent): Promise<{ hook: 
   receiver.script.push({ status: 503 });
   await emit(event, `${path}-2`);
   await eventually(() => at(path).length === 2, `the second notification to ${path}`);
-  const deliveryId = String(at(path)[1]!.headers['svc-delivery-id']);
+  const deliveryId = String(at(path)[1].headers['svc-delivery-id']);
   await eventually(async () => (await deliveries.findOne({ _id: deliveryId }))?.status === 'retrying', 'its retry scheduled');
   return { hook: reply.body, deliveryId };
 }
@@ -61,7 +61,7 @@ t.test('a rotated secret signs the next attempt', async (t: Test) => {
   t.equal(rotated.status, 200);
   await clock.advance(1000);
   t.equal((await ended(deliveryId)).status, 'delivered');
-  const retry = at('/rotated')[2]!;
+  const retry = at('/rotated')[2];
   t.ok(signatureValid(rotated.body.secret, retry), 'Svc-Signature is the new secret\'s');
   t.ok(signatureValid(hook.secret, { ...retry, headers: { ...retry.headers, 'svc-signature': retry.headers['svc-signature-previous'] } }), 'the old one signs beside it');
 });
@@ -99,7 +99,7 @@ t.test('a change between the outbox\'s read of the subscribers and its insert ho
   await emit('sync.batch', 'raced-2');
   t.ok(rotated, 'rotated after the subscribers were read, before the deliveries were written');
   const [, second] = await eventually(() => at('/raced').length === 2 && at('/raced'), 'the second notification');
-  t.ok(signatureValid(rotated!.secret, second!), 'signed with the new secret');
+  t.ok(signatureValid(rotated!.secret, second), 'signed with the new secret');
 });
 
 /** The store, with `beforeInsert` run before an insert of deliveries. */

@@ -4,7 +4,7 @@ import t from 'tap';
 import { tenantHash } from '@opco-proxy/core';
 import { deliveryLogs, startService, startReceiver, signatureValid, dossierBody, factureBody, waitForJob, PDF, KEY_A, KEY_B } from '../src/index.js';
 
-const service = await startService({ config: { jobs: { backoffMs: [50, 50, 50] } as never } });
+const service = await startService({ config: { jobs: { backoffMs: [50, 50, 50] } } });
 const receiver = await startReceiver();
 t.teardown(async () => {
   await service.close();
@@ -26,7 +26,7 @@ t.test('job events arrive signed, with the D22 data, on every delivery', async (
   for (let i = 0; i < 100 && at('/all').length < 3; i++) await settle(50);
   // Deliveries run concurrently: the last progress and the completion may arrive in either order.
   const order = { 'job.progress': 0, 'job.completed': 1 } as Record<string, number>;
-  const requests = [...at('/all')].sort((a, b) => order[a.body.event]! - order[b.body.event]! || a.body.data.step - b.body.data.step);
+  const requests = [...at('/all')].sort((a, b) => order[a.body.event] - order[b.body.event] || a.body.data.step - b.body.data.step);
   t.same(requests.map((r) => r.body.event), ['job.progress', 'job.progress', 'job.completed']);
   for (const request of requests) {
     t.ok(signatureValid(all.secret, request), 'valid Svc-Signature over the raw body');

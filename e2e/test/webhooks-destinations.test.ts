@@ -9,7 +9,7 @@ import { tenantHash } from '@opco-proxy/core';
 import { startService, startReceiver } from '../src/index.js';
 
 const CONCURRENCY = 4;
-const service = await startService({ config: { webhooks: { concurrency: CONCURRENCY, timeoutMs: 600_000 } as never } });
+const service = await startService({ config: { webhooks: { concurrency: CONCURRENCY, timeoutMs: 600_000 } } });
 let release!: () => void;
 const held = new Promise<void>((resolve) => (release = resolve));
 const slow = await startReceiver({ status: 200, until: held });
@@ -37,7 +37,7 @@ t.test('a slow receiver with a backlog does not hold deliveries to another', asy
   await slow.waitFor(1, 10_000);
   await service.kernel.emit({ type: 'sync.completed', tenant: tenantHash(tenant), opcoId: 'sandbox', data: { syncId: 's', total: 0, durationMs: 1 } });
   const [arrived] = await fast.waitFor(1, 60_000);
-  t.equal(arrived!.body.event, 'sync.completed');
+  t.equal(arrived.body.event, 'sync.completed');
   const logs = await service.request('GET', `/webhooks/${slowHook.id}/logs`, { key: tenant });
   t.equal(logs.status, 200);
   t.equal(logs.body.length, backlog, 'every slow delivery is recorded');

@@ -22,7 +22,7 @@ t.test('failing twice then succeeding is delivered in 3 attempts, at 0, +1 s and
   const started = clock.now();
   await service.kernel.emit({ type: 'sync.started', tenant: tenantHash(KEY_A), opcoId: 'sandbox', data: { syncId: 'r1', total: 3 } });
   await flaky.waitFor(1);
-  t.equal(flaky.received[0]!.at - started, 0, 'first attempt at once');
+  t.equal(flaky.received[0].at - started, 0, 'first attempt at once');
   await deliveryLogs(service, hook.id, (logs) => logs[0]?.attempts === 1);
   await clock.advance(999);
   await noAttemptYet(t, flaky, 1, 'not before 1 s');
@@ -33,7 +33,7 @@ t.test('failing twice then succeeding is delivered in 3 attempts, at 0, +1 s and
   await noAttemptYet(t, flaky, 2, 'not before 5 s more');
   await clock.advance(1);
   const hits = await flaky.waitFor(3);
-  t.same(hits.slice(1).map((hit, i) => hit.at - hits[i]!.at), [1000, 5000], 'the schedule, exactly');
+  t.same(hits.slice(1).map((hit, i) => hit.at - hits[i].at), [1000, 5000], 'the schedule, exactly');
   t.equal(new Set(hits.map((h) => h.headers['svc-delivery-id'])).size, 1, 'same Svc-Delivery-Id on every attempt');
   const logs = await deliveryLogs(service, hook.id, (l) => l[0]?.attempts === 3 && l[0].status === 'delivered');
   t.match(logs[0], { status: 'delivered', attempts: 3, statusCode: 200 });
@@ -50,7 +50,7 @@ t.test('always failing: 4 attempts, the last 15 s after the third, then failed a
     await clock.advance(delay);
   }
   const hits = await down.waitFor(4);
-  t.same(hits.slice(1).map((hit, i) => hit.at - hits[i]!.at), [1000, 5000, 15_000]);
+  t.same(hits.slice(1).map((hit, i) => hit.at - hits[i].at), [1000, 5000, 15_000]);
   const logs = await deliveryLogs(service, hook.id, (l) => l[0]?.status === 'failed');
   t.match(logs[0], { status: 'failed', attempts: 4, statusCode: 503, error: 'receiver answered 503' });
   await clock.advance(60 * 60_000);

@@ -42,7 +42,7 @@ export function requireAdmin(adminKey: string, addresses: AddressLimits, proxies
     addresses.checkBackoff(address);
     const header = ctx.get('authorization');
     const match = /^Bearer (.+)$/.exec(header);
-    if (!match || !safeEqualHex(sha256Hex(match[1]!), expected)) {
+    if (!match || !safeEqualHex(sha256Hex(match[1]), expected)) {
       addresses.checkBeforeAuth(address);
       addresses.operatorFailed(address);
       throw createError('HTTP_ERROR', 'Authorization: Bearer <admin key> is missing or wrong');
@@ -68,7 +68,7 @@ export function adminRouter(deps: AdminDeps): Router {
   });
 
   router.delete('/keys/:id', async (ctx) => {
-    const id = ctx.params.id!;
+    const id = ctx.params.id;
     if (!(await deps.keys.revoke(id, deps.clock.date()))) throw createError('NOT_FOUND', `no hub key with id ${id}`);
     ctx.body = { deleted: true, id, closedConnections: deps.closeKey(id) };
   });

@@ -144,7 +144,7 @@ export class GrantBudget {
     if (unproven) this.endedUnproven += 1;
     // Sorted insert: reported ends may be older than ends already recorded.
     let index = this.ended.length;
-    while (index > 0 && this.ended[index - 1]!.at > at) index -= 1;
+    while (index > 0 && this.ended[index - 1].at > at) index -= 1;
     this.ended.splice(index, 0, { at, ...(id === undefined ? {} : { id }), ...(unproven ? { unproven } : {}) });
   }
 
@@ -167,12 +167,12 @@ export class GrantBudget {
   private forget(now: number): void {
     for (const slot of this.held.values()) if (slot.deadline <= now) this.end(slot.id, slot.deadline);
     const horizon = now - this.windowMs;
-    while (this.ended.length > 0 && this.ended[0]!.at <= horizon) {
+    while (this.ended.length > 0 && this.ended[0].at <= horizon) {
       const { id, unproven } = this.ended.shift()!;
       if (id !== undefined) this.endedIds.delete(id);
       if (unproven) this.endedUnproven -= 1;
     }
-    while (this.issued.length > 0 && this.issued[0]! <= horizon) this.issued.shift();
+    while (this.issued.length > 0 && this.issued[0] <= horizon) this.issued.shift();
   }
 
   private release(id: string): Slot | undefined {

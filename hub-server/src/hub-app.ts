@@ -33,7 +33,10 @@ export function createHubApp(deps: HubAppDeps): Koa {
 
   // Every /admin path is behind the bearer, even an unknown one: no route map for strangers.
   const checkAdmin = requireAdmin(deps.adminKey, deps.addresses, deps.proxies);
-  app.use(async (ctx, next) => (ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? checkAdmin(ctx, next) : next()));
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/admin' || ctx.path.startsWith('/admin/')) await checkAdmin(ctx, next);
+    else await next();
+  });
   app.use(adminRouter(deps).routes());
   return app;
 }

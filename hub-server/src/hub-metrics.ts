@@ -15,7 +15,7 @@ export interface HubMetrics {
   /** The gauges read the scheduler when scraped. */
   watch(scheduler: GrantScheduler): void;
   /** A request refused 429 by the per-address limits (core's AddressLimits). */
-  addressRefused(reason: AddressRefusal): void;
+  addressRefused: (reason: AddressRefusal) => void;
 }
 
 export function createHubMetrics(): HubMetrics {

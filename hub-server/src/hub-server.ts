@@ -111,7 +111,9 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
       return affected.length;
     },
   });
-  const server = createServer(app.callback());
+  const handle = app.callback();
+  // As the kernel's server: Koa answers its own errors (ctx.onerror), nothing to await here.
+  const server = createServer((req, res) => void handle(req, res));
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
@@ -210,7 +212,7 @@ function refuse(socket: Duplex, err: ServiceError): void {
 async function waitForSockets(wss: WebSocketServer, graceMs: number): Promise<void> {
   const open = [...wss.clients];
   if (open.length === 0) return;
-  const allClosed = Promise.all(open.map((ws) => (ws.readyState === ws.CLOSED ? undefined : once(ws, 'close'))));
+  const allClosed = Promise.all(open.filter((ws) => ws.readyState !== ws.CLOSED).map((ws) => once(ws, 'close')));
   let timer: NodeJS.Timeout | undefined;
   // Real time on purpose: this bounds how long sockets may linger, whatever clock the hub runs on.
   await Promise.race([allClosed, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);

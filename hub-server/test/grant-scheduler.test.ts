@@ -43,12 +43,12 @@ t.test('a used grant counts from issue until done + window; then the next ask is
   t.equal(granted.length, 1);
   await clock.advance(5000);
   t.equal(granted.length, 1, 'held while the call runs, however long');
-  scheduler.done('pub', 'i1', granted[0]!.grantId, 'used');
+  scheduler.done('pub', 'i1', granted[0].grantId, 'used');
   await clock.advance(W - 200);
   t.equal(granted.length, 1, 'still inside the window after the call ended');
   await clock.advance(201);
   t.equal(granted.length, 2, 'served once the ended call left the window');
-  t.ok(granted[1]!.waitedMs >= 5000 + W);
+  t.ok(granted[1].waitedMs >= 5000 + W);
 });
 
 t.test('an unused grant frees its slot at once', async (t) => {
@@ -56,9 +56,9 @@ t.test('an unused grant frees its slot at once', async (t) => {
   ask();
   ask();
   t.equal(granted.length, 1);
-  t.ok(scheduler.done('pub', 'i1', granted[0]!.grantId, 'unused'));
+  t.ok(scheduler.done('pub', 'i1', granted[0].grantId, 'unused'));
   t.equal(granted.length, 2, 'no waste: the waiting ask got the slot');
-  t.equal(scheduler.limits()[0]!.occupied, 1);
+  t.equal(scheduler.limits()[0].occupied, 1);
 });
 
 t.test('only the instance holding a grant can end it', async (t) => {
@@ -67,7 +67,7 @@ t.test('only the instance holding a grant can end it', async (t) => {
   t.notOk(scheduler.done('pub', 'i2', granted[0]!.grantId, 'unused'), 'another instance');
   t.notOk(scheduler.done('other-tenant', 'i1', granted[0]!.grantId, 'unused'), 'another fleet');
   t.notOk(scheduler.done('pub', 'i1', 'no-such-grant', 'unused'));
-  t.equal(scheduler.limits()[0]!.occupied, 1);
+  t.equal(scheduler.limits()[0].occupied, 1);
 });
 
 t.test('a grant never reported done stays counted until its exp + window', async (t) => {
@@ -75,8 +75,8 @@ t.test('a grant never reported done stays counted until its exp + window', async
   ask({ instanceId: 'dies' });
   scheduler.disconnect('pub', 'dies');
   ask({ instanceId: 'lives' });
-  const expMs = granted[0]!.exp * 1000;
-  t.equal(granted[0]!.exp - granted[0]!.iat, 30, 'JWT lifetime 30 s');
+  const expMs = granted[0].exp * 1000;
+  t.equal(granted[0].exp - granted[0].iat, 30, 'JWT lifetime 30 s');
   await clock.advance(expMs + W - clock.now() - 300);
   t.equal(granted.length, 1, 'counted until exp + window');
   await clock.advance(301);
@@ -94,7 +94,7 @@ t.test('waiting asks are served by priority, then CFA tenants take turns', async
   ask({ askId: 'default', priority: 5, tenant: 'cfa-c' });
   ask({ askId: 'client', priority: 1, tenant: 'cfa-d' });
   // Each grant is returned unused, so the next one is served at once, in serving order.
-  for (let i = 0; i < 7; i++) scheduler.done('pub', 'i1', granted[i]!.grantId, 'unused');
+  for (let i = 0; i < 7; i++) scheduler.done('pub', 'i1', granted[i].grantId, 'unused');
   t.same(granted.map((g) => g.askId), ['first', 'client', 'default', 'sync-a1', 'sync-b1', 'sync-a2', 'sync-b2', 'sync-a3']);
 });
 
@@ -105,7 +105,7 @@ t.test('a cancelled ask is never granted', async (t) => {
   ask({ askId: 'kept' });
   t.ok(scheduler.cancel('pub', waiting));
   t.notOk(scheduler.cancel('pub', waiting), 'twice is harmless');
-  scheduler.done('pub', 'i1', granted[0]!.grantId, 'unused');
+  scheduler.done('pub', 'i1', granted[0].grantId, 'unused');
   t.same(granted.map((g) => g.askId), ['a0', 'kept']);
 });
 
@@ -135,7 +135,7 @@ t.test('a lowered limit applies at once, to waiting asks too; a raised one serve
   scheduler.setOpcoLimits({ op: { limit: 2, windowMs: W } });
   ask({ askId: 'waits' });
   t.equal(granted.length, 2, 'the lowered limit holds the new ask');
-  scheduler.done('pub', 'i1', granted[0]!.grantId, 'unused');
+  scheduler.done('pub', 'i1', granted[0].grantId, 'unused');
   t.equal(granted.length, 3, 'served within the lowered limit');
   ask({ askId: 'waits-too' });
   t.equal(granted.length, 3);
@@ -171,7 +171,7 @@ t.test('exact: never more than the limit in any rolling window, random arrivals 
         for (let k = Math.floor(random() * 3); k >= 0; k--) {
           const ask = scheduler.ask('pub', {
             askId: `a${asked++}`, instanceId: `i${Math.floor(random() * 3)}`, opcoId: 'op', method: 'GET', route: 'GET /x',
-            priority: [1, 5, 10][Math.floor(random() * 3)]!, tenant: `cfa-${Math.floor(random() * 4)}`, rateLimit: { limit, windowMs: W },
+            priority: [1, 5, 10][Math.floor(random() * 3)], tenant: `cfa-${Math.floor(random() * 4)}`, rateLimit: { limit, windowMs: W },
           }, onGrant)!;
           if (random() < 0.05) clock.setTimeout(() => scheduler.cancel('pub', ask), random() * 500);
         }
@@ -215,7 +215,7 @@ t.test('a proven ask queued behind unproven asks blocked on the slice is served 
   ask({ askId: 'sync', tenant: 'cfa', proven: true, priority: 10 });
   t.same(granted.map((g) => g.askId), ['stranger-1', 'sync'], 'not held back by the two strangers waiting before it');
   t.match(scheduler.limits()[0], { occupied: 2, waiting: 2, unproven: { limit: 1, occupied: 1, waiting: 2 } });
-  scheduler.done('pub', 'i1', granted[0]!.grantId, 'unused');
+  scheduler.done('pub', 'i1', granted[0].grantId, 'unused');
   t.same(granted.map((g) => g.askId), ['stranger-1', 'sync', 'stranger-2'], 'an unused unproven grant frees its slice slot at once');
 });
 
@@ -235,9 +235,9 @@ t.test('the slice follows the effective limit and the share; a new share applies
   t.equal(granted.length, 5, '5% of 100');
   scheduler.setUnprovenShare(0.08);
   t.equal(granted.length, 8, 'a raised share serves the waiting asks at once');
-  t.match(scheduler.limits()[0]!.unproven, { limit: 8, occupied: 8, waiting: 2 });
+  t.match(scheduler.limits()[0].unproven, { limit: 8, occupied: 8, waiting: 2 });
   scheduler.setOpcoLimits({ op: { limit: 10, windowMs: W } });
-  t.match(scheduler.limits()[0]!.unproven, { limit: 1, occupied: 8 }, 'at least one call of a smaller limit');
+  t.match(scheduler.limits()[0].unproven, { limit: 1, occupied: 8 }, 'at least one call of a smaller limit');
 });
 
 t.test('a restarted hub counts the unproven grants of its journal in the slice', async (t) => {
@@ -274,7 +274,7 @@ t.test('exact with lanes: never more than the limit, nor unproven grants over th
       if (random() < 0.4) {
         const proven = random() < 0.4;
         scheduler.ask('pub', {
-          askId: `a${asked++}`, instanceId: 'i1', opcoId: 'op', method: 'GET', route: 'GET /x', priority: [1, 5, 10][Math.floor(random() * 3)]!,
+          askId: `a${asked++}`, instanceId: 'i1', opcoId: 'op', method: 'GET', route: 'GET /x', priority: [1, 5, 10][Math.floor(random() * 3)],
           tenant: proven ? `cfa-${Math.floor(random() * 3)}` : `invented-${asked}`, rateLimit: { limit, windowMs: W }, proven,
         }, onGrant);
       }

@@ -126,7 +126,7 @@ t.test('hub restarted on the same port: found again, no window over the limit ac
       } catch {
         return; // the provider closed at the end of the test
       }
-      calls.push({ at: Date.now(), token: lease.headers['Svc-Hub-Token']! });
+      calls.push({ at: Date.now(), token: lease.headers['Svc-Hub-Token'] });
       await sleep(30); // the upstream call
       await lease.release({ status: 200, latencyMs: 30 });
     }
@@ -152,7 +152,7 @@ t.test('hub restarted on the same port: found again, no window over the limit ac
   const local = calls.filter((c) => c.token === 'DISCONNECTED');
   const after = calls.filter((c) => c.at > restartedAt && c.token !== 'DISCONNECTED');
   t.ok(before.length >= 6 && local.length >= 1 && after.length >= 6, `${before.length} granted, ${local.length} local, ${after.length} granted after the restart`);
-  t.match(await verifyGrantToken(after[0]!.token, SECRET), { opcoId: 'op' }, 'the new hub signs with the same secret');
+  t.match(await verifyGrantToken(after[0].token, SECRET), { opcoId: 'op' }, 'the new hub signs with the same secret');
   t.equal(maxInWindow(calls.map((c) => c.at), W), 3, 'the limit is reached and never exceeded, across the restart');
   const instances = (await second.admin('GET', '/admin/instances')).body;
   t.same(instances, [], 'the instance closed');

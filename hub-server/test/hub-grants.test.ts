@@ -62,7 +62,7 @@ t.test('grants: JWTs that verify, carry the claims, and are reported done; views
   await eventually(() => admission.state === 'connected', 'connection');
 
   const lease = await admission.admit(request({ rateLimit: RL, route: 'GET /dossiers/etats' }));
-  const token = lease.headers['Svc-Hub-Token']!;
+  const token = lease.headers['Svc-Hub-Token'];
   const { payload, protectedHeader } = await jwtVerify(token, new Uint8Array(Buffer.from(SECRET, 'hex')), { issuer: 'opco-proxy-hub' });
   t.equal(protectedHeader.alg, 'HS256');
   t.match(payload, { opcoId: 'op', method: 'GET', route: 'GET /dossiers/etats', instanceId: 'api-1-instance', iss: 'opco-proxy-hub', jti: /^[0-9a-f]{32}$/ });

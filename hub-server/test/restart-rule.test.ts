@@ -42,10 +42,10 @@ t.test('for its first window a hub keeps back the share of each expected instanc
   t.equal(granted.length, 2, "b's 2 calls replace its reserve: 2 grants + 2 reported + 2 kept for c = 6");
   t.match(hub.limits()[0], { reserved: 2, occupied: 4 });
   await clock.advance(W + 10);
-  t.equal(hub.limits()[0]!.reserved, 0, 'after the first window, c is taken for dead');
+  t.equal(hub.limits()[0].reserved, 0, 'after the first window, c is taken for dead');
   t.equal(granted.length, 5, "b's ended call has left the window, then the reserve ended: 3 more grants, 6 in all");
   hub.done('pub', 'b', 'local-2', 'used');
-  t.equal(hub.limits()[0]!.occupied, 6, 'a call reported in flight is ended by its done and counts for a window more');
+  t.equal(hub.limits()[0].occupied, 6, 'a call reported in flight is ended by its done and counts for a window more');
 });
 
 t.test('the journal restores grants of the previous hub; a complete hello frees those never used', async (t) => {
@@ -55,16 +55,16 @@ t.test('the journal restores grants of the previous hub; a complete hello frees 
   const hub = new GrantScheduler({ clock, opcos: { op: RL }, startedAt: now - 10 * W });
   t.teardown(() => hub.close());
   hub.restore([grant('g1', 'a'), grant('g2', 'a'), grant('g3', 'a'), grant('g4', 'dead')]);
-  t.equal(hub.limits()[0]!.occupied, 4, 'every journalled grant counts, whoever holds it');
+  t.equal(hub.limits()[0].occupied, 4, 'every journalled grant counts, whoever holds it');
   hub.connect('pub', 'a', {
     expectedInstances: 1, limits: {}, complete: true,
     usage: [{ id: 'g1', opcoId: 'op', startedAgoMs: 490, endedAgoMs: 400 }, { id: 'g2', opcoId: 'op', startedAgoMs: 490 }],
   });
-  t.equal(hub.limits()[0]!.occupied, 3, 'g1 ended (counted a window more), g2 in flight, g3 never used: freed; g4 held');
+  t.equal(hub.limits()[0].occupied, 3, 'g1 ended (counted a window more), g2 in flight, g3 never used: freed; g4 held');
   t.ok(hub.done('pub', 'a', 'g2', 'used'), 'the done of a grant of the previous hub reaches this one');
   t.notOk(hub.done('pub', 'a', 'g4', 'used'), "another instance's grant");
   await clock.advance(W);
-  t.equal(hub.limits()[0]!.occupied, 1, 'only the dead instance’s grant is left, until its exp + window');
+  t.equal(hub.limits()[0].occupied, 1, 'only the dead instance’s grant is left, until its exp + window');
 });
 
 t.test('the journal keeps which grants went to unproven tenants, so a restarted hub counts its slice', async (t) => {
@@ -80,7 +80,7 @@ t.test('the journal keeps which grants went to unproven tenants, so a restarted 
   }
   hub1.close();
   for (const grant of granted) await journal.record(grant);
-  await journal.ended(granted[1]!.grantId, clock.now(), W, 'used');
+  await journal.ended(granted[1].grantId, clock.now(), W, 'used');
   const loaded = await journal.load();
   const flags = (pairs: Array<[string, boolean]>) => Object.fromEntries(pairs);
   t.same(flags(loaded.map((g) => [g.id, g.unproven ?? false])), flags(granted.map((g) => [g.grantId, g.unproven])), 'the flag survives the store');
@@ -96,7 +96,7 @@ t.test('an incomplete hello frees nothing it does not name', async (t) => {
   t.teardown(() => hub.close());
   hub.restore([{ id: 'g1', fleetId: 'pub', opcoId: 'op', instanceId: 'a', issuedAt: clock.now(), deadline: clock.now() + 30_000, rateLimit: RL }]);
   hub.connect('pub', 'a', { expectedInstances: 1, limits: {}, usage: [], complete: false });
-  t.equal(hub.limits()[0]!.occupied, 1);
+  t.equal(hub.limits()[0].occupied, 1);
 });
 
 t.test('without the journal a restarted hub could double a window; with it, it does not', async (t) => {

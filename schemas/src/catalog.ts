@@ -125,7 +125,7 @@ export function loadSchema(id: SchemaId): JsonSchema {
 
 /** Shared, read-only: for this package's own compilers (ajv, the OpenAPI builder). */
 export function readSchema(id: SchemaId): JsonSchema {
-  if (!isSchemaId(id)) throw new Error(`unknown schema id "${id}"`);
+  if (!isSchemaId(id)) throw new Error(`unknown schema id "${String(id)}"`);
   let schema = parsed.get(id);
   if (!schema) {
     // Compiled code lives in dist/src/, the JSON stays in json/: tsc never copies it.

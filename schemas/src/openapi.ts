@@ -105,7 +105,7 @@ function build(mounted: readonly OperationId[]): OpenApiDocument {
   for (const id of mounted) {
     const route = operations[id];
     paths[route.path] ??= {};
-    paths[route.path]![route.method.toLowerCase()] = operation(id, route, titles);
+    paths[route.path][route.method.toLowerCase()] = operation(id, route, titles);
   }
 
   return {
@@ -177,7 +177,7 @@ function build(mounted: readonly OperationId[]): OpenApiDocument {
 
 function operation(operationId: OperationId, route: OperationSpec, titles: Map<SchemaId, string>): Record<string, unknown> {
   const parameters: unknown[] = [...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) =>
-    ref('parameters', PATH_PARAMETERS[name!]!.component),
+    ref('parameters', PATH_PARAMETERS[name].component),
   );
   if (route.query) parameters.push(...queryParameters(route.query, titles));
   if (route.async) parameters.push(ref('parameters', 'IdempotencyKey'));

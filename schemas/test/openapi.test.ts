@@ -58,7 +58,7 @@ type Json = Record<string, any>;
 const doc = buildOpenApi() as unknown as Json;
 const operationOf = (key: string): Json | undefined => {
   const [method, path] = key.split(' ');
-  return doc.paths[path!]?.[method!.toLowerCase()];
+  return doc.paths[path]?.[method.toLowerCase()];
 };
 const allOperations = (): [string, Json][] =>
   Object.entries(doc.paths as Json).flatMap(([path, item]) =>
@@ -98,7 +98,10 @@ t.test('every $ref resolves inside the document', async (t) => {
   const walk = (node: unknown): void => {
     if (Array.isArray(node)) node.forEach(walk);
     else if (node && typeof node === 'object') {
-      for (const [k, v] of Object.entries(node)) k === '$ref' ? refs.push(String(v)) : walk(v);
+      for (const [k, v] of Object.entries(node)) {
+        if (k === '$ref') refs.push(String(v));
+        else walk(v);
+      }
     }
   };
   walk(doc);
@@ -197,7 +200,7 @@ t.test('query schemas become query parameters', async (t) => {
       ['XAPIKEY', 'query', true],
     ],
   );
-  t.same(params[1]!.schema, { type: 'string', minLength: 9 });
+  t.same(params[1].schema, { type: 'string', minLength: 9 });
   const liste = (operationOf('GET /{opcoId}/dossiers/liste')!.parameters as Json[]).find((p) => p.name === 'numerosInternes');
   t.match(liste, { required: true, description: /at most 50/ });
   t.same(operationOf('GET /{opcoId}/jobs/{jobId}')!.parameters, [

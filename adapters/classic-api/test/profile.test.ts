@@ -25,7 +25,7 @@ t.test('identity, limits, authentication and exports', async (t) => {
 });
 
 t.test('routes, upstream paths, parts and cache lifetimes; no certificats', async (t) => {
-  const table = Object.fromEntries(Object.entries(profile.routes).map(([key, r]) => [key, [r!.upstream, r!.cacheTtlS, r!.multipart]]));
+  const table = Object.fromEntries(Object.entries(profile.routes).map(([key, r]) => [key, [r.upstream, r.cacheTtlS, r.multipart]]));
   t.strictSame(table, {
     'GET /status': ['/api/v3/statut', undefined, undefined],
     'GET /cfakeyinfo': ['/api/v3/cle-cfa', 3600, undefined],
@@ -75,7 +75,7 @@ t.test('a key check in the words of SPEC 4.4', async (t) => {
 t.test('error rules: 400 "Dossier inconnu" of GET /dossiers is NOT_FOUND, nothing else', async (t) => {
   const [notFound, tooMany] = profile.errors!;
   t.match(notFound, { status: 400, routes: ['GET /dossiers'], code: 'NOT_FOUND' });
-  t.ok(notFound!.body!.test('Dossier inconnu : aucun dossier ne correspond aux critères'));
-  t.notOk(notFound!.body!.test('Paramètres invalides : numero_interne'));
+  t.ok(notFound.body!.test('Dossier inconnu : aucun dossier ne correspond aux critères'));
+  t.notOk(notFound.body!.test('Paramètres invalides : numero_interne'));
   t.match(tooMany, { status: 400, routes: ['GET /dossiers/liste'], code: 'VALIDATION_ERROR' });
 });

@@ -64,6 +64,7 @@ export async function recordFixtures(shape: SandboxShape, outDir: string): Promi
     const token = await askToken(sandbox, shape);
     written.push(save(outDir, 'auth', 'token.json', { description: 'client-credentials token answer', status: token.status, body: token.body }));
     const bearer = token.body.access_token ?? token.body.token;
+    if (typeof bearer !== 'string') throw new Error(`the sandbox answered its token request ${token.status} without a token`);
     for (const exchange of shape === 'classic' ? classicExchanges(sandbox) : commonExchanges(sandbox)) {
       if (exchange.fault) sandbox.faults.add({ route: `${exchange.method ?? 'GET'} ${exchange.path}$`, status: exchange.fault.status, body: exchange.fault.body, times: 1 });
       const answer = await call(sandbox, exchange, bearer);
@@ -77,13 +78,16 @@ export async function recordFixtures(shape: SandboxShape, outDir: string): Promi
   }
 }
 
-async function askToken(sandbox: Sandbox, shape: SandboxShape): Promise<{ status: number; body: any }> {
+/** The token answer: `access_token` (RFC 6749) or `token`, by upstream shape. */
+type TokenAnswer = { access_token?: string; token?: string };
+
+async function askToken(sandbox: Sandbox, shape: SandboxShape): Promise<{ status: number; body: TokenAnswer }> {
   const basic = `Basic ${Buffer.from('recorder:recorder-secret').toString('base64')}`;
   const init: RequestInit = shape === 'classic'
     ? { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic }, body: 'grant_type=client_credentials' }
     : { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=recorder&client_secret=recorder-secret' };
   const res = await fetch(sandbox.tokenUrl, init);
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as TokenAnswer };
 }
 
 async function call(sandbox: Sandbox, exchange: Exchange, bearer: string): Promise<{ status: number; body: unknown }> {

@@ -24,7 +24,7 @@ t.test('GET /api/v3/statut', async (t) => {
 });
 
 t.test('GET /api/v3/dossier: snake_case names, French dates, classic state, no envelope', async (t) => {
-  const d = dossiers[123]!;
+  const d = dossiers[123];
   const r = await getJson(sandbox, `/api/v3/dossier?numero_interne=${d.numeroInterne}`, headers);
   t.equal(r.status, 200);
   t.strictSame(Object.keys(r.body), [
@@ -41,7 +41,7 @@ t.test('GET /api/v3/dossier: snake_case names, French dates, classic state, no e
     organisme_formation: { siret: d.cerfa.organismeFormation.siret },
   });
   t.strictSame(r.body.echeances[0], {
-    numero_echeance: 1, date_debut_echeance: fr(d.echeances[0]!.dateDebutEcheance), date_fin_echeance: fr(d.echeances[0]!.dateFinEcheance), montant: d.echeances[0]!.montant,
+    numero_echeance: 1, date_debut_echeance: fr(d.echeances[0].dateDebutEcheance), date_fin_echeance: fr(d.echeances[0].dateFinEcheance), montant: d.echeances[0].montant,
   });
   t.strictSame(r.body.details_facturation, {
     niveau_prise_en_charge: d.detailsFacturation['niveauPriseEnCharge'], montant_engage: d.engagement, frequence_facturation: 'SEMESTRIELLE',
@@ -58,7 +58,7 @@ t.test('GET /api/v3/dossier: every state word', async (t) => {
 });
 
 t.test('GET /api/v3/dossier by numero_externe and numero_deca; unknown is a 400', async (t) => {
-  const d = dossiers[7]!;
+  const d = dossiers[7];
   const r = await getJson(sandbox, `/api/v3/dossier?numero_externe=${d.numeroExterne}&numero_deca=${d.numeroDeca}`, headers);
   t.equal(r.body.numero_interne, d.numeroInterne);
   t.equal((await getJson(sandbox, `/api/v3/dossier?numero_externe=${d.numeroExterne}`, headers)).body.numero_interne, d.numeroInterne, 'numero_externe alone');
@@ -82,7 +82,7 @@ t.test('GET /api/v3/dossiers/etats: pages from 0', async (t) => {
   t.strictSame(Object.keys(first.body), ['items', 'totalElements', 'page', 'size']);
   t.match(first.body, { totalElements: 300, page: 0, size: 25 });
   t.strictSame(first.body.items[0], {
-    numero_externe: dossiers[0]!.numeroExterne, numero_deca: dossiers[0]!.numeroDeca, numero_interne: dossiers[0]!.numeroInterne, etat: DOSSIER_WORDS[dossiers[0]!.etat],
+    numero_externe: dossiers[0].numeroExterne, numero_deca: dossiers[0].numeroDeca, numero_interne: dossiers[0].numeroInterne, etat: DOSSIER_WORDS[dossiers[0].etat],
   });
   const items: { numero_interne: string; etat: string }[] = [];
   for (let page = 0; page < 12; page++) {
@@ -129,12 +129,12 @@ t.test('state typos never reach the classic wire', async (t) => {
 });
 
 t.test('GET /api/v3/dossiers?numeros= (at most 20)', async (t) => {
-  const wanted = [dossiers[3]!.numeroInterne, 'DOS-0000-000000', dossiers[200]!.numeroInterne];
+  const wanted = [dossiers[3].numeroInterne, 'DOS-0000-000000', dossiers[200].numeroInterne];
   const r = await getJson(sandbox, `/api/v3/dossiers?numeros=${wanted.join(',')}`, headers);
   t.equal(r.status, 200);
   t.strictSame(Object.keys(r.body), ['dossiers', 'introuvables']);
   t.same(r.body.dossiers.map((d: { numero_interne: string }) => d.numero_interne), [wanted[0], wanted[2]]);
-  t.equal(r.body.dossiers[1].cerfa.apprenti.date_naissance, fr(dossiers[200]!.cerfa.apprenti.dateNaissance));
+  t.equal(r.body.dossiers[1].cerfa.apprenti.date_naissance, fr(dossiers[200].cerfa.apprenti.dateNaissance));
   t.same(r.body.introuvables, ['DOS-0000-000000']);
   const twenty = dossiers.slice(0, 20).map((d) => d.numeroInterne).join(',');
   t.equal((await getJson(sandbox, `/api/v3/dossiers?numeros=${twenty}`, headers)).body.dossiers.length, 20);
@@ -163,17 +163,17 @@ t.test('GET /api/v3/factures/etats: snake_case items, invoice words, 0-based pag
   }]);
   const last = await getJson(sandbox, '/api/v3/factures/etats?page=4', headers);
   t.equal(last.body.items.length, 20);
-  t.equal(last.body.items.at(-1).numero_interne_facture, factures[119]!.numeroInterneFacture);
+  t.equal(last.body.items.at(-1).numero_interne_facture, factures[119].numeroInterneFacture);
   const all = (await Promise.all([0, 1, 2, 3, 4].map((p) => getJson(sandbox, `/api/v3/factures/etats?page=${p}`, headers)))).flatMap((x) => x.body.items);
   t.same(new Set(all.map((f: { etat_facture: string }) => f.etat_facture)), new Set(Object.values(FACTURE_WORDS)));
   for (const f of all) t.equal(f.etat_facture, FACTURE_WORDS[factures.find((x) => x.numeroInterneFacture === f.numero_interne_facture)!.etatFacture]);
 
-  const line = factures[10]!.dossiers[0]!;
+  const line = factures[10].dossiers[0];
   const byDossier = await getJson(sandbox, `/api/v3/factures/etats?numero_interne_dossier=${line.numeroInterneDossier}`, headers);
   t.equal(byDossier.body.totalElements, factures.filter((x) => x.dossiers.some((l) => l.numeroInterneDossier === line.numeroInterneDossier)).length);
-  const year = factures[10]!.anneeFacture;
+  const year = factures[10].anneeFacture;
   t.equal((await getJson(sandbox, `/api/v3/factures/etats?annee=${year}`, headers)).body.totalElements, factures.filter((x) => x.anneeFacture === year).length);
-  t.equal((await getJson(sandbox, `/api/v3/factures/etats?reference_facture_cfa=${factures[10]!.referenceFactureCFA}`, headers)).body.items[0].numero_interne_facture, factures[10]!.numeroInterneFacture);
+  t.equal((await getJson(sandbox, `/api/v3/factures/etats?reference_facture_cfa=${factures[10].referenceFactureCFA}`, headers)).body.items[0].numero_interne_facture, factures[10].numeroInterneFacture);
   const since = await getJson(sandbox, '/api/v3/factures/etats?date_modification=01/01/2024', headers);
   t.equal(since.body.totalElements, factures.filter((x) => x.dateModification >= '2024-01-01').length);
   t.equal((await getJson(sandbox, '/api/v3/factures/etats?dateModification=2024-01-01', headers)).status, 400);
@@ -202,6 +202,6 @@ t.test('no certificats route, no common routes; errors are {erreur}', async (t) 
   const wrong = await fetch(`${sandbox.url}/api/v3/statut`, { method: 'DELETE', headers });
   t.equal(wrong.status, 405);
   t.equal(wrong.headers.get('allow'), 'GET');
-  t.equal((await getJson(sandbox, '/api/v3/statut', { authorization: headers.authorization! })).status, 403);
+  t.equal((await getJson(sandbox, '/api/v3/statut', { authorization: headers.authorization })).status, 403);
   t.same((await getJson(sandbox, '/api/v3/statut', { ...headers, 'x-api-key': 'forbidden-key-000' })).body, { erreur: 'Clé API refusée' });
 });

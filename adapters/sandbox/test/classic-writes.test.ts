@@ -23,7 +23,7 @@ t.test('POST /api/v3/dossiers: snake_case body, French dates, stored canonical, 
   const created = await postJson(sandbox, '/api/v3/dossiers', headers, { cerfa, numero_externe: 'CFA-REF-42', numero_deca: '07520260900001' });
   t.equal(created.status, 201);
   t.strictSame(created.body, { numero_interne: 'DOS-NEW-000001', numero_externe: 'CFA-REF-42', etat: 'DEPOSE' });
-  t.same(sandbox.received[0]!.json, { cerfa, numero_externe: 'CFA-REF-42', numero_deca: '07520260900001' }, 'received shows the wire body');
+  t.same(sandbox.received[0].json, { cerfa, numero_externe: 'CFA-REF-42', numero_deca: '07520260900001' }, 'received shows the wire body');
 
   const stored = sandbox.dataset.dossier('DOS-NEW-000001')!;
   t.same(stored.cerfa, {
@@ -79,7 +79,7 @@ t.test('POST /api/v3/dossiers refusals: 400 with a French message', async (t) =>
 
 t.test('POST /api/v3/factures: metadata part, snake_case, dates; shows in factures/etats', async (t) => {
   sandbox.resetStats();
-  const dossier = sandbox.dataset.dossiers[10]!;
+  const dossier = sandbox.dataset.dossiers[10];
   const meta = {
     montant_total: 1234.5, numero: 'FCFA-TEST-1', date_emission: '15/03/2026', iban_emetteur: 'FR7630004000031234567890143',
     siret_emetteur: '13002526500013', est_certificat_realisation: false,
@@ -91,10 +91,10 @@ t.test('POST /api/v3/factures: metadata part, snake_case, dates; shows in factur
   const r = await postForm(sandbox, '/api/v3/factures', headers, form);
   t.equal(r.status, 201);
   t.strictSame(r.body, { numero_interne_facture: 'FAC-NEW-000001', etat_facture: 'RECUE' });
-  const got = sandbox.received[0]!;
+  const got = sandbox.received[0];
   t.same(got.parts!.map((p) => p.name), ['metadata', 'fichier']);
-  t.same(JSON.parse(got.parts![0]!.content.toString('utf8')), meta, 'received shows the wire metadata');
-  t.ok(got.parts![1]!.content.equals(pdf));
+  t.same(JSON.parse(got.parts![0].content.toString('utf8')), meta, 'received shows the wire metadata');
+  t.ok(got.parts![1].content.equals(pdf));
 
   const stored = sandbox.dataset.facture('FAC-NEW-000001')!;
   t.match(stored, { referenceFactureCFA: 'FCFA-TEST-1', dateEmission: '2026-03-15', anneeFacture: 2026, montantFacture: 1234.5, etatFacture: 'TRANSMIS' });

@@ -3,7 +3,6 @@ import {
   DOSSIER_ETATS, Dataset, FACTURE_ETATS, FIRST_YEAR, LAST_YEAR, ibanValid, luhnValid,
 } from '../src/server/index.js';
 
-const today = new Date().toISOString().slice(0, 10);
 const make = (seed = 42, dossierCount = 300, factureCount = 120) => new Dataset({ seed, dossierCount, factureCount });
 
 t.test('same seed gives identical data, another seed different data', async (t) => {
@@ -52,18 +51,18 @@ t.test('identifiers look real and carry valid check digits', async (t) => {
     t.ok(x.cerfa.apprenti.dateNaissance < x.cerfa.contrat.dateDebutContrat);
     t.ok(x.cerfa.contrat.dateDebutContrat < x.cerfa.contrat.dateFinContrat);
     t.equal(x.cerfa.contrat.dateDebutContrat.slice(0, 4), String(x.anneeDossier));
-    t.equal(x.echeances[0]!.dateDebutEcheance, x.cerfa.contrat.dateDebutContrat);
+    t.equal(x.echeances[0].dateDebutEcheance, x.cerfa.contrat.dateDebutContrat);
     t.equal(x.echeances.at(-1)!.dateFinEcheance, x.cerfa.contrat.dateFinContrat);
     for (let i = 1; i < x.echeances.length; i++) {
-      const previousEnd = new Date(`${x.echeances[i - 1]!.dateFinEcheance}T00:00:00Z`);
+      const previousEnd = new Date(`${x.echeances[i - 1].dateFinEcheance}T00:00:00Z`);
       previousEnd.setUTCDate(previousEnd.getUTCDate() + 1);
-      t.equal(x.echeances[i]!.dateDebutEcheance, previousEnd.toISOString().slice(0, 10), 'instalments are contiguous');
+      t.equal(x.echeances[i].dateDebutEcheance, previousEnd.toISOString().slice(0, 10), 'instalments are contiguous');
     }
     const sum = x.echeances.reduce((s, e) => s + e.montant, 0) + x.engagementsFraisAnnexe.reduce((s, f) => s + f.montant, 0);
     t.equal(Math.round(sum * 100) / 100, x.engagement);
   }
   t.equal(interne.size, 300, 'numeroInterne unique');
-  t.ok(luhnValid(d.dossiers[0]!.cerfa.employeur.siret.slice(0, 9)), 'SIREN part is Luhn-valid too');
+  t.ok(luhnValid(d.dossiers[0].cerfa.employeur.siret.slice(0, 9)), 'SIREN part is Luhn-valid too');
   t.notOk(luhnValid('12345678901234'), 'luhn check rejects a wrong number');
   for (const o of d.organismes) {
     t.match(o.IBAN, /^FR76\d{23}$/);

@@ -9,7 +9,7 @@ const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.from([0, 1, 2, 255,
 
 t.test('POST /v1/factures: metadata part and file recorded, invoice created', async (t) => {
   sandbox.resetStats();
-  const dossier = sandbox.dataset.dossiers[10]!;
+  const dossier = sandbox.dataset.dossiers[10];
   const meta = {
     montantTotal: 1234.5, numero: 'FCFA-TEST-1', dateEmission: '2026-03-15',
     ibanEmetteur: 'FR7630004000031234567890143', siretEmetteur: '13002526500013',
@@ -23,18 +23,18 @@ t.test('POST /v1/factures: metadata part and file recorded, invoice created', as
   t.same(r.body, { status: 'success', numeroInterneFacture: 'FAC-NEW-000001', comment: null });
 
   t.equal(sandbox.received.length, 1);
-  const got = sandbox.received[0]!;
+  const got = sandbox.received[0];
   t.equal(got.method, 'POST');
   t.equal(got.path, '/v1/factures');
   t.match(got.headers['content-type'], /^multipart\/form-data; boundary=/);
   t.equal(got.parts?.length, 2);
-  t.equal(got.parts![0]!.name, 'facture');
-  t.equal(got.parts![0]!.filename, undefined);
-  t.same(JSON.parse(got.parts![0]!.content.toString('utf8')), meta);
-  t.equal(got.parts![1]!.name, 'fichier');
-  t.equal(got.parts![1]!.filename, 'facture.pdf');
-  t.equal(got.parts![1]!.contentType, 'application/pdf');
-  t.ok(got.parts![1]!.content.equals(pdf), 'binary content intact');
+  t.equal(got.parts![0].name, 'facture');
+  t.equal(got.parts![0].filename, undefined);
+  t.same(JSON.parse(got.parts![0].content.toString('utf8')), meta);
+  t.equal(got.parts![1].name, 'fichier');
+  t.equal(got.parts![1].filename, 'facture.pdf');
+  t.equal(got.parts![1].contentType, 'application/pdf');
+  t.ok(got.parts![1].content.equals(pdf), 'binary content intact');
   t.equal(got.json, undefined);
 
   const listed = await getJson(sandbox, '/v1/factures/etats?referenceFactureCFA=FCFA-TEST-1', headers);
@@ -56,8 +56,8 @@ t.test('metadata may also come as a JSON file part', async (t) => {
   const r = await postForm(sandbox, '/v2/certificats', headers, form);
   t.equal(r.status, 201);
   t.match(r.body, { status: 'success', numeroCertificat: /^CERT-NEW-\d{6}$/, comment: null });
-  t.equal(sandbox.received[0]!.parts![0]!.contentType, 'application/json');
-  t.equal(sandbox.received[0]!.parts![0]!.filename, 'certificat.json');
+  t.equal(sandbox.received[0].parts![0].contentType, 'application/json');
+  t.equal(sandbox.received[0].parts![0].filename, 'certificat.json');
 });
 
 t.test('POST /v1/conventions and /v1/documents', async (t) => {
@@ -103,7 +103,7 @@ t.test('missing or unreadable metadata part gives 400', async (t) => {
 t.test('multipart routes are behind the same gate', async (t) => {
   const form = new FormData();
   form.append('facture', JSON.stringify({ numero: 'x' }));
-  const res = await fetch(`${sandbox.url}/v1/factures`, { method: 'POST', headers: { 'x-api-key': headers['x-api-key']! }, body: form });
+  const res = await fetch(`${sandbox.url}/v1/factures`, { method: 'POST', headers: { 'x-api-key': headers['x-api-key'] }, body: form });
   t.equal(res.status, 401);
   t.notOk(sandbox.dataset.factures.some((f) => f.referenceFactureCFA === 'x'), 'nothing was created');
 });

@@ -93,7 +93,7 @@ t.test('advance shows up in etats from its date and in the record', async (t) =>
   t.same(after.body.map((i: { numeroInterne: string }) => i.numeroInterne).sort(), [...moved.dossiers].sort());
   const record = await getJson(sandbox, `/v2/dossiers?numeroInterne=${moved.dossiers[0]}`, headers);
   t.equal(record.body.dateModification, today);
-  t.equal(record.body.etat, sandbox.dataset.dossier(moved.dossiers[0]!)!.etat);
+  t.equal(record.body.etat, sandbox.dataset.dossier(moved.dossiers[0])!.etat);
   const factures = await getJson(sandbox, `/v1/factures/etats?dateModification=${today}`, headers);
   t.same(factures.body.factures.map((f: { numeroInterneFacture: string }) => f.numeroInterneFacture).sort(), [...moved.factures].sort());
 });

@@ -15,7 +15,7 @@ t.test('GET /v1/status', async (t) => {
 });
 
 t.test('GET /v2/dossiers by numeroInterne gives the full record', async (t) => {
-  const d = dossiers[123]!;
+  const d = dossiers[123];
   const r = await getJson(sandbox, `/v2/dossiers?numeroInterne=${d.numeroInterne}`, headers);
   t.equal(r.status, 200);
   t.match(r.headers.get('content-type'), /^application\/json/);
@@ -41,7 +41,7 @@ t.test('GET /v2/dossiers by numeroInterne gives the full record', async (t) => {
 });
 
 t.test('GET /v2/dossiers by numeroExterne and numeroDeca', async (t) => {
-  const d = dossiers[7]!;
+  const d = dossiers[7];
   const r = await getJson(sandbox, `/v2/dossiers?numeroExterne=${d.numeroExterne}&numeroDeca=${d.numeroDeca}`, headers);
   t.equal(r.status, 200);
   t.equal(r.body.numeroInterne, d.numeroInterne);
@@ -55,7 +55,7 @@ t.test('GET /v2/dossiers errors', async (t) => {
   const unknown = await getJson(sandbox, '/v2/dossiers?numeroInterne=DOS-1999-999999', headers);
   t.equal(unknown.status, 404);
   t.same(unknown.body, { status: 'error', message: 'Dossier introuvable' });
-  for (const q of ['', '?numeroDeca=1', `?numeroInterne=${dossiers[0]!.numeroInterne}&numeroExterne=x`, '?numeroInterne=']) {
+  for (const q of ['', '?numeroDeca=1', `?numeroInterne=${dossiers[0].numeroInterne}&numeroExterne=x`, '?numeroInterne=']) {
     const r = await getJson(sandbox, `/v2/dossiers${q}`, headers);
     t.equal(r.status, 400, `query "${q}" is refused`);
     t.equal(r.body.status, 'error');
@@ -70,10 +70,10 @@ t.test('GET /v2/dossiers/etats pages through everything', async (t) => {
   t.equal(first.body.count, 25);
   t.equal(first.body.page, 1);
   t.strictSame(first.body.EtatDossierResult[0], {
-    numeroExterne: dossiers[0]!.numeroExterne,
-    numeroDeca: dossiers[0]!.numeroDeca,
-    numeroInterne: dossiers[0]!.numeroInterne,
-    etat: dossiers[0]!.etat,
+    numeroExterne: dossiers[0].numeroExterne,
+    numeroDeca: dossiers[0].numeroDeca,
+    numeroInterne: dossiers[0].numeroInterne,
+    etat: dossiers[0].etat,
   });
   const seen: string[] = [];
   for (let page = 1; page <= 12; page++) {
@@ -108,12 +108,12 @@ t.test('GET /v2/dossiers/etats filters by year and modification date', async (t)
 });
 
 t.test('GET /v1/dossiers/liste', async (t) => {
-  const wanted = [dossiers[3]!.numeroInterne, 'DOS-0000-000000', dossiers[200]!.numeroInterne];
+  const wanted = [dossiers[3].numeroInterne, 'DOS-0000-000000', dossiers[200].numeroInterne];
   const r = await getJson(sandbox, `/v1/dossiers/liste?numerosInternes=${wanted.join(',')}`, headers);
   t.equal(r.status, 200);
   t.equal(r.body.status, 'success');
   t.same(r.body.dossiers.map((d: { numeroInterne: string }) => d.numeroInterne), [wanted[0], wanted[2]]);
-  t.same(r.body.dossiers[1].cerfa, dossiers[200]!.cerfa);
+  t.same(r.body.dossiers[1].cerfa, dossiers[200].cerfa);
   t.equal(r.body.dossiers[0].status, 'success');
   t.same(r.body.numerosInternesIntrouvables, ['DOS-0000-000000']);
   const fifty = dossiers.slice(0, 50).map((d) => d.numeroInterne).join(',');
@@ -128,7 +128,7 @@ t.test('GET /v1/factures/etats shape, paging and filters', async (t) => {
   const r = await getJson(sandbox, '/v1/factures/etats', headers);
   t.equal(r.status, 200);
   t.match(r.body, { status: 'success', total: 120, count: 25, page: 1 });
-  const f = factures[0]!;
+  const f = factures[0];
   t.strictSame(r.body.factures[0], {
     numeroInterneFacture: f.numeroInterneFacture,
     referenceFactureCFA: f.referenceFactureCFA,
@@ -142,19 +142,19 @@ t.test('GET /v1/factures/etats shape, paging and filters', async (t) => {
   });
   const last = await getJson(sandbox, '/v1/factures/etats?numeroPage=5', headers);
   t.equal(last.body.count, 20);
-  t.equal(last.body.factures.at(-1).numeroInterneFacture, factures[119]!.numeroInterneFacture);
+  t.equal(last.body.factures.at(-1).numeroInterneFacture, factures[119].numeroInterneFacture);
 
-  const year = factures[10]!.anneeFacture;
+  const year = factures[10].anneeFacture;
   const byYear = await getJson(sandbox, `/v1/factures/etats?anneeFacture=${year}`, headers);
   t.equal(byYear.body.total, factures.filter((x) => x.anneeFacture === year).length);
-  const line = factures[10]!.dossiers[0]!;
+  const line = factures[10].dossiers[0];
   const byDossier = await getJson(sandbox, `/v1/factures/etats?numeroInterneDossier=${line.numeroInterneDossier}`, headers);
   t.equal(byDossier.body.total, factures.filter((x) => x.dossiers.some((l) => l.numeroInterneDossier === line.numeroInterneDossier)).length);
-  t.ok(byDossier.body.factures.some((x: { numeroInterneFacture: string }) => x.numeroInterneFacture === factures[10]!.numeroInterneFacture));
+  t.ok(byDossier.body.factures.some((x: { numeroInterneFacture: string }) => x.numeroInterneFacture === factures[10].numeroInterneFacture));
   const byExterne = await getJson(sandbox, `/v1/factures/etats?numeroExterneDossier=${line.numeroExterneDossier}`, headers);
   t.equal(byExterne.body.total, byDossier.body.total);
-  const byRef = await getJson(sandbox, `/v1/factures/etats?referenceFactureCFA=${factures[10]!.referenceFactureCFA}`, headers);
-  t.equal(byRef.body.factures[0].numeroInterneFacture, factures[10]!.numeroInterneFacture);
+  const byRef = await getJson(sandbox, `/v1/factures/etats?referenceFactureCFA=${factures[10].referenceFactureCFA}`, headers);
+  t.equal(byRef.body.factures[0].numeroInterneFacture, factures[10].numeroInterneFacture);
   const paid = factures.find((x) => x.etatFacture === 'REGLE')!;
   const byVirement = await getJson(sandbox, `/v1/factures/etats?referenceVirement=${paid.referenceVirement}`, headers);
   t.same(byVirement.body.factures.map((x: { numeroInterneFacture: string }) => x.numeroInterneFacture), [paid.numeroInterneFacture]);
@@ -224,8 +224,8 @@ t.test('received and stats record every non-token request', async (t) => {
   t.equal(sandbox.received.length, 4);
   t.equal(heldReceived, sandbox.received, 'same array after resetStats');
   t.match(sandbox.received[0], { method: 'GET', path: '/v2/dossiers/etats', query: { anneeDossier: '2020', numeroPage: '2' } });
-  t.equal(sandbox.received[0]!.headers['x-api-key'], headers['x-api-key']);
-  t.same(sandbox.received[2]!.json, { cerfa: { apprenti: { nom: 'X' } } });
+  t.equal(sandbox.received[0].headers['x-api-key'], headers['x-api-key']);
+  t.same(sandbox.received[2].json, { cerfa: { apprenti: { nom: 'X' } } });
   t.same(sandbox.stats.calls, { 'GET /v2/dossiers/etats': 2, 'POST /v1/dossiers': 1, 'GET /v1/status': 1 });
   t.equal(sandbox.stats.tokenRequests, 0);
   sandbox.resetStats();

@@ -59,7 +59,7 @@ export class FairQueue<T extends FairEntry> {
   head(): { priority: number; since: number } | undefined {
     const tenants = this.firstLevel();
     const turn = tenants?.values().next().value;
-    return turn && { priority: turn.asks[0]!.priority, since: turn.since };
+    return turn && { priority: turn.asks[0].priority, since: turn.since };
   }
 
   /** Removes and returns the next ask; its tenant goes to the back of its priority's turn. */

@@ -126,14 +126,14 @@ export class LocalBucket {
     this.wake?.cancel();
     this.wake = undefined;
     if (this.waiting.size === 0 || this.ended.length === 0) return;
-    const delay = this.ended[0]! + this.windowMs - this.clock.now();
+    const delay = this.ended[0] + this.windowMs - this.clock.now();
     this.wake = this.clock.setTimeout(() => this.serve(), Math.max(1, delay));
   }
 
   private forgetOld(): void {
     const horizon = this.clock.now() - this.windowMs;
-    while (this.ended.length > 0 && this.ended[0]! <= horizon) this.ended.shift();
-    while (this.endedUnproven.length > 0 && this.endedUnproven[0]! <= horizon) this.endedUnproven.shift();
+    while (this.ended.length > 0 && this.ended[0] <= horizon) this.ended.shift();
+    while (this.endedUnproven.length > 0 && this.endedUnproven[0] <= horizon) this.endedUnproven.shift();
   }
 
   private async watchCancellation(waiter: Waiter): Promise<void> {

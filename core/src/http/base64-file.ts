@@ -55,7 +55,7 @@ export class Base64File {
     let { quad, inQuad } = this;
     let i = start;
     for (; i < end; i++) {
-      const value = VALUES[chunk[i]!]!;
+      const value = VALUES[chunk[i]];
       if (value >= PAD) break;
       quad = (quad << 6) | value;
       if (++inQuad === 4) {
@@ -73,7 +73,7 @@ export class Base64File {
   /** One character of the value (an unescaped one, or one that `run` stopped at). */
   char(code: number): void {
     if (this.invalid) return;
-    const value = code < 256 ? VALUES[code]! : INVALID;
+    const value = code < 256 ? VALUES[code] : INVALID;
     if (value === INVALID || (this.padding > 0 && value !== PAD)) return this.refuse();
     this.chars += 1;
     if (value === PAD) {

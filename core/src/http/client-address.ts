@@ -45,7 +45,7 @@ export class TrustedProxies {
     const forwarded = req.headers['x-forwarded-for'];
     const hops = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded ?? '').split(',').map((hop) => plainAddress(hop.trim()));
     for (let index = hops.length - 1; index >= 0; index--) {
-      const hop = hops[index]!;
+      const hop = hops[index];
       // A hop that is not an address (a proxy writing `unknown`, a client's garbage): the
       // proxy that appended it is the last one we can vouch for.
       if (isIP(hop) === 0) return address;

@@ -84,7 +84,7 @@ export class FileCutter {
             kept = i;
           }
         } else {
-          this.stringByte(chunk[i]!);
+          this.stringByte(chunk[i]);
         }
         continue;
       }
@@ -164,12 +164,12 @@ export class FileCutter {
     let i = start;
     while (i < chunk.length) {
       if (this.escape !== 0) {
-        this.escapeByte(file, chunk[i++]!);
+        this.escapeByte(file, chunk[i++]);
         continue;
       }
       i = file.run(chunk, i, chunk.length);
       if (i === chunk.length) break;
-      const byte = chunk[i]!;
+      const byte = chunk[i];
       if (byte === QUOTE) return i;
       if (byte === BACKSLASH) this.escape = 1;
       else if (byte < 0x20) this.invalidJson = true; // a raw control character: not JSON
@@ -261,7 +261,7 @@ class TextPieces {
 
   join(): Buffer {
     this.flush();
-    return this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces);
+    return this.pieces.length === 1 ? this.pieces[0] : Buffer.concat(this.pieces);
   }
 
   private reserve(bytes: number): void {

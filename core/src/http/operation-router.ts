@@ -36,7 +36,7 @@ export interface OperationInput<Op extends OperationId> {
   requestId: string;
   /** The client's W3C `traceparent`, when well formed. */
   traceparent?: string;
-  header(name: string): string | undefined;
+  header: (name: string) => string | undefined;
 }
 
 export type OperationHandler<Op extends OperationId> = (input: OperationInput<Op>) => Promise<ReplyOf<Op>> | ReplyOf<Op>;
@@ -154,7 +154,7 @@ export class OperationRouter {
     const routes = router.routes();
     const allowed = router.allowedMethods();
     return async (ctx, next) => {
-      await routes(ctx as never, () => allowed(ctx as never, next));
+      await routes(ctx as never, () => allowed(ctx as never, next) as Promise<unknown>);
       // OPTIONS on a known path: the methods it takes, in Allow, and nothing else.
       if (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.response.get('Allow')) ctx.status = 204;
     };

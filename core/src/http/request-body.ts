@@ -143,7 +143,7 @@ function readBytes(req: Koa.Context['req'], encoding: string, limit: number, len
   const chunks: Buffer[] = [];
   let received = 0;
   return new Promise((resolve, reject) => {
-    const finish = (err?: unknown) => {
+    const finish = (err?: Error) => {
       source.off('data', onData).off('end', onEnd).off('error', finish);
       req.off('aborted', onAborted).off('error', finish);
       if (err === undefined) return resolve(cutter ? cutter.end() : joined(chunks, received, source === req));
@@ -173,7 +173,7 @@ function readBytes(req: Koa.Context['req'], encoding: string, limit: number, len
 
 /** The chunks as one buffer; when they were copied into it, the parser's own are given back. */
 function joined(chunks: Buffer[], length: number, fromParser: boolean): Buffer {
-  if (chunks.length === 1) return chunks[0]!;
+  if (chunks.length === 1) return chunks[0];
   const text = Buffer.concat(chunks, length);
   if (fromParser) for (const chunk of chunks) releaseChunk(chunk);
   return text;

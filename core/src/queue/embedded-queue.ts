@@ -134,7 +134,7 @@ class WorkQueue {
     let high = this.ready.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      const other = this.ready[mid]!;
+      const other = this.ready[mid];
       if (other.priority < envelope.priority || (other.priority === envelope.priority && other.seq < envelope.seq)) low = mid + 1;
       else high = mid;
     }
@@ -163,7 +163,7 @@ class WorkQueue {
 
   private nextWithRoom(): EmbeddedConsumer | undefined {
     for (let i = 0; i < this.consumers.length; i++) {
-      const consumer = this.consumers[(this.turn + i) % this.consumers.length]!;
+      const consumer = this.consumers[(this.turn + i) % this.consumers.length];
       if (consumer.hasRoom()) {
         this.turn = (this.turn + i + 1) % this.consumers.length;
         return consumer;

@@ -64,12 +64,12 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     const got: Arrival[] = [];
     await queue.consume<Item>(q, collectInto(got));
     await waitFor(() => got.length === 1, 5000, 'the message arrives');
-    t.strictSame(got[0]!.body, { id: 'a', nested: { n: 1, list: [1, 'two', null] }, flag: true });
-    t.equal(got[0]!.priority, 5, 'priority defaults to 5');
-    t.equal(got[0]!.redelivered, false);
+    t.strictSame(got[0].body, { id: 'a', nested: { n: 1, list: [1, 'two', null] }, flag: true });
+    t.equal(got[0].priority, 5, 'priority defaults to 5');
+    t.equal(got[0].redelivered, false);
     await queue.publish(q, { id: 'b' }, { priority: 1 });
     await waitFor(() => got.length === 2, 5000, 'a message published while consuming arrives');
-    t.equal(got[1]!.priority, 1);
+    t.equal(got[1].priority, 1);
   });
 
   run('lower priority numbers come first, first in first out within a priority', async (t, queue, name) => {
@@ -95,10 +95,10 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     await queue.publish(q, { id: 'now' }, { priority: 10 });
     await waitFor(() => got.length === 2, delayMs + LATE_MARGIN_MS, 'both arrive');
     t.strictSame(got.map((m) => m.body.id), ['now', 'late'], 'the undelayed one first');
-    const waited = got[1]!.at - sent;
+    const waited = got[1].at - sent;
     t.ok(waited >= delayMs * 0.8, `not before the delay (${waited} ms for ${delayMs} ms)`);
-    t.equal(got[1]!.priority, 1);
-    t.equal(got[1]!.redelivered, false);
+    t.equal(got[1].priority, 1);
+    t.equal(got[1].redelivered, false);
   });
 
   run('a consumer never holds more messages than its prefetch', async (t, queue, name) => {
@@ -139,8 +139,8 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     await queue.publish(q, { id: 'other' });
     await waitFor(() => got.length === 3, redeliveryDelayMs + LATE_MARGIN_MS, 'the other one and the redelivery');
     t.strictSame(got.map((m) => [m.body.id, m.redelivered]), [['flaky', false], ['other', false], ['flaky', true]]);
-    const back = got[2]!;
-    t.ok(back.at - got[0]!.at >= redeliveryDelayMs * 0.8, `after the redelivery delay (${back.at - got[0]!.at} ms)`);
+    const back = got[2];
+    t.ok(back.at - got[0].at >= redeliveryDelayMs * 0.8, `after the redelivery delay (${back.at - got[0].at} ms)`);
     t.equal(back.priority, 1, 'with its priority');
     await sleep(redeliveryDelayMs * 2);
     t.equal(got.length, 3, 'acknowledged once handled: not delivered again');
@@ -155,7 +155,7 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
         got.push(message.redelivered);
         if (!message.redelivered) throw new Error('boom');
         return Promise.resolve();
-      }) as (message: ReceivedMessage<Item>) => Promise<void>,
+      }),
       { redeliveryDelayMs: 50 },
     );
     await queue.publish(q, { id: 'x' });
@@ -178,12 +178,12 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
         { prefetch: 1 },
       );
     }
-    await waitFor(() => byConsumer[0]!.length + byConsumer[1]!.length >= count, 10_000, 'every message is handled');
+    await waitFor(() => byConsumer[0].length + byConsumer[1].length >= count, 10_000, 'every message is handled');
     await sleep(300);
-    const all = [...byConsumer[0]!, ...byConsumer[1]!];
+    const all = [...byConsumer[0], ...byConsumer[1]];
     t.equal(all.length, count, 'no duplicates');
     t.equal(new Set(all).size, count, 'every message once');
-    t.ok(byConsumer[0]!.length > 0 && byConsumer[1]!.length > 0, `both took a share (${byConsumer[0]!.length}/${byConsumer[1]!.length})`);
+    t.ok(byConsumer[0].length > 0 && byConsumer[1].length > 0, `both took a share (${byConsumer[0].length}/${byConsumer[1].length})`);
   });
 
   run('cancel waits for handlers in flight and takes no more messages', async (t, queue, name) => {
@@ -206,7 +206,7 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     const got: Arrival[] = [];
     await queue.consume<Item>(q, collectInto(got));
     await waitFor(() => got.length === 1, 5000, 'the next consumer gets it');
-    t.equal(got[0]!.body.id, 'after');
+    t.equal(got[0].body.id, 'after');
   });
 
   run('depth counts ready and delayed messages, and the consumers', async (t, queue, name) => {

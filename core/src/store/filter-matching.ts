@@ -107,7 +107,7 @@ function valuesAt(value: unknown, path: string[]): unknown[] {
 
 /** An array value matches when it equals the operand as a whole or through one element. */
 function candidates(value: unknown): unknown[] {
-  return Array.isArray(value) ? [value, ...value] : [value];
+  return Array.isArray(value) ? [value, ...(value as unknown[])] : [value];
 }
 
 function anyEquals(values: unknown[], operand: unknown): boolean {

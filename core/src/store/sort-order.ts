@@ -32,12 +32,12 @@ function firstOf<D>(docs: readonly D[], take: number, keyed: (doc: D) => Keyed<D
   const kept: Keyed<D>[] = [];
   for (const doc of docs) {
     const entry = keyed(doc);
-    if (kept.length === take && compare(entry, kept[take - 1]!) >= 0) continue;
+    if (kept.length === take && compare(entry, kept[take - 1]) >= 0) continue;
     let low = 0;
     let high = kept.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (compare(entry, kept[middle]!) < 0) high = middle;
+      if (compare(entry, kept[middle]) < 0) high = middle;
       else low = middle + 1;
     }
     kept.splice(low, 0, entry);

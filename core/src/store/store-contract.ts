@@ -11,8 +11,7 @@ import type { Test } from 'tap';
 import { DuplicateKeyError, MAX_DOCUMENT_DEPTH, type Collection, type Doc, type Filter, type Store } from '../ports/store.js';
 
 /** Test documents carry whatever fields a case needs. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Loose = Doc & Record<string, any>;
+type Loose = Doc & Record<string, unknown>;
 
 type Body = (t: Test, store: Store, collection: <T extends Doc = Loose>(label: string) => Collection<T>) => Promise<void>;
 
@@ -27,7 +26,7 @@ export function storeContract(t: Test, makeStore: () => Promise<Store>): void {
       });
       const collection = <T extends Doc = Loose>(label: string): Collection<T> => {
         const c = store.collection<T>(`contract_${label}_${randomBytes(5).toString('hex')}`);
-        made.push(c as unknown as Collection<Doc>);
+        made.push(c);
         return c;
       };
       await body(t, store, collection);
@@ -42,11 +41,11 @@ export function storeContract(t: Test, makeStore: () => Promise<Store>): void {
       return depth > 0 ? [value] : leaf;
     };
     // A walk that recursed over these values would not end (nedb's is exponential in nested arrays).
-    await t.rejects(c.insertOne({ _id: 'deep', v: nested(MAX_DOCUMENT_DEPTH + 40) } as Loose), TypeError, 'a deep document');
+    await t.rejects(c.insertOne({ _id: 'deep', v: nested(MAX_DOCUMENT_DEPTH + 40) }), TypeError, 'a deep document');
     // Objects only: arrays directly inside arrays are not portable (FerretDB v1 refuses them).
     let shallow: unknown = 1;
     for (let i = 0; i < MAX_DOCUMENT_DEPTH - 2; i++) shallow = { a: shallow, list: [1] };
-    await c.insertOne({ _id: 'ok', v: shallow } as Loose);
+    await c.insertOne({ _id: 'ok', v: shallow });
     await t.rejects(c.findOneAndUpdate({ _id: 'ok' }, { $set: { v: nested(MAX_DOCUMENT_DEPTH + 40) } }), TypeError, 'a deep update');
     await t.rejects(c.updateMany({}, { $set: { w: nested(5000) } }), TypeError, 'a very deep update');
     t.equal((await c.findOne({ _id: 'ok' }))!._id, 'ok');
@@ -86,7 +85,7 @@ export function storeContract(t: Test, makeStore: () => Promise<Store>): void {
     t.ok(big.equals(got.content.pages[0] as Buffer), 'megabytes, byte for byte');
     t.ok(small.equals(got.content.pages[1] as Buffer));
     t.equal((got.content.pages[2] as Buffer).length, 0, 'empty bytes stay bytes');
-    t.ok(Buffer.isBuffer(got.raw) && Buffer.from([1, 2, 250]).equals(got.raw as Buffer), 'a Uint8Array comes back as a Buffer');
+    t.ok(Buffer.isBuffer(got.raw) && Buffer.from([1, 2, 250]).equals(got.raw), 'a Uint8Array comes back as a Buffer');
     t.strictSame(await c.insertMany([{ _id: 'g', data: small }, { _id: 'h', n: 1 }]), { duplicates: [] }, 'insertMany takes bytes too');
     t.ok(small.equals((await c.findOne({ _id: 'g' }))!.data as Buffer));
     await c.insertOne({ _id: 'plain', n: 1 });
@@ -112,11 +111,11 @@ export function storeContract(t: Test, makeStore: () => Promise<Store>): void {
     const at = new Date('2024-05-06T07:08:09.123Z');
     const docs = Array.from({ length: 30 }, (_, i) => ({ _id: `m${String(i).padStart(2, '0')}`, i, at, nested: { list: [i, 'x'] } }));
     t.strictSame(await c.insertMany(docs), { duplicates: [] });
-    docs[0]!.nested.list.push('changed after');
+    docs[0].nested.list.push('changed after');
     t.equal(await c.count(), 30);
     const stored = (await c.find({}, { sort: { _id: 1 } })) as unknown as typeof docs;
     t.strictSame(stored[0], { _id: 'm00', i: 0, at, nested: { list: [0, 'x'] } }, 'what was given, not what it became');
-    t.ok(stored[29]!.at instanceof Date, 'a Date comes back as a Date');
+    t.ok(stored[29].at instanceof Date, 'a Date comes back as a Date');
     t.strictSame(await c.insertMany([]), { duplicates: [] }, 'an empty batch is no error');
     t.equal(await c.count(), 30);
   });
@@ -138,25 +137,25 @@ export function storeContract(t: Test, makeStore: () => Promise<Store>): void {
   });
 
   run('concurrent insertMany of overlapping batches insert each document once, for one caller', async (t, _store, collection) => {
-    const c = collection('manyrace');
+    const c = collection<{ _id: string; by: number }>('manyrace');
     const ids = Array.from({ length: 20 }, (_, i) => `r${i}`);
     const batches = Array.from({ length: 8 }, (_, b) => ids.filter((_, i) => (i + b) % 3 !== 0).map((_id) => ({ _id, by: b })));
     const results = await Promise.all(batches.map((batch) => c.insertMany(batch)));
     const insertedBy = new Map<string, number>();
     results.forEach((result, b) => {
-      for (const { _id } of batches[b]!) if (!result.duplicates.includes(_id)) insertedBy.set(_id, (insertedBy.get(_id) ?? 0) + 1);
+      for (const { _id } of batches[b]) if (!result.duplicates.includes(_id)) insertedBy.set(_id, (insertedBy.get(_id) ?? 0) + 1);
     });
     t.ok([...insertedBy.values()].every((n) => n === 1), 'no document inserted by two callers');
     t.equal(insertedBy.size, 20, 'every document inserted by one');
     t.equal(await c.count(), 20);
-    for (const doc of await c.find({})) t.ok(batches[doc.by]!.some((d) => d._id === doc._id) && !results[doc.by]!.duplicates.includes(doc._id), `${doc._id} is its inserter's`);
+    for (const doc of await c.find({})) t.ok(batches[doc.by].some((d) => d._id === doc._id) && !results[doc.by].duplicates.includes(doc._id), `${doc._id} is its inserter's`);
   });
 
   run('insertMany checks every document before writing any', async (t, _store, collection) => {
     const c = collection('manycheck');
     let deep: unknown = 1;
     for (let i = 0; i < MAX_DOCUMENT_DEPTH + 5; i++) deep = { a: deep };
-    await t.rejects(c.insertMany([{ _id: 'ok' }, { _id: 'deep', v: deep } as Loose]), TypeError, 'a deep document');
+    await t.rejects(c.insertMany([{ _id: 'ok' }, { _id: 'deep', v: deep }]), TypeError, 'a deep document');
     await t.rejects(c.insertMany([{ _id: 'ok' }, { _id: '' }]), TypeError, 'an empty _id');
     await t.rejects(c.insertMany([{ _id: 'ok' }, { v: 1 } as unknown as Loose]), TypeError, 'no _id');
     t.equal(await c.count(), 0, 'nothing written');

@@ -81,7 +81,7 @@ export class DocumentLocks {
       const keys = candidates.map((candidate) => `${collection.collectionName}/${candidate._id}`);
       let contended = 0;
       for (const [i, candidate] of candidates.entries()) {
-        const key = keys[i]!;
+        const key = keys[i];
         const token = await this.tryAcquire(key);
         if (!token) {
           contended++;

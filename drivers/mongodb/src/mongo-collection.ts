@@ -3,9 +3,8 @@
  * no transactions, no projection on findOneAnd*, no TTL or partial indexes.
  */
 import { randomUUID } from 'node:crypto';
-import type { Collection as DriverCollection, Document, Filter as DriverFilter } from 'mongodb';
+import type { Collection as DriverCollection, Document, Filter as DriverFilter, IndexDescriptionInfo } from 'mongodb';
 import {
-  DuplicateKeyError,
   assertStorable,
   assertStorableUpdate,
   equalityFields,
@@ -165,7 +164,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   private async hasIndex(keys: SortSpec, unique: boolean): Promise<boolean> {
-    const indexes = await this.collection.listIndexes().toArray().catch(() => []);
+    const indexes = await (this.collection.listIndexes().toArray() as Promise<IndexDescriptionInfo[]>).catch(() => []);
     const wanted = JSON.stringify(keys);
     return indexes.some((index) => JSON.stringify(index.key) === wanted && Boolean(index.unique) === unique);
   }
@@ -186,7 +185,7 @@ function duplicatesOf(err: unknown, docs: Doc[]): string[] | null {
   if (writeErrors === undefined || writeConcernError) return null;
   const errors = (Array.isArray(writeErrors) ? writeErrors : [writeErrors]) as { index?: unknown; code?: unknown; errmsg?: unknown }[];
   if (errors.length === 0 || !errors.every((e) => typeof e.index === 'number' && isDuplicateKey({ code: e.code, message: e.errmsg }))) return null;
-  return errors.map((e) => e.index as number).sort((a, b) => a - b).map((i) => docs[i]!._id);
+  return errors.map((e) => e.index as number).sort((a, b) => a - b).map((i) => docs[i]._id);
 }
 
 /**

@@ -81,9 +81,9 @@ export class ConfirmedPublisher {
       await this.declare(model, generation, message.queue, bucket);
       const channel = await this.confirmChannel(model, generation);
       const messageId = randomUUID();
-      let settle!: (err: unknown) => void;
+      let settle!: (err: Error | null) => void;
       const confirmed = new Promise<void>((resolve, reject) => {
-        settle = (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve());
+        settle = (err) => (err ? reject(err) : resolve());
       });
       try {
         channel.publish(
@@ -105,7 +105,7 @@ export class ConfirmedPublisher {
             } else {
               // amqplib fails unconfirmed messages with 'channel closed' when the connection drops:
               // whether the broker kept them is unknown, so the caller hears a failure.
-              settle(err ? new Error(`RabbitMQ did not accept the message: ${(err as Error).message ?? String(err)}`) : null);
+              settle(err ? new Error(`RabbitMQ did not accept the message: ${err instanceof Error ? err.message : JSON.stringify(err)}`) : null);
             }
           },
         );

@@ -53,7 +53,7 @@ export function cacheKey(ctx: Pick<CallContext, 'opco' | 'tenant' | 'route' | 'q
     recentKeys.set(text, key);
   }
   if (frozen) {
-    if (!byCaller) keysByQuery.set(ctx.query, (byCaller = new Map()));
+    if (!byCaller) keysByQuery.set(ctx.query, (byCaller = new Map<string, string>()));
     // Bounded like the others: a URL read by a stream of distinct keys keeps the last 1,024.
     if (byCaller.size >= RECENT_KEYS_MAX) byCaller.clear();
     byCaller.set(caller, key);

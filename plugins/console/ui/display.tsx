@@ -32,7 +32,7 @@ export function Table({ head, numbers = [], empty, children }: { head: string[];
   );
 }
 
-export function Choice<V extends string>({ label, value, options, onChange }: { label: string; value: V; options: readonly V[]; onChange(value: V): void }) {
+export function Choice<V extends string>({ label, value, options, onChange }: { label: string; value: V; options: readonly V[]; onChange: (value: V) => void }) {
   return (
     <label class="choice">
       {label}{' '}
@@ -44,7 +44,7 @@ export function Choice<V extends string>({ label, value, options, onChange }: { 
 }
 
 /** Pages go forward with the cursor the API gave; "first page" starts over. */
-export function Pager({ next, cursor, onPage }: { next: string | null | undefined; cursor: string | undefined; onPage(cursor: string | undefined): void }) {
+export function Pager({ next, cursor, onPage }: { next: string | null | undefined; cursor: string | undefined; onPage: (cursor: string | undefined) => void }) {
   if (!next && !cursor) return null;
   return (
     <p class="pager">

@@ -65,7 +65,7 @@ function App() {
   );
 }
 
-function KeyForm({ refusal, onKey }: { refusal: string | undefined; onKey(key: string): void }) {
+function KeyForm({ refusal, onKey }: { refusal: string | undefined; onKey: (key: string) => void }) {
   const [key, setKey] = useState('');
   return (
     <main>

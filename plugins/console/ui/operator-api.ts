@@ -24,10 +24,16 @@ export async function callAdmin<T>(path: string, method: 'GET' | 'POST' = 'GET')
   const key = operatorKey.get();
   if (!key) throw new KeyRefused('no operator key');
   const response = await fetch(path, { method, headers: { authorization: `Bearer ${key}`, accept: 'application/json' } });
-  const body = await response.json().catch(() => undefined);
-  if (response.status === 401) throw new KeyRefused(body?.description ?? 'the operator key was refused');
-  if (!response.ok) throw new OperatorApiError(response.status, body?.description ?? `${method} ${path} answered ${response.status}`);
+  const body: unknown = await response.json().catch(() => undefined);
+  if (response.status === 401) throw new KeyRefused(errorDescription(body) ?? 'the operator key was refused');
+  if (!response.ok) throw new OperatorApiError(response.status, errorDescription(body) ?? `${method} ${path} answered ${response.status}`);
   return body as T;
+}
+
+/** The `description` of the service's error body, when the body is one. */
+function errorDescription(body: unknown): string | undefined {
+  const description = (body as { description?: unknown } | undefined)?.description;
+  return typeof description === 'string' ? description : undefined;
 }
 
 /** `/admin/jobs` with the query's non-empty values. */

@@ -16,7 +16,7 @@ interface KeyRecord {
   expiresAt: Date;
 }
 
-export type Reservation = { fresh: true; release(): Promise<void> } | { fresh: false; jobId: string; payloadDiffers: boolean };
+export type Reservation = { fresh: true; release: () => Promise<void> } | { fresh: false; jobId: string; payloadDiffers: boolean };
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_KEY_LENGTH = 255;

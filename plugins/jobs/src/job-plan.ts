@@ -20,7 +20,7 @@ export interface JobKind {
 
 export function kindOfOperation(operation: JobOperation): JobKind {
   const spec = operations[operation];
-  return { type: spec.jobType as JobType, route: spec.profileRoute as RouteKey };
+  return { type: spec.jobType as JobType, route: spec.profileRoute };
 }
 
 export function kindOf(type: JobType): JobKind {
@@ -54,7 +54,7 @@ export function stepCall(type: JobType, step: JobStep, steps: JobStep[], inputs:
     return { route: kindOf(type).route, body: inputs.body, files: composite ? {} : inputs.files };
   }
   const role = step.name.slice(DOCUMENT_STEP.length);
-  const first = steps[0]!.resultJson;
+  const first = steps[0].resultJson;
   const numeroInterne = first === undefined ? undefined : (JSON.parse(first) as { numeroInterne?: unknown }).numeroInterne;
   if (typeof numeroInterne !== 'string' && typeof numeroInterne !== 'number') {
     throw createError('UPSTREAM_INVALID_RESPONSE', 'the upstream answer to the dossier gave no numeroInterne to attach documents to');
@@ -69,11 +69,11 @@ export function stepCall(type: JobType, step: JobStep, steps: JobStep[], inputs:
 
 /** The job's result as JSON text: the dossier's answer, plus what each document step answered. */
 export function jobResultJson(steps: JobStep[]): string {
-  if (steps.length === 1) return steps[0]!.resultJson ?? '{}';
+  if (steps.length === 1) return steps[0].resultJson ?? '{}';
   const [dossier, ...documents] = steps;
-  const result = dossier!.resultJson === undefined ? {} : (JSON.parse(dossier!.resultJson) as object);
+  const result = dossier.resultJson === undefined ? {} : (JSON.parse(dossier.resultJson) as object);
   return JSON.stringify({
     ...result,
-    documents: documents.map((step) => ({ name: step.name, result: step.resultJson === undefined ? {} : JSON.parse(step.resultJson) })),
+    documents: documents.map((step) => ({ name: step.name, result: step.resultJson === undefined ? {} : (JSON.parse(step.resultJson) as object) })),
   });
 }

@@ -76,7 +76,7 @@ export function toResource(job: JobRecord): Job {
   if (job.status === 'completed') resource.result = parsed(job.resultJson) ?? {};
   if (job.status === 'failed' && job.error) resource.error = errorResource(job.error);
   if (job.steps.length > 1) {
-    const current = job.steps.find((step) => step.status !== 'completed') ?? job.steps[job.steps.length - 1]!;
+    const current = job.steps.find((step) => step.status !== 'completed') ?? job.steps[job.steps.length - 1];
     resource.currentStep = current.step;
     resource.totalSteps = job.steps.length;
     // A step is not written as it starts: the job's being processed says the current one is.
@@ -95,8 +95,8 @@ export function errorResource(error: JobErrorRecord): NonNullable<Job['error']> 
   return upstreamJson === undefined ? rest : { ...rest, upstream: parsed(upstreamJson) };
 }
 
-function parsed(text: string | undefined): any {
-  return text === undefined ? undefined : JSON.parse(text);
+function parsed(text: string | undefined): Record<string, unknown> | undefined {
+  return text === undefined ? undefined : (JSON.parse(text) as Record<string, unknown>);
 }
 
 export class JobRecords {
@@ -181,7 +181,7 @@ export class JobRecords {
   async countByStatus(opcoId: string): Promise<Record<JobStatus, number>> {
     const statuses: JobStatus[] = ['pending', 'processing', 'completed', 'failed'];
     const counts = await Promise.all(statuses.map((status) => this.jobs.count({ status, opcoId })));
-    return Object.fromEntries(statuses.map((status, i) => [status, counts[i]!])) as Record<JobStatus, number>;
+    return Object.fromEntries(statuses.map((status, i) => [status, counts[i]])) as Record<JobStatus, number>;
   }
 
   /** A plain update: setting the flag twice is harmless, so it needs no atomic read-and-write. */

@@ -11,7 +11,7 @@ interface RecoveryDeps {
   pipeline: Pipeline;
 }
 
-export async function findExistingDossier(deps: RecoveryDeps, opcoId: string, call: StepCall, tenant: Tenant): Promise<unknown | null> {
+export async function findExistingDossier(deps: RecoveryDeps, opcoId: string, call: StepCall, tenant: Tenant): Promise<unknown> {
   if (call.route !== 'POST /dossiers') return null;
   const body = call.body as { numeroExterne?: unknown; numeroDeca?: unknown; cerfa?: { numeroExterne?: unknown; numeroDeca?: unknown } };
   const numeroExterne = body.numeroExterne ?? body.cerfa?.numeroExterne;

@@ -157,7 +157,7 @@ export class JobWorker {
           resultJson = JSON.stringify({ upstreamAnswer: truncatedText(resultJson) });
         }
         this.deps.log.warn({ jobId: job._id, requestId: job.requestId, step: stepNumber, err }, 'the upstream accepted the step but it could not be recorded yet; retrying');
-        await this.deps.clock.sleep(RECORD_RETRY_MS[Math.min(attempt, RECORD_RETRY_MS.length - 1)]!, this.givenUp.signal);
+        await this.deps.clock.sleep(RECORD_RETRY_MS[Math.min(attempt, RECORD_RETRY_MS.length - 1)], this.givenUp.signal);
       }
     }
   }

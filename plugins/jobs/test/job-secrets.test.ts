@@ -14,7 +14,7 @@ t.test('inputs round-trip and are sealed at rest', async (t) => {
   const back = await secrets.open({ _id: 'job-1', inputs });
   t.equal(back?.apiKey, 'the-api-key-123');
   t.same(back?.body, { nom: 'Dupont' });
-  t.same(Buffer.concat(back!.files.cerfa!), Buffer.from('%PDF-secret'));
+  t.same(Buffer.concat(back!.files.cerfa), Buffer.from('%PDF-secret'));
   const stored = await store.collection<any>('job_files').find({});
   const raw = JSON.stringify([inputs, stored]);
   for (const plain of ['the-api-key-123', 'Dupont', '%PDF-secret', Buffer.from('%PDF-secret').toString('base64')]) t.notOk(raw.includes(plain), `no ${plain}`);
@@ -36,8 +36,8 @@ t.test('files stored as base64 text by earlier versions still open', async (t) =
   await files.insertOne({ _id: 'old-job:b', jobId: 'old-job', role: 'b', content: parts, createdAt: new Date() });
   const inputs = { secrets: sealer.seal(JSON.stringify({ apiKey: 'key-old-1234', body: {} }), 'old-job'), files: ['a', 'b'] };
   const back = await secrets.open({ _id: 'old-job', inputs });
-  t.equal(Buffer.concat(back!.files.a!).toString(), '%PDF-whole', 'one sealed value (the first versions)');
-  t.equal(Buffer.concat(back!.files.b!).toString(), '%PDF-parts', 'base64 parts (before bytes)');
+  t.equal(Buffer.concat(back!.files.a).toString(), '%PDF-whole', 'one sealed value (the first versions)');
+  t.equal(Buffer.concat(back!.files.b).toString(), '%PDF-parts', 'base64 parts (before bytes)');
 });
 
 t.test('a sealed value moved to another job or read with another key fails', async (t) => {
@@ -101,9 +101,9 @@ t.test('purge gives back the pages the embedded store kept, only once the files 
   const first = await secrets.open({ _id: 'job-r', inputs });
   t.equal(first!.stored.length, 1, 'the pages read are handed to the worker');
   const again = await secrets.open({ _id: 'job-r', inputs });
-  t.same(Buffer.concat(again!.files.a!), Buffer.alloc(4096, 5), 'opening (a retry) gives nothing back');
+  t.same(Buffer.concat(again!.files.a), Buffer.alloc(4096, 5), 'opening (a retry) gives nothing back');
   await secrets.purge({ _id: 'job-r', inputs }, again!);
   t.equal(await store.collection('job_files').count({ jobId: 'job-r' }), 0);
-  t.equal(first!.stored[0]!.length, 0, 'the stored page is given back');
+  t.equal(first!.stored[0].length, 0, 'the stored page is given back');
   t.equal(page.length, 0, 'the very memory the request decoded into');
 });

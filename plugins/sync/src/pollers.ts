@@ -157,7 +157,7 @@ export class Pollers {
     for (const facture of await allFactures(this.deps, poller.opcoId, tenant, query)) {
       const key = String(facture.numeroInterneFacture);
       const snapshot = await this.deps.snapshots.get(poller.tenant, poller.opcoId, 'facture', key);
-      const etat = facture.etatFacture ?? null;
+      const etat = (facture.etatFacture as string | undefined) ?? null;
       if (snapshot?.etat === etat) continue;
       if (poller.baselined) {
         await this.emit(poller, 'facture.etat_changed', {

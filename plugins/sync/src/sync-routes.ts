@@ -41,19 +41,19 @@ export function mountSyncRoutes(api: PluginApi<unknown>, deps: SyncRouteDeps): v
   });
 
   api.route('getSync', async ({ params, tenant }) => {
-    const sync = await deps.records.findForTenant(params.syncId!, tenant.hash);
+    const sync = await deps.records.findForTenant(params.syncId, tenant.hash);
     if (!sync) throw createError('NOT_FOUND', `sync ${params.syncId} not found`);
     return { status: 200, body: toResource(sync) };
   });
 
   api.route('cancelSync', async ({ params, tenant }) => {
-    const cancelled = await deps.records.cancel(params.syncId!, tenant.hash);
+    const cancelled = await deps.records.cancel(params.syncId, tenant.hash);
     if (cancelled) {
       await deps.records.unlock(cancelled);
       await deps.runner.cancelled(cancelled);
       return { status: 200, body: { syncId: cancelled._id, status: 'cancelled' } };
     }
-    const sync = await deps.records.findForTenant(params.syncId!, tenant.hash);
+    const sync = await deps.records.findForTenant(params.syncId, tenant.hash);
     if (!sync) throw createError('NOT_FOUND', `sync ${params.syncId} not found`);
     const message = `the sync is already ${FINISHED.includes(sync.status) ? 'terminated' : sync.status} (${sync.status})`;
     return { status: 200, body: { syncId: sync._id, status: sync.status, message } };
@@ -62,7 +62,7 @@ export function mountSyncRoutes(api: PluginApi<unknown>, deps: SyncRouteDeps): v
   api.route('listPollers', async ({ tenant }) => ({ status: 200, body: (await deps.pollers.list(tenant.hash)).map(toPollerResource) }));
 
   api.route('deletePoller', async ({ params, tenant }) => {
-    if (!(await deps.pollers.stop(tenant.hash, params.opcoId!))) throw createError('NOT_FOUND', `no poller for ${params.opcoId}`);
+    if (!(await deps.pollers.stop(tenant.hash, params.opcoId))) throw createError('NOT_FOUND', `no poller for ${params.opcoId}`);
     return { status: 200, body: { deleted: true } };
   });
 }

@@ -109,14 +109,14 @@ export class SyncRunner {
     const claimed = await records.claimBatch(syncId, batchNo, leaseMs);
     if (!claimed) return; // completed already, early, or another worker has it
     const { record: batch, token } = claimed;
-    let dossiers: Array<Record<string, any>>;
+    let dossiers: Array<Record<string, unknown>>;
     try {
       dossiers = await records.batchLeases.hold(batch._id, token, leaseMs, () => liste(this.deps, sync.opcoId, this.tenantOf(sync), batch.numeros, this.isStopped(syncId)));
     } catch (err) {
       return this.batchFailed(sync, claimed, asServiceError(err));
     }
     for (const dossier of dossiers) {
-      await this.deps.snapshots.put(sync.tenant, sync.opcoId, 'dossier', String(dossier.numeroInterne), { etat: dossier.etat ?? null, hash: contentHash(dossier) });
+      await this.deps.snapshots.put(sync.tenant, sync.opcoId, 'dossier', String(dossier.numeroInterne), { etat: (dossier.etat as string | undefined) ?? null, hash: contentHash(dossier) });
     }
     if (!(await records.batchLeases.release(batch._id, token, { status: 'completed' }))) return;
     const counted = await records.updateRunning(syncId, {}, { fetched: dossiers.length, batchesCompleted: 1 });

@@ -35,17 +35,17 @@ export async function* etatsPages(deps: ReadDeps, opcoId: string, tenant: Tenant
 }
 
 /** Every invoice of `factures/etats` for the query. */
-export async function allFactures(deps: ReadDeps, opcoId: string, tenant: Tenant, query: Record<string, string>): Promise<Array<Record<string, any>>> {
-  const all: Array<Record<string, any>> = [];
+export async function allFactures(deps: ReadDeps, opcoId: string, tenant: Tenant, query: Record<string, string>): Promise<Array<Record<string, unknown>>> {
+  const all: Array<Record<string, unknown>> = [];
   for (let page = 1; ; page++) {
-    const body = (await read(deps, opcoId, 'GET /factures/etats', tenant, { ...query, numeroPage: String(page) })) as { total?: number; factures: Array<Record<string, any>> };
+    const body = (await read(deps, opcoId, 'GET /factures/etats', tenant, { ...query, numeroPage: String(page) })) as { total?: number; factures: Array<Record<string, unknown>> };
     all.push(...(body.factures ?? []));
     if ((body.factures ?? []).length === 0 || all.length >= (body.total ?? 0)) return all;
   }
 }
 
-export async function liste(deps: ReadDeps, opcoId: string, tenant: Tenant, numeros: string[], cancelled?: Cancelled): Promise<Array<Record<string, any>>> {
-  const body = (await read(deps, opcoId, 'GET /dossiers/liste', tenant, { numerosInternes: numeros.join(',') }, cancelled)) as { dossiers: Array<Record<string, any>> };
+export async function liste(deps: ReadDeps, opcoId: string, tenant: Tenant, numeros: string[], cancelled?: Cancelled): Promise<Array<Record<string, unknown>>> {
+  const body = (await read(deps, opcoId, 'GET /dossiers/liste', tenant, { numerosInternes: numeros.join(',') }, cancelled)) as { dossiers: Array<Record<string, unknown>> };
   return body.dossiers ?? [];
 }
 

@@ -17,7 +17,7 @@ export function mountOperatorRoutes(api: PluginApi<unknown>, deps: WebhookRouteD
   });
 
   api.route('resendAdminDelivery', async ({ params }) => {
-    const delivery = await deps.deliveries.get(params.deliveryId!);
+    const delivery = await deps.deliveries.get(params.deliveryId);
     if (!delivery) throw createError('NOT_FOUND', `delivery ${params.deliveryId} not found`);
     const webhook = await deps.records.get(delivery.webhookId, delivery.tenant);
     if (!webhook) throw createError('NOT_FOUND', `the webhook of delivery ${delivery._id} was deleted`);

@@ -159,7 +159,7 @@ export function guardedLookup(mode: Mode, resolver: Resolver = systemResolver): 
       process.nextTick(() => {
         if (err) return callback(err, options.all ? [] : '');
         if (options.all) return callback(null, addresses.map((a): LookupAddress => ({ address: a.address, family: a.family })));
-        return callback(null, addresses[0]!.address, addresses[0]!.family);
+        return callback(null, addresses[0].address, addresses[0].family);
       });
 
     resolveChecked(hostname, mode, resolver).then(
@@ -171,5 +171,5 @@ export function guardedLookup(mode: Mode, resolver: Resolver = systemResolver): 
       (err: NodeJS.ErrnoException) => answer(err),
     );
   }
-  return lookup as LookupFunction;
+  return lookup;
 }

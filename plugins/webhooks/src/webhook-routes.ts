@@ -32,47 +32,47 @@ export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDe
 
   api.route('updateWebhook', async ({ params, body, tenant }) => {
     const changes: WebhookChanges = { ...body };
-    if (!(await deps.records.find(params.id!, tenant.hash))) throw notFound(params.id!);
+    if (!(await deps.records.find(params.id, tenant.hash))) throw notFound(params.id);
     if (changes.callbackUrl !== undefined) await checkTarget(changes.callbackUrl, deps);
     if (changes.events) changes.events = [...new Set(changes.events)];
-    const updated = await deps.records.update(params.id!, tenant.hash, changes);
-    if (!updated) throw notFound(params.id!);
+    const updated = await deps.records.update(params.id, tenant.hash, changes);
+    if (!updated) throw notFound(params.id);
     const { id, callbackUrl, events, active, description } = toResource(updated);
     return { status: 200, body: { id, callbackUrl, events, active, description } };
   });
 
   api.route('deleteWebhook', async ({ params, tenant }) => {
-    if (!(await deps.records.remove(params.id!, tenant.hash))) throw notFound(params.id!);
+    if (!(await deps.records.remove(params.id, tenant.hash))) throw notFound(params.id);
     return { status: 200, body: { deleted: true } };
   });
 
   api.route('listWebhookDeliveries', async ({ params, query, tenant }) => {
-    if (!(await deps.records.find(params.id!, tenant.hash))) throw notFound(params.id!);
+    if (!(await deps.records.find(params.id, tenant.hash))) throw notFound(params.id);
     const filters: LogQuery = {
       status: query.status, event: query.event, cursor: query.cursor,
       since: query.since ? new Date(query.since) : undefined, limit: query.limit ? Number(query.limit) : undefined,
     };
-    const page = await deps.deliveries.page(params.id!, tenant.hash, filters);
+    const page = await deps.deliveries.page(params.id, tenant.hash, filters);
     const headers: Record<string, string> = {};
-    if (page.next) headers.Link = `<${nextPage(params.id!, query, page.next)}>; rel="next"`;
+    if (page.next) headers.Link = `<${nextPage(params.id, query, page.next)}>; rel="next"`;
     return { status: 200, body: page.records.map(toDeliveryRecord), headers };
   });
 
   api.route('testWebhook', async ({ params, tenant }) => {
-    const webhook = await deps.records.find(params.id!, tenant.hash);
-    if (!webhook) throw notFound(params.id!);
+    const webhook = await deps.records.find(params.id, tenant.hash);
+    if (!webhook) throw notFound(params.id);
     const event = {
       id: randomHex(16), type: 'webhook.test' as const, tenant: tenant.hash, opcoId: '', timestamp: deps.clock.date().toISOString(),
       data: { webhookId: webhook._id, message: 'a test notification, sent because it was asked for' },
     };
     const [delivery] = await deps.deliveries.record(event, [{ webhookId: webhook._id }], 0);
-    await deps.schedule(delivery!.id, 0);
-    return { status: 202, body: { deliveryId: delivery!.id, event: 'webhook.test', status: 'retrying' } };
+    await deps.schedule(delivery.id, 0);
+    return { status: 202, body: { deliveryId: delivery.id, event: 'webhook.test', status: 'retrying' } };
   });
 
   api.route('resendWebhookDelivery', async ({ params, tenant }) => {
-    if (!(await deps.records.find(params.id!, tenant.hash))) throw notFound(params.id!);
-    const delivery = await deps.deliveries.get(params.deliveryId!);
+    if (!(await deps.records.find(params.id, tenant.hash))) throw notFound(params.id);
+    const delivery = await deps.deliveries.get(params.deliveryId);
     if (!delivery || delivery.webhookId !== params.id || delivery.tenant !== tenant.hash) {
       throw createError('NOT_FOUND', `delivery ${params.deliveryId} not found`);
     }
@@ -80,9 +80,9 @@ export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDe
   });
 
   api.route('recoverWebhookDeliveries', async ({ params, body, tenant }) => {
-    if (!(await deps.records.find(params.id!, tenant.hash))) throw notFound(params.id!);
+    if (!(await deps.records.find(params.id, tenant.hash))) throw notFound(params.id);
     let recovered = 0;
-    for (const failed of await deps.deliveries.failedSince(params.id!, tenant.hash, new Date(body.since))) {
+    for (const failed of await deps.deliveries.failedSince(params.id, tenant.hash, new Date(body.since))) {
       const resent = await deps.deliveries.resend(failed._id);
       if (!resent) continue;
       await deps.schedule(resent._id, 0);
@@ -93,8 +93,8 @@ export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDe
 
   api.route('rotateWebhookSecret', async ({ params, tenant }) => {
     const secret = randomHex(32);
-    const rotated = await deps.records.rotate(params.id!, tenant.hash, secret, deps.clock.date());
-    if (!rotated) throw notFound(params.id!);
+    const rotated = await deps.records.rotate(params.id, tenant.hash, secret, deps.clock.date());
+    if (!rotated) throw notFound(params.id);
     return {
       status: 200,
       body: { id: rotated._id, secret, signingSecret: signingSecret(secret), previousSecretExpiresAt: rotated.previousSecretExpiresAt!.toISOString() },

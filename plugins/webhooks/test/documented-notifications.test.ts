@@ -19,8 +19,8 @@ for (const event of loadSchema('event-type').enum as EventType[]) {
     const post = callbacks[event]['{$request.body#/callbackUrl}'].post;
     const rawBody = JSON.stringify(post.requestBody.content['application/json'].example);
     const documented: Record<string, string> = Object.fromEntries((post.parameters as Json[]).map((p) => [p.name, p.example]));
-    const sentAt = new Date(documented['Svc-Timestamp']!);
-    const deliveryId = documented['webhook-id']!;
+    const sentAt = new Date(documented['Svc-Timestamp']);
+    const deliveryId = documented['webhook-id'];
     const sent = notificationHeaders({ current: EXAMPLE_SECRET }, rawBody, event, deliveryId, sentAt);
     const duringRotation = notificationHeaders({ current: EXAMPLE_SECRET, previous: PREVIOUS_SECRET }, rawBody, event, deliveryId, sentAt);
     for (const [name, example] of Object.entries(documented)) {

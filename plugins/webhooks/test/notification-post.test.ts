@@ -48,11 +48,11 @@ t.test('the status once the answer is read, the body and headers as given, the c
   t.equal(await post('/a'), 204);
   answer = (_req, res) => res.writeHead(503).end('busy');
   t.equal(await post('/b'), 503, 'a failure status is an answer, not an error');
-  t.equal(seen[0]!.method, 'POST');
-  t.equal(seen[0]!.body, '{"event":"webhook.test"}');
-  t.equal(seen[0]!.headers['content-length'], '24');
-  t.equal(seen[0]!.headers['svc-event'], 'webhook.test');
-  t.equal(seen[1]!.socket, seen[0]!.socket, 'the second went on the first one\'s connection');
+  t.equal(seen[0].method, 'POST');
+  t.equal(seen[0].body, '{"event":"webhook.test"}');
+  t.equal(seen[0].headers['content-length'], '24');
+  t.equal(seen[0].headers['svc-event'], 'webhook.test');
+  t.equal(seen[1].socket, seen[0].socket, 'the second went on the first one\'s connection');
 });
 
 t.test('a redirect is the answer: never followed', async (t) => {

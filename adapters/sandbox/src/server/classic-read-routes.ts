@@ -67,7 +67,7 @@ export function dossier(context: RouteContext): void {
     invalid(context, 'numero_interne, ou numero_externe et numero_deca');
     return;
   }
-  const found = byInterne ? context.dataset.dossier(interne!) : context.dataset.dossierByExterne(externe!, deca);
+  const found = byInterne ? context.dataset.dossier(interne) : context.dataset.dossierByExterne(externe, deca);
   if (!found) {
     sendClassicError(context.res, 400, CLASSIC_UNKNOWN_DOSSIER);
     return;

@@ -169,8 +169,8 @@ export class Dataset {
       // Partial Fisher-Yates: distinct picks without scanning the whole pool each time.
       for (let i = 0; i < pool.length && chosen.length < wanted; i++) {
         const j = i + Math.floor(this.moves.float() * (pool.length - i));
-        [pool[i], pool[j]] = [pool[j]!, pool[i]!];
-        chosen.push(pool[i]!);
+        [pool[i], pool[j]] = [pool[j], pool[i]];
+        chosen.push(pool[i]);
       }
     }
     return chosen;

@@ -47,7 +47,7 @@ export function sendError(res: ServerResponse, status: number, message: string, 
 }
 
 export function mediaType(req: IncomingMessage): string {
-  return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
 }
 
 /** Error body of the classic shape's upstream: `{erreur}`, in French. */

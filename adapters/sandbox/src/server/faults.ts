@@ -38,7 +38,7 @@ export class FaultRegistry implements FaultControl {
     const index = this.armed.findIndex(({ fault }) =>
       routeKey === this.tokenRoute ? fault.route === this.tokenRoute : fault.route === undefined || routeMatches(routeKey, fault.route));
     if (index < 0) return undefined;
-    const entry = this.armed[index]!;
+    const entry = this.armed[index];
     entry.remaining--;
     if (entry.remaining <= 0) this.armed.splice(index, 1);
     return entry.fault;

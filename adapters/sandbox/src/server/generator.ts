@@ -59,7 +59,7 @@ export function generateData(seed: number, dossierCount: number, factureCount: n
   for (let i = 0; i < dossierCount; i++) {
     const cfa = random.int(0, ORGANISME_COUNT - 1);
     organismeOf.push(cfa);
-    dossiers.push(generateDossier(random, i, dossierCount, organismes[cfa]!));
+    dossiers.push(generateDossier(random, i, dossierCount, organismes[cfa]));
   }
   ensureEveryState(dossiers, DOSSIER_ETATS, (d) => d.etat, (d, s) => { d.etat = s; });
 
@@ -67,13 +67,13 @@ export function generateData(seed: number, dossierCount: number, factureCount: n
   // Dossiers that can be invoiced, per training centre, so that an invoice bills its own dossiers.
   const billable: SandboxDossier[][] = organismes.map(() => []);
   dossiers.forEach((d, i) => {
-    if (d.etat === 'ENGAGE' || d.etat === 'SOLDE' || d.etat === 'RUPTURE') billable[organismeOf[i]!]!.push(d);
+    if (d.etat === 'ENGAGE' || d.etat === 'SOLDE' || d.etat === 'RUPTURE') billable[organismeOf[i]].push(d);
   });
   for (let i = 0; i < factureCount; i++) {
     const cfa = random.int(0, ORGANISME_COUNT - 1);
-    const pool = billable[cfa]!.length > 0 ? billable[cfa]! : dossiers;
+    const pool = billable[cfa].length > 0 ? billable[cfa] : dossiers;
     if (pool.length === 0) break;
-    factures.push(generateFacture(random, i, organismes[cfa]!, pool));
+    factures.push(generateFacture(random, i, organismes[cfa], pool));
   }
   ensureEveryState(factures, FACTURE_ETATS, (f) => f.etatFacture, (f, s) => setFactureEtat(f, s, f.dateModification, random));
   return { organismes, dossiers, factures };
@@ -203,7 +203,7 @@ function ensureEveryState<R, S extends string>(
     if (records.some((r) => get(r) === state)) continue;
     const counts = new Map<S, number>();
     for (const r of records) counts.set(get(r), (counts.get(get(r)) ?? 0) + 1);
-    const common = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+    const common = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
     const victim = records.findLast((r) => get(r) === common)!;
     set(victim, state);
   }

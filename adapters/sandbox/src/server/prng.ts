@@ -36,7 +36,7 @@ export class Random {
   }
 
   pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
+    return items[Math.floor(this.next() * items.length)];
   }
 
   /** Picks a key with probability proportional to its weight. */
@@ -48,7 +48,7 @@ export class Random {
       roll -= weight;
       if (roll < 0) return key;
     }
-    return entries[entries.length - 1]![0];
+    return entries[entries.length - 1][0];
   }
 
   /** String of `length` decimal digits (leading zeros allowed). */

@@ -44,7 +44,7 @@ export function dossier({ res, query, dataset, quirks }: RouteContext): void {
     sendError(res, 400, 'Paramètres invalides : numeroInterne, ou numeroExterne et numeroDeca');
     return;
   }
-  const found = byInterne ? dataset.dossier(numeroInterne!) : dataset.dossierByExterne(numeroExterne!, numeroDeca);
+  const found = byInterne ? dataset.dossier(numeroInterne) : dataset.dossierByExterne(numeroExterne, numeroDeca);
   if (!found) {
     sendError(res, 404, 'Dossier introuvable');
     return;

@@ -38,7 +38,7 @@ export function handleUpstream(context: RouteContext, path: string, shape: Shape
     handler(context);
     return;
   }
-  const allowed = Object.keys(shape.routes).filter((k) => k.endsWith(` ${path}`)).map((k) => k.split(' ')[0]!);
+  const allowed = Object.keys(shape.routes).filter((k) => k.endsWith(` ${path}`)).map((k) => k.split(' ')[0]);
   if (allowed.length > 0) {
     shape.error(res, 405, messages.methodNotAllowed, { allow: allowed.join(', ') });
     return;

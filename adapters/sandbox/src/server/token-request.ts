@@ -56,7 +56,7 @@ export function readTokenRequest(req: IncomingMessage, body: Buffer): TokenReque
   if (basic) {
     const form = isForm ? formFields(body) : {};
     const found: TokenRequest = { style: 'basic', grantType: form['grant_type'], scope: form['scope'] };
-    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon > 0) {
       try {

@@ -11,7 +11,7 @@ import { Choice, Pager, Problem, Status, Table, Tenant, time } from '../display.
 const ACTORS = ['', 'tenant', 'operator'] as const;
 type Record = AuditPage['items'][number];
 
-export function AuditSection({ onKeyRefused }: { onKeyRefused(message: string): void }) {
+export function AuditSection({ onKeyRefused }: { onKeyRefused: (message: string) => void }) {
   const [actor, setActor] = useState<(typeof ACTORS)[number]>('');
   const [tenant, setTenant] = useState('');
   const [action, setAction] = useState('');

@@ -12,7 +12,7 @@ const STATUSES = ['failed', 'retrying', 'delivered'] as const;
 const STATES = ['disabled', 'failing', 'all'] as const;
 type Delivery = AdminDeliveryPage['items'][number];
 
-export function DeliveriesSection({ onKeyRefused }: { onKeyRefused(message: string): void }) {
+export function DeliveriesSection({ onKeyRefused }: { onKeyRefused: (message: string) => void }) {
   const [status, setStatus] = useState<(typeof STATUSES)[number]>('failed');
   const [cursor, setCursor] = useState<string>();
   const [state, setState] = useState<(typeof STATES)[number]>('disabled');
@@ -20,6 +20,7 @@ export function DeliveriesSection({ onKeyRefused }: { onKeyRefused(message: stri
   const webhooks = usePolled<AdminWebhookPage>(withQuery('/admin/webhooks', { state }), onKeyRefused);
   const [sending, setSending] = useState<string>();
   const [notice, setNotice] = useState<string>();
+  // Started by a click and not awaited (void below): it reports its own failures in the notice.
   const resend = async (delivery: Delivery) => {
     setSending(delivery.id);
     try {
@@ -43,7 +44,7 @@ export function DeliveriesSection({ onKeyRefused }: { onKeyRefused(message: stri
       </form>
       <Table head={['Created', 'Event', 'Tenant', 'Target', 'Status', 'HTTP', 'Attempts', 'Error', '']} numbers={[5, 6]} empty="No delivery matches.">
         {(deliveries.data?.items ?? []).map((delivery) => (
-          <DeliveryRow delivery={delivery} busy={sending === delivery.id} onResend={resend} />
+          <DeliveryRow delivery={delivery} busy={sending === delivery.id} onResend={(delivery) => void resend(delivery)} />
         ))}
       </Table>
       <Pager next={deliveries.data?.next} cursor={cursor} onPage={setCursor} />
@@ -70,7 +71,7 @@ export function DeliveriesSection({ onKeyRefused }: { onKeyRefused(message: stri
   );
 }
 
-function DeliveryRow({ delivery, busy, onResend }: { delivery: Delivery; busy: boolean; onResend(delivery: Delivery): void }) {
+function DeliveryRow({ delivery, busy, onResend }: { delivery: Delivery; busy: boolean; onResend: (delivery: Delivery) => void }) {
   const finished = delivery.status === 'failed' || delivery.status === 'delivered';
   return (
     <tr data-delivery-id={delivery.id}>

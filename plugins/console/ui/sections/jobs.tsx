@@ -8,7 +8,7 @@ import { Choice, Pager, Problem, Status, Table, Tenant, time } from '../display.
 const STATUSES = ['', 'pending', 'processing', 'completed', 'failed'] as const;
 type Job = AdminJobPage['items'][number]['job'];
 
-export function JobsSection({ onKeyRefused }: { onKeyRefused(message: string): void }) {
+export function JobsSection({ onKeyRefused }: { onKeyRefused: (message: string) => void }) {
   const [status, setStatus] = useState<(typeof STATUSES)[number]>('failed');
   const [opcoId, setOpcoId] = useState('');
   const [cursor, setCursor] = useState<string>();

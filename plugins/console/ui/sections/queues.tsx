@@ -5,7 +5,7 @@ import { Problem, Table } from '../display.js';
 
 const unknown = (value: number | null) => (value === null ? '—' : value);
 
-export function QueuesSection({ onKeyRefused }: { onKeyRefused(message: string): void }) {
+export function QueuesSection({ onKeyRefused }: { onKeyRefused: (message: string) => void }) {
   const { data, error } = usePolled<AdminQueueList>('/admin/queues', onKeyRefused);
   return (
     <section aria-labelledby="queues-title">

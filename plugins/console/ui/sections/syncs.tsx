@@ -7,7 +7,7 @@ import { Choice, Pager, Problem, Status, Table, Tenant, time } from '../display.
 
 const STATUSES = ['running', 'completed', 'failed', 'cancelled'] as const;
 
-export function SyncsSection({ onKeyRefused }: { onKeyRefused(message: string): void }) {
+export function SyncsSection({ onKeyRefused }: { onKeyRefused: (message: string) => void }) {
   const [status, setStatus] = useState<(typeof STATUSES)[number]>('running');
   const [cursor, setCursor] = useState<string>();
   const syncs = usePolled<AdminSyncPage>(withQuery('/admin/syncs', { status, cursor }), onKeyRefused);

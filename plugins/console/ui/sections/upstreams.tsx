@@ -5,7 +5,7 @@ import { Problem, Status, time } from '../display.js';
 
 type Upstream = AdminUpstreamList['items'][number];
 
-export function UpstreamsSection({ onKeyRefused }: { onKeyRefused(message: string): void }) {
+export function UpstreamsSection({ onKeyRefused }: { onKeyRefused: (message: string) => void }) {
   const { data, error } = usePolled<AdminUpstreamList>('/admin/upstreams', onKeyRefused);
   return (
     <section aria-labelledby="upstreams-title">

@@ -292,7 +292,7 @@ export class HubAdmission implements AdmissionProvider {
     while (!settled()) {
       await this.clock.sleep(CANCEL_POLL_MS);
       if (settled()) return;
-      const stop = await Promise.resolve().then(request.cancelled!).catch(() => false);
+      const stop = await Promise.resolve().then(request.cancelled).catch(() => false);
       if (stop && !settled()) return cancel();
     }
   }
