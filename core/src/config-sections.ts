@@ -37,7 +37,7 @@ export function assembleConfigSchema(kernel: JsonSchema, parts: ConfigParts): Js
     const { $schema: _draft, $id: _id, title: _title, ...schema } = section.schema;
     properties[section.key] = schema;
   }
-  for (const driver of parts.drivers ?? []) addVariant(properties[driver.port] as ObjectSchema, driver);
+  for (const driver of parts.drivers ?? []) addVariant(properties[driver.port], driver);
   if (parts.defaultPlugins) properties.plugins = { ...properties.plugins, default: [...parts.defaultPlugins] };
   root.properties = properties;
   return root;

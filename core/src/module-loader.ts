@@ -33,7 +33,7 @@ export async function loadModule<T>(kind: ModuleKind, name: string, configKey: s
   const table = (kind === 'plugin' ? bundled.plugins : bundled.adapters) ?? {};
   let mod: Record<string, unknown>;
   if (Object.hasOwn(table, pkg)) {
-    mod = (await table[pkg]!()) as Record<string, unknown>;
+    mod = (await table[pkg]()) as Record<string, unknown>;
   } else {
     try {
       mod = (await import(pkg)) as Record<string, unknown>;

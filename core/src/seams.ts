@@ -33,7 +33,7 @@ export class SeamRegistry {
   get<K extends SeamName>(seam: K): Seams[K] {
     const entry = this.providers.get(seam);
     if (!entry) throw kernelError('OPCO_ERR_SEAM_UNPROVIDED', { seam });
-    return entry.provider as Seams[K];
+    return entry.provider;
   }
 
   freeze(): void {

@@ -10,7 +10,7 @@ const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'u
 /** The rows of the doc's tables: code -> cells after it. */
 function rows(markdown: string): Map<string, string[]> {
   const found = new Map<string, string[]>();
-  for (const [, code, rest] of markdown.matchAll(/^\| ([A-Z_]+) \| (.+) \|$/gm)) found.set(code!, rest!.split(' | '));
+  for (const [, code, rest] of markdown.matchAll(/^\| ([A-Z_]+) \| (.+) \|$/gm)) found.set(code, rest.split(' | '));
   return found;
 }
 

@@ -2,7 +2,7 @@
 // multipart) and how every answer and failure comes back, against a real node:http upstream.
 import t, { type Test } from 'tap';
 import { AuthRefreshNeeded, ServiceError, UpstreamClient, type UpstreamAuth } from '../src/index.js';
-import { callContext, inlineOpco, json, startUpstream, type Answer, type Upstream } from './fixtures/upstream-server.js';
+import { callContext, inlineOpco, json, startUpstream, type Answer } from './fixtures/upstream-server.js';
 
 const PUBLISHER = { editeur: 'Ed', logiciel: 'Log', version: '9.9' };
 const ROUTES = {
@@ -46,20 +46,20 @@ t.test('a GET carries the query and the headers of SPEC 1.1; lease and hook head
   t.equal(answer.status, 200);
   t.equal(answer.headers['x-up'], 'u', 'the upstream headers come back');
   const [sent] = upstream.received;
-  t.equal(sent!.method, 'GET');
-  t.equal(sent!.path, '/v2/etats?numeroPage=2&etat=a+b');
-  t.match(sent!.headers, {
+  t.equal(sent.method, 'GET');
+  t.equal(sent.path, '/v2/etats?numeroPage=2&etat=a+b');
+  t.match(sent.headers, {
     'x-api-key': 'cfa-key', editeur: 'Ed', logiciel: 'Log', version: '9.9', accept: 'application/json',
     'x-request-id': 'req-42', 'svc-hub-token': 'grant', authorization: 'Bearer from-hook',
   });
-  t.equal(sent!.body.length, 0, 'no body');
+  t.equal(sent.body.length, 0, 'no body');
 });
 
 t.test('without a request id, none is sent; the authentication header is the strategy\'s', async (t) => {
   const { upstream, client, opco } = await setup(t);
   await client.call(callContext(opco, 'GET /dossiers/etats'));
-  t.notOk('x-request-id' in upstream.received[0]!.headers);
-  t.equal(upstream.received[0]!.headers.authorization, 'Bearer tok');
+  t.notOk('x-request-id' in upstream.received[0].headers);
+  t.equal(upstream.received[0].headers.authorization, 'Bearer tok');
 });
 
 t.test('a POST sends its body as JSON', async (t) => {
@@ -67,8 +67,8 @@ t.test('a POST sends its body as JSON', async (t) => {
   const answer = await client.call(callContext(opco, 'POST /dossiers', { body: { siret: '123', n: [1, 2] } }));
   t.same(answer, { status: 201, body: { id: 'd1' }, headers: answer.headers });
   const [sent] = upstream.received;
-  t.equal(sent!.headers['content-type'], 'application/json');
-  t.same(JSON.parse(sent!.body.toString()), { siret: '123', n: [1, 2] });
+  t.equal(sent.headers['content-type'], 'application/json');
+  t.same(JSON.parse(sent.body.toString()), { siret: '123', n: [1, 2] });
 });
 
 t.test('a multipart POST: the metadata part, then one `fichier` part per file, as sent', async (t) => {
@@ -77,22 +77,22 @@ t.test('a multipart POST: the metadata part, then one `fichier` part per file, a
   const bytes = Buffer.from([0, 1, 2, 255]);
   await client.call(callContext(opco, 'POST /factures', { body: { montant: 12 }, files: { facture: [pdf.subarray(0, 5), pdf.subarray(5)], annexe: bytes } }));
   const [sent] = upstream.received;
-  const type = String(sent!.headers['content-type']);
+  const type = String(sent.headers['content-type']);
   const boundary = /^multipart\/form-data; boundary=(.+)$/.exec(type)?.[1];
   t.ok(boundary, type);
-  t.equal(Number(sent!.headers['content-length']), sent!.body.length, 'Content-Length is what was sent');
-  const parts = sent!.body.toString('latin1').split(`--${boundary}`);
+  t.equal(Number(sent.headers['content-length']), sent.body.length, 'Content-Length is what was sent');
+  const parts = sent.body.toString('latin1').split(`--${boundary}`);
   t.equal(parts.at(-1), '--\r\n', 'the closing boundary ends the body');
   const [metadata, first, second] = parts.slice(1, -1).map((part) => {
     const [head, content] = part.split('\r\n\r\n');
-    return { head: head!, content: content!.slice(0, -2) };
+    return { head: head, content: content.slice(0, -2) };
   });
-  t.match(metadata!.head, 'name="facture"; filename="blob"\r\nContent-Type: application/json');
-  t.same(JSON.parse(metadata!.content), { montant: 12 });
-  t.match(first!.head, 'name="fichier"; filename="facture.pdf"\r\nContent-Type: application/pdf');
-  t.equal(first!.content, pdf.toString('latin1'), 'the pieces of a file are joined on the wire');
-  t.match(second!.head, 'name="fichier"; filename="annexe.bin"\r\nContent-Type: application/octet-stream');
-  t.same(Buffer.from(second!.content, 'latin1'), bytes);
+  t.match(metadata.head, 'name="facture"; filename="blob"\r\nContent-Type: application/json');
+  t.same(JSON.parse(metadata.content), { montant: 12 });
+  t.match(first.head, 'name="fichier"; filename="facture.pdf"\r\nContent-Type: application/pdf');
+  t.equal(first.content, pdf.toString('latin1'), 'the pieces of a file are joined on the wire');
+  t.match(second.head, 'name="fichier"; filename="annexe.bin"\r\nContent-Type: application/octet-stream');
+  t.same(Buffer.from(second.content, 'latin1'), bytes);
 });
 
 t.test('an upstream that does not answer in time: 504 TIMEOUT', async (t) => {
@@ -198,7 +198,7 @@ t.test('the auth transport posts token requests through the same client', async 
   const answer = await client.transport({ url: `${upstream.url}/oauth/token?x=1`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials', timeoutMs: 1000 });
   t.same(answer, { status: 200, text: '{"access_token":"a"}' });
   t.match(upstream.received[0], { method: 'POST', path: '/oauth/token?x=1' });
-  t.equal(upstream.received[0]!.body.toString(), 'grant_type=client_credentials');
+  t.equal(upstream.received[0].body.toString(), 'grant_type=client_credentials');
   upstream.answer(() => undefined);
   const late = await client.transport({ url: upstream.url, headers: {}, body: '', timeoutMs: 100 }).catch((err: unknown) => err);
   t.match(late, { code: 'TIMEOUT' }, 'a token request has its time limit');

@@ -59,7 +59,7 @@ export function hubOutageSuite(t: Test, backends: OutageBackends): void {
     // Two full windows of local calls for every instance, after the gate of one window.
     await eventually(() => group.members.every((m) => local(m.name).some((c) => c.at > killedAt + 3 * W)), 'two windows of local calls on every instance', 5 * W);
 
-    const metrics = (await group.members[0]!.service.get('/metrics')).text;
+    const metrics = (await group.members[0].service.get('/metrics')).text;
     t.match(metrics, /opco_proxy_hub_connection_state\{state="connected"\} 0/, 'instance metric: not connected');
     t.match(metrics, /opco_proxy_hub_grant_wait_seconds_count\{opco="sandbox",mode="local"\} [1-9]/, 'instance metric: waits for the local bucket');
 

@@ -73,7 +73,7 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   t.match(hubMetrics, /opco_proxy_hub_waits_total\{fleet_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: asks that waited');
   t.match(hubMetrics, /opco_proxy_hub_wait_seconds_count\{fleet_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: wait time');
   t.match(hubMetrics, /opco_proxy_hub_connected_instances\{fleet_id="adaptive"\} 2/, 'hub metric: connected instances');
-  const instanceMetrics = (await group.members[0]!.service.get('/metrics')).text;
+  const instanceMetrics = (await group.members[0].service.get('/metrics')).text;
   t.match(instanceMetrics, /opco_proxy_hub_connection_state\{state="connected"\} 1/, 'instance metric: connection state');
   t.match(instanceMetrics, /opco_proxy_hub_grant_wait_seconds_count\{opco="sandbox",mode="hub"\} [1-9]/, 'instance metric: grant wait');
 

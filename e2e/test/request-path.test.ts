@@ -83,7 +83,7 @@ t.test('a refusal reads the same on either path', async (t) => {
 
 t.test('a cached personal read is recorded in the audit trail on the early path', async (t) => {
   const { service: s, chained } = await service(t, { audit: { reads: true } });
-  const numero = s.sandbox.dataset.dossiers[1]!.numeroInterne;
+  const numero = s.sandbox.dataset.dossiers[1].numeroInterne;
   const read = `/sandbox/dossiers?numeroInterne=${numero}`;
   t.equal((await s.get(read)).headers.get('x-cache'), 'MISS');
   const before = chained();

@@ -380,7 +380,7 @@ export class GrantScheduler {
     if (state) return state;
     const rateLimit = this.configured.get(opcoId) ?? this.learned.get(opcoId);
     if (!rateLimit) return undefined;
-    if (!budgets) this.budgets.set(fleetId, (budgets = new Map()));
+    if (!budgets) this.budgets.set(fleetId, (budgets = new Map<string, BudgetState>()));
     state = { budget: new GrantBudget(fleetId, opcoId, { ...rateLimit }), adaptive: new AdaptiveLimit(rateLimit.limit, this.adaptiveOptions) };
     budgets.set(opcoId, state);
     return state;

@@ -130,7 +130,7 @@ t.test('the config file: checked key by key; runHub reads it, PORT overrides, th
   t.throws(() => parseHubConfig({ adaptive: { decreaseFactor: 2 } }), /adaptive\.decreaseFactor/);
   t.throws(() => parseHubConfig({ unprovenShare: 0 }), /unprovenShare: Must be greater than 0/);
   t.throws(() => parseHubConfig({ unprovenShare: 1.5 }), /unprovenShare: Must be less than or equal to 1/);
-  t.throws(() => parseHubConfig({ port: 'x', logLevel: 'loud' }), /invalid hub configuration \(2 problems\):\n  port: Expected integer\n  logLevel: Invalid enum value/, 'every problem at once');
+  t.throws(() => parseHubConfig({ port: 'x', logLevel: 'loud' }), /invalid hub configuration \(2 problems\):\n {2}port: Expected integer\n {2}logLevel: Invalid enum value/, 'every problem at once');
   t.equal(parseHubConfig({ unprovenShare: 0.25 }).unprovenShare, 0.25);
   t.match(parseHubConfig({}), { port: 8090, host: '0.0.0.0', issuer: 'opco-proxy-hub', store: { type: 'embedded' }, opcos: {}, unprovenShare: 0.1 });
 

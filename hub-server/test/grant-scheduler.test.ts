@@ -64,8 +64,8 @@ t.test('an unused grant frees its slot at once', async (t) => {
 t.test('only the instance holding a grant can end it', async (t) => {
   const { scheduler, granted, ask } = setup(t, 1);
   ask({ instanceId: 'i1' });
-  t.notOk(scheduler.done('pub', 'i2', granted[0]!.grantId, 'unused'), 'another instance');
-  t.notOk(scheduler.done('other-tenant', 'i1', granted[0]!.grantId, 'unused'), 'another fleet');
+  t.notOk(scheduler.done('pub', 'i2', granted[0].grantId, 'unused'), 'another instance');
+  t.notOk(scheduler.done('other-tenant', 'i1', granted[0].grantId, 'unused'), 'another fleet');
   t.notOk(scheduler.done('pub', 'i1', 'no-such-grant', 'unused'));
   t.equal(scheduler.limits()[0].occupied, 1);
 });

@@ -233,8 +233,8 @@ t.test('each error response is described from the error table: its codes and whe
     for (const status of route.errors) {
       if (checked.has(status)) continue;
       checked.add(status);
-      const ref = doc.paths[route.path]![route.method.toLowerCase()]!.responses[String(status)]!.$ref!;
-      const { description } = doc.components.responses[ref.split('/').pop()!]!;
+      const ref = doc.paths[route.path][route.method.toLowerCase()].responses[String(status)].$ref!;
+      const { description } = doc.components.responses[ref.split('/').pop()!];
       const codes = Object.entries(ERROR_CODES).filter(([, spec]) => !('upstreamStatus' in spec) && spec.status === status);
       for (const [code, spec] of codes) t.ok(description.includes(`${code}: ${spec.when}`), `${status}: ${code} and its when`);
       if (codes.length === 0) t.match(description, new RegExp(`UPSTREAM_ERROR ${status}`), `${status}: the upstream's answer`);

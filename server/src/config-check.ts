@@ -59,10 +59,10 @@ async function packageErrors(config: Config, env: NodeJS.ProcessEnv): Promise<st
  */
 async function checkOpco(opcoId: string, entry: Config['opcos'][string], env: NodeJS.ProcessEnv): Promise<void> {
   const [opco] = (await OpcoDirectory.load({ [opcoId]: entry }, systemClock, BUNDLED)).list();
-  const strategy = opco!.profile.auth ?? oauthClientCredentials();
-  const secrets = new Proxy({} as Record<string, string>, { get: (_target, name) => (typeof name === 'string' ? env[name] || 'stand-in' : undefined) });
+  const strategy = opco.profile.auth ?? oauthClientCredentials();
+  const secrets = new Proxy({}, { get: (_target, name) => (typeof name === 'string' ? env[name] || 'stand-in' : undefined) });
   strategy.setup({
-    opcoId, adapter: entry.adapter, entry: entry as unknown as Record<string, unknown>, env: secrets, clock: systemClock, timeoutMs: 1000,
+    opcoId, adapter: entry.adapter, entry: entry, env: secrets, clock: systemClock, timeoutMs: 1000,
     send: () => Promise.reject(new Error('config check sends nothing upstream')),
   });
 }

@@ -21,7 +21,7 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
     config = resolveConfig(readConfigFile(configPath), process.env, { flags, parts: CONFIG_PARTS });
   } else {
     const demo = await startDemoUpstream();
-    stopDemo = demo.close;
+    stopDemo = () => demo.close();
     try {
       config = resolveConfig(demo.config, { ...process.env, ...demo.env }, { demo: true, flags, parts: CONFIG_PARTS });
     } catch (err) {

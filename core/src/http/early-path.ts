@@ -52,11 +52,11 @@ async function serveEarly({ inFlight, write, prometheus, clock, log }: EarlyPath
     try {
       ({ status, headers, body } = await recalled.serve({ req, params: recalled.params, requestId, traceparent, query: () => recalled.query }));
     } catch (err) {
-      ({ status, headers, body } = errorAnswer(err, log, req, requestId, req.url!.split('?', 1)[0]!));
+      ({ status, headers, body } = errorAnswer(err, log, req, requestId, req.url!.split('?', 1)[0]));
     }
     const json = body instanceof RawJson ? body.json : JSON.stringify(body);
     const head = answerHeaders(requestId, inFlight);
-    for (const name in headers) head.push(name, headers[name]!);
+    for (const name in headers) head.push(name, headers[name]);
     head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json)));
     res.writeHead(status, head);
     res.end(json);

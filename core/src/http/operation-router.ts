@@ -120,7 +120,7 @@ export class OperationRouter {
     if (this.frozen) throw kernelError('OPCO_ERR_ROUTES_FROZEN', { what: `a shortcut for ${id}`, owner });
     const spec = operations[id] as { method: string; body?: string };
     if (spec.method !== 'GET' || spec.body || this.mounted.get(id)?.owner !== owner) throw kernelError('OPCO_ERR_ROUTE_SHORTCUT', { owner, operation: id });
-    this.shortcuts.set(id, shortcut as unknown as Shortcut<OperationId>);
+    this.shortcuts.set(id, shortcut);
   }
 
   /**

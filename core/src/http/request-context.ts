@@ -67,7 +67,7 @@ export function requestContext(inFlight: InFlight): Koa.Middleware<State> {
     } finally {
       // Set once the answer is decided (no middleware sends its head before), as draining may have begun.
       const head = answerHeaders(requestId, inFlight);
-      for (let i = 0; i < head.length; i += 2) ctx.set(head[i]!, head[i + 1]!);
+      for (let i = 0; i < head.length; i += 2) ctx.set(head[i], head[i + 1]);
       inFlight.leave();
     }
   };

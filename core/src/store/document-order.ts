@@ -23,7 +23,7 @@ export function compareValues(a: unknown, b: unknown): number {
   const leftKeys = Object.keys(left).sort();
   const rightKeys = Object.keys(right).sort();
   for (let i = 0; i < Math.min(leftKeys.length, rightKeys.length); i++) {
-    const order = compareValues(left[leftKeys[i]!], right[rightKeys[i]!]);
+    const order = compareValues(left[leftKeys[i]], right[rightKeys[i]]);
     if (order !== 0) return order;
   }
   return ordered(leftKeys.length, rightKeys.length);
@@ -57,9 +57,9 @@ export function valueAt(doc: unknown, path: string | string[]): unknown {
   let value: unknown = doc;
   for (let i = 0; i < parts.length; i++) {
     if (value === null || typeof value !== 'object') return undefined;
-    const next: unknown = (value as Record<string, unknown>)[parts[i]!];
+    const next: unknown = (value as Record<string, unknown>)[parts[i]];
     if (Array.isArray(next) && i + 1 < parts.length) {
-      const index = Number.parseInt(parts[i + 1]!, 10);
+      const index = Number.parseInt(parts[i + 1], 10);
       if (!Number.isNaN(index)) return valueAt(next[index], parts.slice(i + 2));
       return next.map((element) => valueAt(element, parts.slice(i + 1)));
     }

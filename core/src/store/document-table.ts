@@ -22,7 +22,7 @@ class FieldIndex {
 
   keysOf(doc: StoredDoc): unknown[] {
     if (this.spec.fields.length > 1) return [compoundKey(this.spec.fields.map((field) => valueAt(doc, field)))];
-    const value = valueAt(doc, this.spec.fields[0]!);
+    const value = valueAt(doc, this.spec.fields[0]);
     return Array.isArray(value) ? [...new Set(value.map(keyOf))] : [keyOf(value)];
   }
 
@@ -126,7 +126,7 @@ export class DocumentTable {
     for (const index of this.indexes) {
       const { fields } = index.spec;
       if (!fields.every((field) => field in equalities)) continue;
-      const key = fields.length > 1 ? compoundKey(fields.map((field) => equalities[field])) : equalities[fields[0]!];
+      const key = fields.length > 1 ? compoundKey(fields.map((field) => equalities[field])) : equalities[fields[0]];
       return [...(index.entries.get(key) ?? [])];
     }
     return this.byId.values();

@@ -283,7 +283,7 @@ function splitUpdate(update: Update): { modifier: Modifier | undefined; setOnIns
       if (Object.keys(fields).length > 0) modifier[op] = dropUndefined(fields);
     } else throw new TypeError(`unsupported update operator ${op}`);
   }
-  return { modifier: Object.keys(modifier).length > 0 ? (modifier as Modifier) : undefined, setOnInsert };
+  return { modifier: Object.keys(modifier).length > 0 ? (modifier) : undefined, setOnInsert };
 }
 
 /** `{...equality fields of the filter, ...$setOnInsert, ...$set}`, then the other operators. */

@@ -14,7 +14,7 @@ export function inSortOrder<D>(docs: readonly D[], sort: SortSpec, skip = 0, lim
   const fields = Object.entries(sort);
   const compare = (a: Keyed<D>, b: Keyed<D>): number => {
     for (let i = 0; i < fields.length; i++) {
-      const order = fields[i]![1] * compareValues(a.keys[i], b.keys[i]);
+      const order = fields[i][1] * compareValues(a.keys[i], b.keys[i]);
       if (order !== 0) return order;
     }
     return 0;

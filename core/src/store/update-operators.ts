@@ -29,10 +29,10 @@ export function applyUpdate<D extends { _id: string }>(doc: D, modifier: Modifie
     });
   }
   for (const [path, value] of Object.entries(modifier.$push ?? {})) {
-    const added = isPlainObject(value) && Array.isArray(value.$each) ? value.$each : [value];
+    const added: unknown[] = isPlainObject(value) && Array.isArray(value.$each) ? (value.$each as unknown[]) : [value];
     setAt(root, path, (current) => {
       if (current !== undefined && !Array.isArray(current)) throw new TypeError(`$push on ${path}: the field is not an array`);
-      return [...(current ?? []), ...added.map(copyValue)];
+      return [...((current as unknown[] | undefined) ?? []), ...added.map(copyValue)];
     });
   }
   if (root._id !== doc._id) throw new TypeError("an update cannot change a document's _id");
@@ -48,11 +48,11 @@ function setAt(root: Node, path: string, next: (current: unknown) => unknown): v
     if (child !== undefined && (child === null || typeof child !== 'object' || child instanceof Date)) {
       throw new TypeError(`cannot update ${path}: ${part} is not an object`);
     }
-    const copy = (Array.isArray(child) ? [...child] : { ...(child as Node | undefined) }) as Node;
+    const copy = (Array.isArray(child) ? [...(child as unknown[])] : { ...(child as Node | undefined) }) as Node;
     node[part] = copy;
     node = copy;
   }
-  const last = parts[parts.length - 1]!;
+  const last = parts[parts.length - 1];
   node[last] = next(node[last]);
 }
 
@@ -62,11 +62,11 @@ function unsetAt(root: Node, path: string): void {
   for (const part of parts.slice(0, -1)) {
     const child = node[part];
     if (child === null || typeof child !== 'object' || child instanceof Date) return;
-    const copy = (Array.isArray(child) ? [...child] : { ...child }) as Node;
+    const copy = (Array.isArray(child) ? [...(child as unknown[])] : { ...child }) as Node;
     node[part] = copy;
     node = copy;
   }
-  delete node[parts[parts.length - 1]!];
+  delete node[parts[parts.length - 1]];
 }
 
 /**

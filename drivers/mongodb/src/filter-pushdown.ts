@@ -36,10 +36,10 @@ export function splitIn(filter: Filter): Filter[] | null {
   for (const [field, condition] of Object.entries(filter)) {
     if (field.startsWith('$') || !isPlainObject(condition)) continue;
     const keys = Object.keys(condition);
-    const values = condition.$in;
+    const values: unknown = condition.$in;
     if (keys.length !== 1 || !Array.isArray(values) || values.length === 0 || values.length > MAX_SPLIT_VALUES) continue;
     if (!values.every((value) => ['string', 'number', 'boolean'].includes(typeof value))) continue;
-    return [...new Set(values)].map((value) => ({ ...filter, [field]: value }));
+    return [...new Set(values as unknown[])].map((value) => ({ ...filter, [field]: value }));
   }
   return null;
 }

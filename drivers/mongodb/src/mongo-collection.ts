@@ -41,7 +41,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   /** The filter checked, and on FerretDB reshaped to match the same documents faster. */
   private query(filter: Filter): DriverFilter<T> {
     const query = checked<T>(filter);
-    return this.pushdown ? (flattened(query as Filter) as DriverFilter<T>) : query;
+    return this.pushdown ? (flattened(query) as DriverFilter<T>) : query;
   }
 
   /** An update command, within the store's bound on FerretDB. */
@@ -83,7 +83,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const query = this.query(filter);
-    const parts = this.pushdown ? splitIn(query as Filter) : null;
+    const parts = this.pushdown ? splitIn(query) : null;
     if (parts) return this.findEach(parts, options);
     return (await this.holder.run(() => this.collection.find(query, { sort: options.sort, skip: options.skip, limit: options.limit }).toArray())) as T[];
   }
@@ -102,7 +102,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
-    filter = this.query(filter) as Filter;
+    filter = this.query(filter);
     assertStorableUpdate(update);
     if (this.locks) {
       const locks = this.locks;

@@ -38,7 +38,7 @@ t.test('a sync with enablePoller starts a poller; each poll waits for its interv
   await nextPoll(service);
   const polled = service.calls(PATHS.etats).slice(etatsBefore);
   t.ok(polled.length >= 1, 'the poll read the states');
-  t.match(polled[0]!.query, { dateModification: /^\d{4}-\d{2}-\d{2}$/ }, 'changed since the last poll');
+  t.match(polled[0].query, { dateModification: /^\d{4}-\d{2}-\d{2}$/ }, 'changed since the last poll');
   t.notOk(service.events.some((e) => e.type.startsWith('dossier.') || e.type.startsWith('facture.')), 'nothing changed since the sync: no event');
 });
 

@@ -31,7 +31,7 @@ t.test('snapshots of other tenants, opcoIds and kinds are apart', async (t) => {
   await kept.put('t2', 'o', 'dossier', '1', { etat: 'B' });
   await kept.put('t1', 'p', 'dossier', '1', { etat: 'C' });
   await kept.put('t1', 'o', 'facture', '1', { etat: 'D' });
-  const etats = await Promise.all([['t1', 'o', 'dossier'], ['t2', 'o', 'dossier'], ['t1', 'p', 'dossier'], ['t1', 'o', 'facture']].map(async ([tenant, opco, kind]) => (await kept.get(tenant!, opco!, kind as 'dossier', '1'))!.etat));
+  const etats = await Promise.all([['t1', 'o', 'dossier'], ['t2', 'o', 'dossier'], ['t1', 'p', 'dossier'], ['t1', 'o', 'facture']].map(async ([tenant, opco, kind]) => (await kept.get(tenant, opco, kind as 'dossier', '1'))!.etat));
   t.same(etats, ['A', 'B', 'C', 'D']);
 });
 

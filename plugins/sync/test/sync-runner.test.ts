@@ -19,12 +19,12 @@ t.test('a full sync: every page discovered, batches of 50, counts, events in ord
   await service.emitted('sync.completed', { syncId });
   t.match(await syncOf(service, syncId), { status: 'completed', total: 120, discovered: 120, fetched: 120, progress: 1, batchesCompleted: 3, totalBatches: 3, error: null });
   t.same(service.calls(PATHS.etats).map((r) => r.query.numeroPage), ['1', '2', '3'], '120 dossiers in pages of 40');
-  const batches = service.calls(PATHS.liste).map((r) => r.query.numerosInternes!.split(','));
+  const batches = service.calls(PATHS.liste).map((r) => r.query.numerosInternes.split(','));
   t.same(batches.map((b) => b.length).sort(), [20, 50, 50]);
   t.equal(new Set(batches.flat()).size, 120, 'every dossier fetched once');
   const mine = service.events.filter((e) => e.data.syncId === syncId);
-  t.same(mine[0]!.type, 'sync.started');
-  t.same(mine[0]!.data, { syncId, total: 120 });
+  t.same(mine[0].type, 'sync.started');
+  t.same(mine[0].data, { syncId, total: 120 });
   t.same(mine.at(-1)!.type, 'sync.completed', 'sync.completed comes last');
   const batchEvents = mine.filter((e) => e.type === 'sync.batch');
   t.same(batchEvents.map((e) => e.data.batch).sort(), [1, 2, 3]);
