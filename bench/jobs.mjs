@@ -331,7 +331,7 @@ function report(results, counts, { rounds, durationS, connections, pinned }) {
   };
   console.log(`jobs: ${rounds} interleaved round(s) of ${durationS} s at ${connections} connections, ${pinned ? `service and baselines on CPU 0, load, the upstream${opts['mongodb-url'] || !opts.backends.includes('mongodb') ? '' : ' and the bench\'s FerretDB'} on CPU 1 (PostgreSQL and RabbitMQ not pinned)` : 'not pinned'}; Node ${process.version}`);
   for (const [backend, rows] of Object.entries(results)) {
-    const name = backend === 'embedded' ? 'embedded (nedb, in-process queue)' : 'FerretDB-on-PostgreSQL + RabbitMQ';
+    const name = backend === 'embedded' ? 'embedded (in-process store and queue)' : 'FerretDB-on-PostgreSQL + RabbitMQ';
     console.log(`${name}:`);
     console.log(`  acceptance / baseline          ${stats(rows.map((r) => r.accepted / r.baseline))}   (goal >= 0.5)${ACCEPT_ONLY ? ' the api role alone' : ''}`);
     if (ACCEPT_ONLY) {

@@ -71,6 +71,9 @@ export async function startOpcoProxy({ upstreamUrl, cacheTtlS = 300, rateLimit =
     port,
     logLevel: 'info',
     tenantRateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
+    // The bench's key is new to the upstream: its first requests are unproven (P13), and a burst
+    // of them would meet the address limit meant for strangers (bench/edge-attacks.mjs measures that).
+    addressRateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
     ...config,
     opcos: {
       sandbox: {
