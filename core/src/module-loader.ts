@@ -38,12 +38,23 @@ export async function loadModule<T>(kind: ModuleKind, name: string, configKey: s
     try {
       mod = (await import(pkg)) as Record<string, unknown>;
     } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(pkg)) {
+      if (isMissing(err, pkg)) {
         throw kernelError('OPCO_ERR_PACKAGE_MISSING', { key: configKey, kind, package: pkg });
       }
       throw err;
     }
   }
   return (mod.default ?? mod) as T;
+}
+
+/**
+ * The package itself is not installed (not one it imports). Node says so with ERR_MODULE_NOT_FOUND;
+ * a module loader hook in front of Node's (a test runner's, an APM agent's) may rethrow the error
+ * without its code, so its message is read too.
+ */
+function isMissing(err: unknown, pkg: string): boolean {
+  const { code, message } = err as { code?: string; message?: unknown };
+  const text = String(message);
+  if (!text.includes(`'${pkg}'`) && !text.includes(`"${pkg}"`)) return false;
+  return code === 'ERR_MODULE_NOT_FOUND' || /^Cannot find (package|module) /.test(text);
 }
