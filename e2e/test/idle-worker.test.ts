@@ -27,15 +27,17 @@ type WithSections = ResolvedConfig & { jobs: JobsConfig; webhooks: WebhooksConfi
  * (a read per job, or per job ended, would show here). Each runs once per its configured interval.
  */
 const SWEEPS: Array<{ task: string; intervalMs: (config: WithSections) => number; commands: Record<string, number> }> = [
-  // Jobs stored but never queued (one search per unfinished status), or ended without their event.
+  // Jobs stored but never queued, or ended without their event. On FerretDB a search of a few
+  // statuses (`status: {$in: [...]}`) goes value by value (drivers/mongodb/src/filter-pushdown.ts).
   { task: 'jobs recovery', intervalMs: (c) => c.jobs.sweepIntervalMs, commands: { 'find jobs': 3 } },
   // Ended jobs past retention, idempotency keys, files and sealed inputs left behind.
   { task: 'jobs expiry', intervalMs: (c) => c.jobs.sweepIntervalMs, commands: { 'delete jobs': 1, 'delete idempotency_keys': 1, 'delete job_files': 1, 'delete job_secrets': 1 } },
-  // Overdue deliveries, one search per unfinished status (pending, retrying).
+  // Overdue deliveries: one search per unfinished status (pending, retrying) on FerretDB.
   { task: 'webhooks recovery', intervalMs: (c) => c.webhooks.sweepIntervalMs, commands: { 'find webhook_deliveries': 2 } },
   { task: 'webhooks expiry', intervalMs: (c) => c.webhooks.sweepIntervalMs, commands: { 'delete webhook_deliveries': 1 } },
-  // Discoveries and batches of a sync whose message was lost.
-  { task: 'sync recovery', intervalMs: (c) => c.sync.sweepIntervalMs, commands: { 'find syncs': 2 } },
+  // Discoveries of a sync whose message was lost (running: pending or processing, 2 searches on
+  // FerretDB), then the syncs fetching whose batches may have lost theirs (1).
+  { task: 'sync recovery', intervalMs: (c) => c.sync.sweepIntervalMs, commands: { 'find syncs': 3 } },
   // The pollers' tick with no poller: a claim of a due poll, which finds none, and the next due
   // date, none, so it waits its longest, the sync sweep interval (it would wait until a due poll).
   // Audit records past their retention (D32).

@@ -21,7 +21,7 @@ function withHungGaugeReads(store: Store, state: { hung: boolean; held: number }
             const value = Reflect.get(inner, method, innerReceiver);
             if (method !== 'find' || typeof value !== 'function') return value;
             return (filter: Record<string, unknown>, options?: { sort?: Record<string, number> }) => {
-              if (state.hung && filter.status === 'pending' && options?.sort?.createdAt === 1) {
+              if (state.hung && asksPending(filter.status) && options?.sort?.createdAt === 1) {
                 state.held += 1;
                 return new Promise(() => {});
               }
@@ -32,6 +32,13 @@ function withHungGaugeReads(store: Store, state: { hung: boolean; held: number }
       };
     },
   });
+}
+
+/** `status: 'pending'`, or `status: {$in: [..., 'pending', ...]}` (the unfinished jobs in one search). */
+function asksPending(status: unknown): boolean {
+  if (status === 'pending') return true;
+  const within = (status as { $in?: unknown } | undefined)?.$in;
+  return Array.isArray(within) && within.includes('pending');
 }
 
 function gauge(text: string): number | undefined {
