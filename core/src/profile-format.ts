@@ -56,8 +56,8 @@ export function profileProblems(value: unknown): ProfileProblem[] {
   const at = (key: string, problem: string) => problems.push({ key, problem });
   const format = profileFormat(value);
   if (typeof format !== 'number') return [format];
-  if (typeof value.id !== 'string' || value.id === '') at('id', `${shown(value.id)}: the profile's name, a string such as "opco-acme"`);
-  if (!Array.isArray(value.versions) || value.versions.some((v) => typeof v !== 'string')) at('versions', `${shown(value.versions)}: the upstream API versions, a list of strings such as ["v1"]`);
+  if (typeof value.id !== 'string' || value.id === '') at('id', `${shown(value.id)}: required, the profile's name, a string such as "opco-acme"`);
+  if (!Array.isArray(value.versions) || value.versions.some((v) => typeof v !== 'string')) at('versions', `${shown(value.versions)}: required, the upstream API versions, a list of strings such as ["v1"]`);
   if (!isObject(value.rateLimit)) at('rateLimit', `${shown(value.rateLimit)}: required, {limit, windowMs}: the calls the upstream allows per window`);
   else {
     if (!isCount(value.rateLimit.limit)) at('rateLimit.limit', `${shown(value.rateLimit.limit)}: a whole number of calls, 1 or more`);
