@@ -9,7 +9,7 @@
  * `checkAdapter` does the work and returns what it found, so a test can also assert that a
  * broken adapter is caught, and how it is told.
  */
-import type { Profile, RouteKey } from '@opco-proxy/core';
+import { profileProblems, withProfileDefaults, type Profile, type ProfileDefinition, type RouteKey } from '@opco-proxy/core';
 import { checkAnswer, checkError } from './answer-checks.js';
 import { describeFinding, type Finding } from './findings.js';
 import { readFixtures, REQUEST_SCHEMA_FILE, routeDir, TOKEN_FIXTURE, type Fixture, type FixtureSet } from './fixtures.js';
@@ -20,7 +20,8 @@ import { SAMPLE_REQUESTS, type SampleRequest } from './request-corpus.js';
 import { checkTransformPaths } from './transform-paths.js';
 
 export interface ConformanceOptions {
-  profile: Profile;
+  /** The adapter's profile as it exports it (the keys with a default may be left out). */
+  profile: ProfileDefinition;
   /** The folder of recorded answers (fixtures.ts says its layout). */
   fixturesDir: string | URL;
   /** More service requests to send through the profile, beside the kit's own samples. */
@@ -38,9 +39,11 @@ export interface ConformanceReport {
 }
 
 export async function checkAdapter(options: ConformanceOptions): Promise<ConformanceReport> {
-  const { profile } = options;
-  const findings = checkProfile(profile);
+  const findings = checkProfile(options.profile);
   const fixtures = readFixtures(options.fixturesDir, findings);
+  // A profile the service would refuse at start is not run either: what the profile area says is the whole story.
+  if (profileProblems(options.profile).length > 0) return refused(options.profile, findings);
+  const profile = withProfileDefaults(options.profile);
   const routes = (Object.keys(profile.routes ?? {}) as RouteKey[]).filter((route) => Object.hasOwn(SAMPLE_REQUESTS, route));
   const samples = (route: RouteKey) => [...SAMPLE_REQUESTS[route], ...(options.requests?.[route] ?? [])];
   const counts = { answers: 0, errors: 0, requests: 0, paths: 0 };
@@ -101,6 +104,13 @@ export async function checkAdapter(options: ConformanceOptions): Promise<Conform
       requests: `${counts.requests} sample requests reach the upstream as it accepts them`,
     },
   };
+}
+
+function refused(profile: ProfileDefinition, findings: Finding[]): ConformanceReport {
+  const notChecked = 'not checked: the service refuses this profile at start (see the profile findings)';
+  for (const area of AREAS.filter((area) => area !== 'profile' && area !== 'fixtures')) findings.push({ area, where: 'profile', message: notChecked });
+  const checked = Object.fromEntries(AREAS.map((area) => [area, notChecked])) as ConformanceReport['checked'];
+  return { findings, checked: { ...checked, profile: `profile ${String(profile?.id)}: the keys the service needs, of their types`, fixtures: 'fixtures/: every file is usable' } };
 }
 
 function successes(fixtures: FixtureSet, route: RouteKey): Fixture[] {

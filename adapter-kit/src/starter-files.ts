@@ -4,6 +4,17 @@
  * upstream request schemas they imply, and the conformance test. Each file says what to change
  * for the real upstream.
  */
+import { readFileSync } from 'node:fs';
+import { PROFILE_FORMAT_VERSION } from '@opco-proxy/core';
+
+/**
+ * The kit's own package.json (shipped in every package): a new adapter's peer range on core is
+ * the line of the core this kit is built and released with, so it stays right at each release.
+ */
+const KIT_PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; dependencies: Record<string, string> };
+const caret = (version: string) => `^${version.replace(/^[\^~]/, '')}`;
+/** The range an adapter package declares on @opco-proxy/core as a peer dependency (the bundled adapters declare the same). */
+export const CORE_PEER_RANGE = caret(KIT_PACKAGE.dependencies['@opco-proxy/core']);
 
 export interface StarterNames {
   /** npm package name. */
@@ -24,9 +35,9 @@ export function packageJson(names: StarterNames): string {
     files: ['dist/src', 'README.md'],
     scripts: { build: 'tsc -p .', prepack: 'tsc -p .', test: 'tsc -p . && tap "dist/test/**/*.test.js"' },
     tap: { 'disable-coverage': true, plugin: ['!@tapjs/typescript'] },
-    peerDependencies: { '@opco-proxy/core': '^0.1.0' },
+    peerDependencies: { '@opco-proxy/core': CORE_PEER_RANGE },
     devDependencies: {
-      '@opco-proxy/adapter-kit': '^0.1.0', '@opco-proxy/core': '^0.1.0', '@types/node': '^20.19.43', tap: '^21.8.0', typescript: '^5.9.3',
+      '@opco-proxy/adapter-kit': caret(KIT_PACKAGE.version), '@opco-proxy/core': CORE_PEER_RANGE, '@types/node': '^20.19.43', tap: '^21.8.0', typescript: '^5.9.3',
     },
   }, null, 2)}\n`;
 }
@@ -63,13 +74,16 @@ import {
 const DOSSIER_DATES = ['cerfa.apprenti.dateNaissance', 'cerfa.contrat.dateDebutContrat', 'cerfa.contrat.dateFinContrat'];
 
 export const profile = defineProfile({
+  // The profile format this adapter is written for: a service that does not read it refuses it at start.
+  formatVersion: ${PROFILE_FORMAT_VERSION},
   id: '${names.id}',
   // TODO: the API versions your upstream paths call (GET /{opcoId}/status reports them).
   versions: ['v1'],
   // TODO: what the upstream allows your publisher credentials, shared by every CFA.
   rateLimit: { limit: 60, windowMs: 60_000 },
-  // TODO: no more than the upstream's liste route takes in one call (at most 50).
+  // TODO: no more than the upstream's liste route takes in one call (at most 50; 50 if left out).
   sync: { batchSize: 50 },
+  // How often the etats routes are polled (five minutes if left out; operators may override it).
   polling: { intervalMs: 300_000 },
   // TODO: how the upstream issues tokens: request 'form' | 'basic' | 'json', the answer's field
   // names (tokenField, expiresInField); or apiKeyHeader({header}) for a static key.

@@ -1,6 +1,6 @@
 // What the kit says of a profile before calling anything.
 import t from 'tap';
-import { apiKeyHeader, defineProfile, oauthClientCredentials, type AuthStrategy, type Profile } from '@opco-proxy/core';
+import { apiKeyHeader, defineProfile, oauthClientCredentials, profileProblems, type AuthStrategy, type Profile, type ProfileDefinition } from '@opco-proxy/core';
 import { checkProfile } from '../src/profile-checks.js';
 import { schemaDeclares } from '../src/service-schemas.js';
 
@@ -38,6 +38,19 @@ t.test('limits, lifetimes, parts and rules an operator could not live with', asy
     'routes["POST /dossiers"].multipart', 'routes["POST /factures"].cacheTtlS', 'routes["POST /factures"].multipart', 'sync.batchSize', 'versions',
   ].sort());
   t.match(checkProfile(insane).find((f) => f.where === 'sync.batchSize')?.message, /1 to 50 \(SPEC 8\)/);
+});
+
+t.test('blocks of the wrong type: the check the service runs at start, said once per key', async (t) => {
+  const wrong = { ...sane, polling: 5, routes: [], errors: [{ status: 404, code: 'NOT_FOUND', body: 'inconnu' }] } as unknown as ProfileDefinition;
+  const findings = checkProfile(wrong);
+  t.same(findings.map((f) => f.where), ['polling', 'errors[0].body', 'routes'], 'no second finding under a key already refused');
+  t.same(findings, profileProblems(wrong).map(({ key, problem }) => ({ area: 'profile', where: key, message: problem })), 'core\'s words');
+  t.match(findings[2]?.message, /^an array: required, an object of route key/);
+  const { sync: _s, polling: _p, ...bare } = sane;
+  t.same(checkProfile(bare), [], 'sync and polling left out: their defaults are sane');
+  t.same(checkProfile({ ...sane, formatVersion: 2 }).map((f) => `${f.where}: ${f.message}`), [
+    'formatVersion: profile format 2 is not supported: this service supports profile format 1',
+  ]);
 });
 
 t.test('an authentication that reads keys the config file refuses', async (t) => {

@@ -22,6 +22,11 @@ t.test('a new package passes npm test at once', async (t) => {
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
   t.equal(pkg.name, '@acme/opco-proxy-adapter-acme');
   t.same(pkg.peerDependencies, { '@opco-proxy/core': '^0.1.0' }, 'core comes from the service that loads it');
+  for (const bundled of ['common-api', 'classic-api', 'sandbox']) {
+    const declared = JSON.parse(readFileSync(new URL(`../../../adapters/${bundled}/package.json`, import.meta.url), 'utf8'));
+    t.same(declared.peerDependencies, pkg.peerDependencies, `the same range as the bundled ${bundled}`);
+  }
+  t.match(readFileSync(join(dir, 'src/index.ts'), 'utf8'), /formatVersion: 1,/, 'the profile says the format it is written for');
   t.match(readFileSync(join(dir, 'src/index.ts'), 'utf8'), /id: 'acme'/);
   const { stdout } = await run('npm', ['test'], { cwd: dir, timeout: 120_000 });
   t.match(stdout, /^ok 1 - dist\/test\/conformance\.test\.js/m, 'the conformance test passes');

@@ -1,4 +1,5 @@
 export * from './profile.js';
+export * from './profile-format.js';
 export * from './clock.js';
 export * from './admission/index.js';
 export * from './durable/index.js';

@@ -39,6 +39,14 @@ export const KERNEL_ERRORS = {
     when: 'an adapter sends its upstream key in X-API-KEY, the header of the tenant\'s key' },
   OPCO_ERR_PLUGIN_INVALID: { config: true, message: 'invalid configuration: plugins[{index}]: "{name}" is not a plugin',
     when: 'a package named in `plugins` exports no plugin' },
+  OPCO_ERR_PLUGIN_API_UNSUPPORTED: {
+    config: true, message: 'invalid configuration: plugins[{index}]: plugin "{package}" targets plugin API {target}; this service supports plugin API {supported}',
+    when: 'a plugin package is written for a plugin API this service does not run: install a version of it for this service, or a service for it' },
+  OPCO_ERR_PROFILE_FORMAT_UNSUPPORTED: {
+    config: true, message: 'invalid configuration: {key}: adapter "{package}" targets profile format {target}; this service supports profile format {supported}',
+    when: 'an adapter package is written for a profile format this service does not read: install a version of it for this service, or a service for it' },
+  OPCO_ERR_PROFILE_INVALID: { config: true, message: 'invalid configuration: {key}: the profile of adapter "{package}": {problems}',
+    when: 'an adapter\'s profile leaves out a required key or gives a key of the wrong type (a block that is not an object, routes that are a list...)' },
   OPCO_ERR_PLUGIN_DEPENDENCY_MISSING: { config: true, message: 'invalid configuration: plugins: "{plugin}" needs plugin "{dependency}"',
     when: 'an enabled plugin needs a plugin that is not enabled' },
   OPCO_ERR_PLUGIN_DEPENDENCY_CYCLE: { config: true, message: 'invalid configuration: plugins: dependency cycle through "{plugin}"',

@@ -4,9 +4,11 @@
  * directory; the upstream credentials are not in it (upstream-auth/).
  */
 import { createError } from './errors.js';
-import { loadModule, type Bundled } from './module-loader.js';
+import { loadModule, packageName, type Bundled } from './module-loader.js';
 import { ConfigError, type OpcoConfig } from './config.js';
-import type { AdapterModule, Profile, RouteKey, RouteProfile } from './profile.js';
+import { kernelError } from './kernel-errors.js';
+import { profileFormat, profileProblems, SUPPORTED_PROFILE_FORMATS, withProfileDefaults } from './profile-format.js';
+import type { AdapterModule, Profile, ProfileDefinition, RouteKey, RouteProfile } from './profile.js';
 import type { CallContext, FileContent, Opco, Tenant } from './call-context.js';
 import { PRIORITY } from './call-context.js';
 import type { Clock } from './clock.js';
@@ -95,10 +97,27 @@ export class OpcoDirectory {
   }
 }
 
+/**
+ * The adapter's profile as the service runs it: refused when written for a profile format this
+ * service does not read, or when a key is missing or of the wrong type; defaults filled.
+ */
 export async function loadProfile(opcoId: string, adapter: string, bundled: Bundled = {}): Promise<Profile> {
-  const module = await loadModule<AdapterModule>('adapter', adapter, `opcos.${opcoId}.adapter`, bundled);
-  if (!module?.profile?.routes) throw new ConfigError(`invalid configuration: opcos.${opcoId}.adapter: "${adapter}" exports no profile`);
-  return module.profile;
+  const key = `opcos.${opcoId}.adapter`;
+  const module = await loadModule<AdapterModule>('adapter', adapter, key, bundled);
+  const definition: unknown = module?.profile;
+  if (typeof definition !== 'object' || definition === null) throw new ConfigError(`invalid configuration: ${key}: "${adapter}" exports no profile`);
+  const pkg = packageName('adapter', adapter);
+  const format = profileFormat(definition);
+  if (typeof format !== 'number' && Number.isInteger((definition as { formatVersion?: unknown }).formatVersion)) {
+    throw kernelError('OPCO_ERR_PROFILE_FORMAT_UNSUPPORTED', {
+      key, package: pkg, target: (definition as { formatVersion: number }).formatVersion, supported: SUPPORTED_PROFILE_FORMATS.join(', '),
+    });
+  }
+  const problems = profileProblems(definition);
+  if (problems.length > 0) {
+    throw kernelError('OPCO_ERR_PROFILE_INVALID', { key, package: pkg, problems: problems.map((p) => `${p.key}: ${p.problem}`).join('; ') });
+  }
+  return withProfileDefaults(definition as ProfileDefinition);
 }
 
 /** The operator may shorten or lengthen a profile's cache lifetimes per route (config `cacheTtlS`). */

@@ -7,7 +7,7 @@
  * is ready, and a later change is an error.
  */
 import { kernelError } from './kernel-errors.js';
-import { loadModule, type Bundled } from './module-loader.js';
+import { loadModule, packageName, type Bundled } from './module-loader.js';
 import type { OperationId } from '@opco-proxy/schemas';
 import type { Clock } from './clock.js';
 import type { Sealer } from './crypto.js';
@@ -88,8 +88,19 @@ export interface PluginApi<C = unknown> {
   recover(spec: RecoverySpec): void;
 }
 
+/**
+ * The version of this API (PluginApi, Plugin, the hooks and seams a plugin uses). A change that
+ * breaks a plugin written for it is a new version; a plugin says which one it targets, and the
+ * service refuses one it does not run (absent means 1).
+ */
+export const PLUGIN_API_VERSION = 1;
+/** The plugin API versions this core runs. */
+export const SUPPORTED_PLUGIN_APIS: readonly number[] = [PLUGIN_API_VERSION];
+
 export interface Plugin<C = unknown> {
   name: string;
+  /** The plugin API version it is written for (default 1): one this service does not run is refused at start. */
+  apiVersion?: number;
   /** Plugins it needs registered before it (a missing one is a start-up error). */
   dependencies?: string[];
   register(api: PluginApi<C>): Promise<void> | void;
@@ -105,6 +116,10 @@ export async function loadPlugins(names: string[], extra: Plugin[] = [], bundled
   for (const [index, name] of names.entries()) {
     const plugin = await loadModule<Plugin>('plugin', name, `plugins[${index}]`, bundled);
     if (typeof plugin?.register !== 'function') throw kernelError('OPCO_ERR_PLUGIN_INVALID', { index, name });
+    const target = plugin.apiVersion ?? PLUGIN_API_VERSION;
+    if (!SUPPORTED_PLUGIN_APIS.includes(target)) {
+      throw kernelError('OPCO_ERR_PLUGIN_API_UNSUPPORTED', { index, package: packageName('plugin', name), target: String(target), supported: SUPPORTED_PLUGIN_APIS.join(', ') });
+    }
     loaded.set(plugin.name, plugin);
   }
   for (const plugin of extra) loaded.set(plugin.name, plugin);

@@ -61,7 +61,10 @@ export interface UpstreamErrorRule {
   description?: string;
 }
 
+/** A profile as the service runs it: every key filled (profile-format.ts gives the defaults). */
 export interface Profile {
+  /** The profile format it is written for (profile-format.ts); absent in a definition means 1. */
+  formatVersion: number;
   id: string;
   /** Versions of the upstream API, reported by GET /{opcoId}/status when the upstream does not. */
   versions: string[];
@@ -74,7 +77,15 @@ export interface Profile {
   routes: Partial<Record<RouteKey, RouteProfile>>;
 }
 
-export function defineProfile(profile: Profile): Profile {
+/** A profile as an adapter writes it: the keys with a default (profile-format.ts) may be left out. */
+export type ProfileDefinition = Omit<Profile, 'formatVersion' | 'sync' | 'polling'> & {
+  formatVersion?: number;
+  sync?: Partial<Profile['sync']>;
+  polling?: Partial<Profile['polling']>;
+};
+
+/** Types a profile and refuses an unknown route at once; the rest is checked when the service loads it. */
+export function defineProfile(profile: ProfileDefinition): ProfileDefinition {
   for (const key of Object.keys(profile.routes)) {
     if (!(ROUTE_KEYS as readonly string[]).includes(key)) {
       throw kernelError('OPCO_ERR_PROFILE_ROUTE_UNKNOWN', { profile: profile.id, route: key });
@@ -85,5 +96,5 @@ export function defineProfile(profile: Profile): Profile {
 
 /** What an adapter package exports as default. */
 export interface AdapterModule {
-  profile: Profile;
+  profile: ProfileDefinition;
 }

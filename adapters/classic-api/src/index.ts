@@ -35,6 +35,8 @@ const zeroBasedPage = renumber(['numeroPage'], { from: 1, to: 0 });
 const upstreamPage = (into: string) => pageFrom({ items: 'items', total: 'totalElements', page: 'page', base: 0, into });
 
 export const profile = defineProfile({
+  // The profile format it is written for (docs/adapters.md): a service that does not read it refuses it.
+  formatVersion: 1,
   id: 'classic-api',
   versions: ['3.0', '3.1'],
   // An older, smaller API: half the common API's budget, longer-lived answers.

@@ -7,17 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkAdapter, describeFinding } from '@opco-proxy/adapter-kit';
-import { dateFormat, mapValues, oauthClientCredentials, type Profile, type RouteKey, type RouteProfile } from '@opco-proxy/core';
+import { dateFormat, mapValues, oauthClientCredentials, type ProfileDefinition, type RouteKey, type RouteProfile } from '@opco-proxy/core';
 import { profile } from '../src/index.js';
 import { DOSSIER_RECORD_DATES, DOSSIER_STATES } from '../src/vocabulary.js';
 
 const fixturesDir = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 
-function withRoute(route: RouteKey, change: (routeProfile: RouteProfile) => RouteProfile): Profile {
+function withRoute(route: RouteKey, change: (routeProfile: RouteProfile) => RouteProfile): ProfileDefinition {
   return { ...profile, routes: { ...profile.routes, [route]: change(profile.routes[route]!) } };
 }
 
-async function messages(options: { profile: Profile; fixturesDir?: string }, area: string): Promise<string[]> {
+async function messages(options: { profile: ProfileDefinition; fixturesDir?: string }, area: string): Promise<string[]> {
   const report = await checkAdapter({ fixturesDir, ...options });
   return report.findings.filter((finding) => finding.area === area).map(describeFinding);
 }

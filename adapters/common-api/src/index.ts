@@ -62,6 +62,8 @@ const FACTURE_DATES = ['dateEmission'];
 const CERTIFICAT_DATES = ['dateSignature', 'echeance.dateDebut', 'echeance.dateFin'];
 
 export const profile = defineProfile({
+  // The profile format it is written for (docs/adapters.md): a service that does not read it refuses it.
+  formatVersion: 1,
   id: 'common-api',
   // The API versions this profile calls (its upstream paths are under /v1 and /v2); reported
   // by GET /{opcoId}/status when the upstream's own status answer does not say (D13).

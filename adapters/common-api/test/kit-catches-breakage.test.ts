@@ -7,16 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkAdapter, describeFinding } from '@opco-proxy/adapter-kit';
-import { correctStates, toString, type Profile, type RouteKey, type RouteProfile } from '@opco-proxy/core';
+import { correctStates, toString, type ProfileDefinition, type RouteKey, type RouteProfile } from '@opco-proxy/core';
 import { profile } from '../src/index.js';
 
 const fixturesDir = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 
-function withRoute(route: RouteKey, change: (routeProfile: RouteProfile) => RouteProfile): Profile {
+function withRoute(route: RouteKey, change: (routeProfile: RouteProfile) => RouteProfile): ProfileDefinition {
   return { ...profile, routes: { ...profile.routes, [route]: change(profile.routes[route]!) } };
 }
 
-async function messages(options: { profile: Profile; fixturesDir?: string }, area: string): Promise<string[]> {
+async function messages(options: { profile: ProfileDefinition; fixturesDir?: string }, area: string): Promise<string[]> {
   const report = await checkAdapter({ fixturesDir, ...options });
   return report.findings.filter((finding) => finding.area === area).map(describeFinding);
 }
@@ -64,4 +64,14 @@ t.test('an apprentice name sent as the CFA typed it', async (t) => {
   const broken = withRoute('POST /conventions', (route) => ({ ...route, request: route.request!.filter((x) => x.name !== 'uppercase') }));
   const requests = await messages({ profile: broken }, 'requests');
   t.ok(requests.some((m) => /^POST \/conventions \(sample request "full convention"\): .*, apprenti\.prenom: must match pattern/.test(m)), requests.join('\n'));
+});
+
+t.test('without sync and polling the defaults apply; a block of the wrong type is said as the service refuses it, not as an authentication failure', async (t) => {
+  const { sync: _s, polling: _p, ...bare } = profile;
+  t.same((await checkAdapter({ profile: bare, fixturesDir })).findings, [], 'the defaults pass');
+  const report = await checkAdapter({ profile: { ...bare, polling: 5 } as never, fixturesDir });
+  const profileArea = report.findings.filter((finding) => finding.area === 'profile').map(describeFinding);
+  t.same(profileArea, ['polling: 5: an object {intervalMs}, or leave it out for the default (intervalMs 300000)']);
+  t.notOk(report.findings.some((finding) => /authentication|token/.test(finding.message)), 'no authentication finding');
+  t.ok(report.findings.filter((finding) => finding.area !== 'profile').every((finding) => finding.message.startsWith('not checked: the service refuses this profile at start')));
 });
