@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../../server/dist/src/cli.js', import.meta.url));
+/** Where operators' scripts of earlier versions start it: core's forwarding file. */
+export const LEGACY_CLI = fileURLToPath(new URL('../../../core/dist/src/cli.js', import.meta.url));
 
 export interface CliProcess {
   child: ChildProcess;
@@ -17,8 +19,8 @@ export interface CliProcess {
   printed(pattern: RegExp, timeoutMs?: number): Promise<void>;
 }
 
-export function runCli(args: string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runCli(args: string[], env: Record<string, string> = {}, cli = CLI): CliProcess {
+  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {

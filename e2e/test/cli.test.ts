@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
-import { TEST_MASTER_KEY, runCli as run, stopCli as stop } from '../src/index.js';
+import { LEGACY_CLI, TEST_MASTER_KEY, runCli as run, stopCli as stop } from '../src/index.js';
 
 t.test('demo mode: no config, the sandbox answers the curl of the README', async (t) => {
   const demo = run(['serve'], { PORT: '0' });
@@ -56,6 +56,21 @@ t.test('serve --config FILE and OPCO_PROXY_CONFIG run from a file', async (t) =>
     t.equal(unsupported.status, 501, 'common-api profile loaded by short name');
     t.equal(await stop(proc.child), 0);
   }
+});
+
+t.test('node core/dist/src/cli.js, the path of earlier versions, still runs a role from OPCO_PROXY_CONFIG', async (t) => {
+  const sandbox = await startSandbox();
+  t.teardown(() => sandbox.close());
+  const file = join(mkdtempSync(join(tmpdir(), 'opco-cli-')), 'config.json');
+  writeFileSync(file, JSON.stringify({
+    host: '127.0.0.1', port: 0,
+    opcos: { acme: { adapter: 'common-api', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'cli', clientSecretEnv: 'ACME_SECRET' } },
+  }));
+  const proc = run(['serve'], { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, ACME_SECRET: 's3cret', OPCO_PROXY_CONFIG: file }, LEGACY_CLI);
+  t.teardown(() => stop(proc.child));
+  const reply = await fetch(`${await proc.url}/acme/dossiers/etats?numeroPage=1`, { headers: { 'X-API-KEY': 'cli-test-key-1' } });
+  t.equal(reply.status, 200, 'served through the forwarding file');
+  t.equal(await stop(proc.child), 0, 'and stopped cleanly on SIGTERM');
 });
 
 t.test('a bad config stops start-up with one message naming the key', async (t) => {
