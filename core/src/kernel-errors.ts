@@ -51,7 +51,7 @@ export const KERNEL_ERRORS = {
     when: 'an enabled plugin needs a plugin that is not enabled' },
   OPCO_ERR_PLUGIN_DEPENDENCY_CYCLE: { config: true, message: 'invalid configuration: plugins: dependency cycle through "{plugin}"',
     when: 'plugins that need each other' },
-  OPCO_ERR_PACKAGE_MISSING: { config: true, message: 'invalid configuration: {key}: {kind} package "{package}" is not installed',
+  OPCO_ERR_PACKAGE_MISSING: { config: true, message: 'invalid configuration: {key}: {kind} package "{package}" is not installed (looked in {places})',
     when: 'an adapter or plugin package named in the configuration is not installed' },
   OPCO_ERR_STORE_DATAFILE_CORRUPT: { config: true, message: '{file}: {corrupt} of {lines} lines are unreadable; refusing to open it rather than lose data',
     when: 'an embedded store\'s datafile has more unreadable lines than a crash leaves (a tenth of the file): restore it from a backup' },

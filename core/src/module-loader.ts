@@ -1,9 +1,13 @@
 /**
  * Adapters and feature plugins are packages named in the config (D3), so an integrator publishes
  * an OPCO adapter as its own package and names it there. The application hands the kernel the
- * packages it bundles (`Bundled`, imported like any dependency); a name it does not bundle is
- * imported by package name.
+ * packages it bundles (`Bundled`, imported like any dependency) and the directories an operator
+ * installs packages in; a name it does not bundle is looked up there (docs/adapters.md, "Where
+ * the service finds a package").
  */
+import { isAbsolute, resolve as resolvePath } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { resolve as resolveFrom } from 'import-meta-resolve';
 import { kernelError } from './kernel-errors.js';
 import type { Drivers } from './drivers.js';
 
@@ -16,6 +20,12 @@ export type ModuleKind = 'adapter' | 'plugin';
 export interface Bundled extends Drivers {
   plugins?: Record<string, () => Promise<unknown>>;
   adapters?: Record<string, () => Promise<unknown>>;
+  /**
+   * Where an operator installs the packages the application does not bundle, looked in first to
+   * last (the config file's directory, then the working directory); a relative path in the config
+   * is read from the first. The service's own installation is looked in after them.
+   */
+  lookupDirs?: string[];
 }
 
 const SHORT_NAME: Record<ModuleKind, (name: string) => string> = {
@@ -23,7 +33,7 @@ const SHORT_NAME: Record<ModuleKind, (name: string) => string> = {
   plugin: (name) => `@opco-proxy/plugin-${name}`,
 };
 
-/** Short names (`common-api`, `cache`) map to this project's packages; anything else is a package name. */
+/** Short names (`common-api`, `cache`) map to this project's packages; anything else is a package name or a path. */
 export function packageName(kind: ModuleKind, name: string): string {
   return name.startsWith('@') || name.includes('/') ? name : SHORT_NAME[kind](name);
 }
@@ -31,20 +41,47 @@ export function packageName(kind: ModuleKind, name: string): string {
 export async function loadModule<T>(kind: ModuleKind, name: string, configKey: string, bundled: Bundled = {}): Promise<T> {
   const pkg = packageName(kind, name);
   const table = (kind === 'plugin' ? bundled.plugins : bundled.adapters) ?? {};
-  let mod: Record<string, unknown>;
-  if (Object.hasOwn(table, pkg)) {
-    mod = (await table[pkg]()) as Record<string, unknown>;
-  } else {
-    try {
-      mod = (await import(pkg)) as Record<string, unknown>;
-    } catch (err) {
-      if (isMissing(err, pkg)) {
-        throw kernelError('OPCO_ERR_PACKAGE_MISSING', { key: configKey, kind, package: pkg });
-      }
-      throw err;
-    }
+  const mod = (Object.hasOwn(table, pkg) ? await table[pkg]() : await importInstalled(pkg, bundled.lookupDirs ?? [])) as Record<string, unknown> | undefined;
+  if (mod === undefined) {
+    const places = [...(bundled.lookupDirs ?? []), 'the service\'s own installation'].join(', ');
+    throw kernelError('OPCO_ERR_PACKAGE_MISSING', { key: configKey, kind, package: pkg, places });
   }
   return (mod.default ?? mod) as T;
+}
+
+/**
+ * A path (`./my-adapter.mjs`, relative to the first lookup directory) is imported as a file; a
+ * package name from the first lookup directory that has it installed, else from where this kernel
+ * is installed. Undefined when no place has it.
+ */
+async function importInstalled(pkg: string, lookupDirs: string[]): Promise<unknown> {
+  if (pkg.startsWith('./') || pkg.startsWith('../') || isAbsolute(pkg)) {
+    return importOr(pathToFileURL(resolvePath(lookupDirs[0] ?? process.cwd(), pkg)).href, pkg);
+  }
+  for (const dir of lookupDirs) {
+    const url = resolvedFrom(pkg, dir);
+    if (url !== undefined) return import(url);
+  }
+  return importOr(pkg, pkg);
+}
+
+/** The package's entry as Node would resolve `import(pkg)` from a module in `dir`. */
+function resolvedFrom(pkg: string, dir: string): string | undefined {
+  try {
+    return resolveFrom(pkg, pathToFileURL(resolvePath(dir, 'package.json')).href);
+  } catch (err) {
+    if (isMissing(err, pkg)) return undefined;
+    throw err;
+  }
+}
+
+async function importOr(specifier: string, pkg: string): Promise<unknown> {
+  try {
+    return await import(specifier);
+  } catch (err) {
+    if (isMissing(err, pkg) || isMissing(err, specifier)) return undefined;
+    throw err;
+  }
 }
 
 /**

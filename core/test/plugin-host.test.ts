@@ -32,7 +32,7 @@ t.test('a missing dependency or a cycle is a configuration error with its code',
 t.test('a package that is not installed, or is no plugin, is named with its key', async (t) => {
   await t.rejects(loadPlugins(['no-such-thing']), {
     code: 'OPCO_ERR_PACKAGE_MISSING',
-    message: 'invalid configuration: plugins[0]: plugin package "@opco-proxy/plugin-no-such-thing" is not installed',
+    message: 'invalid configuration: plugins[0]: plugin package "@opco-proxy/plugin-no-such-thing" is not installed (looked in the service\'s own installation)',
   });
   await t.rejects(loadPlugins(['@opco-proxy/schemas']), {
     code: 'OPCO_ERR_PLUGIN_INVALID',

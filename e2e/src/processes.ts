@@ -19,8 +19,9 @@ export interface CliProcess {
   printed(pattern: RegExp, timeoutMs?: number): Promise<void>;
 }
 
-export function runCli(args: string[], env: Record<string, string> = {}, cli = CLI): CliProcess {
-  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `cwd`: the working directory of the process (an operator's directory), default the test's. */
+export function runCli(args: string[], env: Record<string, string> = {}, cli = CLI, cwd?: string): CliProcess {
+  const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {

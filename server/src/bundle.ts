@@ -4,6 +4,7 @@
  * edge while a process loads only what its config names; the kernel (`@opco-proxy/core`) knows
  * none of them. A name the config gives that is not here is imported by package name (D3).
  */
+import { dirname, resolve } from 'node:path';
 import type { Bundled } from '@opco-proxy/core';
 
 export const BUNDLED: Bundled = {
@@ -28,3 +29,13 @@ export const BUNDLED: Bundled = {
     '@opco-proxy/adapter-sandbox': () => import('@opco-proxy/adapter-sandbox'),
   },
 };
+
+/**
+ * The bundle, and where an operator installs the other packages a config names: the directory
+ * holding the config file, then the working directory (so `npx opco-proxy serve --config
+ * config.json` finds the adapters installed beside the config). docs/adapters.md gives the order.
+ */
+export function applicationModules(configPath?: string, cwd = process.cwd()): Bundled {
+  const dirs = configPath ? [dirname(resolve(cwd, configPath)), cwd] : [cwd];
+  return { ...BUNDLED, lookupDirs: [...new Set(dirs)] };
+}

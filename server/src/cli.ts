@@ -10,7 +10,7 @@ import { ConfigError, SERVICE_VERSION, exportAudit, type AuditExportOptions } fr
 import { writeStarter } from '@opco-proxy/adapter-kit';
 import { runHubRole, runRole, type RoleOptions } from './process-roles.js';
 import { checkConfigFile } from './config-check.js';
-import { BUNDLED } from './bundle.js';
+import { applicationModules } from './bundle.js';
 import { CONFIG_PARTS } from './config-parts.js';
 
 const CONFIG_HELP = 'JSON config file (docs/configuration.md); without one, demo mode';
@@ -94,7 +94,7 @@ async function checkConfig(file: string): Promise<void> {
 }
 
 async function exportAuditRecords(options: AuditExportOptions): Promise<void> {
-  const count = await exportAudit(options, process.stdout, process.env, { bundled: BUNDLED, parts: CONFIG_PARTS });
+  const count = await exportAudit(options, process.stdout, process.env, { bundled: applicationModules(options.config), parts: CONFIG_PARTS });
   console.error(`${count} audit ${count === 1 ? 'record' : 'records'} exported`);
 }
 

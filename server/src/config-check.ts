@@ -4,8 +4,8 @@
  * flags' overrides applied (what the service would run with); secrets are not needed to check a
  * file, so a missing one is a warning here (start-up refuses it).
  */
-import { ConfigError, OpcoDirectory, checkConfig, loadPlugins, oauthClientCredentials, readConfigFile, systemClock, type Config, type ConfigFlags } from '@opco-proxy/core';
-import { BUNDLED } from './bundle.js';
+import { ConfigError, OpcoDirectory, checkConfig, loadPlugins, oauthClientCredentials, readConfigFile, systemClock, type Bundled, type Config, type ConfigFlags } from '@opco-proxy/core';
+import { applicationModules } from './bundle.js';
 import { CONFIG_PARTS } from './config-parts.js';
 
 export interface ConfigReport {
@@ -28,12 +28,12 @@ export async function checkConfigFile(path: string, env: NodeJS.ProcessEnv = pro
   const checked = checkConfig(raw, env, flags, CONFIG_PARTS);
   if (!checked.config) return { errors: checked.errors, warnings: [], summary: [] };
   const config = checked.config;
-  const errors = [...checked.errors, ...(await packageErrors(config, env))];
+  const errors = [...checked.errors, ...(await packageErrors(config, env, applicationModules(path)))];
   return { errors, warnings: missingSecrets(config, env), summary: errors.length > 0 ? [] : summarize(config) };
 }
 
 /** Adapters, plugins and backends are packages: each named one must be installed and be what it claims. */
-async function packageErrors(config: Config, env: NodeJS.ProcessEnv): Promise<string[]> {
+async function packageErrors(config: Config, env: NodeJS.ProcessEnv, modules: Bundled): Promise<string[]> {
   const errors: string[] = [];
   const attempt = async (work: () => Promise<unknown>) => {
     try {
@@ -43,9 +43,9 @@ async function packageErrors(config: Config, env: NodeJS.ProcessEnv): Promise<st
       errors.push(err.message.replace(/^invalid configuration: /, ''));
     }
   };
-  for (const [opcoId, entry] of Object.entries(config.opcos)) await attempt(() => checkOpco(opcoId, entry, env));
-  await attempt(() => loadPlugins(config.plugins, [], BUNDLED));
-  for (const [key, drivers] of [['store', BUNDLED.stores], ['queue', BUNDLED.queues]] as const) {
+  for (const [opcoId, entry] of Object.entries(config.opcos)) await attempt(() => checkOpco(opcoId, entry, env, modules));
+  await attempt(() => loadPlugins(config.plugins, [], modules));
+  for (const [key, drivers] of [['store', modules.stores], ['queue', modules.queues]] as const) {
     const type = config[key].type;
     if (type !== 'embedded' && !Object.hasOwn(drivers ?? {}, type)) errors.push(`${key}.type: no ${key} driver "${type}" in this application`);
   }
@@ -57,8 +57,8 @@ async function packageErrors(config: Config, env: NodeJS.ProcessEnv): Promise<st
  * to check a file: the strategy is shown a stand-in for each one this environment lacks, and
  * sends nothing (a strategy fetches tokens on the first call, not at setup).
  */
-async function checkOpco(opcoId: string, entry: Config['opcos'][string], env: NodeJS.ProcessEnv): Promise<void> {
-  const [opco] = (await OpcoDirectory.load({ [opcoId]: entry }, systemClock, BUNDLED)).list();
+async function checkOpco(opcoId: string, entry: Config['opcos'][string], env: NodeJS.ProcessEnv, modules: Bundled): Promise<void> {
+  const [opco] = (await OpcoDirectory.load({ [opcoId]: entry }, systemClock, modules)).list();
   const strategy = opco.profile.auth ?? oauthClientCredentials();
   const secrets = new Proxy({}, { get: (_target, name) => (typeof name === 'string' ? env[name] || 'stand-in' : undefined) });
   strategy.setup({

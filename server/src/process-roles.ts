@@ -5,7 +5,7 @@
  */
 import { ConfigError, createKernel, readConfigFile, resolveConfig, type ConfigFlags, type ProcessRole, type ResolvedConfig } from '@opco-proxy/core';
 import { startDemoUpstream } from './demo.js';
-import { BUNDLED } from './bundle.js';
+import { BUNDLED, applicationModules } from './bundle.js';
 import { CONFIG_PARTS } from './config-parts.js';
 
 export interface RoleOptions extends ConfigFlags {
@@ -30,7 +30,7 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
     }
   }
 
-  const kernel = await createKernel(config, { role, bundled: BUNDLED });
+  const kernel = await createKernel(config, { role, bundled: applicationModules(configPath) });
   const stop = stopOnSignals(async () => {
     await kernel.close();
     await stopDemo();
