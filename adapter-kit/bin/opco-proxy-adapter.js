@@ -8,4 +8,5 @@ if (!existsSync(cli)) {
   console.error('opco-proxy-adapter: not built yet; run `npm run build` at the repository root first');
   process.exit(1);
 }
-await import(cli.href);
+const { runStarterCli } = await import(cli.href);
+process.exitCode = runStarterCli('opco-proxy-adapter', process.argv.slice(2), 'new');

@@ -16,6 +16,9 @@ const caret = (version: string) => `^${version.replace(/^[\^~]/, '')}`;
 /** The range an adapter package declares on @opco-proxy/core as a peer dependency (the bundled adapters declare the same). */
 export const CORE_PEER_RANGE = caret(KIT_PACKAGE.dependencies['@opco-proxy/core']);
 
+/** The integrator's guide, linked from what the starter prints and writes. */
+export const ADAPTERS_GUIDE = 'https://github.com/opco-proxy/opco-proxy/blob/main/docs/adapters.md';
+
 export interface StarterNames {
   /** npm package name. */
   packageName: string;
@@ -28,6 +31,9 @@ export function packageJson(names: StarterNames): string {
     name: names.packageName,
     version: '0.1.0',
     description: `OPCO adapter ${names.id} for opco-proxy`,
+    // How operators and the registry's search find adapters.
+    keywords: ['opco-proxy', 'opco-proxy-adapter'],
+    engines: { node: '>=20.19' },
     type: 'module',
     main: 'dist/src/index.js',
     types: 'dist/src/index.d.ts',
@@ -36,6 +42,8 @@ export function packageJson(names: StarterNames): string {
     scripts: { build: 'tsc -p .', prepack: 'tsc -p .', test: 'tsc -p . && tap "dist/test/**/*.test.js"' },
     tap: { 'disable-coverage': true, plugin: ['!@tapjs/typescript'] },
     peerDependencies: { '@opco-proxy/core': CORE_PEER_RANGE },
+    // A scoped package is published private by default: an adapter is for every operator.
+    ...(names.packageName.startsWith('@') ? { publishConfig: { access: 'public' } } : {}),
     devDependencies: {
       '@opco-proxy/adapter-kit': caret(KIT_PACKAGE.version), '@opco-proxy/core': CORE_PEER_RANGE, '@types/node': '^20.19.43', tap: '^21.8.0', typescript: '^5.9.3',
     },
@@ -129,7 +137,7 @@ both (\`npm test\`).
 
 An operator names the package in the service's config: \`"opcos": {"${names.id}": {"adapter":
 "${names.packageName}", "baseUrl": ..., "tokenUrl": ..., "clientId": ..., "clientSecretEnv": ...}}\`.
-See docs/adapters.md of opco-proxy.
+See ${ADAPTERS_GUIDE}.
 `;
 }
 

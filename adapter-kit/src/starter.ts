@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { CONFORMANCE_TEST, FIXTURES, GITIGNORE, TSCONFIG, packageJson, profileSource, readme, type StarterNames } from './starter-files.js';
+import { ADAPTERS_GUIDE, CONFORMANCE_TEST, FIXTURES, GITIGNORE, TSCONFIG, packageJson, profileSource, readme, type StarterNames } from './starter-files.js';
 
 /** npm's rules for a package name, scoped or not. */
 const PACKAGE_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/;
@@ -55,9 +55,12 @@ export function writeStarter(name: string, options: { dir?: string; cwd?: string
   const dir = resolve(cwd, options.dir ?? (inClone ? join('adapters', id) : id));
   const files = createAdapterPackage(name, dir);
   const shown = relative(cwd, dir) || '.';
+  const install = inClone
+    ? `  npm install                 (links the new workspace package)\n  cd ${shown} && npm test`
+    : `  cd ${shown} && npm install && npm test`;
   const message =
     `wrote ${files.length} files to ${shown}:\n${files.map((file) => `  ${file}`).join('\n')}\n\n` +
-    `next:\n  npm install${inClone ? '                 (links the new workspace package)' : ''}\n  cd ${shown} && npm test     (the conformance suite passes as written)\n` +
-    '  then follow docs/adapters.md: describe your upstream in src/index.ts, record its answers in fixtures/';
+    `next:\n${install}     (the conformance suite passes as written)\n` +
+    `  then describe your upstream in src/index.ts and record its answers in fixtures/ (${ADAPTERS_GUIDE})`;
   return { dir, files, message };
 }
