@@ -24,3 +24,4 @@ export * from './private-ferretdb.js';
 export * from './edge-attack.js';
 export * from './edge-attack-suite.js';
 export * from './audit-suite.js';
+export * from './registry.js';

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,15 +22,19 @@ export interface CliProcess {
 
 /** `cwd`: the working directory of the process (an operator's directory), default the test's. */
 export function runCli(args: string[], env: Record<string, string> = {}, cli = CLI, cwd?: string): CliProcess {
-  const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return watchProcess(spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+/** Collects what a child process prints and tells when a line appears (its URL once it listens). */
+export function watchProcess(child: ChildProcess): CliProcess {
   let text = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {
     text += chunk.toString();
     for (const listener of listeners) listener();
   };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
   const printed = (pattern: RegExp, timeoutMs = 20_000) =>
     new Promise<void>((resolve, reject) => {
       const check = () => {
@@ -67,4 +72,13 @@ export function writeConfig(config: unknown): string {
   const file = join(mkdtempSync(join(tmpdir(), 'opco-config-')), 'config.json');
   writeFileSync(file, JSON.stringify(config));
   return file;
+}
+
+/** A port free now on 127.0.0.1, for a process that cannot be told to listen on port 0. */
+export async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

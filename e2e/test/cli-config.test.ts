@@ -4,27 +4,16 @@
 import t from 'tap';
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TEST_MASTER_KEY, realBackends, realBackendsSkip, runCli as run, stopCli as stop, writeConfig } from '../src/index.js';
+import { TEST_MASTER_KEY, freePort, realBackends, realBackendsSkip, runCli as run, stopCli as stop, writeConfig } from '../src/index.js';
 
 /** Runs the CLI to its end: exit code and everything it printed. */
 async function finish(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   const proc = run(args, env);
   const [code] = await once(proc.child, 'close');
   return { code: code as number, out: proc.output() };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 t.test('config check: the example of deploy/ is valid; every problem of a bad file is listed with its path', async (t) => {
