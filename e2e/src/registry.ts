@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { freePort } from './processes.js';
 
 /** Verdaccio 6 and Lerna 10 need Node 22 or later; the service itself runs on 20.19+. */
@@ -64,7 +64,7 @@ function verdaccioConfig(uplink: string): string {
  * `uplink`: where other packages come from (the registry npm here is configured with).
  */
 export async function startRegistry(dir: string, node: string, uplink: string): Promise<Registry> {
-  const bin = createRequire(import.meta.url).resolve('verdaccio/bin/verdaccio');
+  const bin = join(dirname(createRequire(import.meta.url).resolve('verdaccio/package.json')), 'bin', 'verdaccio');
   // Verdaccio's config is YAML, of which JSON is a subset.
   writeFileSync(join(dir, 'verdaccio.yaml'), verdaccioConfig(uplink));
   const port = await freePort();
