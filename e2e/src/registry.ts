@@ -40,9 +40,12 @@ export async function runStep(command: string, args: string[], options: { cwd: s
   return { code, out, seconds: Math.round((performance.now() - started) / 100) / 10 };
 }
 
-/** The caller's environment without npm's own variables (npm test sets dozens), so only our user config counts. */
+/**
+ * The caller's environment without npm's own variables (npm test sets dozens), so only our user
+ * config counts, nor tap's (a tap run inside this test would report to it as its child).
+ */
 function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)));
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|TAP)/i.test(key)));
 }
 
 function verdaccioConfig(uplink: string): string {
