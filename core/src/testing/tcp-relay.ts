@@ -2,8 +2,9 @@
  * A TCP relay between a client and a server (a broker, a database), to play network failures in
  * tests: cut() drops every connection at once (a restart, a network cut), refuse() stops
  * listening, so new connections are refused as by a server that is down, until turned off;
- * freeze() keeps connections open but stops forwarding (a server that stops answering). Shipped in src, like the contract suites, so every package's tests use
- * the same one (`@opco-proxy/core/tcp-relay`).
+ * freeze() keeps connections open but stops forwarding (a server that stops answering);
+ * interrupt() cuts one connection in the middle of one command. Shipped in src, like the contract
+ * suites, so every package's tests use the same one (`@opco-proxy/core/tcp-relay`).
  */
 import { connect, createServer, type Socket } from 'node:net';
 
@@ -15,7 +16,19 @@ export interface Relay {
   cut(): void;
   refuse(refusing: boolean): void;
   freeze(frozen: boolean): void;
+  /**
+   * Cuts the connection that next sends a chunk `match` accepts: `request` drops the chunk unsent
+   * (the command never ran), `reply` forwards it and drops the server's answer (the command ran,
+   * its acknowledgement lost). Resolves once the cut is made; one cut per call.
+   */
+  interrupt(match: (chunk: Buffer) => boolean, at: 'request' | 'reply'): Promise<void>;
   close(): Promise<void>;
+}
+
+interface Interruption {
+  match: (chunk: Buffer) => boolean;
+  at: 'request' | 'reply';
+  done: () => void;
 }
 
 export async function startRelay(targetUrl: string, defaultPort: number): Promise<Relay> {
@@ -23,10 +36,18 @@ export async function startRelay(targetUrl: string, defaultPort: number): Promis
   const pairs = new Set<[Socket, Socket]>();
   let refusing = false;
   let frozen = false;
+  let interruption: Interruption | undefined;
   const server = createServer((client) => {
     const upstream = connect(Number(target.port || defaultPort), target.hostname);
     const pair: [Socket, Socket] = [client, upstream];
     pairs.add(pair);
+    /** Set when this connection's next answer is to be dropped (interrupt at `reply`). */
+    let dropReply: (() => void) | undefined;
+    const drop = (done: () => void) => {
+      client.destroy();
+      upstream.destroy();
+      done();
+    };
     for (const socket of pair) {
       socket.on('error', () => undefined);
       socket.on('close', () => {
@@ -35,8 +56,21 @@ export async function startRelay(targetUrl: string, defaultPort: number): Promis
         upstream.destroy();
       });
     }
-    client.on('data', (chunk) => frozen || upstream.write(chunk));
-    upstream.on('data', (chunk) => frozen || client.write(chunk));
+    client.on('data', (chunk: Buffer) => {
+      if (frozen) return;
+      const cut = interruption?.match(chunk) ? interruption : undefined;
+      if (cut) {
+        interruption = undefined;
+        if (cut.at === 'request') return drop(cut.done);
+        dropReply = cut.done;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (frozen) return;
+      if (dropReply) return drop(dropReply);
+      client.write(chunk);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -65,6 +99,9 @@ export async function startRelay(targetUrl: string, defaultPort: number): Promis
     freeze: (on) => {
       frozen = on;
     },
+    interrupt: (match, at) => new Promise<void>((done) => {
+      interruption = { match, at, done };
+    }),
     close: async () => {
       cut();
       await listening;

@@ -2,16 +2,17 @@
  * The Store port on MongoDB, or on FerretDB v1 (what CI runs), through the official driver
  * (D3 `store: {type: "mongodb", url, database?}`).
  */
-import { type CommandStartedEvent, type Db, type MongoClientOptions } from 'mongodb';
+import { type CommandStartedEvent, type Db } from 'mongodb';
 import { ConfigError, StoreUnavailableError, type Collection, type Doc, type Store, type StoreDriver } from '@opco-proxy/core';
 import { ClientHolder } from './client-holder.js';
+import { clientOptions, DEFAULT_TIMEOUT_MS } from './client-options.js';
 import type { MongoStoreConfig } from './generated/config.js';
 import { DocumentLocks } from './document-locks.js';
 import { MongoCollection } from './mongo-collection.js';
 import { UpdateSlots } from './update-slots.js';
 
 export interface MongoStoreOptions {
-  /** `mongodb://` or `mongodb+srv://`; options in the query string win over our defaults. */
+  /** `mongodb://` or `mongodb+srv://`; options in the query string win over our defaults (client-options.ts). */
   url: string;
   /** Defaults to the database named in the URL, else `test`. */
   database?: string;
@@ -36,9 +37,6 @@ export interface MongoStoreOptions {
 
 /** Well under FerretDB's default pool (50) and this repository's CI pool (40), for several processes. */
 const FERRETDB_UPDATE_CONCURRENCY = 8;
-
-/** An unreachable server must fail start-up and /ready in seconds, not hang them (driver: 30 s). */
-const DEFAULT_TIMEOUT_MS = 5000;
 
 export async function createStore(options: MongoStoreOptions): Promise<Store> {
   const holder = new ClientHolder(options.url, clientOptions(options.url), options.database, options.replaceAfterMs ?? 15_000, options.onReplace, options.onCommand);
@@ -110,19 +108,6 @@ class MongoStore implements Store {
   async close(): Promise<void> {
     await this.holder.close();
   }
-}
-
-function clientOptions(url: string): MongoClientOptions {
-  const query = new URLSearchParams(url.split('?')[1] ?? '');
-  const has = (name: string) => [...query.keys()].some((key) => key.toLowerCase() === name.toLowerCase());
-  return {
-    // Stored documents never hold undefined (the embedded store drops such fields too).
-    ignoreUndefined: true,
-    // Bytes are read back as Buffers, as the Store port says, not as BSON Binary objects.
-    promoteBuffers: true,
-    ...(has('serverSelectionTimeoutMS') ? {} : { serverSelectionTimeoutMS: DEFAULT_TIMEOUT_MS }),
-    ...(has('connectTimeoutMS') ? {} : { connectTimeoutMS: DEFAULT_TIMEOUT_MS }),
-  };
 }
 
 /** FerretDB answers buildInfo with its own version next to the MongoDB one it emulates. */

@@ -1,11 +1,14 @@
 import t, { type Test } from 'tap';
+import { MongoClient } from 'mongodb';
+import { StoreUnavailableError } from '@opco-proxy/core';
 import { startRelay, type Relay } from '@opco-proxy/core/tcp-relay';
 import { createStore } from '../src/index.js';
 
 /**
  * /ready relies on ping() rejecting promptly when MongoDB goes away after start-up, whether the
  * connection is refused or the server stops answering on an open one. A TCP relay between the
- * store and the real server plays both outages.
+ * store and the real server plays both outages, and a connection cut in the middle of a
+ * findOneAndUpdate (what a change of primary does to a command in flight, P18).
  */
 const url = process.env.MONGODB_URL;
 /**
@@ -65,4 +68,45 @@ if (!target) {
     await store.close();
     t.ok(Date.now() - closing < LIMIT_MS, 'close does not hang either');
   });
+
+  const cuts = `relay_cuts_${process.pid}`;
+  t.teardown(async () => {
+    const client = await MongoClient.connect(server.href);
+    await client.db().collection(cuts).drop().catch(() => undefined);
+    await client.close();
+  });
+
+  // A lost request (the command never ran) and a lost reply (it ran, its acknowledgement lost),
+  // through the lease FerretDB needs and through the server's own findAndModify (MongoDB's).
+  for (const atomicity of ['lock', 'server'] as const) {
+    for (const at of ['request', 'reply'] as const) {
+      t.test(`a findOneAndUpdate whose ${at} is lost applies once (${atomicity})`, async (t) => {
+        const relay = await relayTo(server);
+        t.teardown(() => relay.close());
+        const store = await createStore({ url: relay.url, atomicity });
+        t.teardown(() => store.close());
+        const jobs = store.collection<{ _id: string; status: string; claims: number }>(cuts);
+        const _id = `job-${atomicity}-${at}`;
+        await jobs.insertOne({ _id, status: 'queued', claims: 0 });
+        let cutMade = false;
+        void relay.interrupt((chunk) => chunk.includes('findAndModify') && chunk.includes(cuts), at).then(() => (cutMade = true));
+        // Conditional, like every claim and write under a lease: once applied, it matches no more.
+        const claim = () => jobs.findOneAndUpdate({ _id, status: 'queued' }, { $set: { status: 'processing' }, $inc: { claims: 1 } });
+        const first = await claim().then((doc) => ({ doc }), (error: unknown) => ({ error }));
+        t.ok(cutMade, 'the connection was cut in the middle of the command');
+        if ('error' in first) {
+          // A standalone server (FerretDB): the driver does not retry writes, the store says why.
+          t.ok(first.error instanceof StoreUnavailableError, `fails as the store unavailable: ${String(first.error)}`);
+          t.equal((await jobs.findOne({ _id }))?.claims, at === 'reply' ? 1 : 0, at === 'reply' ? 'applied, its answer lost' : 'not applied');
+          // The caller's next try finds the document claimed already, or claims it now.
+          const second = await claim();
+          t.equal(second?.status ?? 'already claimed', at === 'reply' ? 'already claimed' : 'processing', 'the next try');
+        } else {
+          // A replica set: the driver retried once on a new connection, the server recognising it.
+          t.equal(first.doc?.status, 'processing', 'the retried call succeeds');
+        }
+        t.equal((await jobs.findOne({ _id }))?.claims, 1, 'applied exactly once');
+      });
+    }
+  }
 }
