@@ -40,7 +40,7 @@ if (!valid) for (const error of ajv.errors) problems.push(`compose-spec: ${error
 
 // 2. The production shape.
 const services = compose.services ?? {};
-const expect = { mongodb: 1, rabbitmq: 1, hub: 1, api: 2, worker: 2 };
+const expect = { mongodb: 1, rabbitmq: 1, hub: 1, api: 2, worker: 2, prometheus: 1 };
 for (const [name, count] of Object.entries(expect)) {
   const service = services[name];
   if (!service) {
