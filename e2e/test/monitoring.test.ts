@@ -2,8 +2,8 @@
 // deploy/prometheus/alerts.yml and deploy/grafana/opco-proxy.json name is one the processes
 // really export, read from the /metrics of a `serve` process with every plugin (the hub's
 // included), of the hub, and of a `worker` serving /metrics alone on METRICS_PORT (its only
-// door: anything else is 404). A renamed metric, or a job the alerts name that prometheus.yml
-// does not scrape, fails here.
+// door: anything else is 404). A renamed metric, a job the alerts name that prometheus.yml
+// does not scrape, or an alert docs/operations.md does not explain, fails here.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -79,4 +79,13 @@ t.test('the alerts and the dashboard name only metrics the service exports', asy
   const namedJobs = [...alerts.matchAll(/job(?:=~?)"([^"]+)"/g)].flatMap((m) => m[1].split('|'));
   t.ok(namedJobs.length > 0, 'the alerts name scrape jobs');
   t.same(namedJobs.filter((job) => !scrapeJobs.has(job)), [], `the jobs the alerts name are scraped (${[...scrapeJobs].join(', ')})`);
+});
+
+t.test('docs/operations.md explains every alert, and only those', async (t) => {
+  const alerts = [...readFileSync(repo('deploy/prometheus/alerts.yml'), 'utf8').matchAll(/- alert: (\S+)/g)].map((m) => m[1]);
+  const doc = readFileSync(repo('docs/operations.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('## Alerts and dashboard'));
+  const explained = [...section.matchAll(/^\| `([A-Za-z0-9]+)` \|/gm)].map((m) => m[1]);
+  t.ok(alerts.length > 10, `${alerts.length} alerts`);
+  t.same(explained, alerts, 'the table lists the alerts in the file\'s order');
 });
