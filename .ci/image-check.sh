@@ -10,8 +10,8 @@
 #      do not fail, the HEALTHCHECK passes, SIGTERM stops it with exit 0;
 #   3. the same start on Node 22, the other maintained LTS line (a smoke run: the suite runs on
 #      the machine's Node and on Node 24);
-#   4. docker-compose.yml: YAML and the compose-spec schema, and the production shape
-#      (.ci/compose-check.mjs).
+#   4. docker-compose.yml: YAML and the compose-spec schema, the production shape and the ports
+#      Prometheus scrapes (.ci/compose-check.mjs).
 # What it cannot check: the base image itself, the Dockerfile's syntax, and the compose stack
 # running (MongoDB and RabbitMQ containers, replicas, healthcheck timings).
 set -euo pipefail

@@ -25,6 +25,7 @@ interface NamedVariable {
 export const NAMED_ENV_VARIABLES: readonly NamedVariable[] = [
   { name: 'PORT', path: ['port'], value: 'json' },
   { name: 'HOST', path: ['host'], value: 'string' },
+  { name: 'METRICS_PORT', path: ['metricsPort'], value: 'json' },
   { name: 'LOG_LEVEL', path: ['logLevel'], value: 'string' },
   { name: 'OPCO_PROXY_STORE_URL', path: ['store', 'url'], value: 'string', backend: 'mongodb' },
   { name: 'OPCO_PROXY_QUEUE_URL', path: ['queue', 'url'], value: 'string', backend: 'rabbitmq' },

@@ -27,6 +27,8 @@ export type OpcoConfig = NonNullable<KernelConfig['opcos']>[string];
  */
 export interface KernelSettings {
   port: number;
+  /** The worker role's /metrics listener (it has no HTTP otherwise); absent, none. */
+  metricsPort?: number;
   host: string;
   mode: NonNullable<KernelConfig['mode']>;
   store: { type: string; path?: string; [key: string]: unknown };

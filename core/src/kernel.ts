@@ -13,7 +13,7 @@ import { lookup } from 'node:dns/promises';
 import Koa from 'koa';
 import { Hooks } from './hooks.js';
 import { createBatchedLogger, createLogger, type Logger } from './logger.js';
-import { MetricsWindow, createPrometheusMetrics, pluginMetrics, queueDepthGauge, type PrometheusMetrics } from './metrics.js';
+import { MetricsWindow, backendUpGauge, createPrometheusMetrics, pluginMetrics, queueDepthGauge, type PrometheusMetrics } from './metrics.js';
 import { UpstreamClient } from './upstream-client.js';
 import { StoreBudgetAdmission, UpstreamBudget } from './upstream-budget.js';
 import { Pipeline } from './pipeline.js';
@@ -40,6 +40,7 @@ import { renderErrors } from './http/error-renderer.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { closeGracefully } from './http/graceful-close.js';
 import { httpMetrics } from './http/http-metrics.js';
+import { listenForMetrics, type MetricsListener } from './http/metrics-listener.js';
 import { mountReadRoutes } from './read-routes.js';
 import { mountSystemRoutes } from './system-routes.js';
 import { mountOperatorRoutes } from './operator-routes.js';
@@ -82,6 +83,8 @@ export interface Kernel {
   emit: Emit;
   /** Starts HTTP (not in the worker role); resolves with the base URL. */
   listen(port?: number, host?: string): Promise<string>;
+  /** The worker role's GET /metrics only (http/metrics-listener.ts); resolves with its base URL. */
+  listenMetrics(port: number, host?: string): Promise<string>;
   /** Stops gracefully within `graceMs` (default: config `shutdownGraceMs`). */
   close(options?: { graceMs?: number }): Promise<void>;
 }
@@ -141,6 +144,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
 
   const queueNames = new Set<string>();
   queueDepthGauge(prometheus.registry, queue, queueNames);
+  backendUpGauge(prometheus.registry, { store, queue }, clock);
   mountOperatorRoutes(router, { opcos, window, queue, queueNames, unprovenShare, admission: () => seams.get('admission') });
 
   const resolveHost: HostResolver = options.resolveHost ?? (async (hostname) => (await lookup(hostname, { all: true, verbatim: true })) as Array<{ address: string; family: 4 | 6 }>);
@@ -175,6 +179,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   seams.freeze();
 
   let server: Server | undefined;
+  let metricsListener: MetricsListener | undefined;
   let closing: Promise<void> | undefined;
   const close = async (graceMs: number) => {
     const deadline = clock.now() + graceMs;
@@ -184,6 +189,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     }
     inFlight.draining = true;
     await host.stop();
+    await metricsListener?.close();
     await hooks.runLifecycle('close', (err) => log.error({ err }, 'close hook failed'), { deadline });
     const backends: Promise<unknown>[] = [client.close()];
     if (!options.queue) backends.push(queue.close());
@@ -204,6 +210,10 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
       const address = server.address() as AddressInfo;
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       return `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`;
+    },
+    async listenMetrics(port, hostName = config.host) {
+      metricsListener = await listenForMetrics(prometheus.registry, port, hostName);
+      return metricsListener.url;
     },
     close(closeOptions = {}) {
       closing ??= close(closeOptions.graceMs ?? config.shutdownGraceMs);

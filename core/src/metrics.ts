@@ -3,9 +3,10 @@
  * GET /{opcoId}/status (D13) and by the hub; plus Prometheus counters for operators at /metrics.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration } from 'prom-client';
-import { systemClock, type Clock } from './clock.js';
+import { settlesBy, systemClock, type Clock } from './clock.js';
 import type { Queue } from './ports/queue.js';
-import { StoreAge, type AgeGaugeConfiguration } from './store-gauge.js';
+import type { Store } from './ports/store.js';
+import { StoreAge, STORE_GAUGE, type AgeGaugeConfiguration } from './store-gauge.js';
 import { kernelError } from './kernel-errors.js';
 
 interface Bucket {
@@ -184,6 +185,28 @@ export function queueDepthGauge(registry: Registry, queue: Pick<Queue, 'depth'>,
         this.set({ queue: name, state: 'ready' }, depth.ready);
         if (depth.delayed !== null) this.set({ queue: name, state: 'delayed' }, depth.delayed);
         if (depth.unacknowledged !== null) this.set({ queue: name, state: 'unacknowledged' }, depth.unacknowledged);
+      }));
+    },
+  });
+}
+/**
+ * Whether the store and the queue answer this process, asked at each scrape (what /ready checks),
+ * so an alert can tell a backend down from a slow one. A ping that has not answered within
+ * `STORE_GAUGE.WAIT_MS` counts as down: a hung backend must not hang /metrics either.
+ */
+export function backendUpGauge(registry: Registry, backends: { store: Pick<Store, 'ping' | 'kind'>; queue: Pick<Queue, 'ping' | 'kind'> }, clock: Clock): Gauge<'backend' | 'kind'> {
+  return new Gauge({
+    name: 'opco_proxy_backend_up',
+    help: 'Whether the store and the queue answered a ping at this scrape (1) or not within 2 s (0), by backend (store, queue) and kind',
+    labelNames: ['backend', 'kind'] as const,
+    registers: [registry],
+    async collect() {
+      await Promise.all((['store', 'queue'] as const).map(async (backend) => {
+        const { kind } = backends[backend];
+        let answered = false;
+        const ping = backends[backend].ping().then(() => void (answered = true), () => undefined);
+        await settlesBy(clock, clock.now() + STORE_GAUGE.WAIT_MS, ping);
+        this.set({ backend, kind }, answered ? 1 : 0);
       }));
     },
   });

@@ -1,7 +1,8 @@
 // Issue "hardening" 4 (D5): while the store is unreachable, every store-backed route answers
 // 503 UNAVAILABLE with Retry-After (never 500), /health still answers, and service resumes when
 // the store is back. Played with the embedded store closed under a running service, and with
-// FerretDB behind a TCP relay that refuses and cuts connections.
+// FerretDB behind a TCP relay that refuses and cuts connections; there /metrics' backend gauge
+// (the store-unreachable alert's signal) goes from 1 to 0 and back.
 import t, { type Test } from 'tap';
 import { startRelay } from '@opco-proxy/core/tcp-relay';
 import { dossierBody, realBackendsSkip, startService, type Service } from '../src/index.js';
@@ -20,6 +21,14 @@ async function seed(service: Service) {
   const webhook = await service.request('POST', '/webhooks', { body: { callbackUrl: 'http://127.0.0.1:9/hook', events: ['job.completed'] } });
   for (const reply of [job, sync, webhook]) if (reply.status >= 300) throw new Error(`seeding failed: ${reply.text}`);
   return { jobId: job.body.jobId as string, syncId: sync.body.syncId as string, webhookId: webhook.body.id as string };
+}
+
+/** opco_proxy_backend_up for the store, as /metrics shows it. */
+async function storeUp(service: Service): Promise<number> {
+  const text = (await service.get('/metrics')).text;
+  const line = /^opco_proxy_backend_up\{backend="store",kind="mongodb"\} (\d+)$/m.exec(text);
+  if (!line) throw new Error(`no store line of opco_proxy_backend_up in /metrics:\n${text.slice(0, 2000)}`);
+  return Number(line[1]);
 }
 
 async function expectUnavailable(t: Test, service: Service, paths: string[]) {
@@ -69,9 +78,11 @@ t.test('FerretDB unreachable, then back', { skip: realBackendsSkip() }, async (t
   });
   t.teardown(() => service.close());
   const ids = await seed(service);
+  t.equal(await storeUp(service), 1, '/metrics: the store is up');
   relay.refuse(true);
   relay.cut();
   await expectUnavailable(t, service, READS(ids.jobId, ids.syncId, ids.webhookId));
+  t.equal(await storeUp(service), 0, '/metrics: the store is down');
   relay.refuse(false);
   const backAt = Date.now();
   let back = await service.get(`/sandbox/jobs/${ids.jobId}`);
@@ -79,5 +90,11 @@ t.test('FerretDB unreachable, then back', { skip: realBackendsSkip() }, async (t
     await new Promise((resolve) => setTimeout(resolve, 200));
     back = await service.get(`/sandbox/jobs/${ids.jobId}`);
   }
+  let up = await storeUp(service);
+  for (const until = Date.now() + 30_000; up !== 1 && Date.now() < until;) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    up = await storeUp(service);
+  }
+  t.equal(up, 1, '/metrics: the store is up again');
   t.equal(back.status, 200, `served again once the store is back, without a restart (after ${Date.now() - backAt} ms)${back.status === 200 ? "" : `: ${back.text.slice(0, 300)}`}`);
 });

@@ -36,7 +36,8 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
     await stopDemo();
   }, (message, fields) => kernel.log.info(fields, message));
   if (role === 'worker') {
-    kernel.log.info('worker started');
+    const metrics = config.metricsPort === undefined ? undefined : `${await kernel.listenMetrics(config.metricsPort)}/metrics`;
+    kernel.log.info({ metrics }, 'worker started');
   } else {
     const url = await kernel.listen();
     kernel.log.info({ url, host: config.host, demo: config.demo, store: config.store.type }, `opco-proxy ${role} listening on ${url}`);

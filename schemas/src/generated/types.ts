@@ -1744,6 +1744,10 @@ export interface KernelConfig {
    */
   port?: number;
   /**
+   * The `worker` role only, which has no HTTP otherwise: serve GET /metrics on this port (on `host`), for Prometheus. Absent: no listener
+   */
+  metricsPort?: number;
+  /**
    * Listening address
    */
   host?: string;

@@ -1,0 +1,40 @@
+/**
+ * The `worker` role's one door (issue 31): it serves no API, so without this Prometheus could not
+ * read its counters (jobs ended, webhook attempts, upstream calls made for jobs). GET /metrics
+ * answers the kernel's registry, as the API's /metrics does; everything else is 404. Nothing
+ * here reads a body or a key: a scraper needs none (P1).
+ */
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface MetricsListener {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function listenForMetrics(registry: Registry, port: number, host: string): Promise<MetricsListener> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('only GET /metrics is served here\n');
+      return;
+    }
+    registry.metrics().then(
+      (body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(req.method === 'HEAD' ? undefined : body),
+      () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics could not be collected\n'),
+    );
+  });
+  server.listen(port, host);
+  await once(server, 'listening');
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
