@@ -7,19 +7,10 @@ import { randomUUID } from 'node:crypto';
 import type { Channel, ConfirmChannel, ChannelModel, Message } from 'amqplib';
 import type { BrokerConnection } from './broker-connection.js';
 import { withDeadline } from './deadline.js';
-import {
-  DELAY_QUEUE_REDECLARE_MS,
-  DELIVER_AT_HEADER,
-  REDELIVERED_HEADER,
-  delayBucket,
-  delayQueueName,
-  delayQueueOptions,
-  toAmqpPriority,
-  workQueueOptions,
-} from './topology.js';
+import { DELAY_QUEUE_REDECLARE_MS, DELIVER_AT_HEADER, REDELIVERED_HEADER, delayBucket, delayQueueName, declareQueue, toAmqpPriority, type Topology } from './topology.js';
 
 export interface OutgoingMessage {
-  /** The work queue's name on the broker (prefix included). */
+  /** The work queue's name on the broker (prefix included); the topology says which queue holds the message. */
   queue: string;
   content: Buffer;
   /** SPEC priority 1..10. */
@@ -53,6 +44,7 @@ export class ConfirmedPublisher {
   constructor(
     private readonly broker: BrokerConnection,
     private readonly timeoutMs: number,
+    private readonly topology: Topology,
   ) {}
 
   /** Resolves on the broker's confirm; rejects on a nack, a return, or past `timeoutMs`. */
@@ -70,7 +62,8 @@ export class ConfirmedPublisher {
 
   private async send(message: OutgoingMessage, deadline: number, progress: SendProgress): Promise<void> {
     const bucket = message.delayMs > 0 ? delayBucket(message.delayMs) : 0;
-    const target = bucket > 0 ? delayQueueName(message.queue, bucket) : message.queue;
+    const queue = this.topology.queueFor(message.queue, message.priority);
+    const target = bucket > 0 ? delayQueueName(queue, bucket) : queue;
     const headers: Record<string, unknown> = message.redelivered ? { [REDELIVERED_HEADER]: true } : {};
     if (message.delayMs > bucket) headers[DELIVER_AT_HEADER] = Date.now() + message.delayMs;
     for (;;) {
@@ -78,7 +71,7 @@ export class ConfirmedPublisher {
       const model = await this.broker.connection(deadline);
       progress.connected = true;
       const generation = this.broker.generation;
-      await this.declare(model, generation, message.queue, bucket);
+      await this.declare(model, generation, queue, bucket);
       const channel = await this.confirmChannel(model, generation);
       const messageId = randomUUID();
       let settle!: (err: Error | null) => void;
@@ -127,7 +120,7 @@ export class ConfirmedPublisher {
     }
     const now = Date.now();
     if (!this.declared.has(queue)) {
-      await (await this.declaringChannel(model, generation)).assertQueue(queue, workQueueOptions());
+      await declareQueue(await this.declaringChannel(model, generation), queue, this.topology.workQueueOptions());
       this.declared.set(queue, now);
     }
     if (bucket > 0) {
@@ -135,7 +128,7 @@ export class ConfirmedPublisher {
       const at = this.declared.get(name);
       // Declaring again renews the delay queue's x-expires lease, which publishing does not.
       if (at === undefined || now - at > DELAY_QUEUE_REDECLARE_MS) {
-        await (await this.declaringChannel(model, generation)).assertQueue(name, delayQueueOptions(queue, bucket));
+        await declareQueue(await this.declaringChannel(model, generation), name, this.topology.delayQueueOptions(queue, bucket));
         this.declared.set(name, now);
       }
     }
