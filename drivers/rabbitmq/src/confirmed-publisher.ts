@@ -9,6 +9,10 @@ import type { BrokerConnection } from './broker-connection.js';
 import { withDeadline } from './deadline.js';
 import { DELAY_QUEUE_REDECLARE_MS, DELIVER_AT_HEADER, REDELIVERED_HEADER, delayBucket, delayQueueName, declareQueue, toAmqpPriority, type Topology } from './topology.js';
 
+/** Between the sends of a message the broker nacked: a quorum queue's election takes seconds. */
+const NACK_PAUSE_MS = 50;
+const NACK_PAUSE_MAX_MS = 1000;
+
 export interface OutgoingMessage {
   /** The work queue's name on the broker (prefix included); the topology says which queue holds the message. */
   queue: string;
@@ -66,6 +70,7 @@ export class ConfirmedPublisher {
     const target = bucket > 0 ? delayQueueName(queue, bucket) : queue;
     const headers: Record<string, unknown> = message.redelivered ? { [REDELIVERED_HEADER]: true } : {};
     if (message.delayMs > bucket) headers[DELIVER_AT_HEADER] = Date.now() + message.delayMs;
+    let pause = NACK_PAUSE_MS;
     for (;;) {
       progress.connected = false;
       const model = await this.broker.connection(deadline);
@@ -73,6 +78,7 @@ export class ConfirmedPublisher {
       const generation = this.broker.generation;
       await this.declare(model, generation, queue, bucket);
       const channel = await this.confirmChannel(model, generation);
+      const held = this.confirm;
       const messageId = randomUUID();
       let settle!: (err: Error | null) => void;
       const confirmed = new Promise<void>((resolve, reject) => {
@@ -98,7 +104,8 @@ export class ConfirmedPublisher {
             } else {
               // amqplib fails unconfirmed messages with 'channel closed' when the connection drops:
               // whether the broker kept them is unknown, so the caller hears a failure.
-              settle(err ? new Error(`RabbitMQ did not accept the message: ${err instanceof Error ? err.message : JSON.stringify(err)}`) : null);
+              const reason = err instanceof Error ? err.message : JSON.stringify(err);
+              settle(err ? Object.assign(new Error(`RabbitMQ did not accept the message: ${reason}`), { nacked: reason === 'message nacked' }) : null);
             }
           },
         );
@@ -108,7 +115,17 @@ export class ConfirmedPublisher {
         if (Date.now() >= deadline) throw err;
         continue;
       }
-      return confirmed;
+      try {
+        return await confirmed;
+      } catch (err) {
+        // A nack says the broker did not take it (a quorum queue refuses publishes while it elects
+        // a leader, after its leader's node died): send it again until the deadline. At worst a
+        // duplicate, which at-least-once consumers take anyway.
+        if (!(err as { nacked?: boolean }).nacked || Date.now() + pause >= deadline) throw err;
+        this.retire(held, channel);
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        pause = Math.min(pause * 2, NACK_PAUSE_MAX_MS);
+      }
     }
   }
 
@@ -132,6 +149,21 @@ export class ConfirmedPublisher {
         this.declared.set(name, now);
       }
     }
+  }
+
+  /**
+   * The next publishes take a new channel. A channel keeps its own view of where each quorum
+   * queue's leader is, and on RabbitMQ 3.10 one that published while the leader's node died goes
+   * on nacking after the election (a new channel is served at once). This one closes once the
+   * messages it carries are confirmed or refused.
+   */
+  private retire(held: Held<ConfirmChannel> | undefined, channel: ConfirmChannel): void {
+    if (!held || this.confirm !== held) return;
+    this.confirm = undefined;
+    void channel
+      .waitForConfirms()
+      .catch(() => undefined)
+      .finally(() => channel.close().catch(() => undefined));
   }
 
   private confirmChannel(model: ChannelModel, generation: number): Promise<ConfirmChannel> {
