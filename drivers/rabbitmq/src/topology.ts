@@ -62,14 +62,15 @@ export const DELAY_QUEUE_IDLE_MS = 10 * 60_000;
 export const DELAY_QUEUE_REDECLARE_MS = 60_000;
 
 export function delayQueueOptions(workQueue: string, delayMs: number): Options.AssertQueue {
+  return { durable: true, arguments: delayArguments(workQueue, delayMs) };
+}
+
+function delayArguments(workQueue: string, delayMs: number): Record<string, string | number> {
   return {
-    durable: true,
-    arguments: {
-      'x-message-ttl': delayMs,
-      'x-dead-letter-exchange': '',
-      'x-dead-letter-routing-key': workQueue,
-      'x-expires': delayMs + DELAY_QUEUE_IDLE_MS,
-    },
+    'x-message-ttl': delayMs,
+    'x-dead-letter-exchange': '',
+    'x-dead-letter-routing-key': workQueue,
+    'x-expires': delayMs + DELAY_QUEUE_IDLE_MS,
   };
 }
 
@@ -99,10 +100,9 @@ export function quorumWorkQueueOptions(): Options.AssertQueue {
  * `reject-publish` overflow; the queue has no length limit, so that never refuses a publish).
  */
 export function quorumDelayQueueOptions(target: string, delayMs: number): Options.AssertQueue {
-  const classic = delayQueueOptions(target, delayMs);
   return {
     durable: true,
-    arguments: { 'x-queue-type': 'quorum', ...classic.arguments, 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' },
+    arguments: { 'x-queue-type': 'quorum', ...delayArguments(target, delayMs), 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' },
   };
 }
 

@@ -1,6 +1,8 @@
 import { createServer } from 'node:net';
+import amqp from 'amqplib';
 import t, { type Test } from 'tap';
-import { createQueue, type QueueLogger } from '../src/index.js';
+import { systemClock, type QueueSection } from '@opco-proxy/core';
+import { createQueue, queueDriver, type QueueLogger } from '../src/index.js';
 import { brokerUrl } from './fixtures/broker-under-test.js';
 import { waitFor } from './fixtures/eventually.js';
 import { ScratchQueues } from './fixtures/scratch-queues.js';
@@ -50,6 +52,21 @@ if (url) {
     t.strictSame(seen, ['a']);
     t.ok(logged.some((line) => /node unreachable; trying the next one/.test(line)), 'the dead node is logged');
     t.notMatch(logged.join('\n'), /guest:guest@/, 'without the password');
+  });
+
+  t.test('the config section: queue.url as a list and replicated reach the driver', async (t) => {
+    const scratch = new ScratchQueues(url, '', true);
+    const section = { type: 'rabbitmq', url: [await deadUrl(url), url], replicated: true } as unknown as QueueSection;
+    const queue = scratch.track(await queueDriver.open(section, { clock: systemClock }));
+    t.teardown(async () => {
+      await queue.close();
+      await scratch.deleteAll();
+    });
+    const name = scratch.name('section');
+    await queue.publish(name, { id: 'a' }, { priority: 1 });
+    const connection = await amqp.connect(url);
+    t.teardown(() => connection.close());
+    t.equal((await (await connection.createChannel()).checkQueue(`${name}.p1`)).messageCount, 1, 'in its quorum level queue');
   });
 
   t.test('every URL down: start-up fails naming each node, without passwords', async (t) => {
