@@ -9,9 +9,12 @@ import type { BrokerConnection } from './broker-connection.js';
 import { withDeadline } from './deadline.js';
 import { DELAY_QUEUE_REDECLARE_MS, DELIVER_AT_HEADER, REDELIVERED_HEADER, delayBucket, delayQueueName, declareQueue, toAmqpPriority, type Topology } from './topology.js';
 
-/** Between the sends of a message the broker nacked: a quorum queue's election takes seconds. */
-const NACK_PAUSE_MS = 50;
-const NACK_PAUSE_MAX_MS = 1000;
+/** Between the sends of a message the broker nacked or did not confirm: a quorum queue's election takes seconds. */
+const RETRY_PAUSE_MS = 50;
+const RETRY_PAUSE_MAX_MS = 1000;
+
+/** A failed publish, and whether another try may succeed (ConfirmedPublisher.write). */
+type Unconfirmed = Error & { retry?: 'lost' | 'nacked' };
 
 export interface OutgoingMessage {
   /** The work queue's name on the broker (prefix included); the topology says which queue holds the message. */
@@ -70,7 +73,7 @@ export class ConfirmedPublisher {
     const target = bucket > 0 ? delayQueueName(queue, bucket) : queue;
     const headers: Record<string, unknown> = message.redelivered ? { [REDELIVERED_HEADER]: true } : {};
     if (message.delayMs > bucket) headers[DELIVER_AT_HEADER] = Date.now() + message.delayMs;
-    let pause = NACK_PAUSE_MS;
+    let pause = RETRY_PAUSE_MS;
     for (;;) {
       progress.connected = false;
       const model = await this.broker.connection(deadline);
@@ -79,36 +82,9 @@ export class ConfirmedPublisher {
       await this.declare(model, generation, queue, bucket);
       const channel = await this.confirmChannel(model, generation);
       const held = this.confirm;
-      const messageId = randomUUID();
-      let settle!: (err: Error | null) => void;
-      const confirmed = new Promise<void>((resolve, reject) => {
-        settle = (err) => (err ? reject(err) : resolve());
-      });
+      let confirmed: Promise<void>;
       try {
-        channel.publish(
-          '',
-          target,
-          message.content,
-          {
-            persistent: true,
-            mandatory: true,
-            contentType: 'application/json',
-            priority: toAmqpPriority(message.priority),
-            messageId,
-            headers,
-          },
-          (err: unknown) => {
-            if (this.returned.delete(messageId)) {
-              this.declared.delete(target); // deleted behind our back: declare it again next time
-              settle(new Error(`RabbitMQ has no queue ${target} (deleted?); the message was not accepted`));
-            } else {
-              // amqplib fails unconfirmed messages with 'channel closed' when the connection drops:
-              // whether the broker kept them is unknown, so the caller hears a failure.
-              const reason = err instanceof Error ? err.message : JSON.stringify(err);
-              settle(err ? Object.assign(new Error(`RabbitMQ did not accept the message: ${reason}`), { nacked: reason === 'message nacked' }) : null);
-            }
-          },
-        );
+        confirmed = this.write(channel, target, message, headers);
       } catch (err) {
         // The channel closed before we wrote to it: nothing was sent, so another channel may try.
         if (this.confirm?.generation === generation) this.confirm = undefined;
@@ -118,15 +94,46 @@ export class ConfirmedPublisher {
       try {
         return await confirmed;
       } catch (err) {
-        // A nack says the broker did not take it (a quorum queue refuses publishes while it elects
-        // a leader, after its leader's node died): send it again until the deadline. At worst a
-        // duplicate, which at-least-once consumers take anyway.
-        if (!(err as { nacked?: boolean }).nacked || Date.now() + pause >= deadline) throw err;
-        this.retire(held, channel);
+        const retry = (err as Unconfirmed).retry;
+        if (!retry || Date.now() + pause >= deadline) throw err;
+        if (retry === 'nacked') this.retire(held, channel);
         await new Promise((resolve) => setTimeout(resolve, pause));
-        pause = Math.min(pause * 2, NACK_PAUSE_MAX_MS);
+        if (Date.now() >= deadline) throw err; // the caller has heard of the failure: send nothing more
+        pause = Math.min(pause * 2, RETRY_PAUSE_MAX_MS);
       }
     }
+  }
+
+  /**
+   * Publishes once; the promise settles on the broker's answer. Throws at once (nothing sent) when
+   * the channel is already closed. Rejects with `retry` set when sending again may succeed:
+   * - `lost`: the connection (or the channel) went before the confirm, as amqplib reports with
+   *   'channel closed'. The broker may hold the message or not; sending it on the next connection
+   *   keeps the promise that publish() resolves only once it is held, at worst as a duplicate,
+   *   which at-least-once consumers take anyway.
+   * - `nacked`: the broker did not take it (a quorum queue refuses publishes while it elects a
+   *   leader, after its leader's node died).
+   */
+  private write(channel: ConfirmChannel, target: string, message: OutgoingMessage, headers: Record<string, unknown>): Promise<void> {
+    const messageId = randomUUID();
+    let settle!: (err: Error | null) => void;
+    const confirmed = new Promise<void>((resolve, reject) => {
+      settle = (err) => (err ? reject(err) : resolve());
+    });
+    const options = { persistent: true, mandatory: true, contentType: 'application/json', priority: toAmqpPriority(message.priority), messageId, headers };
+    channel.publish('', target, message.content, options, (err: unknown) => {
+      if (this.returned.delete(messageId)) {
+        this.declared.delete(target); // deleted behind our back: declare it again next time
+        settle(new Error(`RabbitMQ has no queue ${target} (deleted?); the message was not accepted`));
+      } else if (err) {
+        const reason = err instanceof Error ? err.message : JSON.stringify(err);
+        const retry = reason === 'channel closed' ? 'lost' : reason === 'message nacked' ? 'nacked' : undefined;
+        settle(Object.assign(new Error(`RabbitMQ did not accept the message: ${reason}`), { retry }));
+      } else {
+        settle(null);
+      }
+    });
+    return confirmed;
   }
 
   private async declare(model: ChannelModel, generation: number, queue: string, bucket: number): Promise<void> {
