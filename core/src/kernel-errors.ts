@@ -55,6 +55,8 @@ export const KERNEL_ERRORS = {
     when: 'an adapter or plugin package named in the configuration is not installed' },
   OPCO_ERR_STORE_DATAFILE_CORRUPT: { config: true, message: '{file}: {corrupt} of {lines} lines are unreadable; refusing to open it rather than lose data',
     when: 'an embedded store\'s datafile has more unreadable lines than a crash leaves (a tenth of the file): restore it from a backup' },
+  OPCO_ERR_QUEUE_DECLARATION_REFUSED: { config: true, message: 'RabbitMQ refused to declare queue {queue}: {reason}; a queue of that name exists with other arguments (another queue type, or made by something else): delete it, or set another queue.prefix',
+    when: 'the RabbitMQ driver declares a queue that exists on the broker with other arguments, for example a classic queue where `queue.replicated` wants a quorum queue (docs/decisions.md P17)' },
   OPCO_ERR_CONFIG_FILE: { config: true, message: 'config file {path} {problem}',
     when: 'the config file cannot be read or is not JSON' },
   // The shape of most configuration messages; their callers (config.ts, config-layers.ts, the

@@ -3,6 +3,9 @@
  * broker restart, a network cut), it is dialled again with exponential backoff until it works or
  * close() is called. Users ask for `connection(deadline)` each time they need one and build their
  * channels on it; what they built on a lost connection is theirs to rebuild (see `generation`).
+ *
+ * With several URLs (the nodes of a cluster), each dialling round tries them in turn, starting
+ * with the one after the node last used, so that a lost node is tried last.
  */
 import amqp, { type ChannelModel } from 'amqplib';
 import { Pause, withDeadline } from './deadline.js';
@@ -15,7 +18,8 @@ export interface QueueLogger {
 }
 
 export interface BrokerConnectionOptions {
-  url: string;
+  /** One or more nodes of one broker; at least one. */
+  urls: readonly string[];
   /** What this connection is for, in log lines ("publishing", "consuming"). */
   role: string;
   connectTimeoutMs: number;
@@ -40,19 +44,22 @@ export class BrokerConnection {
   private readonly waiters = new Set<{ resolve: (model: ChannelModel) => void; reject: (err: Error) => void; timer?: NodeJS.Timeout }>();
   private readonly backoff = new Pause();
   private closing = false;
+  /** The node in use (index in `urls`), or the last one tried. */
+  private node = 0;
 
   private constructor(private readonly options: BrokerConnectionOptions) {}
 
   /** Connects once; rejects (without retrying) when the broker cannot be reached in time. */
   static async open(options: BrokerConnectionOptions): Promise<BrokerConnection> {
     const broker = new BrokerConnection(options);
-    broker.adopt(await broker.dial());
+    broker.adopt(await broker.dial(0));
     return broker;
   }
 
-  /** The URL without its password, for messages that end up in logs. */
+  /** The node in use, or every node while none is; without passwords, for messages that end up in logs. */
   get where(): string {
-    return redacted(this.options.url);
+    const { urls } = this.options;
+    return this.current || urls.length === 1 ? redacted(urls[this.node]) : urls.map(redacted).join(', ');
   }
 
   get isOpen(): boolean {
@@ -107,16 +114,35 @@ export class BrokerConnection {
     if (model) await closeWithin(model, CLOSE_TIMEOUT_MS);
   }
 
-  private async dial(): Promise<ChannelModel> {
+  /** One round over the nodes from `first`: the first that answers, or every node's failure. */
+  private async dial(first: number): Promise<ChannelModel> {
+    const { urls } = this.options;
+    const failures: Error[] = [];
+    for (let i = 0; i < urls.length && !this.closing; i++) {
+      const node = (first + i) % urls.length;
+      try {
+        const model = await this.dialNode(urls[node]);
+        this.node = node;
+        return model;
+      } catch (err) {
+        failures.push(err as Error);
+        if (i < urls.length - 1) this.options.logger?.warn({ role: this.options.role, err: (err as Error).message }, 'RabbitMQ node unreachable; trying the next one');
+      }
+    }
+    if (failures.length === 1) throw failures[0];
+    throw new Error(failures.map((err) => err.message).join('; ') || 'the RabbitMQ queue is closed', { cause: failures[0] });
+  }
+
+  private async dialNode(url: string): Promise<ChannelModel> {
     const { connectTimeoutMs } = this.options;
     // amqplib's own `timeout` covers the TCP connect and the AMQP handshake; the race is a second
     // guard for a broker that answers the handshake and then nothing else.
-    const attempt = amqp.connect(withHeartbeat(this.options.url), { timeout: connectTimeoutMs });
+    const attempt = amqp.connect(withHeartbeat(url), { timeout: connectTimeoutMs });
     try {
       return await withDeadline(attempt, Date.now() + connectTimeoutMs + 500, () => new Error(`no answer within ${connectTimeoutMs} ms`));
     } catch (err) {
       attempt.then((late) => late.close().catch(() => undefined), () => undefined);
-      throw new Error(`cannot connect to RabbitMQ at ${this.where}: ${scrub((err as Error).message)}`, { cause: err });
+      throw new Error(`cannot connect to RabbitMQ at ${redacted(url)}: ${scrub((err as Error).message)}`, { cause: err });
     }
   }
 
@@ -141,7 +167,7 @@ export class BrokerConnection {
     if (this.current !== model) return;
     this.current = undefined;
     if (this.closing) return;
-    this.options.logger?.warn({ role: this.options.role, broker: this.where }, 'lost the connection to RabbitMQ; reconnecting');
+    this.options.logger?.warn({ role: this.options.role, broker: redacted(this.options.urls[this.node]) }, 'lost the connection to RabbitMQ; reconnecting');
     void this.reconnect();
   }
 
@@ -152,7 +178,7 @@ export class BrokerConnection {
       await this.backoff.for(delay);
       if (this.closing) return;
       try {
-        const model = await this.dial();
+        const model = await this.dial(this.node + 1);
         if (this.closing) {
           await model.close().catch(() => undefined);
           return;

@@ -1,7 +1,8 @@
 /**
- * The Queue port on RabbitMQ through amqplib (D3 `queue: {type: "rabbitmq", url, prefix?}`):
- * durable priority queues, per-delay queues for delayed messages, publisher confirms, manual acks
- * with a bounded prefetch, and automatic reconnection. README.md describes the topology.
+ * The Queue port on RabbitMQ through amqplib (D3 `queue: {type: "rabbitmq", url, prefix?, replicated?}`):
+ * durable priority queues (or quorum queues, one per priority level: P17), per-delay queues for
+ * delayed messages, publisher confirms, manual acks with a bounded prefetch, and automatic
+ * reconnection, to another node when `url` lists several. README.md describes the topology.
  */
 import { ConfigError, QueueUnavailableError, type QueueDriver, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type QueueDepth } from '@opco-proxy/core';
 import { BrokerConnection, type QueueLogger } from './broker-connection.js';
@@ -9,15 +10,21 @@ import { ConfirmedPublisher } from './confirmed-publisher.js';
 import { checkConsume, checkPublish } from '@opco-proxy/core';
 import { RabbitConsumer } from './rabbit-consumer.js';
 import { queueDepth } from './queue-depth.js';
+import { Topology } from './topology.js';
 import type { RabbitQueueConfig } from './generated/config.js';
 
 export type { QueueLogger };
 
 export interface RabbitQueueOptions {
-  /** `amqp://` or `amqps://`; a `heartbeat` in the query string overrides our 10 s. */
-  url: string;
+  /**
+   * `amqp://` or `amqps://`; a `heartbeat` in the query string overrides our 10 s. Several: the
+   * nodes of one cluster, the first that answers is used and the others take over when it goes.
+   */
+  url: string | readonly string[];
   /** Broker queue names become `<prefix>.<queue>`, so several deployments can share one broker. */
   prefix?: string;
+  /** Quorum queues, one per priority level, for a cluster (P17); default false (classic queues). */
+  replicated?: boolean;
   /** How long publish() may wait for a connection and the broker's confirm; default 5000. */
   publishTimeoutMs?: number;
   /** Backoff between reconnection attempts, doubling from the first to the second; default 500 to 10000. */
@@ -31,30 +38,33 @@ const CONNECT_TIMEOUT_MS = 5000;
 const DEFAULT_RECONNECT = { initialDelayMs: 500, maxDelayMs: 10_000 };
 
 export async function createQueue(options: RabbitQueueOptions): Promise<Queue> {
+  const urls = typeof options.url === 'string' ? [options.url] : [...options.url];
+  if (urls.length === 0) throw new ConfigError('invalid configuration: queue.url: give at least one URL');
   const settings = {
-    url: options.url,
+    urls,
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     reconnect: options.reconnect ?? DEFAULT_RECONNECT,
     logger: options.logger,
   };
   const publishing = await BrokerConnection.open({ ...settings, role: 'publishing' });
-  return new RabbitQueue(publishing, settings, options.prefix, options.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS);
+  const topology = new Topology(options.replicated ?? false);
+  return new RabbitQueue(publishing, settings, topology, options.prefix, options.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS);
 }
 
-/** The driver of `queue: {type: "rabbitmq", url, prefix?}` (D3). */
+/** The driver of `queue: {type: "rabbitmq", url, prefix?, replicated?}` (D3). */
 export const queueDriver: QueueDriver = {
   type: 'rabbitmq',
   open(section) {
     if (section.type !== 'rabbitmq') throw new ConfigError(`invalid configuration: queue.type: the rabbitmq driver cannot open a "${section.type}" queue`);
-    const { url, prefix } = section as typeof section & RabbitQueueConfig; // validated by config.schema.json
-    return createQueue({ url, prefix });
+    const { url, prefix, replicated } = section as typeof section & RabbitQueueConfig; // validated by config.schema.json
+    return createQueue({ url, prefix, replicated });
   },
 };
 
 export default { createQueue, queueDriver };
 
 interface ConnectionSettings {
-  url: string;
+  urls: readonly string[];
   connectTimeoutMs: number;
   reconnect: { initialDelayMs: number; maxDelayMs: number };
   logger?: QueueLogger;
@@ -76,10 +86,11 @@ class RabbitQueue implements Queue {
   constructor(
     private readonly publishing: BrokerConnection,
     private readonly settings: ConnectionSettings,
+    private readonly topology: Topology,
     private readonly prefix: string | undefined,
     publishTimeoutMs: number,
   ) {
-    this.publisher = new ConfirmedPublisher(publishing, publishTimeoutMs);
+    this.publisher = new ConfirmedPublisher(publishing, publishTimeoutMs, topology);
   }
 
   async publish<T>(queue: string, body: T, options?: PublishOptions): Promise<void> {
@@ -98,7 +109,7 @@ class RabbitQueue implements Queue {
     const broker = await this.consumingConnection();
     this.assertOpen();
     const consumer = new RabbitConsumer(
-      { queue: this.brokerName(queue), handler: handler as MessageHandler<unknown>, prefetch, redeliveryDelayMs, reconnect: this.settings.reconnect, logger: this.settings.logger },
+      { queue: this.brokerName(queue), handler: handler as MessageHandler<unknown>, prefetch, redeliveryDelayMs, reconnect: this.settings.reconnect, logger: this.settings.logger, topology: this.topology },
       broker,
       this.publisher,
     );
@@ -124,7 +135,7 @@ class RabbitQueue implements Queue {
     this.assertOpen();
     try {
       const model = await this.publishing.connection(Date.now() + this.settings.connectTimeoutMs);
-      return await queueDepth(model, queue, this.brokerName(queue));
+      return await queueDepth(model, queue, this.brokerName(queue), this.topology);
     } catch (err) {
       throw new QueueUnavailableError((err as Error).message, { cause: err });
     }

@@ -1,15 +1,21 @@
 /**
- * A consumer on its own channel, with manual acks and `prefetch` unacknowledged messages at most.
- * It outlives its channel: when the channel or the connection is lost it subscribes again (the
- * broker gives the unacknowledged messages to someone else, with `redelivered` set), until
- * cancel() is called.
+ * A consumer on its own channel, with manual acks and `prefetch` handlers at most. It outlives its
+ * channel: when the channel or the connection is lost it subscribes again (the broker gives the
+ * unacknowledged messages to someone else, with `redelivered` set), until cancel() is called.
+ *
+ * A classic work queue is one queue with priorities, and the broker sends at most `prefetch`
+ * messages, each handled at once. A replicated one (P17) is one queue per priority level: each
+ * sends up to `prefetch + 1` (the last level `prefetch`) into a local buffer, and a free handler
+ * takes the most urgent waiting message. The extra one is what makes that hold: a level's handlers
+ * never take all its credit, so a message of that level waiting on the broker is always sent to
+ * us, and is here before a less urgent one is started in its place.
  */
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { Consumer, MessageHandler, ReceivedMessage } from '@opco-proxy/core';
 import { CLOSE_TIMEOUT_MS, type BrokerConnection, type QueueLogger } from './broker-connection.js';
 import type { ConfirmedPublisher } from './confirmed-publisher.js';
 import { Pause, withDeadline } from './deadline.js';
-import { DELIVER_AT_HEADER, REDELIVERED_HEADER, fromAmqpPriority, workQueueOptions } from './topology.js';
+import { DELIVER_AT_HEADER, REDELIVERED_HEADER, declareQueue, fromAmqpPriority, type Topology } from './topology.js';
 
 export interface ConsumerSettings {
   /** The work queue's name on the broker (prefix included). */
@@ -19,12 +25,20 @@ export interface ConsumerSettings {
   redeliveryDelayMs: number;
   reconnect: { initialDelayMs: number; maxDelayMs: number };
   logger?: QueueLogger;
+  topology: Topology;
+}
+
+interface Delivery {
+  channel: Channel;
+  msg: ConsumeMessage;
 }
 
 export class RabbitConsumer implements Consumer {
   onCancel: () => void = () => undefined;
   private channel: Channel | undefined;
-  private consumerTag: string | undefined;
+  private consumerTags: string[] = [];
+  /** Per consumed queue, most urgent first: what the broker sent that no handler has started yet. */
+  private waiting: Delivery[][] = [];
   /** Channels known to be closed: an ack there would throw, and the broker already took the message back. */
   private readonly closedChannels = new WeakSet<Channel>();
   private readonly running = new Set<Promise<void>>();
@@ -52,10 +66,11 @@ export class RabbitConsumer implements Consumer {
     const channel = this.channel;
     // Bounded: on a connection whose peer went silent, no answer comes until heartbeats notice.
     const within = (work: Promise<unknown>) => withDeadline(work, Date.now() + CLOSE_TIMEOUT_MS, () => new Error('timed out')).catch(() => undefined);
-    if (channel && this.consumerTag && !this.closedChannels.has(channel)) {
-      // Messages already sent to us before the broker's cancel-ok still run below.
-      await within(channel.cancel(this.consumerTag));
+    if (channel && !this.closedChannels.has(channel)) {
+      // Messages already running finish below; those not started go back with the channel.
+      for (const tag of this.consumerTags) await within(channel.cancel(tag));
     }
+    this.waiting = [];
     await this.settled();
     // Closing returns anything still unacknowledged to the queue.
     if (channel && !this.closedChannels.has(channel)) await within(channel.close());
@@ -67,13 +82,20 @@ export class RabbitConsumer implements Consumer {
     const channel = await model.createChannel();
     channel.on('error', (err: Error) => this.settings.logger?.warn({ queue: this.settings.queue, err: err.message }, 'RabbitMQ consumer channel error'));
     channel.on('close', () => this.lost(channel));
+    const { topology, prefetch } = this.settings;
+    const queues = topology.consumed(this.settings.queue);
     try {
-      await channel.assertQueue(this.settings.queue, workQueueOptions());
-      await channel.prefetch(this.settings.prefetch);
+      for (const queue of queues) await declareQueue(channel, queue, topology.workQueueOptions());
       if (this.cancelled) throw new Error('cancelled');
       this.channel = channel;
-      const { consumerTag } = await channel.consume(this.settings.queue, (msg) => (msg ? this.deliver(channel, msg) : this.cancelledByBroker(channel)), { noAck: false });
-      this.consumerTag = consumerTag;
+      this.waiting = queues.map(() => []);
+      this.consumerTags = [];
+      for (const [index, queue] of queues.entries()) {
+        // Per consumer (quorum queues refuse a channel-wide prefetch); see the top of the file for the + 1.
+        await channel.prefetch(index < queues.length - 1 ? prefetch + 1 : prefetch);
+        const { consumerTag } = await channel.consume(queue, (msg) => (msg ? this.arrived(channel, index, msg) : this.cancelledByBroker(channel)), { noAck: false });
+        this.consumerTags.push(consumerTag);
+      }
       // cancel() came while we were subscribing (start() timed out, or close()): do not stay on.
       if (this.cancelled) throw new Error('cancelled');
     } catch (err) {
@@ -81,6 +103,31 @@ export class RabbitConsumer implements Consumer {
       await channel.close().catch(() => undefined);
       throw err;
     }
+  }
+
+  /** How many messages the broker sent that wait for a free handler (tests watch it). */
+  get waitingMessages(): number {
+    return this.waiting.reduce((sum, queue) => sum + queue.length, 0);
+  }
+
+  private arrived(channel: Channel, index: number, msg: ConsumeMessage): void {
+    if (this.channel !== channel) return; // a lost channel's messages are the broker's again
+    this.waiting[index]?.push({ channel, msg });
+    this.pump();
+  }
+
+  /** Starts the most urgent waiting messages while fewer than `prefetch` handlers run. */
+  private pump(): void {
+    while (!this.cancelled && this.running.size < this.settings.prefetch) {
+      const next = this.waiting.find((queue) => queue.length > 0)?.shift();
+      if (!next) return;
+      this.deliver(next.channel, next.msg);
+    }
+  }
+
+  private finished(done: Promise<void>): void {
+    this.running.delete(done);
+    this.pump();
   }
 
   private deliver(channel: Channel, msg: ConsumeMessage): void {
@@ -108,7 +155,7 @@ export class RabbitConsumer implements Consumer {
           () => this.acknowledge(channel, () => channel.ack(msg)),
           () => this.acknowledge(channel, () => channel.nack(msg, false, true)),
         )
-        .finally(() => this.running.delete(done));
+        .finally(() => this.finished(done));
       this.running.add(done);
       return;
     }
@@ -118,7 +165,7 @@ export class RabbitConsumer implements Consumer {
         () => this.acknowledge(channel, () => channel.ack(msg)),
         () => this.handBack(channel, msg, message.priority),
       )
-      .finally(() => this.running.delete(done));
+      .finally(() => this.finished(done));
     this.running.add(done);
   }
 
@@ -151,6 +198,7 @@ export class RabbitConsumer implements Consumer {
 
   private lost(channel: Channel): void {
     this.closedChannels.add(channel);
+    this.dropWaiting(channel);
     if (this.channel !== channel) return;
     this.channel = undefined;
     if (this.cancelled) return;
@@ -162,6 +210,7 @@ export class RabbitConsumer implements Consumer {
   private cancelledByBroker(channel: Channel): void {
     if (this.channel !== channel || this.cancelled) return;
     this.channel = undefined;
+    this.dropWaiting(channel); // closing the channel gives them back
     this.settings.logger?.warn({ queue: this.settings.queue }, 'RabbitMQ cancelled the consumer; subscribing again');
     this.resubscribe(channel);
   }
@@ -190,6 +239,10 @@ export class RabbitConsumer implements Consumer {
       // Lost again while this round was finishing.
       if (!this.cancelled && this.channel === undefined) this.resubscribe();
     });
+  }
+
+  private dropWaiting(channel: Channel): void {
+    this.waiting = this.waiting.map((queue) => queue.filter((delivery) => delivery.channel !== channel));
   }
 
   private async settled(): Promise<void> {

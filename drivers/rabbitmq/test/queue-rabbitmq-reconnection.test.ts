@@ -71,7 +71,8 @@ if (url) {
     t.ok(relay.connections >= 2, 'publishing and consuming connections go through the relay');
     relay.cut();
 
-    // Sent before the client noticed the cut: it may reject ('channel closed'), never hang.
+    // Sent before the client noticed the cut ('channel closed'): it is sent again on the next
+    // connection, or rejects at the time limit; it never hangs.
     const during = await publishBounded(t, queue.publish(name, { id: 'during' }), 'a publish right after the cut');
     if (during === 'ok') sent.push('during');
     // Sent once the client knows: it waits for the reconnection and is confirmed.

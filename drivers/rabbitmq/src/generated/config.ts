@@ -7,13 +7,17 @@
  */
 export interface RabbitQueueConfig {
   /**
-   * amqp:// or amqps:// URL (OPCO_PROXY_QUEUE_URL overrides).
+   * amqp:// or amqps:// URL (OPCO_PROXY_QUEUE_URL overrides), or a list of the nodes of one cluster: the first that answers is used, the next ones when it goes.
    */
-  url: string;
+  url: string | [string, ...string[]];
   /**
    * Prefix of the queue names, so several deployments can share one broker
    */
   prefix?: string;
+  /**
+   * Quorum queues, one per priority level, replicated across the cluster's nodes (docs/decisions.md P17); false: classic queues.
+   */
+  replicated: boolean;
 }
 
 /** The section's JSON Schema, defaults included (what the application assembles the config schema from). */
@@ -28,14 +32,31 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
   ],
   "properties": {
     "url": {
-      "type": "string",
-      "pattern": "^amqps?://",
-      "description": "amqp:// or amqps:// URL (OPCO_PROXY_QUEUE_URL overrides)."
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^amqps?://"
+        },
+        {
+          "type": "array",
+          "minItems": 1,
+          "items": {
+            "type": "string",
+            "pattern": "^amqps?://"
+          }
+        }
+      ],
+      "description": "amqp:// or amqps:// URL (OPCO_PROXY_QUEUE_URL overrides), or a list of the nodes of one cluster: the first that answers is used, the next ones when it goes."
     },
     "prefix": {
       "type": "string",
       "pattern": "^[A-Za-z0-9_.-]{1,64}$",
       "description": "Prefix of the queue names, so several deployments can share one broker"
+    },
+    "replicated": {
+      "type": "boolean",
+      "default": false,
+      "description": "Quorum queues, one per priority level, replicated across the cluster's nodes (docs/decisions.md P17); false: classic queues."
     }
   }
 };
