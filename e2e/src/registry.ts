@@ -18,7 +18,8 @@ export interface Registry {
   url: string;
   /** The environment every npm command of a journey runs with (no npm_* variable of the caller). */
   env: NodeJS.ProcessEnv;
-  close(): Promise<void>;
+  /** Verdaccio's process group, stopped with `stopGroup`. */
+  process: ChildProcess;
 }
 
 export interface Step {
@@ -27,15 +28,43 @@ export interface Step {
   seconds: number;
 }
 
+/**
+ * Starts a command in a process group of its own: `npx x` is npm, a shell and x, and a signal to
+ * npm alone leaves x running (and holding the pipes).
+ */
+export function spawnGroup(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): ChildProcess {
+  return spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Stops a group started by `spawnGroup`: SIGTERM to all of it, SIGKILL after 10 s. */
+export async function stopGroup(child: ChildProcess): Promise<void> {
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, name);
+    } catch {
+      // the group has ended
+    }
+  };
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = once(child, 'exit');
+    signal('SIGTERM');
+    const timer = setTimeout(() => signal('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  // The command's own children (npx's) may outlive it.
+  signal('SIGKILL');
+}
+
 /** Runs a command to its end (killed after `timeoutMs`): exit code, output and wall time. */
 export async function runStep(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Step> {
   const started = performance.now();
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnGroup(command, args, options);
   let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 600_000);
-  const [code] = (await once(child, 'close')) as [number | null];
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const timer = setTimeout(() => void stopGroup(child), options.timeoutMs ?? 600_000);
+  const [code] = (await once(child, 'exit')) as [number | null];
   clearTimeout(timer);
   return { code, out, seconds: Math.round((performance.now() - started) / 100) / 10 };
 }
@@ -71,9 +100,9 @@ export async function startRegistry(dir: string, node: string, uplink: string): 
   // Verdaccio's config is YAML, of which JSON is a subset.
   writeFileSync(join(dir, 'verdaccio.yaml'), verdaccioConfig(uplink));
   const port = await freePort();
-  const child = spawn(node, [bin, '--config', join(dir, 'verdaccio.yaml'), '--listen', `127.0.0.1:${port}`], { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnGroup(node, [bin, '--config', join(dir, 'verdaccio.yaml'), '--listen', `127.0.0.1:${port}`], { cwd: dir, env: cleanEnv() });
   let log = '';
-  child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
   const url = await listeningUrl(child, () => log);
   const token = await signUp(url);
   const host = url.replace(/^http:/, '');
@@ -82,11 +111,7 @@ export async function startRegistry(dir: string, node: string, uplink: string): 
   return {
     url,
     env,
-    async close() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'close');
-    },
+    process: child,
   };
 }
 

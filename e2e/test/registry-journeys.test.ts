@@ -5,12 +5,12 @@
 // the sandbox installed from the registry, then runs demo mode from the same bare install.
 // Runs where Node is 22 or later (Verdaccio 6, Lerna 10): CI's Node 24 pass.
 import t from 'tap';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { REGISTRY_NODE_MAJOR, TEST_MASTER_KEY, runStep, startRegistry, stopCli, watchProcess, type CliProcess, type Step } from '../src/index.js';
+import { REGISTRY_NODE_MAJOR, TEST_MASTER_KEY, runStep, spawnGroup, startRegistry, stopGroup, watchProcess, type Step } from '../src/index.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const ADAPTER = '@acme/opco-proxy-adapter-acme';
@@ -39,11 +39,16 @@ const skip = skipReason();
 if (!skip) t.setTimeout(25 * 60_000);
 t.test('published packages: an integrator and an operator outside the clone, against Verdaccio', { skip }, async (t) => {
   const base = mkdtempSync(join(tmpdir(), 'opco-registry-'));
-  t.teardown(() => rmSync(base, { recursive: true, force: true }));
   for (const dir of ['registry', 'integrator', 'operator']) mkdirSync(join(base, dir));
+  const started: ChildProcess[] = [];
+  // Every process first, then the registry, then the files.
+  t.teardown(async () => {
+    for (const child of started) await stopGroup(child);
+    rmSync(base, { recursive: true, force: true });
+  });
   const uplink = spawnSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).stdout.trim() || 'https://registry.npmjs.org/';
   const registry = await startRegistry(join(base, 'registry'), process.execPath, uplink);
-  t.teardown(() => registry.close());
+  started.push(registry.process);
   const { env } = registry;
   const timings: string[] = [];
   const step = async (label: string, command: string, args: string[], cwd: string): Promise<Step> => {
@@ -77,14 +82,10 @@ t.test('published packages: an integrator and an operator outside the clone, aga
   // The operator (README, "Install without a clone"): the server and the adapter, a config, npx.
   const operator = join(base, 'operator');
   await step('npm install (operator)', 'npm', ['install', '@opco-proxy/server', ADAPTER], operator);
-  const started: CliProcess[] = [];
-  t.teardown(async () => {
-    for (const proc of started) await stopCli(proc.child);
-  });
   const start = (args: string[], extra: NodeJS.ProcessEnv = {}) => {
-    const proc = watchProcess(spawn('npx', args, { cwd: operator, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] }));
-    started.push(proc);
-    return proc;
+    const child = spawnGroup('npx', args, { cwd: operator, env: { ...env, ...extra } });
+    started.unshift(child);
+    return watchProcess(child);
   };
   const sandbox = await start(['opco-proxy-sandbox', '--port', '0']).url;
   writeFileSync(join(operator, 'config.json'), JSON.stringify({
