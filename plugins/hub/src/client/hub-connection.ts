@@ -38,6 +38,8 @@ export interface HubConnectionOptions {
 }
 
 const FIRST_BACKOFF_MS = 100;
+/** Between rounds of several addresses one of which answered 503 (a standby): one of them is about to lead. */
+const STANDBY_RETRY_MS = 500;
 const MAX_BACKOFF_MS = 5000;
 const HANDSHAKE_TIMEOUT_MS = 5000;
 /** Until the welcome says otherwise. */
@@ -54,6 +56,8 @@ export class HubConnection extends EventEmitter {
   private lastHeard = 0;
   private heartbeatMs = DEFAULT_HEARTBEAT_MS;
   private lastError: string | undefined;
+  /** A hub of this round of addresses answered 503: alive, standing by (failover). */
+  private standbySeen = false;
   private retry: Timer | undefined;
   private report: Timer | undefined;
   private watchdog: Timer | undefined;
@@ -127,6 +131,7 @@ export class HubConnection extends EventEmitter {
   /** The first failure of a kind is a warning; the same one again at every retry is only debug. */
   private failed(error: string): void {
     if (this.closed) return;
+    if (/ 503$/.test(error)) this.standbySeen = true;
     const level = error === this.lastError ? 'debug' : 'warn';
     this.lastError = error;
     this.options.log[level]({ error, attempt: this.attempt, hub: this.url }, 'hub connection failed');
@@ -165,8 +170,13 @@ export class HubConnection extends EventEmitter {
     this.setState('disconnected');
     // The next address at once (a standby, or the hub that took over); a new round after the backoff.
     this.index = (this.index + 1) % this.urls.length;
-    const delay = this.index === 0 ? Math.min(this.options.maxBackoffMs ?? MAX_BACKOFF_MS, MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** this.attempt) : FIRST_BACKOFF_MS;
-    if (this.index === 0) this.attempt = Math.min(this.attempt + 1, 16);
+    let delay = FIRST_BACKOFF_MS;
+    if (this.index === 0) {
+      delay = Math.min(this.options.maxBackoffMs ?? MAX_BACKOFF_MS, MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** this.attempt);
+      if (this.standbySeen && this.urls.length > 1) delay = Math.min(delay, STANDBY_RETRY_MS);
+      this.standbySeen = false;
+      this.attempt = Math.min(this.attempt + 1, 16);
+    }
     // Jitter in [delay/2, delay]: instances of a restarted hub do not all knock at once.
     this.retry = this.options.clock.setTimeout(() => this.connect(), delay / 2 + Math.random() * (delay / 2));
   }
