@@ -84,7 +84,7 @@ t.test('the standby refuses instances and names the leader; it takes over with t
   await eventually(() => gone.admission.state === 'connected', 'the third instance to connect');
   const lease = await gone.admission.admit(request({ rateLimit: RATE }));
   t.match(lease.headers['Svc-Hub-Token'], /^ey/, 'a grant from the leader');
-  lease.release({ status: 200, latencyMs: 3 });
+  await lease.release({ status: 200, latencyMs: 3 });
   await eventually(async () => (await a.admin('GET', '/admin/limits')).body.limits[0]?.grantsInWindow === 1, 'the grant counted at the leader');
   await gone.admission.close();
 

@@ -13,7 +13,7 @@ const RENEW_MS = 1000;
 const MARGIN = leaseMargin(LEASE_MS);
 
 /** A store whose every call fails while `down` is set: the hub cut off from it. */
-function cuttable(store: Store): { store: Store; cut(down: boolean): void } {
+function cuttable(store: Store): { store: Store; cut: (down: boolean) => void } {
   let down = false;
   const wrapped = Object.assign(Object.create(store) as Store, {
     collection(name: string) {
@@ -57,7 +57,7 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
       clock,
       contender(id, lead = () => Promise.resolve()) {
         const { store: own, cut } = cuttable(store);
-        const c: Contender = { cut, led: 0, steppedDown: [], leadership: undefined as unknown as HubLeadership };
+        const c: Contender = { cut: (down) => cut(down), led: 0, steppedDown: [], leadership: undefined as unknown as HubLeadership };
         c.leadership = new HubLeadership({
           store: own, clock, log: logInto([]), id, url: `ws://${id}:8090`, leaseMs: LEASE_MS, renewMs: RENEW_MS,
           lead: async () => {
