@@ -5,9 +5,10 @@
 // over. The kill -9 of a hub process under load is e2e/test/hub-failover.test.ts.
 import t from 'tap';
 import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
 import { once } from 'node:events';
 import { WebSocket } from 'ws';
-import type { Store } from '@opco-proxy/core';
+import { TestClock, type Store } from '@opco-proxy/core';
 import { createStore as createMongoStore } from '@opco-proxy/driver-mongodb';
 import { parseHubConfig } from '../src/index.js';
 import { admissionFor, eventually, request, startTestHub, type TestHub } from './fixtures/hub-harness.js';
@@ -45,6 +46,27 @@ function upgrade(url: string, key: string): Promise<{ status: number; body?: str
     ws.on('error', () => undefined);
   });
 }
+
+t.test('an instance tries its addresses in turn, every 500 ms at most while one of them answers 503 (a standby)', async (t) => {
+  const standby = createHttpServer().listen(0, '127.0.0.1');
+  standby.on('upgrade', (_req, socket) => socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'));
+  await once(standby, 'listening');
+  t.teardown(() => standby.close());
+  const standbyUrl = `ws://127.0.0.1:${(standby.address() as { port: number }).port}`;
+  const deadUrl = `ws://127.0.0.1:${await freePort()}`; // a killed leader: nothing listens
+  const clock = new TestClock({ frozen: true });
+  const logs: string[] = [];
+  const { admission } = admissionFor('', 'hk_none', { url: [deadUrl, standbyUrl] }, logs, undefined, clock);
+  t.teardown(() => admission.close());
+  const tries = () => logs.filter((line) => line.includes('hub connection failed')).map((line) => JSON.parse(line).hub as string);
+  await eventually(() => tries().length === 1, 'the first try');
+  // Without the standby's 503 the pause would double up to 5 s; with it, each 500 ms bring one more try.
+  for (let n = 2; n <= 16; n++) {
+    await clock.advance(500);
+    await eventually(() => tries().length === n && admission.state === 'disconnected', `try ${n} to fail`);
+  }
+  t.same(tries(), Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? deadUrl : standbyUrl)), 'the two addresses in turn');
+});
 
 const url = process.env.MONGODB_URL;
 t.test('the standby refuses instances and names the leader; it takes over with the journal when the leader stops', { skip: url ? false : 'needs MONGODB_URL' }, async (t) => {
