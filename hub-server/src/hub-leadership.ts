@@ -166,7 +166,9 @@ export class HubLeadership implements Leadership {
     this.options.log.info({ id: this.options.id, leaseUntil: claimed.record.leaseUntil, takenOver: claimed.takenOver }, 'this hub took the leader lease');
     try {
       await this.options.lead();
+      // The lease may have run out while the journal loaded: what lead() set up goes again.
       if (this.role === 'leader') this.ready = true;
+      else this.options.stepDown('the lease ran out while this hub started leading');
     } catch (err) {
       this.options.log.error({ error: (err as Error).message }, 'the hub could not start leading');
       const token = this.token;

@@ -75,6 +75,7 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
 
   /** A new term starts from the journal the previous leader (or this hub before a restart) wrote. */
   const lead = async () => {
+    endTerm('a new term');
     const journal = new GrantJournal(store, clock);
     const observer: SchedulerObserver = {
       ...metrics.observer,

@@ -114,6 +114,22 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
     t.ok(a.leadership.granting());
   });
 
+  t.test('a lease that runs out while lead() loads: what it set up is ended again, nothing granted', async (t) => {
+    const s = await scene(t);
+    let loaded!: () => void;
+    const a = s.contender('hub-a', () => new Promise<void>((resolve) => (loaded = resolve)));
+    const started = a.leadership.start();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    a.cut(true);
+    await s.clock.advance(LEASE_MS);
+    t.same(a.steppedDown, ['the lease could not be renewed in time']);
+    loaded();
+    await started;
+    t.same(a.steppedDown, ['the lease could not be renewed in time', 'the lease ran out while this hub started leading']);
+    t.notOk(a.leadership.granting());
+    t.equal(a.leadership.view().role, 'standby');
+  });
+
   t.test('a leader cut off from the store stops granting before its lease ends; the standby takes it once it has', async (t) => {
     const s = await scene(t);
     const a = s.contender('hub-a');
