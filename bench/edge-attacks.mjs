@@ -34,7 +34,7 @@ for (const row of ROWS.filter((r) => !only || only.includes(r.name))) {
     let hubLimit = '';
     if (hub) {
       const limits = await hub.admin('GET', '/admin/limits');
-      const budget = limits.body.find((item) => item.opcoId === 'sandbox');
+      const budget = limits.body.limits.find((item) => item.opcoId === 'sandbox');
       hubLimit = `; hub effective limit ${budget?.effectiveLimit} of ${budget?.configuredLimit}`;
     }
     console.log(`| ${row.name} | ${outcome.cfa.answered}/${outcome.cfa.sent} | ${describeOutcome(outcome)}${hubLimit} (warm-up ${warm})`);

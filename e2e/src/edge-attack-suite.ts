@@ -12,7 +12,7 @@ const ATTACK_MS = 12_000;
 
 async function effectiveLimit(hub: HubProcess): Promise<number | undefined> {
   const limits = await hub.admin('GET', '/admin/limits');
-  return (limits.body as Array<{ opcoId: string; effectiveLimit: number }>).find((item) => item.opcoId === 'sandbox')?.effectiveLimit;
+  return (limits.body.limits as Array<{ opcoId: string; effectiveLimit: number }>).find((item) => item.opcoId === 'sandbox')?.effectiveLimit;
 }
 
 async function replay(t: Test, scene: EdgeScene, attacks: Attack[], slice = 3): Promise<void> {

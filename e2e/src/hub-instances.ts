@@ -26,6 +26,8 @@ export interface GroupMember extends MemberSpec {
 
 export interface InstanceGroupOptions {
   hub: HubProcess;
+  /** The instances' `hub.url` as a list (failover); default the hub's own address. */
+  hubUrls?: string[];
   upstream: Sandbox;
   rateLimit: RateLimit;
   members: MemberSpec[];
@@ -85,7 +87,7 @@ export async function startInstanceGroup(options: InstanceGroupOptions): Promise
         logs: options.logs,
         config: {
           plugins: options.plugins ?? ['hub'],
-          hub: { url: options.hub.url.replace(/^http/, 'ws'), apiKeyEnv: keyEnv, expectedInstances: spec.expectedInstances ?? 1, maxWaitMs: options.maxWaitMs ?? 60_000 },
+          hub: { url: options.hubUrls ?? options.hub.url.replace(/^http/, 'ws'), apiKeyEnv: keyEnv, expectedInstances: spec.expectedInstances ?? 1, maxWaitMs: options.maxWaitMs ?? 60_000 },
           publisher: { editeur: spec.fleetId, logiciel: spec.name, version: '1.0' },
           ...options.backends?.(spec.fleetId),
         },

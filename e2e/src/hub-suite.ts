@@ -138,7 +138,7 @@ export function hubSuite(t: Test, backends: HubSuiteBackends): void {
     for (let i = 0; i < LIMIT; i++) sent.push(one.service.get(`/sandbox/dossiers/etats?numeroPage=1${i}`, { key: KEY_B }));
     let waiting: number | undefined;
     await eventually(async () => {
-      const views = (await hub.admin('GET', '/admin/limits')).body as Array<{ fleetId: string; waiting: number }>;
+      const views = (await hub.admin('GET', '/admin/limits')).body.limits as Array<{ fleetId: string; waiting: number }>;
       waiting = views.find((v) => v.fleetId === a)?.waiting;
       return waiting === 6 * LIMIT;
     }, () => `every ask waiting at the hub (${waiting} of ${6 * LIMIT})`);

@@ -45,7 +45,7 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   const watch = (async () => {
     while (watching) {
       const sentAt = Date.now();
-      const views = (await hub.admin('GET', '/admin/limits')).body as Array<{ fleetId: string; effectiveLimit: number; configuredLimit: number }>;
+      const views = (await hub.admin('GET', '/admin/limits')).body.limits as Array<{ fleetId: string; effectiveLimit: number; configuredLimit: number }>;
       const view = views.find((v) => v.fleetId === 'adaptive');
       if (view) seen.push({ sentAt, at: Date.now(), effective: view.effectiveLimit, configured: view.configuredLimit });
       await new Promise((resolve) => setTimeout(resolve, 200));

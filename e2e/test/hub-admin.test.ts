@@ -105,7 +105,7 @@ t.test('keys at the upgrade: unknown and deleted keys never get a 101; deleting 
 
 t.test('POST /admin/reload lowering the limit takes effect at once', async (t) => {
   const group = await groupOf(t, 'reload', ['reload-api-1']);
-  const limitsOf = async () => ((await hub.admin('GET', '/admin/limits')).body as any[]).find((v) => v.fleetId === 'reload');
+  const limitsOf = async () => ((await hub.admin('GET', '/admin/limits')).body.limits as any[]).find((v) => v.fleetId === 'reload');
   let stop = false;
   const load = clientLoad(group.members[0].service, { concurrency: 2 * RATE.limit, stop: () => stop });
   await eventually(() => group.calls().filter((c) => c.fleetId === 'reload').length > 2 * RATE.limit, 'two windows at the full limit', 20_000);

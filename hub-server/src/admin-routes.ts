@@ -9,12 +9,16 @@ import { createError, safeEqualHex, sha256Hex, type AddressLimits, type Clock, t
 import { validate, type HubKeyBody } from '@opco-proxy/schemas';
 import type { GrantScheduler } from './grant-scheduler.js';
 import type { HubKeys } from './hub-keys.js';
+import type { LeadershipView } from './hub-leadership.js';
 import type { InstanceView } from './instance-session.js';
 
 export interface AdminDeps {
   keys: HubKeys;
   log: Logger;
-  scheduler: GrantScheduler;
+  /** Undefined while this hub stands by (failover). */
+  scheduler(): GrantScheduler | undefined;
+  /** Which hub leads: GET /admin/limits says it (and /health). */
+  leadership(): LeadershipView;
   clock: Clock;
   adminKey: string;
   instances(): InstanceView[];
@@ -78,7 +82,8 @@ export function adminRouter(deps: AdminDeps): Router {
   });
 
   router.get('/limits', (ctx) => {
-    ctx.body = deps.scheduler.limits();
+    const { role, leader } = deps.leadership();
+    ctx.body = { role, leader, limits: deps.scheduler()?.limits() ?? [] };
   });
 
   router.post('/reload', async (ctx) => {

@@ -23,7 +23,9 @@ export function createHubApp(deps: HubAppDeps): Koa {
 
   const open = new Router();
   open.get('/health', (ctx) => {
-    ctx.body = { status: 'ok' };
+    // A standby is healthy too: it says so, and names the hub that leads.
+    const { role, leader } = deps.leadership();
+    ctx.body = { status: 'ok', role, leader };
   });
   open.get('/metrics', async (ctx) => {
     ctx.type = deps.registry.contentType;

@@ -8,14 +8,25 @@ import { validate, type HubConfigFile } from '@opco-proxy/schemas';
 import type { RateLimit } from '@opco-proxy/plugin-hub';
 import { DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { DEFAULT_ISSUER } from './grant-token.js';
+import { DEFAULT_LEASE_MS, DEFAULT_RENEW_MS } from './hub-leadership.js';
 
 type Filled<T> = { [K in keyof T]-?: NonNullable<T[K]> };
 
 export type HubStoreConfig = { type: 'embedded'; path?: string } | { type: 'mongodb'; url: string; database?: string };
 
+/** Two hubs on one MongoDB store, one leading under a lease (hub-leadership.ts). */
+export interface FailoverConfig {
+  /** This hub's address as instances reach it (shown as the leader's url); null when not given. */
+  url: string | null;
+  leaseMs: number;
+  renewMs: number;
+}
+
 /** The config file with every default applied (the defaults: below, adaptive-limit.ts, core's DEFAULTS). */
-export interface HubServerConfig extends Omit<Filled<HubConfigFile>, 'store' | 'adaptive' | 'addressRateLimit'> {
+export interface HubServerConfig extends Omit<Filled<HubConfigFile>, 'store' | 'adaptive' | 'addressRateLimit' | 'failover'> {
   store: HubStoreConfig;
+  /** Absent: this hub leads alone, without a lease. */
+  failover?: FailoverConfig;
   adaptive: AdaptiveOptions;
   /** Core's per-address limits, the same keys and defaults as an instance's. */
   addressRateLimit: AddressLimitOptions;
@@ -29,7 +40,7 @@ export interface HubSecrets {
 }
 
 export const HUB_DEFAULT_PORT = 8090;
-const KEYS = ['port', 'host', 'store', 'issuer', 'opcos', 'adaptive', 'unprovenShare', 'addressRateLimit', 'trustedProxies', 'logLevel'];
+const KEYS = ['port', 'host', 'store', 'failover', 'issuer', 'opcos', 'adaptive', 'unprovenShare', 'addressRateLimit', 'trustedProxies', 'logLevel'];
 
 function describe(errors: string[]): string {
   if (errors.length === 1) return `invalid hub configuration: ${errors[0]}`;
@@ -48,17 +59,29 @@ function proxyErrors(proxies: string[]): string[] {
   });
 }
 
+/** The rules of `failover` a schema cannot say: a store both hubs share, a renewal well within the lease. */
+function failoverErrors(file: HubConfigFile): string[] {
+  if (!file.failover) return [];
+  const errors: string[] = [];
+  if (file.store?.type !== 'mongodb') errors.push('failover: needs a store both hubs share: store.type must be mongodb');
+  const leaseMs = file.failover.leaseMs ?? DEFAULT_LEASE_MS;
+  const renewMs = file.failover.renewMs ?? DEFAULT_RENEW_MS;
+  if (renewMs * 3 > leaseMs) errors.push(`failover.renewMs: must be at most a third of failover.leaseMs (${leaseMs}), so that a renewal can fail twice`);
+  return errors;
+}
+
 /** Checks a config file's content and fills the defaults; `sources` names where layered values came from. */
 export function parseHubConfig(raw: unknown, sources = new Map<string, string>()): HubServerConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError('invalid hub configuration: the file must hold a JSON object');
   const result = validate('hub-config', raw);
   const file = raw as HubConfigFile;
-  const errors = result.valid ? proxyErrors(file.trustedProxies ?? []) : result.errors;
+  const errors = result.valid ? [...proxyErrors(file.trustedProxies ?? []), ...failoverErrors(file)] : result.errors;
   if (errors.length > 0) throw new ConfigError(describe(errors.map((error) => attributeError(error, sources))));
   return {
     port: file.port ?? HUB_DEFAULT_PORT,
     host: file.host ?? '0.0.0.0',
     store: (file.store as HubStoreConfig | undefined) ?? { type: 'embedded' },
+    ...(file.failover ? { failover: { url: file.failover.url ?? null, leaseMs: file.failover.leaseMs ?? DEFAULT_LEASE_MS, renewMs: file.failover.renewMs ?? DEFAULT_RENEW_MS } } : {}),
     issuer: file.issuer ?? DEFAULT_ISSUER,
     opcos: file.opcos ?? {},
     adaptive: { ...DEFAULT_ADAPTIVE, ...file.adaptive },

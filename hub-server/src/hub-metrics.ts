@@ -1,7 +1,7 @@
 /**
  * The hub's Prometheus metrics, on its own registry (served at GET /metrics without auth):
  * grants and waits per budget, how long asks waited, each budget's effective limit, the
- * instances connected per fleetId, and the requests refused by the per-address limits. Labels
+ * instances connected per fleetId, whether this hub leads (failover), and the requests refused by the per-address limits. Labels
  * carry fleets and opcoIds, never keys or addresses.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -12,8 +12,8 @@ export interface HubMetrics {
   registry: Registry;
   /** Feeds the grant and wait figures; give it to the scheduler. */
   observer: SchedulerObserver;
-  /** The gauges read the scheduler when scraped. */
-  watch(scheduler: GrantScheduler): void;
+  /** The gauges read the scheduler when scraped; undefined while the hub stands by (failover). */
+  watch(scheduler: GrantScheduler | undefined): void;
   /** A request refused 429 by the per-address limits (core's AddressLimits). */
   addressRefused: (reason: AddressRefusal) => void;
 }
@@ -55,6 +55,14 @@ export function createHubMetrics(): HubMetrics {
     collect() {
       this.reset();
       for (const [fleetId, count] of scheduler?.connectedInstances() ?? []) this.set({ fleet_id: fleetId }, count);
+    },
+  });
+  new Gauge({
+    name: 'opco_proxy_hub_leader',
+    help: '1 while this hub leads and grants, 0 while it stands by (failover)',
+    registers: [registry],
+    collect() {
+      this.set(scheduler ? 1 : 0);
     },
   });
   const observer: SchedulerObserver = {

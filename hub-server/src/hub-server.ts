@@ -19,6 +19,7 @@ import { createHubApp } from './hub-app.js';
 import { loadHubConfig, rateLimits, readHubSecrets, type HubServerConfig, type HubStoreConfig } from './hub-config.js';
 import { createHubMetrics } from './hub-metrics.js';
 import { GrantJournal } from './grant-journal.js';
+import { hubId, HubLeadership, soloLeadership, type Leadership, type LeadershipView } from './hub-leadership.js';
 import { GrantScheduler, type SchedulerObserver } from './grant-scheduler.js';
 import { GrantSigner } from './grant-token.js';
 import { HubKeys, type HubKey } from './hub-keys.js';
@@ -46,6 +47,8 @@ export interface RunningHub {
 }
 
 const DEFAULT_HEARTBEAT_MS = 10_000;
+/** The close code of instance connections when this hub stops leading (failover). */
+export const NOT_LEADER_CLOSE = 4004;
 /** How long a stopping hub waits for instances to answer its close frames. */
 const CLOSE_GRACE_MS = 1000;
 
@@ -58,25 +61,57 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   const keys = new HubKeys(store);
   await keys.init();
   const metrics = createHubMetrics();
-  const journal = new GrantJournal(store, clock);
-  const observer: SchedulerObserver = {
-    ...metrics.observer,
-    ended: ({ id, at, windowMs, outcome }) => {
-      journal.ended(id, at, windowMs, outcome).catch((err: Error) => log.error({ error: err.message }, 'grant journal write failed'));
-    },
-  };
-  const scheduler = new GrantScheduler({ clock, opcos: rateLimits(config), adaptive: config.adaptive, unprovenShare: config.unprovenShare, observer });
-  metrics.watch(scheduler);
-  scheduler.restore(await journal.load());
   const signer = new GrantSigner(secrets.signingSecret, config.issuer);
   const addresses = new AddressLimits(config.addressRateLimit, clock, metrics.addressRefused);
   const proxies = new TrustedProxies(config.trustedProxies);
   const sessions = new Set<InstanceSession>();
   let closing = false;
+  let url = '';
+  /** Survive a change of leader: a reloaded limit holds for the next term too. */
+  let limits = rateLimits(config);
+  let unprovenShare = config.unprovenShare;
+  /** What this hub grants with while it leads (failover: from taking the lease to losing it). */
+  let term: { scheduler: GrantScheduler; journal: GrantJournal } | undefined;
+
+  /** A new term starts from the journal the previous leader (or this hub before a restart) wrote. */
+  const lead = async () => {
+    endTerm('a new term');
+    const journal = new GrantJournal(store, clock);
+    const observer: SchedulerObserver = {
+      ...metrics.observer,
+      ended: ({ id, at, windowMs, outcome }) => {
+        journal.ended(id, at, windowMs, outcome).catch((err: Error) => log.error({ error: err.message }, 'grant journal write failed'));
+      },
+    };
+    const scheduler = new GrantScheduler({ clock, opcos: limits, adaptive: config.adaptive, unprovenShare, observer });
+    try {
+      scheduler.restore(await journal.load());
+    } catch (err) {
+      scheduler.close();
+      journal.close();
+      throw err;
+    }
+    term = { scheduler, journal };
+    metrics.watch(scheduler);
+  };
+  const endTerm = (reason: string) => {
+    term?.scheduler.close();
+    term?.journal.close();
+    term = undefined;
+    metrics.watch(undefined);
+    for (const session of [...sessions]) session.close(NOT_LEADER_CLOSE, `not leader: ${reason}`);
+  };
+  const leadership = config.failover
+    ? new HubLeadership({ store, clock, log, id: hubId(), url: config.failover.url, leaseMs: config.failover.leaseMs, renewMs: config.failover.renewMs, lead, stepDown: endTerm })
+    : soloLeadership(hubId(), () => url, lead);
+  await leadership.start();
 
   const openSession = (socket: WebSocket, key: HubKey, protocol: WelcomeMessage['protocol']) => {
+    // Led when the upgrade was checked, but the term may have ended since (an await in between).
+    if (!term || !leadership.granting()) return void socket.close(NOT_LEADER_CLOSE, 'not leader');
     const session = new InstanceSession(socket, key, protocol, {
-      scheduler, signer, journal, clock, log, heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      scheduler: term.scheduler, signer, journal: term.journal, clock, log, heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      granting: () => leadership.granting(),
       onHello: (fresh) => {
         for (const other of sessions) {
           if (other !== fresh && other.fleetId === fresh.fleetId && other.instanceId === fresh.instanceId) other.close(4002, 'superseded by a newer connection');
@@ -96,14 +131,16 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
       if (err instanceof ConfigError) throw createError('VALIDATION_ERROR', 'the config file is invalid; the running limits stay', { errors: [err.message] });
       throw err;
     }
-    scheduler.setOpcoLimits(rateLimits(fresh));
-    scheduler.setUnprovenShare(fresh.unprovenShare);
-    log.info({ opcos: Object.keys(fresh.opcos), unprovenShare: fresh.unprovenShare }, 'hub limits reloaded');
-    return rateLimits(fresh);
+    limits = rateLimits(fresh);
+    unprovenShare = fresh.unprovenShare;
+    term?.scheduler.setOpcoLimits(limits);
+    term?.scheduler.setUnprovenShare(unprovenShare);
+    log.info({ opcos: Object.keys(fresh.opcos), unprovenShare }, 'hub limits reloaded');
+    return limits;
   };
 
   const app = createHubApp({
-    keys, scheduler, clock, log, registry: metrics.registry, adminKey: secrets.adminKey, reload, addresses, proxies,
+    keys, scheduler: () => term?.scheduler, leadership: () => leadership.view(), clock, log, registry: metrics.registry, adminKey: secrets.adminKey, reload, addresses, proxies,
     instances: () => [...sessions].flatMap((session) => session.view() ?? []),
     closeKey: (keyId) => {
       const affected = [...sessions].filter((session) => session.key.id === keyId);
@@ -117,7 +154,7 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
-    void authorizeUpgrade(req, keys, () => closing, addresses, proxies.clientOf(req))
+    void authorizeUpgrade(req, keys, () => closing, () => leadership, addresses, proxies.clientOf(req))
       .then((key) => wss.handleUpgrade(req, socket, head, (ws) => openSession(ws, key, requestedProtocol(req.url))))
       .catch((err: unknown) => refuse(socket, asServiceError(err)));
   });
@@ -126,14 +163,14 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   try {
     await once(server, 'listening');
   } catch (err) {
-    scheduler.close(); // port taken: nothing may stay armed
-    journal.close();
+    await leadership.close(); // port taken: nothing may stay armed, the lease goes to the other hub
+    endTerm('hub stopping');
     throw err;
   }
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  log.info({ url, store: store.kind, opcos: Object.keys(config.opcos) }, `opco-proxy hub listening on ${url}`);
+  url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  log.info({ url, store: store.kind, opcos: Object.keys(config.opcos), role: leadership.view().role }, `opco-proxy hub listening on ${url}`);
 
   return {
     url,
@@ -141,9 +178,9 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
     async close() {
       if (closing) return;
       closing = true;
-      scheduler.close();
-      journal.close();
       for (const session of [...sessions]) session.close(1001, 'hub stopping');
+      await leadership.close();
+      endTerm('hub stopping');
       await waitForSockets(wss, CLOSE_GRACE_MS);
       const closed = once(server, 'close');
       server.close();
@@ -179,10 +216,11 @@ export function openHubStore(config: HubStoreConfig, drivers: Drivers = {}, cloc
  * key refused takes a token of its address; only once they are spent is it answered 429, so an
  * instance with a valid key is never turned away for what others sent from its address.
  */
-async function authorizeUpgrade(req: IncomingMessage, keys: HubKeys, closing: () => boolean, addresses: AddressLimits, address: string): Promise<HubKey> {
+async function authorizeUpgrade(req: IncomingMessage, keys: HubKeys, closing: () => boolean, leadership: () => Leadership, addresses: AddressLimits, address: string): Promise<HubKey> {
   const url = new URL(req.url ?? '/', 'http://hub');
   if (url.pathname !== '/ws') throw createError('NOT_FOUND', 'the hub accepts WebSocket connections at /ws');
   if (closing()) throw createError('UNAVAILABLE', 'the hub is stopping');
+  if (!leadership().granting()) throw notLeader(leadership().view());
   const refused = (err: ServiceError): never => {
     addresses.checkBeforeAuth(address);
     addresses.failedAuth(address);
@@ -196,6 +234,15 @@ async function authorizeUpgrade(req: IncomingMessage, keys: HubKeys, closing: ()
   if (check.status === 'unknown') return refused(createError('HTTP_ERROR', 'unknown hub key', { status: 401 }));
   if (check.status === 'revoked') return refused(createError('HTTP_ERROR', 'this hub key was deleted', { status: 403 }));
   return check.key;
+}
+
+/**
+ * A standby refuses instances with 503 before the upgrade, naming the leader it last saw: the
+ * instance moves on to its next hub address (plugins/hub hub-connection.ts).
+ */
+function notLeader(view: LeadershipView): ServiceError {
+  const leader = view.leader ? ` the leader is ${view.leader.id}${view.leader.url ? ` at ${view.leader.url}` : ''}` : ' no hub leads right now';
+  return createError('UNAVAILABLE', `not leader: this hub stands by;${leader}`);
 }
 
 /** A refused upgrade gets a plain HTTP answer with the service's error body (and Retry-After on a 429). */

@@ -21,6 +21,8 @@ export interface SessionDeps {
   clock: Clock;
   log: Logger;
   heartbeatMs: number;
+  /** Whether this hub still leads (failover): a grant is sent only if so, after it was journalled. */
+  granting(): boolean;
   /** Called once the session has said hello: an older session of the same instance must go. */
   onHello(session: InstanceSession): void;
   onClose(session: InstanceSession): void;
@@ -164,7 +166,9 @@ export class InstanceSession {
     try {
       const token = await this.deps.signer.sign(grant);
       await journal.record(grant).catch((err: Error) => log.error({ error: err.message }, 'grant journal write failed; a hub restart may not see this grant'));
-      if (this.closed || this.socket.readyState !== this.socket.OPEN) {
+      // Journalled, then checked: a grant sent was written before this hub's lease ended, so the
+      // hub that takes the lease next finds it in the journal (hub-leadership.ts).
+      if (this.closed || this.socket.readyState !== this.socket.OPEN || !this.deps.granting()) {
         scheduler.done(this.fleetId, grant.instanceId, grant.grantId, 'unused');
         return;
       }

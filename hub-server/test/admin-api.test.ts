@@ -11,11 +11,12 @@ import { ADMIN_KEY, HUB_ENV, logInto, SECRET, startTestHub } from './fixtures/hu
 t.test('health and metrics need no auth', async (t) => {
   const hub = await startTestHub();
   t.teardown(() => hub.close());
-  t.same((await hub.admin('GET', '/health', undefined, null)).body, { status: 'ok' });
+  t.match((await hub.admin('GET', '/health', undefined, null)).body, { status: 'ok', role: 'leader', leader: { id: String, url: hub.url, expiresAt: null } }, 'a hub without failover leads, with no lease');
   const metrics = await hub.admin('GET', '/metrics', undefined, null);
   t.equal(metrics.status, 200);
   t.match(metrics.body, /opco_proxy_hub_grants_total/);
   t.match(metrics.body, /opco_proxy_hub_wait_seconds/);
+  t.match(metrics.body, /opco_proxy_hub_leader 1/);
 });
 
 t.test('the admin API refuses a missing or wrong bearer with 403 HTTP_ERROR', async (t) => {
@@ -103,7 +104,7 @@ t.test('reload without a config file is a 409; views start empty', async (t) => 
   t.equal(reload.status, 409);
   t.equal(reload.body.code, 'CONFLICT');
   t.same((await hub.admin('GET', '/admin/instances')).body, []);
-  t.same((await hub.admin('GET', '/admin/limits')).body, []);
+  t.match((await hub.admin('GET', '/admin/limits')).body, { role: 'leader', leader: { url: hub.url }, limits: [] });
 });
 
 t.test('start-up stops on a missing or malformed secret, naming it and never showing it', async (t) => {

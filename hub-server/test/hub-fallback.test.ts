@@ -67,7 +67,7 @@ t.test('an ask waiting for a grant when the connection drops moves to the local 
   await eventually(() => admission.state === 'connected', 'connection');
   const held = await admission.admit(request({ rateLimit }));
   const moved = admission.admit(request({ rateLimit }));
-  await eventually(async () => (await hub.admin('GET', '/admin/limits')).body[0]?.waiting === 1, 'the ask to wait at the hub');
+  await eventually(async () => (await hub.admin('GET', '/admin/limits')).body.limits[0]?.waiting === 1, 'the ask to wait at the hub');
   await hub.close();
   await eventually(() => admission.state !== 'connected', 'the instance to notice');
   await sleep(50);

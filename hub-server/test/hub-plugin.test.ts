@@ -71,7 +71,7 @@ t.test('a kernel with the hub plugin admits every upstream call through the hub'
   t.equal(((await refused.json()) as { code: string }).code, 'RATE_LIMITED');
   t.ok(Number(refused.headers.get('retry-after')) >= 1, 'with Retry-After');
 
-  const [limits] = (await hub.admin('GET', '/admin/limits')).body;
+  const [limits] = (await hub.admin('GET', '/admin/limits')).body.limits;
   t.match(limits, { fleetId: 'publisher', opcoId: 'sandbox', grantsInWindow: 3 });
   const [instance] = await eventually(async () => {
     const body = (await hub.admin('GET', '/admin/instances')).body;
@@ -98,7 +98,7 @@ t.test('through the kernel: calls of a key the upstream has not accepted yet get
   const refused = await get('new-cfa-key-0002', 2);
   t.equal(refused.status, 429, 'another new key in the same window: the slice is spent, so no grant within maxWaitMs');
   t.equal((await get('new-cfa-key-0001', 3)).status, 200, 'the first key, accepted by the upstream, is proven now: the rest of the budget');
-  t.match((await hub.admin('GET', '/admin/limits')).body, [{ occupied: 2, unproven: { limit: 1, occupied: 1, waiting: 0 } }]);
+  t.match((await hub.admin('GET', '/admin/limits')).body.limits, [{ occupied: 2, unproven: { limit: 1, occupied: 1, waiting: 0 } }]);
 });
 
 t.test('a second admission provider next to the hub is a start-up error naming both', async (t) => {

@@ -1424,6 +1424,23 @@ export interface HubConfigFile {
     database?: string;
   };
   /**
+   * Two hubs on one shared MongoDB store, one leading under a lease, the other standing by (docs/hub.md, Failover). Absent: this hub leads alone, without a lease.
+   */
+  failover?: {
+    /**
+     * This hub's address as instances reach it, shown to operators as the leader's url.
+     */
+    url?: string;
+    /**
+     * How long a taken or renewed lease holds; default 10000.
+     */
+    leaseMs?: number;
+    /**
+     * How often the leader renews its lease, and a standby tries to take it; default 3000. At most a third of leaseMs.
+     */
+    renewMs?: number;
+  };
+  /**
    * The JWT `iss` of grants; default opco-proxy-hub.
    */
   issuer?: string;

@@ -1,7 +1,9 @@
 /**
  * An instance's one WebSocket to its hub (`${url}/ws?apiKey=…`): hello on every (re)connection,
  * periodic metrics reports, a watchdog on the hub's pings, and reconnection with exponential
- * backoff capped at 5 s between tries. It emits `state` ('connecting' | 'connected' |
+ * backoff capped at 5 s between tries. Given the addresses of two hubs (failover), it tries them
+ * in turn: the standby refuses with 503, so the instance ends up on the leader, and when the leader
+ * goes it tries the other one next. The backoff grows by round of every address, not by address. It emits `state` ('connecting' | 'connected' |
  * 'disconnected' | 'closed') and passes the hub's grant/refused messages on.
  *
  * 'connected' starts the moment the hello is sent: the hub reads the hello before anything sent
@@ -18,8 +20,8 @@ import {
 export type ConnectionState = 'connecting' | 'connected' | 'disconnected' | 'closed';
 
 export interface HubConnectionOptions {
-  /** The hub's base address, `ws://hub.internal:8090` (http:// is accepted and turned into ws://). */
-  url: string;
+  /** The hub's base address, `ws://hub.internal:8090` (http:// is accepted and turned into ws://), or those of two hubs. */
+  url: string | string[];
   apiKey: string;
   instanceId: string;
   expectedInstances: number;
@@ -36,6 +38,8 @@ export interface HubConnectionOptions {
 }
 
 const FIRST_BACKOFF_MS = 100;
+/** Between rounds of several addresses one of which answered 503 (a standby): one of them is about to lead. */
+const STANDBY_RETRY_MS = 500;
 const MAX_BACKOFF_MS = 5000;
 const HANDSHAKE_TIMEOUT_MS = 5000;
 /** Until the welcome says otherwise. */
@@ -45,16 +49,27 @@ export class HubConnection extends EventEmitter {
   private current: ConnectionState = 'disconnected';
   private ws: WebSocket | undefined;
   private attempt = 0;
+  private readonly urls: string[];
+  /** The address of the current or next connection. */
+  private index = 0;
   private closed = false;
   private lastHeard = 0;
   private heartbeatMs = DEFAULT_HEARTBEAT_MS;
   private lastError: string | undefined;
+  /** A hub of this round of addresses answered 503: alive, standing by (failover). */
+  private standbySeen = false;
   private retry: Timer | undefined;
   private report: Timer | undefined;
   private watchdog: Timer | undefined;
 
   constructor(private readonly options: HubConnectionOptions) {
     super();
+    this.urls = Array.isArray(options.url) ? [...options.url] : [options.url];
+  }
+
+  /** The hub address in use, or tried next. */
+  get url(): string {
+    return this.urls[this.index];
   }
 
   get state(): ConnectionState {
@@ -95,7 +110,7 @@ export class HubConnection extends EventEmitter {
     this.setState('connecting');
     let ws: WebSocket;
     try {
-      ws = new WebSocket(socketUrl(this.options.url, this.options.apiKey), { handshakeTimeout: HANDSHAKE_TIMEOUT_MS, maxPayload: MAX_MESSAGE_BYTES });
+      ws = new WebSocket(socketUrl(this.url, this.options.apiKey), { handshakeTimeout: HANDSHAKE_TIMEOUT_MS, maxPayload: MAX_MESSAGE_BYTES });
     } catch {
       // The error message would show the URL, and with it the key.
       this.options.log.error('hub.url is not a valid WebSocket address');
@@ -116,9 +131,10 @@ export class HubConnection extends EventEmitter {
   /** The first failure of a kind is a warning; the same one again at every retry is only debug. */
   private failed(error: string): void {
     if (this.closed) return;
+    if (/ 503$/.test(error)) this.standbySeen = true;
     const level = error === this.lastError ? 'debug' : 'warn';
     this.lastError = error;
-    this.options.log[level]({ error, attempt: this.attempt }, 'hub connection failed');
+    this.options.log[level]({ error, attempt: this.attempt, hub: this.url }, 'hub connection failed');
   }
 
   private opened(ws: WebSocket): void {
@@ -141,7 +157,7 @@ export class HubConnection extends EventEmitter {
     if (message.type === 'welcome') {
       this.heartbeatMs = message.heartbeatMs;
       // A hub of protocol 1 names the fleet tenantId (protocol.ts).
-      this.options.log.info({ instanceId: message.instanceId, fleetId: message.fleetId ?? message.tenantId, protocol: message.protocol }, 'connected to the hub');
+      this.options.log.info({ instanceId: message.instanceId, fleetId: message.fleetId ?? message.tenantId, protocol: message.protocol, hub: this.url }, 'connected to the hub');
       return;
     }
     if (message.type === 'error') return void this.options.log.warn({ problem: message.message }, 'the hub reported an error');
@@ -152,8 +168,15 @@ export class HubConnection extends EventEmitter {
     this.stopTimers();
     if (this.closed) return;
     this.setState('disconnected');
-    const delay = Math.min(this.options.maxBackoffMs ?? MAX_BACKOFF_MS, MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** this.attempt);
-    this.attempt = Math.min(this.attempt + 1, 16);
+    // The next address at once (a standby, or the hub that took over); a new round after the backoff.
+    this.index = (this.index + 1) % this.urls.length;
+    let delay = FIRST_BACKOFF_MS;
+    if (this.index === 0) {
+      delay = Math.min(this.options.maxBackoffMs ?? MAX_BACKOFF_MS, MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** this.attempt);
+      if (this.standbySeen && this.urls.length > 1) delay = Math.min(delay, STANDBY_RETRY_MS);
+      this.standbySeen = false;
+      this.attempt = Math.min(this.attempt + 1, 16);
+    }
     // Jitter in [delay/2, delay]: instances of a restarted hub do not all knock at once.
     this.retry = this.options.clock.setTimeout(() => this.connect(), delay / 2 + Math.random() * (delay / 2));
   }

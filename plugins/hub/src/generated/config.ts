@@ -4,9 +4,18 @@
  */
 export interface HubPluginConfig {
   /**
-   * The hub's address (ws://hub:8090), with the hub plugin (docs/hub.md).
+   * The hub's address (ws://hub:8090), or the addresses of two hubs sharing one store (failover): tried in turn, the one that leads accepts (docs/hub.md).
    */
-  url: string;
+  url:
+    | string
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string];
   /**
    * Variable holding this instance's hub key.
    */
@@ -34,9 +43,22 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
   "additionalProperties": false,
   "properties": {
     "url": {
-      "type": "string",
-      "pattern": "^(ws|wss|http|https)://",
-      "description": "The hub's address (ws://hub:8090), with the hub plugin (docs/hub.md)."
+      "anyOf": [
+        {
+          "type": "string",
+          "pattern": "^(ws|wss|http|https)://"
+        },
+        {
+          "type": "array",
+          "minItems": 1,
+          "maxItems": 8,
+          "items": {
+            "type": "string",
+            "pattern": "^(ws|wss|http|https)://"
+          }
+        }
+      ],
+      "description": "The hub's address (ws://hub:8090), or the addresses of two hubs sharing one store (failover): tried in turn, the one that leads accepts (docs/hub.md)."
     },
     "apiKeyEnv": {
       "type": "string",
