@@ -8,7 +8,8 @@
 // prints them; .ci/run runs this file once, in a step of its own) and MONGODB_URL.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -126,7 +127,8 @@ t.test('kill -9 of the node in use, then of the queues\' leader, under load: not
     store: { type: 'mongodb', url: process.env.MONGODB_URL, database: id },
     queue: { type: 'rabbitmq', url: urls, replicated: true, prefix: id },
     jobs: { backoffMs: [100, 200, 400, 800, 1600] },
-    webhooks: { retryDelaysMs: [200, 500, 1000, 2000] },
+    // The overdue sweep, every second here, re-queues a delivery 30 s past due (see below).
+    webhooks: { retryDelaysMs: [200, 500, 1000, 2000], sweepIntervalMs: 1000 },
     opcos: { sandbox: { adapter: 'sandbox', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'cluster', clientSecretEnv: 'CLUSTER_SECRET', rateLimit: { limit: 1000, windowMs: 1000 } } },
   });
   const env = { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, CLUSTER_SECRET: 's' };
@@ -140,7 +142,11 @@ t.test('kill -9 of the node in use, then of the queues\' leader, under load: not
     stopping = true;
     await load?.stop();
     for (const [name, p] of Object.entries(processes)) {
-      if (!t.passing()) t.comment(`the ${name}'s last lines:\n${p.output().slice(-4000)}`);
+      if (!t.passing()) {
+        const whole = join(mkdtempSync(join(tmpdir(), 'opco-cluster-')), `${name}.log`);
+        writeFileSync(whole, p.output());
+        t.comment(`the ${name}'s last lines (all of them in ${whole}):\n${p.output().slice(-4000)}`);
+      }
       await stopCli(p.child);
     }
     await sandbox.close();
@@ -218,10 +224,15 @@ t.test('kill -9 of the node in use, then of the queues\' leader, under load: not
   t.same(jobs.filter((job) => job.status !== 'completed').map((job) => job.status), [], 'none lost or failed');
   t.equal(duplicated.length, 0, 'each dossier and each document sent upstream exactly once');
 
-  // Every job's job.completed webhook arrived.
-  await eventually(() => load.accepted.every((a) => delivered().has(a.jobId)), () => `${load.accepted.length - delivered().size} webhooks still to arrive`, 30_000).catch(() => {});
+  // Every job's job.completed webhook arrived. Seen in two runs of five: deliveries scheduled (200 ms
+  // delay) just as the leader of their level queue was killed stayed in the quorum delay queue,
+  // which dead-letters at least once and tries again only after the broker's own retry period
+  // (docs/decisions.md P17, about 3 min); the store still held them as due, and the overdue sweep
+  // re-queues those 30 s past due. Hence up to 45 s here, most runs none.
+  await eventually(() => load.accepted.every((a) => delivered().has(a.jobId)), () => `${load.accepted.length - delivered().size} webhooks still to arrive`, 45_000).catch(() => {});
   t.equal(load.accepted.filter((a) => !delivered().has(a.jobId)).length, 0, `every job.completed webhook delivered (${delivered().size})`);
   const deliveries = receiver.received.filter((r) => r.body?.event === 'job.completed');
+  t.comment(`the last webhook arrived ${Math.max(...deliveries.map((r) => r.at)) - kills[1]} ms after the second kill`);
   const twice = deliveries.length - new Set(deliveries.map((r) => r.headers['svc-delivery-id'])).size;
 
   // The api answered 202 (or 200, a 503'd submission sent again) throughout, else 503 with Retry-After, only after a kill.
