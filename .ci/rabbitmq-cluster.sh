@@ -5,6 +5,7 @@
 #   .ci/rabbitmq-cluster.sh start DIR   # prints RABBITMQ_CLUSTER_URLS=... (also in DIR/urls)
 #   .ci/rabbitmq-cluster.sh stop DIR    # kills each node by the PID in its pid file
 #   .ci/rabbitmq-cluster.sh start-node DIR N   # starts node N again (after a test killed it)
+#   .ci/rabbitmq-cluster.sh ctl DIR N ARGS...  # rabbitmqctl ARGS on node N (its cookie and env)
 #
 # Nodes opco1..3@localhost listen on 127.0.0.1 only: AMQP on BASE..BASE+2, distribution on
 # BASE+20000.., with BASE = OPCO_CLUSTER_BASE_PORT (default 5681). Everything a node writes is
@@ -17,7 +18,7 @@ RABBITMQ_BIN=${RABBITMQ_BIN:-/usr/lib/rabbitmq/bin}
 BASE=${OPCO_CLUSTER_BASE_PORT:-5681}
 NODES=(1 2 3)
 
-usage() { echo "usage: $0 start|stop DIR, or $0 start-node DIR N" >&2; exit 64; }
+usage() { echo "usage: $0 start|stop DIR, $0 start-node DIR N, or $0 ctl DIR N ARGS..." >&2; exit 64; }
 [ $# -ge 2 ] || usage
 command=$1
 dir=$(mkdir -p "$2" && cd "$2" && pwd)
@@ -126,6 +127,12 @@ case "$command" in
     launch "$3"
     await_node "$3"
     echo "$(node_name "$3") pid $(cat "$dir/node$3/pid") started in $((SECONDS - began)) s"
+    ;;
+  ctl)
+    [ $# -ge 4 ] && [[ " ${NODES[*]} " == *" $3 "* ]] || usage
+    n=$3
+    shift 3
+    ctl "$n" "$@"
     ;;
   stop) stop ;;
   *) usage ;;

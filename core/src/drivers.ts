@@ -9,6 +9,7 @@ import { createEmbeddedQueue } from './queue/embedded-queue.js';
 import { ConfigError } from './kernel-errors.js';
 import type { Config } from './config.js';
 import type { Clock } from './clock.js';
+import type { Logger } from './logger.js';
 import type { Store } from './ports/store.js';
 import type { Queue } from './ports/queue.js';
 
@@ -17,6 +18,8 @@ export type QueueSection = Config['queue'];
 
 export interface DriverContext {
   clock: Clock;
+  /** The process's logger, for what a driver does on its own (a broker connection lost and dialled again). */
+  log?: Logger;
 }
 
 /** Opens a Store for the config's `store` section whose `type` is the driver's. */

@@ -95,7 +95,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const role = options.role ?? 'serve';
   const bundled = options.bundled ?? {};
   const store = options.store ?? (await openStore(config.store, bundled, { clock }));
-  const queue = options.queue ?? (await openQueue(config.queue, bundled, { clock }).catch(async (err: unknown) => {
+  const queue = options.queue ?? (await openQueue(config.queue, bundled, { clock, log }).catch(async (err: unknown) => {
     if (!options.store) await store.close();
     throw err;
   }));

@@ -54,10 +54,10 @@ export async function createQueue(options: RabbitQueueOptions): Promise<Queue> {
 /** The driver of `queue: {type: "rabbitmq", url, prefix?, replicated?}` (D3). */
 export const queueDriver: QueueDriver = {
   type: 'rabbitmq',
-  open(section) {
+  open(section, context) {
     if (section.type !== 'rabbitmq') throw new ConfigError(`invalid configuration: queue.type: the rabbitmq driver cannot open a "${section.type}" queue`);
     const { url, prefix, replicated } = section as typeof section & RabbitQueueConfig; // validated by config.schema.json
-    return createQueue({ url, prefix, replicated });
+    return createQueue({ url, prefix, replicated, logger: context.log });
   },
 };
 
