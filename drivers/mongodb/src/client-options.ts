@@ -16,6 +16,12 @@ import type { MongoClientOptions } from 'mongodb';
 
 /** An unreachable server must fail start-up and /ready in seconds, not hang them (driver: 30 s). */
 export const DEFAULT_TIMEOUT_MS = 5000;
+/**
+ * A server (or FerretDB's own database behind it) that stops answering on an open connection must
+ * turn into "store unavailable" (503), not hold a request forever (driver: no limit). The store's
+ * longest command, a sweep's scan of 500 records, takes far less.
+ */
+export const SOCKET_TIMEOUT_MS = 30_000;
 
 export function clientOptions(url: string): MongoClientOptions {
   const query = new URLSearchParams(url.split('?')[1] ?? '');
@@ -29,6 +35,7 @@ export function clientOptions(url: string): MongoClientOptions {
     promoteBuffers: true,
     ...unless('serverSelectionTimeoutMS', { serverSelectionTimeoutMS: DEFAULT_TIMEOUT_MS }),
     ...unless('connectTimeoutMS', { connectTimeoutMS: DEFAULT_TIMEOUT_MS }),
+    ...unless('socketTimeoutMS', { socketTimeoutMS: SOCKET_TIMEOUT_MS }),
     // Only `w`: the URL's wtimeoutMS or journal still join the driver's write concern.
     ...unless('w', { writeConcern: { w: 'majority' } }),
     ...unless('retryWrites', { retryWrites: true }),

@@ -17,15 +17,17 @@ t.test('a URL without options gets the replica-set defaults', async (t) => {
   t.equal(options.retryReads, true, 'retryable reads');
   t.equal(options.readPreference.mode, 'primary', 'reads from the primary');
   t.equal(options.serverSelectionTimeoutMS, 5000);
+  t.equal(options.socketTimeoutMS, 30_000, 'a server that stops answering is given up on');
 });
 
 t.test("the URL's options win over the defaults, whatever their case", async (t) => {
-  const options = resolved(`${bare}?w=1&retrywrites=false&retryReads=false&readPreference=secondaryPreferred&serverSelectionTimeoutMS=900`);
+  const options = resolved(`${bare}?w=1&retrywrites=false&retryReads=false&readPreference=secondaryPreferred&serverSelectionTimeoutMS=900&socketTimeoutMS=0`);
   t.equal(options.writeConcern?.w, 1);
   t.equal(options.retryWrites, false);
   t.equal(options.retryReads, false);
   t.equal(options.readPreference.mode, 'secondaryPreferred');
   t.equal(options.serverSelectionTimeoutMS, 900);
+  t.equal(options.socketTimeoutMS, 0);
 });
 
 t.test("the URL's other write-concern options join the default w", async (t) => {
