@@ -7,7 +7,7 @@
  */
 export interface MongoStoreConfig {
   /**
-   * mongodb:// or mongodb+srv:// URL (OPCO_PROXY_STORE_URL overrides). Its query options win over the driver's defaults: w=majority, retryWrites=true, retryReads=true, readPreference=primary (P18), serverSelectionTimeoutMS and connectTimeoutMS 5000.
+   * mongodb:// or mongodb+srv:// URL (OPCO_PROXY_STORE_URL overrides). Its query options win over the driver's defaults: w=majority, retryWrites=true, retryReads=true, readPreference=primary (P18), serverSelectionTimeoutMS and connectTimeoutMS 5000, socketTimeoutMS 30000.
    */
   url: string;
   /**
@@ -30,7 +30,7 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
     "url": {
       "type": "string",
       "pattern": "^mongodb(\\+srv)?://",
-      "description": "mongodb:// or mongodb+srv:// URL (OPCO_PROXY_STORE_URL overrides). Its query options win over the driver's defaults: w=majority, retryWrites=true, retryReads=true, readPreference=primary (P18), serverSelectionTimeoutMS and connectTimeoutMS 5000."
+      "description": "mongodb:// or mongodb+srv:// URL (OPCO_PROXY_STORE_URL overrides). Its query options win over the driver's defaults: w=majority, retryWrites=true, retryReads=true, readPreference=primary (P18), serverSelectionTimeoutMS and connectTimeoutMS 5000, socketTimeoutMS 30000."
     },
     "database": {
       "type": "string",
