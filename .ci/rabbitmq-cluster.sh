@@ -36,6 +36,7 @@ node_env() {
     RABBITMQ_NODE_PORT="$(amqp_port "$n")" \
     RABBITMQ_DIST_PORT="$(dist_port "$n")" \
     RABBITMQ_CONFIG_FILE="$dir/node$n/rabbitmq.conf" \
+    RABBITMQ_ADVANCED_CONFIG_FILE="$dir/advanced.config" \
     RABBITMQ_ENABLED_PLUGINS_FILE="$dir/enabled_plugins" \
     RABBITMQ_MNESIA_BASE="$dir/node$n/mnesia" \
     RABBITMQ_LOG_BASE="$dir/node$n/log" \
@@ -78,6 +79,12 @@ start() {
   # Distribution on the loopback only, as the machine's broker (its rabbitmq-env.conf).
   echo 'export ERL_FLAGS="-kernel inet_dist_use_interface {127,0,0,1}"' >"$dir/rabbitmq-env.conf"
   echo '[].' >"$dir/enabled_plugins"
+  # A quorum queue dead-letters at least once (P17): an expired delayed message leaves its delay
+  # queue once the target queue confirms it, and an unconfirmed batch is sent again only after
+  # this timeout (RabbitMQ's default 180 s). A target whose leader is killed never confirms, so
+  # delayed work would wait 3 minutes (or for the service's overdue sweep): docs/operations.md
+  # recommends 5 s for replicated deployments, and the cluster runs with it.
+  echo '[{rabbit, [{dead_letter_worker_publisher_confirm_timeout, 5000}]}].' >"$dir/advanced.config"
   for n in "${NODES[@]}"; do launch "$n"; done
   for n in "${NODES[@]}"; do await_node "$n"; done
   for n in 2 3; do

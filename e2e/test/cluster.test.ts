@@ -225,10 +225,10 @@ t.test('kill -9 of the node in use, then of the queues\' leader, under load: not
   t.equal(duplicated.length, 0, 'each dossier and each document sent upstream exactly once');
 
   // Every job's job.completed webhook arrived. Seen in two runs of five: deliveries scheduled (200 ms
-  // delay) just as the leader of their level queue was killed stayed in the quorum delay queue,
-  // which dead-letters at least once and tries again only after the broker's own retry period
-  // (docs/decisions.md P17, about 3 min); the store still held them as due, and the overdue sweep
-  // re-queues those 30 s past due. Hence up to 45 s here, most runs none.
+  // delay) just before a kill of the node leading their delay queue stayed in it (RabbitMQ 3.10
+  // moves them only once that node is back, and then may wait for its dead-letter retry:
+  // docs/decisions.md P17); the store still held them as due, and the overdue sweep re-queues
+  // those 30 s past due. Hence up to 45 s here, most runs none.
   await eventually(() => load.accepted.every((a) => delivered().has(a.jobId)), () => `${load.accepted.length - delivered().size} webhooks still to arrive`, 45_000).catch(() => {});
   t.equal(load.accepted.filter((a) => !delivered().has(a.jobId)).length, 0, `every job.completed webhook delivered (${delivered().size})`);
   const deliveries = receiver.received.filter((r) => r.body?.event === 'job.completed');
