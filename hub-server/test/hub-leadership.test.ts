@@ -104,9 +104,14 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
   t.test('nothing is granted before lead() has loaded what it needs', async (t) => {
     const s = await scene(t);
     let loaded!: () => void;
-    const a = s.contender('hub-a', () => new Promise<void>((resolve) => (loaded = resolve)));
+    let leading!: () => void;
+    const entered = new Promise<void>((resolve) => (leading = resolve));
+    const a = s.contender('hub-a', () => {
+      leading();
+      return new Promise<void>((resolve) => (loaded = resolve));
+    });
     const started = a.leadership.start();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await entered; // the lease is written and lead() called
     t.equal(a.leadership.view().role, 'leader', 'the lease is taken');
     t.notOk(a.leadership.granting(), 'but nothing is granted while the journal loads');
     loaded();
@@ -117,9 +122,14 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
   t.test('a lease that runs out while lead() loads: what it set up is ended again, nothing granted', async (t) => {
     const s = await scene(t);
     let loaded!: () => void;
-    const a = s.contender('hub-a', () => new Promise<void>((resolve) => (loaded = resolve)));
+    let leading!: () => void;
+    const entered = new Promise<void>((resolve) => (leading = resolve));
+    const a = s.contender('hub-a', () => {
+      leading();
+      return new Promise<void>((resolve) => (loaded = resolve));
+    });
     const started = a.leadership.start();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await entered; // the lease is written and lead() called
     a.cut(true);
     await s.clock.advance(LEASE_MS);
     t.same(a.steppedDown, ['the lease could not be renewed in time']);
