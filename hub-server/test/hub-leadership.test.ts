@@ -101,8 +101,8 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
     t.same(a.steppedDown, []);
   });
 
-  t.test('nothing is granted before lead() has loaded what it needs', async (t) => {
-    const s = await scene(t);
+  /** hub-a started with a lead() that loads until `loaded()`; resolves once the lease is written and lead() called. */
+  async function slowLeader(s: Scene) {
     let loaded!: () => void;
     let leading!: () => void;
     const entered = new Promise<void>((resolve) => (leading = resolve));
@@ -111,7 +111,13 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
       return new Promise<void>((resolve) => (loaded = resolve));
     });
     const started = a.leadership.start();
-    await entered; // the lease is written and lead() called
+    await entered;
+    return { a, loaded, started };
+  }
+
+  t.test('nothing is granted before lead() has loaded what it needs', async (t) => {
+    const s = await scene(t);
+    const { a, loaded, started } = await slowLeader(s);
     t.equal(a.leadership.view().role, 'leader', 'the lease is taken');
     t.notOk(a.leadership.granting(), 'but nothing is granted while the journal loads');
     loaded();
@@ -121,15 +127,7 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
 
   t.test('a lease that runs out while lead() loads: what it set up is ended again, nothing granted', async (t) => {
     const s = await scene(t);
-    let loaded!: () => void;
-    let leading!: () => void;
-    const entered = new Promise<void>((resolve) => (leading = resolve));
-    const a = s.contender('hub-a', () => {
-      leading();
-      return new Promise<void>((resolve) => (loaded = resolve));
-    });
-    const started = a.leadership.start();
-    await entered; // the lease is written and lead() called
+    const { a, loaded, started } = await slowLeader(s);
     a.cut(true);
     await s.clock.advance(LEASE_MS);
     t.same(a.steppedDown, ['the lease could not be renewed in time']);
