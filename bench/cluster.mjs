@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { dossierBody } from '@opco-proxy/e2e';
 import { freePort, pinning, pinSelf } from './lib/processes.mjs';
 import { options, printRatios, QUICK } from './lib/rounds.mjs';
 import { startOpcoProxy } from './lib/service.mjs';
@@ -138,7 +139,7 @@ function startService(queue, label) {
 async function submit(service) {
   const response = await fetch(`${service.url}/sandbox/dossiers`, {
     method: 'POST', headers: { ...service.headers, 'content-type': 'application/json' },
-    body: JSON.stringify(dossier(`EXT-${Math.random().toString(36).slice(2)}`)),
+    body: JSON.stringify(dossierBody()),
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
@@ -175,15 +176,3 @@ async function startUpstream() {
   return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
 }
 
-function dossier(numeroExterne) {
-  return {
-    cerfa: {
-      numeroExterne,
-      employeur: { siret: '12345678901234', denomination: 'Boulangerie Martin', nom: 'martin' },
-      apprenti: { nom: 'dupont', prenom: 'léa', nomUsage: null, dateNaissance: '2005-03-14' },
-      contrat: { dateDebutContrat: '2024-09-01', dateFinContrat: '2026-08-31', dureeTravailHebdoHeures: 35, dureeTravailHebdoMinutes: 0 },
-      formation: { rncp: 'RNCP35316', intituleQualification: 'CAP Boulanger', dateDebutFormation: '2024-09-02', dateFinFormation: '2026-06-30' },
-      organismeFormation: { siret: '98765432109876' },
-    },
-  };
-}

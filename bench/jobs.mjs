@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { dossierBody } from '@opco-proxy/e2e';
 import { printProfiles } from './lib/profile-summary.mjs';
 import { startFerretDb } from './lib/ferretdb.mjs';
 import { cpuSecondsOf, freePort, LOAD_CPU, PINNED, pinSelf, SERVICE_CPU } from './lib/processes.mjs';
@@ -165,7 +166,7 @@ async function main() {
     };
   };
   const self = (kind) => (port) => [fileURLToPath(import.meta.url), '--child', kind, '--port', String(port)];
-  const body = JSON.stringify(dossier());
+  const body = JSON.stringify(dossierBody());
   // Each process is new in each round: a short load first lets V8 compile the hot paths (on the
   // same pinned core) before the measured one, as the other scripts' warm-up round does.
   const warmS = quick ? 1 : 2;
@@ -357,15 +358,3 @@ function report(results, counts, { rounds, durationS, connections, pinned }) {
   }
 }
 
-function dossier() {
-  return {
-    cerfa: {
-      numeroExterne: 'EXT-BENCH-1',
-      employeur: { siret: '12345678901234', denomination: 'Boulangerie Martin', nom: 'martin' },
-      apprenti: { nom: 'dupont', prenom: 'léa', nomUsage: null, dateNaissance: '2005-03-14' },
-      contrat: { dateDebutContrat: '2024-09-01', dateFinContrat: '2026-08-31', dureeTravailHebdoHeures: 35, dureeTravailHebdoMinutes: 0 },
-      formation: { rncp: 'RNCP35316', intituleQualification: 'CAP Boulanger', dateDebutFormation: '2024-09-02', dateFinFormation: '2026-06-30' },
-      organismeFormation: { siret: '98765432109876' },
-    },
-  };
-}

@@ -17,6 +17,7 @@ import { createServer, Agent, request } from 'node:http';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { dossierBody } from '@opco-proxy/e2e';
 import { pinSelf, pinning, startProcess, freePort, SERVICE_CPU } from './lib/processes.mjs';
 import { QUICK, interleave, options, printRatios, summary } from './lib/rounds.mjs';
 import { startOpcoProxy } from './lib/service.mjs';
@@ -91,12 +92,11 @@ async function main() {
       });
       if (reply.status !== 201) throw new Error(`webhook registration answered ${reply.status}: ${await reply.text()}`);
     }
-    let posts = 0;
     const serviceSide = async () => {
       receiver.reset(expected);
       const cpuBefore = service.cpuSeconds();
       // The burst: every job posted at once; each completion fans out to every webhook.
-      const posted = await Promise.all(Array.from({ length: events }, () => post(`${service.url}/sandbox/dossiers`, service.headers, JSON.stringify(dossier(`EXT-BENCH-${++posts}`)))));
+      const posted = await Promise.all(Array.from({ length: events }, () => post(`${service.url}/sandbox/dossiers`, service.headers, JSON.stringify(dossierBody()))));
       if (process.env.BENCH_DEBUG) console.log("posted", posted);
       if (posted.some((s) => s !== 202)) throw new Error(`job posts answered ${[...new Set(posted)].join(', ')}`);
       const result = await receiver.done(BENCH_WAIT);
@@ -222,15 +222,3 @@ async function startUpstream() {
   return { url: `http://127.0.0.1:${server.address().port}`, close: () => { server.closeAllConnections(); server.close(); } };
 }
 
-function dossier(numeroExterne) {
-  return {
-    cerfa: {
-      numeroExterne,
-      employeur: { siret: '12345678901234', denomination: 'Boulangerie Martin', nom: 'martin' },
-      apprenti: { nom: 'dupont', prenom: 'léa', nomUsage: null, dateNaissance: '2005-03-14' },
-      contrat: { dateDebutContrat: '2024-09-01', dateFinContrat: '2026-08-31', dureeTravailHebdoHeures: 35, dureeTravailHebdoMinutes: 0 },
-      formation: { rncp: 'RNCP35316', intituleQualification: 'CAP Boulanger', dateDebutFormation: '2024-09-02', dateFinFormation: '2026-06-30' },
-      organismeFormation: { siret: '98765432109876' },
-    },
-  };
-}
