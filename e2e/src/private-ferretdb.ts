@@ -21,6 +21,11 @@ export interface PrivateFerretDb {
 
 const PG = { host: process.env.PGHOST ?? '127.0.0.1', port: process.env.PGPORT ?? '5432', user: process.env.PGUSER ?? 'postgres' };
 
+/** Where the machine's PostgreSQL listens, `host:port` (what a relay in front of it forwards to). */
+export function postgresAddress(): string {
+  return `${PG.host}:${PG.port}`;
+}
+
 function binary(): string {
   return process.env.FERRETDB_BIN ?? join(homedir(), '.cache/opco-proxy/ferretdb-v1.24.2');
 }
@@ -36,12 +41,16 @@ export function privateFerretDbSkip(): string | false {
   }
 }
 
-export async function startPrivateFerretDb(label: string, options: { poolMaxConns: number }): Promise<PrivateFerretDb> {
+/**
+ * `postgresVia`: the `host:port` FerretDB dials for PostgreSQL instead of the server itself (a
+ * TCP relay in front of it, to take PostgreSQL away from a running FerretDB).
+ */
+export async function startPrivateFerretDb(label: string, options: { poolMaxConns: number; postgresVia?: string }): Promise<PrivateFerretDb> {
   const database = `${label}_${process.pid}_${Date.now()}`;
   const pg = ['-h', PG.host, '-p', PG.port, '-U', PG.user];
   execFileSync('createdb', [...pg, database]);
   const port = await freePort();
-  const pgUrl = `postgres://${PG.user}@${PG.host}:${PG.port}/${database}?pool_max_conns=${options.poolMaxConns}`;
+  const pgUrl = `postgres://${PG.user}@${options.postgresVia ?? `${PG.host}:${PG.port}`}/${database}?pool_max_conns=${options.poolMaxConns}`;
   const child: ChildProcess = spawn(binary(), ['--handler=postgresql', `--postgresql-url=${pgUrl}`, `--listen-addr=127.0.0.1:${port}`, '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=error'], { stdio: 'ignore' });
   const exited = once(child, 'exit');
   // Not left behind by a test process that ends without its teardowns (tap's timeout sends SIGTERM,

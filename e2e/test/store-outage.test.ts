@@ -1,11 +1,12 @@
 // Issue "hardening" 4 (D5): while the store is unreachable, every store-backed route answers
 // 503 UNAVAILABLE with Retry-After (never 500), /health still answers, and service resumes when
 // the store is back. Played with the embedded store closed under a running service, and with
-// FerretDB behind a TCP relay that refuses and cuts connections; there /metrics' backend gauge
-// (the store-unreachable alert's signal) goes from 1 to 0 and back.
+// FerretDB behind a TCP relay that refuses and cuts connections (there /metrics' backend gauge,
+// the store-unreachable alert's signal, goes from 1 to 0 and back), and with FerretDB up but its
+// PostgreSQL behind such a relay (issue 31: FerretDB's InternalError answers were 500s).
 import t, { type Test } from 'tap';
 import { startRelay } from '@opco-proxy/core/tcp-relay';
-import { dossierBody, realBackendsSkip, startService, type Service } from '../src/index.js';
+import { dossierBody, postgresAddress, privateFerretDbSkip, realBackendsSkip, startPrivateFerretDb, startService, type Service } from '../src/index.js';
 
 const READS = (jobId: string, syncId: string, webhookId: string) => [
   `/sandbox/jobs/${jobId}`,
@@ -84,11 +85,16 @@ t.test('FerretDB unreachable, then back', { skip: realBackendsSkip() }, async (t
   await expectUnavailable(t, service, READS(ids.jobId, ids.syncId, ids.webhookId));
   t.equal(await storeUp(service), 0, '/metrics: the store is down');
   relay.refuse(false);
+  await expectBack(t, service, ids.jobId);
+});
+
+/** Served again once the store is back, without a restart; /metrics' gauge back to 1. */
+async function expectBack(t: Test, service: Service, jobId: string) {
   const backAt = Date.now();
-  let back = await service.get(`/sandbox/jobs/${ids.jobId}`);
+  let back = await service.get(`/sandbox/jobs/${jobId}`);
   while (back.status !== 200 && Date.now() - backAt < 60_000) {
     await new Promise((resolve) => setTimeout(resolve, 200));
-    back = await service.get(`/sandbox/jobs/${ids.jobId}`);
+    back = await service.get(`/sandbox/jobs/${jobId}`);
   }
   let up = await storeUp(service);
   for (const until = Date.now() + 30_000; up !== 1 && Date.now() < until;) {
@@ -97,4 +103,24 @@ t.test('FerretDB unreachable, then back', { skip: realBackendsSkip() }, async (t
   }
   t.equal(up, 1, '/metrics: the store is up again');
   t.equal(back.status, 200, `served again once the store is back, without a restart (after ${Date.now() - backAt} ms)${back.status === 200 ? "" : `: ${back.text.slice(0, 300)}`}`);
+}
+
+// FerretDB itself answers, but its PostgreSQL is gone (down, or out of connection slots): every
+// command fails with FerretDB's generic InternalError, which must still be 503, never 500.
+const postgresSkip = realBackendsSkip() || privateFerretDbSkip() || (postgresAddress().startsWith('/') ? 'PostgreSQL on a socket: no relay' : false);
+t.test("FerretDB's PostgreSQL unreachable, then back", { skip: postgresSkip }, async (t) => {
+  const relay = await startRelay(`postgres://${postgresAddress()}`, 5432);
+  t.teardown(() => relay.close());
+  const ferretdb = await startPrivateFerretDb('pg_outage', { poolMaxConns: 20, postgresVia: new URL(relay.url).host });
+  t.teardown(() => ferretdb.close());
+  const logs: string[] = [];
+  const service = await startService({ logs, config: { store: { type: 'mongodb', url: ferretdb.url, database: 'outage' } } });
+  t.teardown(() => service.close());
+  const ids = await seed(service);
+  relay.refuse(true);
+  relay.cut();
+  await expectUnavailable(t, service, READS(ids.jobId, ids.syncId, ids.webhookId));
+  t.notOk(logs.some((line) => /unexpected error/.test(line)), 'nothing logged as an unexpected error (a 500)');
+  relay.refuse(false);
+  await expectBack(t, service, ids.jobId);
 });
