@@ -3,18 +3,10 @@
  * stored as ended before its domain event is emitted, so a test that saw the end must wait
  * for the event rather than expect it already there.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { DomainEvent } from '@opco-proxy/core';
+import { eventually } from '@opco-proxy/core/eventually';
 
-export async function eventually<T>(probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, what: string | (() => string), timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`still waiting after ${timeoutMs} ms for ${typeof what === 'string' ? what : what()}`);
-    await sleep(20);
-  }
-}
+export { eventually };
 
 /** The first event of `type` whose data matches `data` (shallowly), once it has been emitted. */
 export function emitted(events: DomainEvent[], type: string, data: Record<string, unknown>): Promise<DomainEvent> {

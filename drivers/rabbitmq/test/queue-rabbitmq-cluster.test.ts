@@ -6,7 +6,8 @@ import amqp from 'amqplib';
 import t, { type Test } from 'tap';
 import { createQueue, type QueueLogger } from '../src/index.js';
 import { PRIORITY_LEVELS, levelQueueName, quorumWorkQueueOptions } from '../src/topology.js';
-import { sleep, waitFor } from './fixtures/eventually.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '@opco-proxy/core/eventually';
 import { ScratchQueues } from './fixtures/scratch-queues.js';
 
 /**
@@ -58,7 +59,7 @@ async function killScenario(t: Test, kill: number, leadersOn?: number): Promise<
   };
   for (let i = 0; i < 30; i++) await publish(`before${i}`);
   for (let i = 0; i < 6; i++) await publish(`delayed${i}`, 2000);
-  await waitFor(() => confirmed.filter((id) => id.startsWith('before')).every((id) => seen.has(id)), 10_000, 'the first messages are consumed');
+  await eventually(() => confirmed.filter((id) => id.startsWith('before')).every((id) => seen.has(id)), 'the first messages are consumed', 10_000);
 
   const pid = Number(readFileSync(join(dir!, `node${kill}`, 'pid'), 'utf8'));
   process.kill(pid, 'SIGKILL');
@@ -73,7 +74,7 @@ async function killScenario(t: Test, kill: number, leadersOn?: number): Promise<
   }
   t.equal(failed, 0, 'every publish confirmed, the one in flight at the kill sent again');
   t.comment(`the 30 publishes after the kill took ${Date.now() - killed} ms`);
-  await waitFor(() => confirmed.every((id) => seen.has(id)), 30_000, 'every confirmed message is consumed');
+  await eventually(() => confirmed.every((id) => seen.has(id)), 'every confirmed message is consumed', 30_000);
   t.comment(`all consumed ${Date.now() - killed} ms after the kill`);
   t.pass(`all ${confirmed.length} confirmed messages consumed, the delayed ones through the replicated delay queues`);
   const twice = [...seen.values()].filter((count) => count > 1).length;
@@ -113,12 +114,12 @@ async function delayedAcrossLeaderLoss(t: Test): Promise<void> {
       await sleep(10);
     }
   })();
-  await waitFor(() => seen.size >= 20, 10_000, 'the first delayed messages arrive');
+  await eventually(() => seen.size >= 20, 'the first delayed messages arrive', 10_000);
   process.kill(Number(readFileSync(join(dir!, 'node3', 'pid'), 'utf8')), 'SIGKILL');
   const killed = Date.now();
   t.comment(`killed opco3, the level queues' leader, while delayed messages move (${seen.size} arrived)`);
   await publishing;
-  await waitFor(() => ids.every((id) => seen.has(id)), 20_000, 'every delayed message consumed');
+  await eventually(() => ids.every((id) => seen.has(id)), 'every delayed message consumed', 20_000);
   t.pass(`all ${ids.length} delayed messages consumed, the last ${Date.now() - killed} ms after the kill`);
 }
 

@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { systemClock, type QueueSection } from '@opco-proxy/core';
 import { createQueue, queueDriver, type QueueLogger } from '../src/index.js';
 import { brokerUrl } from './fixtures/broker-under-test.js';
-import { waitFor } from './fixtures/eventually.js';
+import { eventually } from '@opco-proxy/core/eventually';
 import { ScratchQueues } from './fixtures/scratch-queues.js';
 import { startRelay } from './fixtures/tcp-relay.js';
 
@@ -48,7 +48,7 @@ if (url) {
     await queue.publish(name, { id: 'a' });
     const seen: string[] = [];
     await queue.consume<{ id: string }>(name, async (message) => void seen.push(message.body.id));
-    await waitFor(() => seen.length === 1, 5000, 'the message arrives');
+    await eventually(() => seen.length === 1, 'the message arrives', 5000);
     t.strictSame(seen, ['a']);
     t.ok(logged.some((line) => /node unreachable; trying the next one/.test(line)), 'the dead node is logged');
     t.notMatch(logged.join('\n'), /guest:guest@/, 'without the password');
@@ -109,7 +109,7 @@ if (url) {
       confirmed.push(id);
     };
     for (let i = 0; i < 10; i++) await publish(`before${i}`);
-    await waitFor(() => seen.size === 10, 5000, 'the first messages are consumed');
+    await eventually(() => seen.size === 10, 'the first messages are consumed', 5000);
     t.ok(first.connections >= 2 && second.connections === 0, 'both connections on the first node');
 
     first.refuse(true); // the node is gone: new connections refused, open ones cut
@@ -117,7 +117,7 @@ if (url) {
     // The one in flight at the cut is sent again on the other node; the next ones wait for it.
     for (let i = 0; i < 10; i++) await publish(`after${i}`).catch((err: Error) => t.comment(`after${i}: ${err.message}`));
     t.equal(confirmed.length, 20, 'every publish confirmed');
-    await waitFor(() => confirmed.every((id) => seen.has(id)), 15_000, 'every confirmed message is consumed');
+    await eventually(() => confirmed.every((id) => seen.has(id)), 'every confirmed message is consumed', 15_000);
     t.pass('every confirmed message was consumed after the move');
     t.ok(second.connections >= 2, 'publishing and consuming reconnected through the second node');
     t.ok(logged.some((line) => /reconnected to RabbitMQ.*"publishing"/.test(line) && line.includes(`127.0.0.1:${new URL(second.url).port}`)), 'the log names the node it moved to');

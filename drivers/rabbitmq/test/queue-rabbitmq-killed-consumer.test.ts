@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { createQueue } from '../src/index.js';
 import { brokerUrl } from './fixtures/broker-under-test.js';
-import { sleep, waitFor } from './fixtures/eventually.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '@opco-proxy/core/eventually';
 import { ScratchQueues } from './fixtures/scratch-queues.js';
 
 /**
@@ -31,7 +32,7 @@ if (url) {
     });
     const events: { event: string; message?: { body: unknown; redelivered: boolean } }[] = [];
     createInterface({ input: child.stdout }).on('line', (line) => events.push(JSON.parse(line) as (typeof events)[number]));
-    await waitFor(() => events.some((e) => e.event === 'holding'), 10_000, 'the child takes the message');
+    await eventually(() => events.some((e) => e.event === 'holding'), 'the child takes the message', 10_000);
     const holding = events.find((e) => e.event === 'holding');
     t.strictSame(holding?.message, { body: { id: 'held' }, priority: 1, redelivered: false }, 'first delivery, not redelivered');
 
@@ -45,7 +46,7 @@ if (url) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
-    await waitFor(() => seen.length === 1, 10_000, 'the message comes to us');
+    await eventually(() => seen.length === 1, 'the message comes to us', 10_000);
     t.strictSame(seen[0], { body: { id: 'held' }, priority: 1, redelivered: true });
   });
 }

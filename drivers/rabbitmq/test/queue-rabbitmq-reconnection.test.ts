@@ -2,7 +2,8 @@ import t, { type Test } from 'tap';
 import { CLOSE_TIMEOUT_MS } from '../src/broker-connection.js';
 import { createQueue, type QueueLogger } from '../src/index.js';
 import { brokerUrl } from './fixtures/broker-under-test.js';
-import { sleep, waitFor } from './fixtures/eventually.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '@opco-proxy/core/eventually';
 import { ScratchQueues } from './fixtures/scratch-queues.js';
 import { startRelay, type Relay } from './fixtures/tcp-relay.js';
 
@@ -37,7 +38,7 @@ if (url) {
       await scratch.deleteAll();
     });
     /** Waits for a log line: the client's own account of what it noticed, not a guess at how long it takes. */
-    const logSays = (pattern: RegExp, what: string, timeoutMs = 10_000) => waitFor(() => logged.some((line) => pattern.test(line)), timeoutMs, what);
+    const logSays = (pattern: RegExp, what: string, timeoutMs = 10_000) => eventually(() => logged.some((line) => pattern.test(line)), what, timeoutMs);
     return { scratch, relay, queue, logged, logSays };
   };
 
@@ -67,7 +68,7 @@ if (url) {
     );
     const sent = Array.from({ length: 30 }, (_, i) => `m${i}`);
     for (const id of sent) await queue.publish(name, { id });
-    await waitFor(() => seen.length >= 3, 5000, 'the consumer is busy');
+    await eventually(() => seen.length >= 3, 'the consumer is busy', 5000);
     t.ok(relay.connections >= 2, 'publishing and consuming connections go through the relay');
     relay.cut();
 
@@ -81,10 +82,10 @@ if (url) {
     t.equal(waiting, 'ok', 'confirmed after the reconnection');
     sent.push('reconnecting');
 
-    await waitFor(() => sent.every((id) => seen.some((s) => s.id === id)), 20_000, 'every confirmed message is consumed');
+    await eventually(() => sent.every((id) => seen.some((s) => s.id === id)), 'every confirmed message is consumed', 20_000);
     t.pass('every confirmed message arrived after the reconnection');
     await queue.publish(name, { id: 'after' });
-    await waitFor(() => seen.some((s) => s.id === 'after'), 10_000, 'a message published after the reconnection');
+    await eventually(() => seen.some((s) => s.id === 'after'), 'a message published after the reconnection', 10_000);
     const duplicates = seen.length - new Set(seen.map((s) => s.id)).size;
     t.ok(duplicates <= 1, `at most the message in flight at the cut comes twice (${duplicates})`);
     for (const [index, arrival] of seen.entries()) {
@@ -117,7 +118,7 @@ if (url) {
     await queue.consume<{ id: string }>(name, async (message) => {
       seen.push(message.body.id);
     });
-    await waitFor(() => seen.length >= 2, 10_000, 'both confirmed messages arrive');
+    await eventually(() => seen.length >= 2, 'both confirmed messages arrive', 10_000);
     t.strictSame(seen.filter((id) => id !== 'during'), ['before', 'after']);
     await queue.ping();
   });
@@ -137,7 +138,7 @@ if (url) {
     // Published to the durable queue whether or not the consumer is back yet: it must come back
     // by itself (no new consume()) and get it.
     await queue.publish(name, { id: 'x' });
-    await waitFor(() => seen.length === 1, 10_000, 'the consumer got it');
+    await eventually(() => seen.length === 1, 'the consumer got it', 10_000);
     t.strictSame(seen, ['x']);
   });
 

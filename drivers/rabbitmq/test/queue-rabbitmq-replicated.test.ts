@@ -6,7 +6,7 @@ import { createQueue } from '../src/index.js';
 import type { RabbitConsumer } from '../src/rabbit-consumer.js';
 import { PRIORITY_LEVELS, quorumDelayQueueOptions, quorumWorkQueueOptions } from '../src/topology.js';
 import { brokerUrl } from './fixtures/broker-under-test.js';
-import { waitFor } from './fixtures/eventually.js';
+import { eventually } from '@opco-proxy/core/eventually';
 import { ScratchQueues } from './fixtures/scratch-queues.js';
 
 /**
@@ -120,7 +120,7 @@ if (url) {
     );
     t.teardown(() => consumer.cancel());
     await queue.publish(name, { id: 'x' }, { priority: 5 });
-    await waitFor(() => seen.length === 2, 10_000, 'the redelivery');
+    await eventually(() => seen.length === 2, 'the redelivery', 10_000);
     t.strictSame(seen, ['x:5:false', 'x:5:true']);
   });
 
@@ -147,15 +147,15 @@ if (url) {
       return consumer.cancel();
     });
     await queue.publish(name, { id: 'blocker' }, { priority: blockerPriority });
-    await waitFor(() => handled.length === 1, 5000, 'the handler is busy');
+    await eventually(() => handled.length === 1, 'the handler is busy', 5000);
     for (let i = 0; i < 5; i++) await queue.publish(name, { id: `low${i}` }, { priority: 10 });
     await queue.publish(name, { id: 'high' }, { priority: 1 });
     // The urgent message has reached this worker (the broker sent it: a level's handlers never
     // use all its credit), so the order below is the consumer's choice, not a race with the broker.
     const waiting = consumer as unknown as RabbitConsumer;
-    await waitFor(() => waiting.waitingMessages >= 1 + (blockerPriority === 1 ? 1 : 0), 5000, 'the messages the broker sends arrive');
+    await eventually(() => waiting.waitingMessages >= 1 + (blockerPriority === 1 ? 1 : 0), 'the messages the broker sends arrive', 5000);
     release();
-    await waitFor(() => handled.length === 7, 10_000, 'every message is handled');
+    await eventually(() => handled.length === 7, 'every message is handled', 10_000);
     t.strictSame(handled, ['blocker', 'high', 'low0', 'low1', 'low2', 'low3', 'low4'], 'the client message first, then the bulk ones in order');
   };
 

@@ -4,7 +4,7 @@ import { queueContract } from '@opco-proxy/core/queue-contract';
 import { createQueue, type QueueLogger } from '../src/index.js';
 import { DELAY_BUCKETS_MS, DELAY_QUEUE_IDLE_MS, DELIVER_AT_HEADER, delayBucket, workQueueOptions } from '../src/topology.js';
 import { brokerUrl } from './fixtures/broker-under-test.js';
-import { waitFor } from './fixtures/eventually.js';
+import { eventually } from '@opco-proxy/core/eventually';
 import { ScratchQueues } from './fixtures/scratch-queues.js';
 
 const url = brokerUrl(t, 'the RabbitMQ queue');
@@ -93,7 +93,7 @@ if (url) {
     const handled: number[] = [];
     const consumer = await queue.consume(name, async () => void handled.push(Date.now()));
     t.teardown(() => consumer.cancel());
-    await waitFor(() => handled.length === 1, 10_000, 'the late message');
+    await eventually(() => handled.length === 1, 'the late message', 10_000);
     t.ok(handled[0] >= due, 'not handed to the handler before it was due');
   });
 
@@ -131,7 +131,7 @@ if (url) {
     await queue.consume(name, async (message) => {
       got.push(message.body);
     });
-    await waitFor(() => got.length === 1, 5000, 'the consumer of the unprefixed name gets it');
+    await eventually(() => got.length === 1, 'the consumer of the unprefixed name gets it', 5000);
     t.strictSame(got, [{ id: 'p' }]);
   });
 
@@ -145,7 +145,7 @@ if (url) {
     await queue.consume(name, async (message) => {
       got.push(message.body);
     });
-    await waitFor(() => got.length === 2, 5000, 'the JSON messages arrive');
+    await eventually(() => got.length === 2, 'the JSON messages arrive', 5000);
     t.strictSame(got, [{ id: 'first' }, { id: 'last' }]);
     t.ok(logged.some(([level, , message]) => level === 'error' && /not JSON/.test(String(message))), 'logged as an error');
     await queue.close();
