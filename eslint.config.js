@@ -42,6 +42,25 @@ export default defineConfig(
     },
   },
   {
+    // The kernel imports no plugin, driver or adapter (docs/architecture.md): they get what they need
+    // through its ports and hooks, and the application (server/) puts them together.
+    files: ['core/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['@opco-proxy/*', '!@opco-proxy/schemas', '!@opco-proxy/schemas/*'], message: 'core imports no plugin, driver or adapter: give it what it needs through a port or a hook.' }],
+      }],
+    },
+  },
+  {
+    // A plugin or a driver knows the kernel (and the schemas), never another plugin or driver.
+    files: ['plugins/*/src/**/*.ts', 'drivers/*/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['@opco-proxy/*', '!@opco-proxy/core', '!@opco-proxy/core/*', '!@opco-proxy/schemas', '!@opco-proxy/schemas/*'], message: 'a plugin or driver imports only @opco-proxy/core and @opco-proxy/schemas.' }],
+      }],
+    },
+  },
+  {
     // Tests (and e2e's harness) read JSON answers as `any` and check them with tap's assertions, which is the check.
     files: ['**/test/**', 'e2e/**'],
     rules: {
