@@ -87,10 +87,7 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
 
   t.test('the first hub takes the lease and renews it; the second stands by, naming it', async (t) => {
     const s = await scene(t);
-    const a = s.contender('hub-a');
-    const b = s.contender('hub-b');
-    await a.leadership.start();
-    await b.leadership.start();
+    const { a, b } = await leaderAndStandby(s);
     t.equal(a.led, 1, 'a leads');
     t.match(a.leadership.view(), { role: 'leader', id: 'hub-a', leader: { id: 'hub-a', url: 'ws://hub-a:8090' } });
     t.match(b.leadership.view(), { role: 'standby', id: 'hub-b', leader: { id: 'hub-a', url: 'ws://hub-a:8090', expiresAt: String } });
@@ -100,6 +97,15 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
     t.equal(b.led, 0, 'b never took it');
     t.same(a.steppedDown, []);
   });
+
+  /** hub-a started first (it leads), then hub-b (it stands by). */
+  async function leaderAndStandby(s: Scene) {
+    const a = s.contender('hub-a');
+    const b = s.contender('hub-b');
+    await a.leadership.start();
+    await b.leadership.start();
+    return { a, b };
+  }
 
   /** hub-a started with a lead() that loads until `loaded()`; resolves once the lease is written and lead() called. */
   async function slowLeader(s: Scene) {
@@ -140,10 +146,7 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
 
   t.test('a leader cut off from the store stops granting before its lease ends; the standby takes it once it has', async (t) => {
     const s = await scene(t);
-    const a = s.contender('hub-a');
-    const b = s.contender('hub-b');
-    await a.leadership.start();
-    await b.leadership.start();
+    const { a, b } = await leaderAndStandby(s);
     const expiresAt = Date.parse(b.leadership.view().leader!.expiresAt!);
     a.cut(true);
     // Until the lease's end minus the margin, a still grants: its renewals fail, its lease holds.
@@ -181,10 +184,7 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
 
   t.test('a hub that stops releases the lease: the standby takes it at its next try', async (t) => {
     const s = await scene(t);
-    const a = s.contender('hub-a');
-    const b = s.contender('hub-b');
-    await a.leadership.start();
-    await b.leadership.start();
+    const { a } = await leaderAndStandby(s);
     await a.leadership.close();
     t.same(a.steppedDown, ['hub stopping']);
     await run(t, s, RENEW_MS + 100);
