@@ -6,7 +6,7 @@
 // PostgreSQL behind such a relay (issue 31: FerretDB's InternalError answers were 500s).
 import t, { type Test } from 'tap';
 import { startRelay } from '@opco-proxy/core/tcp-relay';
-import { dossierBody, postgresAddress, privateFerretDbSkip, realBackendsSkip, startPrivateFerretDb, startService, type Service } from '../src/index.js';
+import { dossierBody, eventually, postgresAddress, privateFerretDbSkip, realBackendsSkip, startPrivateFerretDb, startService, type Service } from '../src/index.js';
 
 const READS = (jobId: string, syncId: string, webhookId: string) => [
   `/sandbox/jobs/${jobId}`,
@@ -92,16 +92,9 @@ t.test('FerretDB unreachable, then back', { skip: realBackendsSkip() }, async (t
 async function expectBack(t: Test, service: Service, jobId: string) {
   const backAt = Date.now();
   let back = await service.get(`/sandbox/jobs/${jobId}`);
-  while (back.status !== 200 && Date.now() - backAt < 60_000) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    back = await service.get(`/sandbox/jobs/${jobId}`);
-  }
-  let up = await storeUp(service);
-  for (const until = Date.now() + 30_000; up !== 1 && Date.now() < until;) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    up = await storeUp(service);
-  }
-  t.equal(up, 1, '/metrics: the store is up again');
+  await eventually(async () => (back = await service.get(`/sandbox/jobs/${jobId}`)).status === 200, 'the job to be served again', 60_000).catch(() => undefined);
+  const up = await eventually(async () => (await storeUp(service)) === 1, '/metrics to show the store up', 30_000).catch(() => false);
+  t.ok(up, '/metrics: the store is up again');
   t.equal(back.status, 200, `served again once the store is back, without a restart (after ${Date.now() - backAt} ms)${back.status === 200 ? "" : `: ${back.text.slice(0, 300)}`}`);
 }
 

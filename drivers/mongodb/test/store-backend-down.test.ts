@@ -1,9 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { connect, createServer, type AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
 import { StoreUnavailableError } from '@opco-proxy/core';
+import { eventually } from '@opco-proxy/core/eventually';
 import { startRelay, type Relay } from '@opco-proxy/core/tcp-relay';
 import { createStore } from '../src/index.js';
 import type { Store } from '@opco-proxy/core';
@@ -31,15 +31,13 @@ async function freePort(): Promise<number> {
 }
 
 async function listening(port: number, process: ChildProcess, output: () => string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => socket.end(() => resolve(true))).on('error', () => resolve(false));
-    });
-    if (open) return;
-    if (process.exitCode !== null) break;
-    await sleep(100);
-  }
-  throw new Error(`FerretDB did not start: ${output()}`);
+  const open = () => new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(() => resolve(true))).on('error', () => resolve(false));
+  });
+  await eventually(async () => {
+    if (process.exitCode !== null) throw new Error(`FerretDB exited (${process.exitCode}): ${output()}`);
+    return open();
+  }, () => `FerretDB to listen on ${port}: ${output()}`);
 }
 
 /** Every kind of call a request makes fails as the store unavailable, each within `limitMs`. */
@@ -99,8 +97,7 @@ if (!bin) {
   /** The store answers again once PostgreSQL does: nothing to restart. */
   async function expectRecovered(t: Test): Promise<void> {
     const docs = store!.collection<{ _id: string; n: number }>('things');
-    let found: { n: number } | null = null;
-    for (let i = 0; i < 50 && !found; i++) found = await docs.findOne({ _id: 'a' }).catch(() => (sleep(100).then(() => null)));
+    const found = await eventually(() => docs.findOne({ _id: 'a' }).catch(() => null), 'the store to answer again', 5000).catch(() => null);
     t.ok(found, 'answers again once PostgreSQL does');
   }
 
