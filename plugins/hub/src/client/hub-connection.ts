@@ -3,8 +3,9 @@
  * periodic metrics reports, a watchdog on the hub's pings, and reconnection with exponential
  * backoff capped at 5 s between tries. Given the addresses of two hubs (failover), it tries them
  * in turn: the standby refuses with 503, so the instance ends up on the leader, and when the leader
- * goes it tries the other one next. The backoff grows by round of every address, not by address. It emits `state` ('connecting' | 'connected' |
- * 'disconnected' | 'closed') and passes the hub's grant/refused messages on.
+ * goes it tries the other one next. The backoff grows by round of every address, not by address.
+ * It emits `state` ('connecting' | 'connected' | 'disconnected' | 'closed') and passes the hub's
+ * grant/refused messages on.
  *
  * 'connected' starts the moment the hello is sent: the hub reads the hello before anything sent
  * after it, so from then on every ask is counted after the usage the hello reported.
