@@ -3,12 +3,13 @@
  * transformed answer must satisfy the service's response schema for its route in full (the
  * pipeline tolerates drift from a live upstream, D14; a recorded answer has no excuse), its states
  * must be SPEC 3.3 / 3.4 states, and each recorded error must become the error the fixture
- * expects, from the table of SPEC 7.
+ * expects, from the table of SPEC 7, counted as a key refusal exactly when it is one (P13).
  */
-import { ERROR_CODES, toErrorBody, type RouteKey, type ServiceError } from '@opco-proxy/core';
+import { ERROR_CODES, toErrorBody, type KeyRefusal, type RouteKey, type ServiceError } from '@opco-proxy/core';
 import { validate } from '@opco-proxy/schemas';
 import type { Finding } from './findings.js';
-import type { Fixture } from './fixtures.js';
+import { describesKeyRefusal, type Fixture } from './fixtures.js';
+import { statelessTest } from './profile-checks.js';
 import type { CallOutcome } from './replay.js';
 import { answerSchemaOf } from './service-schemas.js';
 
@@ -103,4 +104,41 @@ export function checkError(route: RouteKey, fixture: Fixture, outcome: CallOutco
     });
   }
   return findings;
+}
+
+/** At most this much of an answer's text is quoted in a message. */
+const QUOTED_CHARS = 160;
+
+/**
+ * The fixture is the upstream saying the CFA's key is unknown (fixtures.ts) exactly when the
+ * service took it for one: its ServiceError carries `keyRefused`, which holds the key refused at
+ * once (P13). Said only once the service answers the expected code (checkError says otherwise).
+ */
+export function checkKeyRefusal(fixture: Fixture, outcome: CallOutcome, refusal: KeyRefusal | undefined): Finding[] {
+  if (fixture.status < 400 || !fixture.expect || outcome.ok || outcome.error.code !== fixture.expect.code) return [];
+  const expected = describesKeyRefusal(fixture);
+  const recognised = outcome.error.keyRefused === true;
+  if (expected === recognised) return [];
+  const where = fixture.file;
+  const text = fixture.text.length > QUOTED_CHARS ? `${fixture.text.slice(0, QUOTED_CHARS)}...` : fixture.text;
+  if (recognised) {
+    return [{
+      area: 'errors', where,
+      message: `keyRefusal ${String(refusal?.body)} takes this ${fixture.status} for an unknown CFA key, where the fixture's expect says keyRefused: false: the service would hold `
+        + `a key the upstream knows refused at once for a request it merely refused (P13); narrow keyRefusal.body to the upstream's words for an unknown key`,
+    }];
+  }
+  const otherwise = 'or, if this answer refuses one request to a key the upstream knows, say so in the fixture: "expect": {"status": 403, "code": "HTTP_ERROR", "keyRefused": false}';
+  const taken = `the service takes this ${fixture.status} (${text}) for a refused request, not for an unknown CFA key`;
+  let why: string;
+  if (!refusal) {
+    why = `the profile declares no keyRefusal: declare one that matches it, e.g. keyRefusal: {status: ${fixture.status}, body: /<words of this answer>/}`;
+  } else if (fixture.status !== (refusal.status ?? 403)) {
+    why = `keyRefusal.status is ${refusal.status ?? '403 (the default)'}, this answer's ${fixture.status}: fix keyRefusal.status`;
+  } else if (!statelessTest(refusal.body, fixture.text)) {
+    why = `keyRefusal.body ${String(refusal.body)} does not match its text: fix it to match the upstream's words (case and accents as the upstream writes them)`;
+  } else {
+    why = `keyRefusal.body ${String(refusal.body)} matches its text, yet the upstream client did not take it: an errors rule matched it first, or the g or y flag (see the profile findings)`;
+  }
+  return [{ area: 'errors', where, message: `${taken}: ${why}; ${otherwise}` }];
 }

@@ -10,9 +10,9 @@
  * broken adapter is caught, and how it is told.
  */
 import { profileProblems, withProfileDefaults, type Profile, type ProfileDefinition, type RouteKey } from '@opco-proxy/core';
-import { checkAnswer, checkError } from './answer-checks.js';
+import { checkAnswer, checkError, checkKeyRefusal } from './answer-checks.js';
 import { describeFinding, type Finding } from './findings.js';
-import { readFixtures, REQUEST_SCHEMA_FILE, routeDir, TOKEN_FIXTURE, type Fixture, type FixtureSet } from './fixtures.js';
+import { describesKeyRefusal, readFixtures, REQUEST_SCHEMA_FILE, routeDir, TOKEN_FIXTURE, type Fixture, type FixtureSet } from './fixtures.js';
 import { checkProfile } from './profile-checks.js';
 import { startReplay, type AuthInput, type Replay } from './replay.js';
 import { checkSentRequest, compileRequestSchema } from './request-checks.js';
@@ -47,7 +47,7 @@ export async function checkAdapter(options: ConformanceOptions): Promise<Conform
   const routes = (Object.keys(profile.routes ?? {}) as RouteKey[]).filter((route) => Object.hasOwn(SAMPLE_REQUESTS, route));
   const samples = (route: RouteKey) => [...SAMPLE_REQUESTS[route], ...(options.requests?.[route] ?? [])];
   const counts = { answers: 0, errors: 0, requests: 0, paths: 0 };
-  findings.push(...checkFixtureCoverage(routes, fixtures));
+  findings.push(...checkFixtureCoverage(routes, fixtures, profile));
 
   for (const route of routes) {
     const answers = successes(fixtures, route).flatMap((fixture) => parsed(fixture));
@@ -78,6 +78,7 @@ export async function checkAdapter(options: ConformanceOptions): Promise<Conform
             if (fixture.status < 400) counts.answers++;
             else counts.errors++;
             findings.push(...(fixture.status < 400 ? checkAnswer(route, fixture, outcome) : checkError(route, fixture, outcome)));
+            findings.push(...checkKeyRefusal(fixture, outcome, profile.keyRefusal));
           }
           findings.push(...(await checkRequests(route, samples(route), profile, fixtures, replay, () => counts.requests++)));
         }
@@ -100,7 +101,7 @@ export async function checkAdapter(options: ConformanceOptions): Promise<Conform
       auth: `the ${profile.auth?.kind ?? 'oauth-client-credentials'} authentication, set up and given a token from the recorded answer`,
       transforms: `${counts.paths} transform paths exist`,
       answers: `${counts.answers} recorded answers, transformed, match the service's schemas and states`,
-      errors: `${counts.errors} recorded error answers map to the error table of SPEC 7 as expected`,
+      errors: `${counts.errors} recorded error answers map to the error table of SPEC 7 as expected, key refusals recognised by keyRefusal`,
       requests: `${counts.requests} sample requests reach the upstream as it accepts them`,
     },
   };
@@ -137,8 +138,19 @@ function input(route: RouteKey, sample: SampleRequest): { query?: Record<string,
   return { body: withoutFiles(sample.body), files: Object.fromEntries(Object.entries(files).map(([role, content]) => [role, Buffer.from(content, 'base64')])) };
 }
 
-function checkFixtureCoverage(routes: RouteKey[], fixtures: FixtureSet): Finding[] {
+function checkFixtureCoverage(routes: RouteKey[], fixtures: FixtureSet, profile: Profile): Finding[] {
   const findings: Finding[] = [];
+  // A keyRefusal no recorded answer was tested against may never match what the upstream says.
+  const recorded = routes.some((route) => fixtures.routes.get(route)?.answers.some(describesKeyRefusal));
+  if (profile.keyRefusal?.body instanceof RegExp && !recorded) {
+    const route = routes.includes('GET /dossiers') ? 'GET /dossiers' : routes.find((r) => r !== 'GET /status') ?? routes[0];
+    const dir = route ? `fixtures/${routeDir(route)}` : 'fixtures';
+    findings.push({
+      area: 'fixtures', where: dir,
+      message: `record the upstream's answer to an unknown CFA key, e.g. ${dir}/refused-key.json ({"status": ${profile.keyRefusal.status ?? 403}, "body": ..., `
+        + '"expect": {"status": 403, "code": "HTTP_ERROR"}}): the kit checks that keyRefusal recognises it',
+    });
+  }
   for (const route of routes) {
     const dir = `fixtures/${routeDir(route)}`;
     if (successes(fixtures, route).length === 0) {

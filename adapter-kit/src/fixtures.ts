@@ -11,6 +11,13 @@
  *       "headers": { "retry-after": "7" },        (optional)
  *       "body": { "erreur": "Dossier inconnu" },  (the JSON answer; or "text": "<not JSON>")
  *       "expect": { "status": 404, "code": "NOT_FOUND" } }  (error answers: what the service must answer)
+ *
+ * An answer the service answers 403 `HTTP_ERROR` (`expect: {"status": 403, "code": "HTTP_ERROR"}`)
+ * is the upstream saying the CFA's key is unknown: the profile's `keyRefusal` must recognise it
+ * (issue 37, P13). A 403 that refuses one request to a key the upstream knows (a dossier that is
+ * not the CFA's) says so: `"expect": {"status": 403, "code": "HTTP_ERROR", "keyRefused": false}`,
+ * and `keyRefusal` must not recognise it. A 401 is never a key refusal: it speaks of the service's
+ * own credentials (D10).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -26,7 +33,14 @@ export interface Fixture {
   headers: Record<string, string>;
   /** The answer's text, exactly as it is served again. */
   text: string;
-  expect?: { status: number; code: string };
+  expect?: { status: number; code: string; keyRefused?: boolean };
+}
+
+/** Whether the fixture is the upstream saying the CFA's key is unknown (see the layout above). */
+export function describesKeyRefusal(fixture: Fixture): boolean {
+  const expect = fixture.expect;
+  if (!expect || fixture.status === 401) return false;
+  return expect.keyRefused ?? (expect.code === 'HTTP_ERROR' && expect.status === 403);
 }
 
 export interface RouteFixtures {
@@ -115,6 +129,12 @@ function readFixture(path: string, shown: string, findings: Finding[]): Fixture 
   if (typeof headers !== 'object' || headers === null || Object.values(headers).some((v) => typeof v !== 'string')) return bad('"headers" maps header names to strings');
   const expect = raw.expect as Fixture['expect'] | undefined;
   if (expect !== undefined && (typeof expect?.status !== 'number' || typeof expect?.code !== 'string')) return bad('"expect" is {status, code}: what the service answers its client (SPEC 7)');
+  if (expect?.keyRefused !== undefined) {
+    if (typeof expect.keyRefused !== 'boolean') return bad('"expect.keyRefused" is true or false: whether the answer says the CFA\'s key is unknown');
+    if (expect.keyRefused && (expect.code !== 'HTTP_ERROR' || expect.status !== 403 || status === 401)) {
+      return bad('an unknown CFA key is answered 403 HTTP_ERROR (D8), and never told by a 401 (the service\'s own credentials, D10): fix "expect" or remove "keyRefused"');
+    }
+  }
   if (status >= 400 && !expect) return bad(`an error answer needs "expect": {status, code}, what the service must answer its client for it (SPEC 7), e.g. {"status": ${status === 404 ? 404 : status}, "code": "${status === 404 ? 'NOT_FOUND' : 'UPSTREAM_ERROR'}"}`);
   return {
     file: shown,

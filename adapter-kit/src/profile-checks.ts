@@ -2,7 +2,8 @@
  * What can be said of a profile without calling anything. First what the service itself refuses
  * at start (core's profileProblems: a missing required key, a key of the wrong type, a format it
  * does not read), then what it would run but an operator could not live with: its routes are the
- * service's, its limits and cache lifetimes are sane, its error rules can match, and its
+ * service's, its limits and cache lifetimes are sane, its error rules can match, it says how the
+ * upstream tells a CFA key is unknown (keyRefusal, P13) in a way that can match, and its
  * authentication reads only config keys an operator can write.
  */
 import { loadSchema } from '@opco-proxy/schemas';
@@ -61,6 +62,7 @@ function saneValues(profile: Profile): Finding[] {
     }
   }
   checkErrorRules(profile, at);
+  checkKeyRefusal(profile, at);
   checkAuthKeys(profile, at);
   return findings;
 }
@@ -75,6 +77,38 @@ function checkErrorRules(profile: Profile, at: (where: string, message: string) 
     for (const route of Array.isArray(rule.routes) ? rule.routes : []) {
       if (!profile.routes?.[route]) at(`${where}.routes`, `"${route}" is not a route of this profile, so the rule can never apply`);
     }
+  });
+}
+
+/** The regular expression as the upstream client would test it once: without the flags that keep state. */
+export function statelessTest(body: RegExp, text: string): boolean {
+  return new RegExp(body.source, body.flags.replace(/[gy]/g, '')).test(text);
+}
+
+/**
+ * keyRefusal (issue 37, P13): declared, tested the same on every answer, not matching every answer,
+ * and not shadowed by an error rule the upstream client tries first (core/src/upstream-client.ts).
+ */
+function checkKeyRefusal(profile: Profile, at: (where: string, message: string) => void): void {
+  const refusal = profile.keyRefusal;
+  if (refusal === undefined) {
+    at('keyRefusal', 'declare how the upstream says a CFA key is unknown, e.g. keyRefusal: {status: 403, body: /clé API refusée/}: without it, a key the upstream '
+      + 'accepted is held refused only after 3 refused requests in a row, and each costs the CFA a refused request (P13)');
+    return;
+  }
+  // Of the wrong type: core said it (profileProblems), under keyRefusal or keyRefusal.body.
+  if (typeof refusal !== 'object' || refusal === null || !(refusal.body instanceof RegExp)) return;
+  const status = refusal.status ?? 403;
+  const shown = String(refusal.body);
+  if (/[gy]/.test(refusal.body.flags)) {
+    at('keyRefusal.body', `${shown}: the g and y flags make test() start where the last match ended (lastIndex), so the same refusal would be recognised on one answer and missed on the next: remove them`);
+  } else if (statelessTest(refusal.body, '')) {
+    at('keyRefusal.body', `${shown} matches an empty answer, so every ${status} would be taken for an unknown key and hold the CFA's key refused: match the upstream's words for an unknown key, e.g. /clé API refusée/`);
+  }
+  (Array.isArray(profile.errors) ? profile.errors : []).forEach((rule, index) => {
+    if (typeof rule !== 'object' || rule === null || rule.status !== status || rule.body !== undefined) return;
+    const routes = Array.isArray(rule.routes) ? rule.routes.join(', ') : 'every route';
+    at(`errors[${index}]`, `takes every ${status} answer of ${routes} before keyRefusal is tried (the error rules come first), so no key refusal is recognised there: give the rule a body`);
   });
 }
 

@@ -99,6 +99,10 @@ export const profile = defineProfile({
   // TODO: upstream answers that mean something else than their status says, e.g.
   // { status: 400, body: /inconnu/, routes: ['GET /dossiers'], code: 'NOT_FOUND' }.
   errors: [],
+  // TODO: how the upstream says a CFA's X-API-KEY is unknown: the status of that answer (403 if
+  // left out) and words of its text, as recorded in fixtures/get-dossiers/refused-key.json. Such an
+  // answer holds the key refused at once; any other 403 refuses only that request (P13).
+  keyRefusal: { status: 403, body: /clé API (refusée|inconnue)/ },
   // A route left out answers 501 NOT_SUPPORTED. TODO: the upstream's paths and quirks.
   routes: {
     'GET /status': { upstream: '/v1/status' },
@@ -170,6 +174,10 @@ export const FIXTURES: Readonly<Record<string, unknown>> = {
   'auth/token.json': { description: 'TODO: the token endpoint\'s answer, as captured', status: 200, body: { access_token: 'recorded-token', token_type: 'Bearer', expires_in: 3600 } },
   'get-status/up.json': { description: 'GET /v1/status', status: 200, body: { status: 'UP', versions: ['v1'] } },
   'get-dossiers/by-numero-interne.json': { description: 'a dossier; its state written with a typo', status: 200, body: dossier },
+  'get-dossiers/refused-key.json': {
+    description: 'TODO: the upstream\'s answer to a CFA key it does not know, as captured', status: 403, body: { status: 'error', message: 'clé API refusée' },
+    expect: { status: 403, code: 'HTTP_ERROR' },
+  },
   'get-dossiers/unknown-dossier.json': { description: 'no such dossier', status: 404, body: { status: 'error', message: 'Dossier introuvable' }, expect: { status: 404, code: 'NOT_FOUND' } },
   'get-dossiers/upstream-request.schema.json': schema('GET /v2/dossiers: numeroInterne, or numeroExterne with numeroDeca.', {
     type: 'object', additionalProperties: false, properties: { numeroInterne: text, numeroExterne: text, numeroDeca: text },

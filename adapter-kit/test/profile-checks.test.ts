@@ -6,6 +6,7 @@ import { schemaDeclares } from '../src/service-schemas.js';
 
 const sane = defineProfile({
   id: 'opco-acme', versions: ['v1'], rateLimit: { limit: 60, windowMs: 60_000 }, sync: { batchSize: 50 }, polling: { intervalMs: 300_000 },
+  keyRefusal: { body: /clé API refusée/ },
   routes: { 'GET /dossiers': { upstream: '/dossiers', cacheTtlS: 600 }, 'POST /factures': { upstream: '/factures', multipart: 'facture' } },
 });
 
@@ -58,6 +59,25 @@ t.test('an authentication that reads keys the config file refuses', async (t) =>
   const [finding] = checkProfile({ ...sane, auth: custom });
   t.equal(finding?.where, 'auth');
   t.match(finding?.message, /reads opcos\.<id>\.privateKeyEnv, which the config file does not accept .*read custom settings from opcos\.<id>\.auth/);
+});
+
+t.test('keyRefusal: declared, tested the same on every answer, never matching everything, not shadowed', async (t) => {
+  const { keyRefusal: _k, ...undeclared } = sane;
+  t.same(checkProfile(undeclared).map((f) => `${f.where}: ${f.message}`), [
+    'keyRefusal: declare how the upstream says a CFA key is unknown, e.g. keyRefusal: {status: 403, body: /clé API refusée/}: without it, a key the upstream accepted '
+      + 'is held refused only after 3 refused requests in a row, and each costs the CFA a refused request (P13)',
+  ]);
+  const said = (keyRefusal: unknown, errors?: unknown) => checkProfile({ ...sane, keyRefusal, ...(errors ? { errors } : {}) } as ProfileDefinition).map((f) => `${f.where}: ${f.message}`);
+  t.match(said({ body: /clé API refusée/g }), [/^keyRefusal\.body: \/clé API refusée\/g: the g and y flags make test\(\) start where the last match ended \(lastIndex\).*remove them$/]);
+  t.match(said({ status: 400, body: /refusée/iy }), [/^keyRefusal\.body: \/refusée\/iy: the g and y flags/]);
+  t.match(said({ body: /(clé refusée)?/ }), [/^keyRefusal\.body: \/\(clé refusée\)\?\/ matches an empty answer, so every 403 would be taken for an unknown key/]);
+  t.match(said({ status: 400, body: /.*/ }), [/matches an empty answer, so every 400 would be taken/]);
+  t.same(said({ status: 403, body: /Clé API (refusée|manquante)/ }), [], 'as classic-api declares it');
+  t.same(said({ body: /clé/ }, [{ status: 403, body: /dossier/, code: 'NOT_FOUND' }]), [], 'a rule with a body leaves the other 403s to keyRefusal');
+  t.same(said({ body: /clé/ }, [{ status: 403, routes: ['GET /dossiers'], code: 'NOT_FOUND' }]), [
+    'errors[0]: takes every 403 answer of GET /dossiers before keyRefusal is tried (the error rules come first), so no key refusal is recognised there: give the rule a body',
+  ]);
+  t.same(said({ body: 'clé' }), ['keyRefusal.body: required, a regular expression tested against the upstream answer\'s text'], 'a wrong type is core\'s word, said once');
 });
 
 t.test('schema paths: declared fields only, through $ref, items and branches', async (t) => {

@@ -28,6 +28,8 @@ t.test('a new package passes npm test at once', async (t) => {
   }
   t.match(readFileSync(join(dir, 'src/index.ts'), 'utf8'), /formatVersion: 1,/, 'the profile says the format it is written for');
   t.match(readFileSync(join(dir, 'src/index.ts'), 'utf8'), /id: 'acme'/);
+  t.match(readFileSync(join(dir, 'src/index.ts'), 'utf8'), /keyRefusal: \{ status: 403, body: \/clé API \(refusée\|inconnue\)\/ \}/, 'it says how the upstream tells an unknown key');
+  t.ok(files.includes('fixtures/get-dossiers/refused-key.json'), 'and records that answer, for the kit to check keyRefusal against');
   const { stdout } = await run('npm', ['test'], { cwd: dir, timeout: 120_000 });
   t.match(stdout, /^ok 1 - dist\/test\/conformance\.test\.js/m, 'the conformance test passes');
   t.equal(stdout.match(/^ {4}ok \d+ - conformance: /gm)?.length, 7, 'in its seven areas');
@@ -60,7 +62,7 @@ t.test('it never writes over an existing folder', async (t) => {
 t.test('the command: new NAME [--dir DIR], usage otherwise', async (t) => {
   const cwd = mkdtempSync(join(scratch, 'cli-'));
   const { stdout } = await run(process.execPath, [bin, 'new', 'opco-acme'], { cwd });
-  t.match(stdout, /wrote 20 files to opco-acme/);
+  t.match(stdout, /wrote 21 files to opco-acme/);
   t.match(stdout, /npm test/);
   const wrong = await run(process.execPath, [bin, 'make', 'x'], { cwd }).then(() => undefined, (err: { stderr: string; code: number }) => err);
   t.equal(wrong?.code, 1);
