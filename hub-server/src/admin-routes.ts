@@ -6,7 +6,7 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { createError, safeEqualHex, sha256Hex, type AddressLimits, type Clock, type Logger, type TrustedProxies } from '@opco-proxy/core';
-import { validate, type HubKeyBody } from '@opco-proxy/schemas';
+import { validateRequest, type HubKeyBody } from '@opco-proxy/schemas';
 import type { GrantScheduler } from './grant-scheduler.js';
 import type { HubKeys } from './hub-keys.js';
 import type { LeadershipView } from './hub-leadership.js';
@@ -95,7 +95,7 @@ export function adminRouter(deps: AdminDeps): Router {
 
 /** A key's fleet and name (hub-key-body.schema.json); `tenantId` is the previous version's name of `fleetId`. */
 function checkKeyBody(body: unknown): { fleetId: string; name: string } {
-  const result = validate('hub-key-body', body);
+  const result = validateRequest('hub-key-body', body);
   if (!result.valid) throw createError('VALIDATION_ERROR', 'invalid request body', { errors: result.errors });
   const fields = body as HubKeyBody;
   return { fleetId: (fields.fleetId ?? fields.tenantId)!, name: fields.name };

@@ -2,7 +2,8 @@
  * @opco-proxy/schemas: the JSON Schemas of json/ as the single source of the service's types
  * (generated), of request and response validation, and of the OpenAPI document at /doc.
  */
-export { validate, validateAssembled, isBase64, isDateOrTimestamp, type ValidationResult } from './validation.js';
+export { validate, validateRequest, validateAssembled, isBase64, isDateOrTimestamp, type ValidationResult } from './validation.js';
+export { removeOptionalNulls } from './optional-nulls.js';
 export { schemaIds, allSchemaIds, isSchemaId, loadSchema, readSchemaShape, schemaUri, SCHEMA_BASE, type SchemaId, type JsonSchema, type SchemaShape } from './catalog.js';
 export {
   operations,

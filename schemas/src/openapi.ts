@@ -3,6 +3,7 @@
  * JSON Schemas, so /doc cannot describe a route or a field the service does not have.
  */
 import { allSchemaIds, readSchema, refToSchemaId, type JsonSchema, type SchemaId } from './catalog.js';
+import { admitsNull } from './optional-nulls.js';
 import { operations, operationIds, type ErrorStatus, type OperationId, type OperationSpec, type RouteTag } from './route-manifest.js';
 import { ERROR_CODES, errorCodeSpec, errorCodes } from './error-codes.js';
 import { errorExamples, operationExamples, otherErrorExample } from './route-examples.js';
@@ -98,8 +99,11 @@ export function buildOpenApi(mounted: readonly OperationId[] = operationIds): Op
 function build(mounted: readonly OperationId[]): OpenApiDocument {
   const titles = schemaTitles();
   const schemas: Record<string, unknown> = {};
+  const bodies = new Set(operationIds.map((id) => (operations[id] as OperationSpec).body).filter((id) => id !== undefined));
   // The config files are the operator's, and the hub's schemas are another process's interface.
-  for (const id of allSchemaIds.filter((id) => id !== 'kernel-config' && !id.startsWith('hub-'))) schemas[titles.get(id)!] = toOpenApiSchema(readSchema(id), titles);
+  for (const id of allSchemaIds.filter((id) => id !== 'kernel-config' && !id.startsWith('hub-'))) {
+    schemas[titles.get(id)!] = toOpenApiSchema(readSchema(id), titles, bodies.has(id));
+  }
 
   const paths: OpenApiDocument['paths'] = {};
   for (const id of mounted) {
@@ -204,7 +208,7 @@ function operation(operationId: OperationId, route: OperationSpec, titles: Map<S
     security: route.apiKey ? [{ ApiKey: [] }] : route.operator ? [{ OperatorKey: [] }] : [],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', titles.get(route.body)!), example: examples.request } } } }
+      ? { requestBody: { description: REQUEST_BODY, required: true, content: { 'application/json': { schema: ref('schemas', titles.get(route.body)!), example: examples.request } } } }
       : {}),
     responses,
     ...(operationId === 'createWebhook' ? { callbacks: notificationCallbacks(titles) } : {}),
@@ -286,12 +290,20 @@ const SUBSCHEMAS = ['items', 'additionalProperties', 'not'];
 /** Draft-07 keywords OpenAPI 3.0 does not know; they only tighten validation, which ajv does. */
 const DROPPED = new Set(['$schema', '$id', 'errorMessage', 'propertyNames', 'if', 'then', 'else', 'definitions', 'examples']);
 
+/** What every request body says of null (issue 37, optional-nulls.ts). */
+const REQUEST_BODY =
+  'JSON. An optional field sent as null is treated as absent (as Java and .NET serializers write an absent field); ' +
+  'a required field sent as null is a 400 VALIDATION_ERROR naming it.';
+
 /**
  * Draft-07 to the OpenAPI 3.0 schema dialect: file `$ref`s point into components, `const`
- * becomes a one-value enum, and type lists become `nullable` or a oneOf of types.
+ * becomes a one-value enum, and type lists become `nullable` or a oneOf of types. In a request
+ * body (`request`), an optional property takes null, which means absent (optional-nulls.ts): it
+ * is marked `nullable`.
  */
-function toOpenApiSchema(schema: JsonSchema, titles: Map<SchemaId, string>): JsonSchema {
+function toOpenApiSchema(schema: JsonSchema, titles: Map<SchemaId, string>, request = false): JsonSchema {
   const out: JsonSchema = {};
+  const required = new Set((schema.required as string[] | undefined) ?? []);
   for (const [key, value] of Object.entries(schema)) {
     if (DROPPED.has(key)) continue;
     if (key === '$ref') {
@@ -302,13 +314,27 @@ function toOpenApiSchema(schema: JsonSchema, titles: Map<SchemaId, string>): Jso
     else if (key === 'type' && Array.isArray(value)) Object.assign(out, typeList(value as string[]));
     else if (SCHEMA_MAPS.includes(key)) {
       out[key] = Object.fromEntries(
-        Object.entries(value as Record<string, JsonSchema>).map(([name, sub]) => [name, toOpenApiSchema(sub, titles)]),
+        Object.entries(value as Record<string, JsonSchema>).map(([name, sub]) => {
+          const converted = toOpenApiSchema(sub, titles, request);
+          const nullMeansAbsent = request && key === 'properties' && !required.has(name) && !admitsNull(sub);
+          return [name, nullMeansAbsent ? nullable(converted) : converted];
+        }),
       );
-    } else if (SCHEMA_LISTS.includes(key)) out[key] = (value as JsonSchema[]).map((sub) => toOpenApiSchema(sub, titles));
-    else if (SUBSCHEMAS.includes(key) && typeof value === 'object') out[key] = toOpenApiSchema(value as JsonSchema, titles);
+    } else if (SCHEMA_LISTS.includes(key)) out[key] = (value as JsonSchema[]).map((sub) => toOpenApiSchema(sub, titles, request));
+    else if (SUBSCHEMAS.includes(key) && typeof value === 'object') out[key] = toOpenApiSchema(value as JsonSchema, titles, request);
     else out[key] = value;
   }
   return out;
+}
+
+/**
+ * `schema` that also takes null: `nullable` beside it (with null in its enum, which OpenAPI 3.0.3
+ * would otherwise let refuse it); a `$ref`, whose siblings OpenAPI 3.0 ignores, wrapped in an
+ * allOf, as generators (openapi-generator, NSwag) read a nullable reference.
+ */
+function nullable(schema: JsonSchema): JsonSchema {
+  if (typeof schema.$ref === 'string') return { allOf: [schema], nullable: true };
+  return { ...schema, nullable: true, ...(Array.isArray(schema.enum) ? { enum: [...(schema.enum as unknown[]), null] } : {}) };
 }
 
 function typeList(types: string[]): JsonSchema {

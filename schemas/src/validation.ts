@@ -7,6 +7,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import ajvErrors from 'ajv-errors';
 import { allSchemaIds, isSchemaId, readSchema, schemaUri, type JsonSchema, type SchemaId } from './catalog.js';
+import { removeOptionalNulls } from './optional-nulls.js';
 
 export type ValidationResult = { valid: true } | { valid: false; errors: string[] };
 
@@ -21,7 +22,17 @@ const compiled = new Map<SchemaId, ValidateFunction>();
 export function validate(schemaId: SchemaId | (string & {}), data: unknown): ValidationResult {
   const check = compile(schemaId);
   if (check(data)) return { valid: true };
-  return { valid: false, errors: formatErrors(check.errors ?? [], rootLabel(schemaId)) };
+  return { valid: false, errors: formatErrors(check.errors ?? [], rootLabel(schemaId), data) };
+}
+
+/**
+ * Checks a request's body or query against `schemaId` as a client means it: an optional property
+ * sent as null is removed from `data` first, as if absent (optional-nulls.ts). `data` is changed
+ * in place, so whatever reads the request afterwards sees it without those nulls.
+ */
+export function validateRequest(schemaId: SchemaId | (string & {}), data: unknown): ValidationResult {
+  if (!isSchemaId(schemaId)) throw new Error(`unknown schema id "${schemaId}"`);
+  return validate(schemaId, removeOptionalNulls(schemaId, data));
 }
 
 const assembled = new WeakMap<object, ValidateFunction>();
@@ -39,7 +50,7 @@ export function validateAssembled(schema: JsonSchema, data: unknown, root: strin
     assembled.set(schema, check);
   }
   if (check(data)) return { valid: true };
-  return { valid: false, errors: formatErrors(check.errors ?? [], root) };
+  return { valid: false, errors: formatErrors(check.errors ?? [], root, data) };
 }
 
 function compile(schemaId: string): ValidateFunction {
@@ -109,22 +120,38 @@ const FORMAT_MESSAGES: Record<string, string> = {
   byte: 'Invalid base64',
 };
 
-function formatErrors(errors: ErrorObject[], root: string): string[] {
+function formatErrors(errors: ErrorObject[], root: string, data: unknown): string[] {
   const messages = new Set<string>(); // a Set: a body with thousands of bad items stays linear
+  // A null where a value is needed (a required field sent as null) is said so, once: its type
+  // error says `received null`, and what else its schema asks (an enum, a format) goes unsaid.
+  const nulls = new Set(errors.filter((e) => e.keyword === 'type' && valueAt(data, pointerSegments(e.instancePath)) === null).map((e) => e.instancePath));
   for (const error of errors) {
     // Errors about a property *name* are reported once, by the propertyNames error itself.
     if (error.propertyName !== undefined) continue;
     // `if` only says which branch failed; the `then` errors that follow say why.
     if (error.keyword === 'if') continue;
+    const isNull = nulls.has(error.instancePath);
+    if (isNull && error.keyword !== 'type') continue;
     const segments = pointerSegments(error.instancePath);
     const params = error.params as Record<string, unknown>;
     if (error.keyword === 'required') segments.push(String(params.missingProperty));
     if (error.keyword === 'additionalProperties') segments.push(String(params.additionalProperty));
     const path = segments.length > 0 ? segments.join('.') : root;
-    const line = `${path}: ${describe(error, params)}`;
+    const message = describe(error, params) + (isNull && error.keyword === 'type' ? ', received null' : '');
+    const line = `${path}: ${message}`;
     messages.add(line);
   }
   return [...messages];
+}
+
+/** The value at `segments` of `data`. */
+function valueAt(data: unknown, segments: string[]): unknown {
+  let value = data;
+  for (const segment of segments) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value;
 }
 
 function pointerSegments(pointer: string): string[] {

@@ -77,5 +77,5 @@ t.test('responses: drift is reported with paths, for pipeline step 8 warnings', 
     'EtatDossierResult.1.numeroInterne: Required',
     'EtatDossierResult.1.etat: Expected string',
   ]);
-  t.same(errorsOf(schemaIds.dossier, null), ['value: Expected object']);
+  t.same(errorsOf(schemaIds.dossier, null), ['value: Expected object, received null']);
 });
