@@ -13,10 +13,17 @@ export type CallVerdict =
   /** A 4xx about the request itself: not found, invalid input, a conflict. */
   | 'client-fault'
   /**
-   * The upstream refused the CFA's X-API-KEY: a 403 (D8). A 401 that outlives a fresh token
-   * (D10) is answered 403 too, but it speaks of the service's own credentials: a failure.
+   * The upstream said the CFA's X-API-KEY is not one it knows: an answer the profile's
+   * `keyRefusal` recognises (D8, issue 37). A 401 that outlives a fresh token (D10) is answered
+   * 403 too, but it speaks of the service's own credentials: a failure.
    */
   | 'key-refused'
+  /**
+   * A 403 that does not say the key is unknown: the upstream may refuse one request (a dossier
+   * that is not the CFA's) to a key it accepts. The key is refused only when it was never
+   * accepted, or after several such answers in a row (tenant-standing.ts).
+   */
+  | 'forbidden'
   /** The upstream's own rate limit (429). */
   | 'rate-limited'
   /** Unreachable, timed out, 5xx, an unusable answer, the service's credentials refused. */
@@ -26,7 +33,8 @@ export function callVerdict(error: ServiceError | undefined): CallVerdict {
   if (!error) return 'answered';
   switch (error.code) {
     case 'HTTP_ERROR':
-      return error.upstreamStatus === 401 ? 'failure' : 'key-refused';
+      if (error.upstreamStatus === 401) return 'failure';
+      return error.keyRefused ? 'key-refused' : 'forbidden';
     case 'NOT_FOUND':
     case 'VALIDATION_ERROR':
     case 'CONFLICT':

@@ -20,6 +20,8 @@ export interface ErrorDetails {
   extra?: Record<string, unknown>;
   /** The status the upstream answered, when the error is its answer (never shown; call-verdict.ts reads it). */
   upstreamStatus?: number;
+  /** The upstream's answer says the CFA's key is unknown (the profile's `keyRefusal`; call-verdict.ts). */
+  keyRefused?: boolean;
   cause?: unknown;
 }
 
@@ -32,6 +34,7 @@ export class ServiceError extends Error {
   readonly headers: Record<string, string>;
   readonly extra?: Record<string, unknown>;
   readonly upstreamStatus?: number;
+  readonly keyRefused?: boolean;
 
   constructor(code: ErrorCode, description?: string, details: ErrorDetails = {}) {
     super(description ?? ERROR_CODES[code].description, { cause: details.cause });
@@ -44,6 +47,7 @@ export class ServiceError extends Error {
     this.headers = details.headers ?? {};
     this.extra = details.extra;
     this.upstreamStatus = details.upstreamStatus;
+    if (details.keyRefused) this.keyRefused = true;
   }
 }
 

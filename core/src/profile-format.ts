@@ -67,6 +67,7 @@ export function profileProblems(value: unknown): ProfileProblem[] {
   optionalBlock(value.polling, 'polling', 'intervalMs', 'milliseconds between polls', at);
   checkAuth(value.auth, at);
   checkErrorRules(value.errors, at);
+  checkKeyRefusal(value.keyRefusal, at);
   checkRoutes(value.routes, at);
   return problems;
 }
@@ -113,6 +114,15 @@ function checkErrorRules(errors: unknown, at: At): void {
     if (rule.routes !== undefined && (!Array.isArray(rule.routes) || rule.routes.some((r) => typeof r !== 'string'))) at(`${where}.routes`, `${shown(rule.routes)}: a list of route keys`);
     if (rule.description !== undefined && typeof rule.description !== 'string') at(`${where}.description`, `${shown(rule.description)}: a string`);
   });
+}
+
+function checkKeyRefusal(refusal: unknown, at: At): void {
+  if (refusal === undefined) return;
+  if (!isObject(refusal)) return at('keyRefusal', `${shown(refusal)}: {status?, body}: how the upstream says a CFA's X-API-KEY is unknown, or leave it out`);
+  if (refusal.status !== undefined && !(Number.isInteger(refusal.status) && (refusal.status as number) >= 400 && (refusal.status as number) < 500 && refusal.status !== 401)) {
+    at('keyRefusal.status', `${shown(refusal.status)}: the 4xx status (401 excepted: it speaks of the service's own credentials) of the upstream's answer, default 403`);
+  }
+  if (!(refusal.body instanceof RegExp)) at('keyRefusal.body', 'required, a regular expression tested against the upstream answer\'s text');
 }
 
 function checkRoutes(routes: unknown, at: At): void {

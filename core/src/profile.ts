@@ -61,6 +61,19 @@ export interface UpstreamErrorRule {
   description?: string;
 }
 
+/**
+ * How the upstream says "this X-API-KEY is not one I know" (issue 37, docs/decisions.md P13): an
+ * answer of `status` whose text `body` matches. Such an answer holds the key refused at once; a
+ * 403 it does not match refuses that one request (a dossier that is not the CFA's), and holds a
+ * key the upstream has accepted refused only after several in a row.
+ */
+export interface KeyRefusal {
+  /** Default 403. */
+  status?: number;
+  /** Tested against the upstream answer's text. */
+  body: RegExp;
+}
+
 /** A profile as the service runs it: every key filled (profile-format.ts gives the defaults). */
 export interface Profile {
   /** The profile format it is written for (profile-format.ts); absent in a definition means 1. */
@@ -74,6 +87,8 @@ export interface Profile {
   /** How the service authenticates to this upstream (default: OAuth client credentials, form). */
   auth?: AuthStrategy;
   errors?: UpstreamErrorRule[];
+  /** How the upstream says a CFA key is unknown; absent, no answer alone confirms it (P13). */
+  keyRefusal?: KeyRefusal;
   routes: Partial<Record<RouteKey, RouteProfile>>;
 }
 

@@ -225,6 +225,10 @@ function upstreamError(ctx: CallContext, status: number, text: string, retryAfte
       ...(rule.code === 'UPSTREAM_ERROR' ? { status } : {}),
     });
   }
+  const refusal = ctx.opco.profile.keyRefusal;
+  if (refusal && status === (refusal.status ?? 403) && refusal.body.test(text)) {
+    return createError('HTTP_ERROR', 'the upstream body does not know this X-API-KEY', { upstream, upstreamStatus: status, keyRefused: true });
+  }
   if (status === 401 || status === 403) return createError('HTTP_ERROR', 'the upstream body refused the authentication', { upstream, upstreamStatus: status });
   if (status === 404) return createError('NOT_FOUND', 'not found at the upstream body', { upstream, upstreamStatus: status });
   const seconds = typeof retryAfter === 'string' && /^\d{1,6}$/.test(retryAfter.trim()) ? retryAfter.trim() : undefined;

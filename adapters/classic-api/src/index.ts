@@ -54,6 +54,8 @@ export const profile = defineProfile({
       description: 'numerosInternes: at most 20 internal numbers per call for this OPCO',
     },
   ],
+  // How it says a CFA key is unknown (issue 37): any other 403 refuses one request, not the key.
+  keyRefusal: { status: 403, body: /Clé API (refusée|manquante)/ },
   routes: {
     'GET /status': {
       upstream: '/api/v3/statut',

@@ -71,6 +71,9 @@ export const profile = defineProfile({
   rateLimit: { limit: 60, windowMs: 60_000 },
   sync: { batchSize: 50 },
   polling: { intervalMs: 300_000 },
+  // How the upstream says a CFA key is unknown (issue 37, P13): any other 403 (a dossier that is
+  // not the CFA's) refuses that request, not the key.
+  keyRefusal: { status: 403, body: /clé API (refusée|manquante)/ },
   routes: {
     'GET /status': { upstream: '/v1/status' },
 
