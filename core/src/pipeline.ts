@@ -5,6 +5,7 @@
  * headers go upstream with the call and which is released with the call's outcome.
  */
 import { applyTransforms } from './transforms.js';
+import { sha256Hex } from './crypto.js';
 import { asServiceError } from './errors.js';
 import { checkAnswer } from './response-validation.js';
 import { AuthRefreshNeeded } from './upstream-client.js';
@@ -32,8 +33,10 @@ export interface PipelineDeps {
    * share a slice. Absent (the adapter kit's replay, which tests a profile), every key is proven.
    */
   standing?: TenantStanding;
-  /** Share of each window's budget that unproven tenants may use (`tenantKeys.unprovenShare`). */
+  /** Share of each window's budget that unproven tenants may use while strangers are about (`tenantKeys.unprovenShare`). */
   unprovenShare?: number;
+  /** The same share while no unproven key was refused lately at the opcoId (`tenantKeys.calmUnprovenShare`). */
+  calmUnprovenShare?: number;
 }
 
 export class Pipeline {
@@ -62,10 +65,11 @@ export class Pipeline {
     const claim = (await this.deps.standing?.claim(ctx.opco.id, ctx.tenant.hash)) ?? { standing: 'proven' as const, done: () => undefined };
     try {
       await this.transformRequest(ctx); // step 5
-      await this.admitAndCall(ctx, claim.standing === 'proven');
+      const proven = claim.standing === 'proven';
+      await this.admitAndCall(ctx, proven);
       const verdict = callVerdict(ctx.error);
       this.record(ctx, verdict); // step 9
-      await this.learnStanding(ctx, verdict);
+      await this.learnStanding(ctx, verdict, proven);
     } finally {
       claim.done();
     }
@@ -81,11 +85,11 @@ export class Pipeline {
    */
   private async admitAndCall(ctx: CallContext, proven: boolean): Promise<void> {
     const { clock } = this.deps;
+    const unprovenLimit = proven ? unprovenSlice(ctx.opco.rateLimit.limit, this.deps.unprovenShare ?? 1) : await this.unprovenLimit(ctx);
     for (let refreshAllowed = true; ; refreshAllowed = false) {
       const lease = await this.deps.admission().admit({
         opcoId: ctx.opco.id, rateLimit: ctx.opco.rateLimit, route: ctx.route, method: ctx.method, priority: ctx.priority,
-        tenant: ctx.tenant.hash, synchronous: ctx.synchronous, cancelled: ctx.cancelled,
-        proven, unprovenLimit: unprovenSlice(ctx.opco.rateLimit.limit, this.deps.unprovenShare ?? 1),
+        tenant: ctx.tenant.hash, synchronous: ctx.synchronous, cancelled: ctx.cancelled, proven, unprovenLimit,
       }); // step 4
       this.deps.prometheus.budgetCalls.inc({ opco: ctx.opco.id, tenant: proven ? 'proven' : 'unproven' });
       ctx.leaseHeaders = lease.headers;
@@ -107,6 +111,18 @@ export class Pipeline {
       }
       if (!refresh) break;
     }
+  }
+
+  /**
+   * The slice of the window unproven tenants share (P13): the narrow `unprovenShare` while an
+   * unproven key was refused lately at this opcoId (strangers inventing keys are about), the
+   * wide `calmUnprovenShare` otherwise, so that a publisher onboarding its CFAs is not held to
+   * the slice a flood of invented keys is.
+   */
+  private async unprovenLimit(ctx: CallContext): Promise<number> {
+    const { standing, unprovenShare = 1, calmUnprovenShare = unprovenShare } = this.deps;
+    const strangers = standing ? await standing.strangersLately(ctx.opco.id) : true;
+    return unprovenSlice(ctx.opco.rateLimit.limit, strangers ? unprovenShare : Math.max(unprovenShare, calmUnprovenShare));
   }
 
   /**
@@ -137,17 +153,22 @@ export class Pipeline {
   }
 
   /**
-   * What the answer says of the tenant's key, kept for every instance. A store that fails here
-   * does not fail the call, which has happened: the key is judged again at its next call.
+   * What the answer says of the tenant's key, kept for every instance (P13): an answer the
+   * profile recognises as "unknown key" refuses it; another 403 refuses a key never accepted, and
+   * one accepted only after several in a row (tenant-standing.ts). A store that fails here does
+   * not fail the call, which has happened: the key is judged again at its next call.
    */
-  private async learnStanding(ctx: CallContext, verdict: CallVerdict): Promise<void> {
-    if (!this.deps.standing) return;
+  private async learnStanding(ctx: CallContext, verdict: CallVerdict, proven: boolean): Promise<void> {
+    const { standing, prometheus } = this.deps;
+    if (!standing) return;
     try {
       if (verdict === 'key-refused') {
-        this.deps.prometheus.keyRefusals.inc({ opco: ctx.opco.id });
-        await this.deps.standing.refused(ctx.opco.id, ctx.tenant.hash);
+        prometheus.keyRefusals.inc({ opco: ctx.opco.id });
+        await standing.refused(ctx.opco.id, ctx.tenant.hash, proven);
+      } else if (verdict === 'forbidden') {
+        if (await standing.forbidden(ctx.opco.id, ctx.tenant.hash, requestFingerprint(ctx), proven)) prometheus.keyRefusals.inc({ opco: ctx.opco.id });
       } else if (keyAccepted(verdict)) {
-        await this.deps.standing.accepted(ctx.opco.id, ctx.tenant.hash);
+        await standing.accepted(ctx.opco.id, ctx.tenant.hash);
       }
     } catch (err) {
       this.deps.log.warn({ requestId: ctx.requestId, opcoId: ctx.opco.id, err }, 'what the upstream said of the key could not be stored');
@@ -171,6 +192,15 @@ export class Pipeline {
       log.warn({ requestId: ctx.requestId, opcoId: ctx.opco.id, route: ctx.route, code: ctx.error.code, status, latencyMs }, 'upstream call failed');
     }
   }
+}
+
+/**
+ * Which request a 403 refused, so that one request refused again (a client retrying it) counts
+ * once in a key's series: the route and its query for a read, the job or request for a write.
+ */
+function requestFingerprint(ctx: CallContext): string {
+  const what = ctx.method === 'GET' ? new URLSearchParams(Object.entries(ctx.query).sort()).toString() : (ctx.requestId ?? '');
+  return sha256Hex(`${ctx.route} ${what}`).slice(0, 24);
 }
 
 /** The status the upstream answered with, 0 when no answer came (the hub adapts on 429s, D29). */

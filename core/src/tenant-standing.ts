@@ -4,10 +4,15 @@
  *
  * - **proven**: the upstream answered the key with something that shows it accepted it (a 2xx,
  *   or a 4xx about the request itself: not found, invalid input), within `provenTtlS`;
- * - **refused**: the upstream refused the key (401/403 on the key, D8) within `refusedTtlS`: the
- *   service answers 403 itself meanwhile, spending no budget, then lets it try again (a key the
- *   OPCO renewed works again);
- * - **unproven**: neither. Its calls share a small slice of each window's budget (admission).
+ * - **refused**: the upstream refused the key within `refusedTtlS`: the service answers 403 itself
+ *   meanwhile, spending no budget, then lets it try again (a key the OPCO renewed works again).
+ *   A refusal is confirmed (issue 37) by an answer the profile's `keyRefusal` recognises, by any
+ *   403 to a key never accepted (the stranger's case), or by `forbiddenInARow` 403s to distinct
+ *   requests of a proven key with no accepted answer between them: an upstream may refuse one
+ *   dossier that is not the CFA's while the key itself is fine, and that must not lock it out;
+ * - **unproven**: neither. Its calls share a slice of each window's budget (admission): a wide one
+ *   while strangers are not about, the narrow `unprovenShare` for `strangersRememberedS` after an
+ *   unproven key was refused at that opcoId (`strangersLately`).
  *
  * Kept in the store (collection `tenant_standing`, one document per opcoId and tenant hash, with
  * an `expiresAt`) so every instance knows; each instance keeps what it read for
@@ -22,7 +27,14 @@ export type Standing = 'proven' | 'unproven' | 'refused';
 export interface TenantStandingOptions {
   provenTtlS: number;
   refusedTtlS: number;
+  /** 403s to distinct requests of a proven key, none accepted between them, that confirm a refusal (default 3). */
+  forbiddenInARow?: number;
+  /** How long the refusal of an unproven key keeps the unproven slice narrow at its opcoId (default 600). */
+  strangersRememberedS?: number;
 }
+
+/** What the service learns when it holds a key refused: the tenant's stored work may be dropped. */
+export type RefusalListener = (refusal: { opcoId: string; tenant: string; wasProven: boolean }) => void;
 
 interface StandingDoc {
   _id: string;
@@ -30,6 +42,8 @@ interface StandingDoc {
   tenant: string;
   standing: 'proven' | 'refused';
   expiresAt: Date;
+  /** Proven keys: the requests refused with a 403 since the last accepted answer (fingerprints). */
+  forbidden?: string[];
 }
 
 interface Known {
@@ -40,6 +54,8 @@ interface Known {
   recheckAt: number;
   /** A read of the store is on its way for it. */
   refreshing?: boolean;
+  /** Proven: the requests refused with a 403 since the last accepted answer, as last read or written. */
+  forbidden?: string[];
 }
 
 /** How long an instance trusts what it read before reading the store again. */
@@ -50,6 +66,8 @@ export const STANDING_SWEEP_MS = 10 * 60_000;
 const LOCAL_MAX = 20_000;
 /** The key of "proven at some opcoId", for routes that name none (webhooks, sync, pollers). */
 const ANY_OPCO = '*';
+/** The document of an opcoId saying an unproven key was refused there lately (not a tenant hash). */
+const STRANGERS = 'strangers';
 const NOTHING = () => undefined;
 
 export class TenantStanding {
@@ -57,6 +75,8 @@ export class TenantStanding {
   private readonly local = new Map<string, Known>();
   /** Unproven keys with a call on its way in this process: later calls wait for its outcome. */
   private readonly firstCalls = new Map<string, Promise<void>>();
+
+  private readonly refusalListeners: RefusalListener[] = [];
 
   constructor(
     store: Store,
@@ -66,6 +86,11 @@ export class TenantStanding {
     private readonly refusedHit: (opcoId: string) => void = () => undefined,
   ) {
     this.docs = store.collection<StandingDoc>('tenant_standing');
+  }
+
+  /** Called after each refusal is stored (the holdings drop what a refused stranger stored). */
+  onRefusal(listener: RefusalListener): void {
+    this.refusalListeners.push(listener);
   }
 
   /** What this instance knows now without asking the store; undefined when it must ask. */
@@ -97,7 +122,7 @@ export class TenantStanding {
     const [doc] = await this.docs.find({ ...filter, expiresAt: { $gt: new Date(now) } }, { limit: 1 });
     const standing: Standing = doc?.standing ?? 'unproven';
     const until = doc ? doc.expiresAt.getTime() : Infinity;
-    this.remember(localKey(opcoId, tenant), { standing, until, recheckAt: now + LOCAL_RECHECK_MS });
+    this.remember(localKey(opcoId, tenant), { standing, until, recheckAt: now + LOCAL_RECHECK_MS, forbidden: doc?.forbidden });
     return standing;
   }
 
@@ -138,22 +163,65 @@ export class TenantStanding {
 
   /**
    * The upstream accepted the key. Written when this instance did not know it proven for at
-   * least half its lifetime more: one write a day or so per tenant, not one per call.
+   * least half its lifetime more, or knew 403s of it since its last accepted answer: one write a
+   * day or so per tenant, not one per call.
    */
   async accepted(opcoId: string, tenant: string): Promise<void> {
     const now = this.clock.now();
     const ttlMs = this.options.provenTtlS * 1000;
     const known = this.local.get(localKey(opcoId, tenant));
-    if (known?.standing === 'proven' && known.until - now > ttlMs / 2) return;
+    if (known?.standing === 'proven' && known.until - now > ttlMs / 2 && !known.forbidden?.length) return;
     await this.write(opcoId, tenant, 'proven', now + ttlMs);
     this.remember(localKey(ANY_OPCO, tenant), { standing: 'proven', until: now + ttlMs, recheckAt: now + LOCAL_RECHECK_MS });
   }
 
+  /**
+   * The upstream answered a 403 that does not say the key is unknown. A key never accepted is
+   * refused at once (a stranger's key, answered 403 locally from now on); a proven one only once
+   * `forbiddenInARow` distinct requests were refused with no accepted answer between them. Answers
+   * whether the key is now held refused.
+   */
+  async forbidden(opcoId: string, tenant: string, request: string, wasProven: boolean): Promise<boolean> {
+    if (!wasProven) {
+      await this.refused(opcoId, tenant, false);
+      return true;
+    }
+    const [doc] = await this.docs.find({ _id: docId(opcoId, tenant), expiresAt: { $gt: this.clock.date() } }, { limit: 1 });
+    if (doc?.standing === 'refused') return true;
+    const series = [...new Set([...(doc?.forbidden ?? []), request])];
+    if (series.length >= (this.options.forbiddenInARow ?? 3)) {
+      await this.refused(opcoId, tenant, true);
+      return true;
+    }
+    const until = doc ? doc.expiresAt.getTime() : this.clock.now() + this.options.provenTtlS * 1000;
+    await this.write(opcoId, tenant, 'proven', until, series);
+    return false;
+  }
+
   /** The upstream refused the key: refused for `refusedTtlS`, and no longer proven. */
-  async refused(opcoId: string, tenant: string): Promise<void> {
-    await this.write(opcoId, tenant, 'refused', this.clock.now() + this.options.refusedTtlS * 1000);
+  async refused(opcoId: string, tenant: string, wasProven: boolean): Promise<void> {
+    const now = this.clock.now();
+    await this.write(opcoId, tenant, 'refused', now + this.options.refusedTtlS * 1000);
     // Proven elsewhere perhaps; the next route without an opcoId asks the store again.
     this.local.delete(localKey(ANY_OPCO, tenant));
+    if (!wasProven) await this.strangerSeen(opcoId, now);
+    for (const listener of this.refusalListeners) listener({ opcoId, tenant, wasProven });
+  }
+
+  /**
+   * Whether an unproven key was refused at `opcoId` within `strangersRememberedS`, on any
+   * instance: strangers are about, and unproven calls keep to the narrow slice.
+   */
+  async strangersLately(opcoId: string): Promise<boolean> {
+    return (this.known(opcoId, STRANGERS) ?? (await this.of(opcoId, STRANGERS))) === 'refused';
+  }
+
+  /** Keeps strangers' presence known for `strangersRememberedS`; written at most once per half of it. */
+  private async strangerSeen(opcoId: string, now: number): Promise<void> {
+    const rememberedMs = (this.options.strangersRememberedS ?? 600) * 1000;
+    const known = this.local.get(localKey(opcoId, STRANGERS));
+    if (known?.standing === 'refused' && known.until - now > rememberedMs / 2) return;
+    await this.write(opcoId, STRANGERS, 'refused', now + rememberedMs);
   }
 
   /** The index the reads of "proven at any opcoId" need; idempotent. */
@@ -166,10 +234,11 @@ export class TenantStanding {
     return this.docs.sweepExpired(this.clock.date());
   }
 
-  private async write(opcoId: string, tenant: string, standing: 'proven' | 'refused', until: number): Promise<void> {
+  private async write(opcoId: string, tenant: string, standing: 'proven' | 'refused', until: number, forbidden?: string[]): Promise<void> {
     const expiresAt = new Date(until);
-    await this.docs.findOneAndUpdate({ _id: docId(opcoId, tenant) }, { $set: { opcoId, tenant, standing, expiresAt } }, { upsert: true });
-    this.remember(localKey(opcoId, tenant), { standing, until, recheckAt: this.clock.now() + LOCAL_RECHECK_MS });
+    const update = forbidden ? { $set: { opcoId, tenant, standing, expiresAt, forbidden } } : { $set: { opcoId, tenant, standing, expiresAt }, $unset: { forbidden: '' } };
+    await this.docs.findOneAndUpdate({ _id: docId(opcoId, tenant) }, update, { upsert: true });
+    this.remember(localKey(opcoId, tenant), { standing, until, recheckAt: this.clock.now() + LOCAL_RECHECK_MS, forbidden });
   }
 
   private remember(key: string, known: Known): void {
