@@ -6,6 +6,11 @@ import type { ServiceError } from './errors.js';
 export interface Tenant {
   hash: string;
   apiKey: string;
+  /**
+   * Set by the edge when the upstream has not accepted the key yet: the client address (its key,
+   * http/address-limits.ts) whose bounds what this request stores counts against (held-work.ts).
+   */
+  unprovenFrom?: string;
 }
 
 /**

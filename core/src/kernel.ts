@@ -20,6 +20,7 @@ import { Pipeline } from './pipeline.js';
 import { OpcoDirectory } from './opco-registry.js';
 import { RequestRate } from './request-rate.js';
 import { STANDING_SWEEP_MS, TenantStanding } from './tenant-standing.js';
+import { HeldWork, type HeldBounds } from './held-work.js';
 import { AddressLimits } from './http/address-limits.js';
 import { AuditLog } from './audit/audit-log.js';
 import { AuditTrail } from './audit/audit-trail.js';
@@ -105,6 +106,10 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const prometheus = createPrometheusMetrics();
   const inFlight = new InFlight();
   const standing = new TenantStanding(store, clock, config.tenantKeys, (opcoId) => prometheus.refusedKeyHits.inc({ opco: opcoId }));
+  const heldWork = new HeldWork(config.tenantKeys.unprovenHoldings as HeldBounds, async (tenant) => (await standing.of(undefined, tenant)) === 'proven', (bound) => prometheus.addressRefusals.inc({ reason: `held-${bound}` }));
+  standing.onRefusal(({ tenant, wasProven }) => {
+    if (!wasProven) heldWork.refused(tenant).catch((err: unknown) => log.warn({ err }, 'what a refused key stored could not be dropped'));
+  });
   const opcos = await OpcoDirectory.load(config.opcos, clock, bundled);
   const auditLog = new AuditLog(store, clock);
   const audit = new AuditTrail({
@@ -131,8 +136,8 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
       opcoId: opco.id, adapter: opco.adapter, entry, env: config.env, clock, timeoutMs: config.upstream.timeoutMs, send: client.transport,
     }));
   }
-  const { unprovenShare } = config.tenantKeys;
-  const pipeline = new Pipeline({ hooks, client, window, prometheus, log, clock, admission: () => seams.get('admission'), standing, unprovenShare });
+  const { unprovenShare, calmUnprovenShare } = config.tenantKeys;
+  const pipeline = new Pipeline({ hooks, client, window, prometheus, log, clock, admission: () => seams.get('admission'), standing, unprovenShare, calmUnprovenShare });
   const emit: Emit = async (event) => {
     const full: DomainEvent = { ...event, id: event.id ?? randomHex(16), timestamp: clock.date().toISOString() };
     await hooks.runEvent(full, (err) => log.error({ err, event: full.type }, 'event handler failed'));
@@ -148,7 +153,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   mountOperatorRoutes(router, { opcos, window, queue, queueNames, unprovenShare, admission: () => seams.get('admission') });
 
   const resolveHost: HostResolver = options.resolveHost ?? (async (hostname) => (await lookup(hostname, { all: true, verbatim: true })) as Array<{ address: string; family: 4 | 6 }>);
-  const host = new PluginHost({ config, role, log, clock, store, queue, hooks, seams, router, opcos, pipeline, window, registry: prometheus.registry, emit, resolveHost, queueNames });
+  const host = new PluginHost({ config, role, log, clock, store, queue, hooks, seams, router, opcos, pipeline, window, registry: prometheus.registry, emit, resolveHost, queueNames, heldWork });
   for (const plugin of await loadPlugins(config.plugins, options.plugins, bundled)) {
     await plugin.register(host.apiFor(plugin.name, pluginMetrics(prometheus.registry, plugin.name, clock)));
     log.debug({ plugin: plugin.name }, 'plugin registered');

@@ -14,6 +14,7 @@ import type { Logger } from './logger.js';
 import type { MetricsWindow, PluginMetrics } from './metrics.js';
 import type { OpcoDirectory } from './opco-registry.js';
 import type { Pipeline } from './pipeline.js';
+import type { HeldWork } from './held-work.js';
 import type { HostResolver, PluginApi, ProcessRole, RecoverySpec } from './plugin.js';
 import type { Queue } from './ports/queue.js';
 import type { Store } from './ports/store.js';
@@ -42,6 +43,7 @@ export interface PluginHostDeps {
   registry: Registry;
   emit: Emit;
   resolveHost: HostResolver;
+  heldWork: HeldWork;
   /** The work queues plugins declared, in order. */
   queueNames: Set<string>;
 }
@@ -56,7 +58,7 @@ export class PluginHost {
   }
 
   apiFor(name: string, metrics: PluginMetrics): PluginApi<unknown> {
-    const { config, role, clock, store, queue, hooks, seams, router, opcos, pipeline, window, emit, resolveHost } = this.deps;
+    const { config, role, clock, store, queue, hooks, seams, router, opcos, pipeline, window, emit, resolveHost, heldWork } = this.deps;
     const log = this.deps.log.child({ plugin: name });
     const runsWorkers = role !== 'api';
     return {
@@ -77,6 +79,7 @@ export class PluginHost {
       registry: this.deps.registry,
       env: config.env,
       resolveHost,
+      heldWork,
       addHook: (hook, handler) => hooks.add(hook, handler),
       provide: (seam, provider) => seams.provide(seam, provider, `plugin ${name}`),
       declareQueue: (queueName) => void this.deps.queueNames.add(queueName),

@@ -15,6 +15,7 @@ import type { HookHandlers, HookName } from './hooks.js';
 import type { Store } from './ports/store.js';
 import type { Queue } from './ports/queue.js';
 import type { Logger } from './logger.js';
+import type { HeldWork } from './held-work.js';
 import type { OpcoDirectory } from './opco-registry.js';
 import type { Pipeline } from './pipeline.js';
 import type { MetricsWindow, PluginMetrics } from './metrics.js';
@@ -69,6 +70,11 @@ export interface PluginApi<C = unknown> {
   /** The environment, where secrets named by the plugin's config live (`apiKeyEnv`). */
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly resolveHost: HostResolver;
+  /**
+   * What tenants the upstream has not accepted yet may keep stored, per client address (P13):
+   * a plugin registers the records it keeps and stores each one through `admit`.
+   */
+  readonly heldWork: Pick<HeldWork, 'register' | 'admit'>;
   addHook<K extends HookName>(name: K, handler: HookHandlers[K]): void;
   /** Takes a seam (admission): a second provider of one seam is a start-up error naming both. */
   provide<K extends SeamName>(seam: K, provider: Seams[K]): void;

@@ -215,11 +215,12 @@ t.test('a key the upstream refused is answered 403 at the edge, without another 
   t.equal(r.upstream.received.length, 2);
 });
 
-t.test('unproven keys spend their address\'s tokens; proven ones do not', async (t) => {
+t.test('unproven keys spend their address\'s tokens on upstream reads; proven ones do not; own records cost nothing', async (t) => {
   const r = await rig(t, { addressRateLimit: { perSecond: 1, burst: 2, freeFailures: 1000 } });
-  t.equal((await r.send('GET', '/up/dossiers/etats', { key: 'proven-key-0001' })).status, 200, 'the upstream accepts this key: proven');
-  t.equal((await r.send('GET', '/sync/a', { key: 'stranger-0001' })).status, 200);
-  const spent = await r.send('GET', '/sync/a', { key: 'stranger-0002' });
+  t.equal((await r.send('GET', '/up/dossiers/etats', { key: 'proven-key-0001' })).status, 200, 'the upstream accepts this key: proven (one token, unproven when it came)');
+  for (let i = 0; i < 5; i++) t.equal((await r.send('GET', '/sync/a', { key: `stranger-000${i}` })).status, 200, 'reads of their own records take no token (issue 37)');
+  t.equal((await r.send('GET', '/up/dossiers/etats', { key: 'stranger-0001' })).status, 200, 'the second token');
+  const spent = await r.send('GET', '/up/dossiers/etats', { key: 'stranger-0002' });
   isError(t, spent, 429, 'RATE_LIMITED', 'the address has spent its burst on unproven keys');
   t.ok(Number(spent.headers['retry-after']) >= 1);
   for (let i = 0; i < 3; i++) t.equal((await r.send('GET', '/sync/a', { key: 'proven-key-0001' })).status, 200, 'a proven key from that address still passes');

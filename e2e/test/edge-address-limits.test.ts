@@ -58,7 +58,8 @@ t.test('malformed and unproven tenant keys spend their address\'s tokens; a prov
   for (let i = 0; i < 40; i++) statuses.push((await get('/webhooks', { 'x-api-key': `short${i % 10}` }, elsewhere)).status);
   t.ok(statuses.includes(403) && statuses.includes(429), `403 for the malformed keys, then 429 once the address's bucket is empty: ${[...new Set(statuses)].join(', ')}`);
   for (let i = 0; i < 5; i++) t.equal((await get('/sandbox/dossiers/etats', { 'x-api-key': KEY_A }, elsewhere)).status, 200, 'the proven CFA on the same address is not slowed');
-  t.equal((await get('/webhooks', { 'x-api-key': 'never-seen-key-000001' }, elsewhere)).status, 429, 'an unproven key from that address is');
+  t.equal((await get('/sandbox/dossiers/etats', { 'x-api-key': 'never-seen-key-000001' }, elsewhere)).status, 429, 'an unproven key\'s upstream read from that address is');
+  t.equal((await get('/webhooks', { 'x-api-key': 'never-seen-key-000001' }, elsewhere)).status, 200, 'its own records cost nothing: never throttled by its standing (issue 37)');
   const metrics = await (await fetch(`${service.url}/metrics`)).text();
   t.match(metrics, /opco_proxy_address_refusals_total\{reason="backoff"\} [1-9]/);
   t.match(metrics, /opco_proxy_address_refusals_total\{reason="failed-auth"\} [1-9]/);

@@ -10,7 +10,7 @@ import { authenticate, authenticateOperator } from '../tenant.js';
 import type { Tenant } from '../call-context.js';
 import type { RequestRate } from '../request-rate.js';
 import type { Standing, TenantStanding } from '../tenant-standing.js';
-import type { AddressLimits } from './address-limits.js';
+import { addressKey, type AddressLimits } from './address-limits.js';
 import type { TrustedProxies } from './client-address.js';
 
 export interface EdgeOptions {
@@ -32,6 +32,13 @@ export interface Gate {
   operator: boolean;
   /** Reaches the upstream (a `profileRoute`): a key refused there lately is refused here. */
   upstream: boolean;
+  /**
+   * What the operation costs while the key is unproven (issue 37, P13): `free` reads the
+   * tenant's own records (no standing asked, no address token); `call` is a synchronous
+   * upstream read (an address token); `held` stores something (a job, a webhook, a sync):
+   * no token, bounded by what the address's unproven tenants hold (held-work.ts).
+   */
+  cost: 'free' | 'call' | 'held';
 }
 
 export class Edge {
@@ -46,9 +53,13 @@ export class Edge {
     let tenant: Tenant | undefined;
     if (gate.apiKey) {
       tenant = this.authenticateTenant(req);
-      this.options.rate.take(tenant.hash);
-      const known = this.options.standing.known(opcoId, tenant.hash);
-      if (known !== 'proven') await this.checkStanding(tenant, opcoId, known, gate.upstream, this.clientOf(req));
+      // D6 per tenant and per kind (issue 37): reads of its own records have a bucket of their
+      // own, so a burst of submissions never leaves their status polls without tokens.
+      this.options.rate.take(gate.cost === 'free' ? `${tenant.hash}/own` : tenant.hash);
+      if (gate.cost !== 'free') {
+        const known = this.options.standing.known(opcoId, tenant.hash);
+        if (known !== 'proven') await this.checkStanding(tenant, opcoId, known, gate, this.clientOf(req));
+      }
     }
     if (gate.operator) this.authenticateOperator(req.headers.authorization ?? '', this.clientOf(req));
     return tenant;
@@ -72,20 +83,24 @@ export class Edge {
   }
 
   /**
-   * Issue 27: a key the upstream refused lately is answered 403 here on the routes that reach
-   * it (no budget spent, no cached answer served); a tenant the upstream has not accepted yet
-   * (at this opcoId, or anywhere for the routes that name none) spends a token of its address.
+   * P13: a key the upstream refused lately is answered 403 here on the routes that reach it (no
+   * budget spent, no cached answer served). A tenant the upstream has not accepted yet (at this
+   * opcoId, or anywhere for the routes that name none) spends a token of its address for a
+   * synchronous upstream read; what it stores is marked with its address instead, and bounded
+   * by what that address's unproven tenants hold (held-work.ts), not by its request count.
    */
-  private async checkStanding(tenant: Tenant, opcoId: string | undefined, known: Standing | undefined, upstream: boolean, address: string): Promise<void> {
+  private async checkStanding(tenant: Tenant, opcoId: string | undefined, known: Standing | undefined, gate: Gate, address: string): Promise<void> {
     const { standing, addresses } = this.options;
     let now = known;
     try {
-      now = upstream && opcoId !== undefined ? await standing.assertNotRefused(opcoId, tenant.hash) : (now ?? (await standing.of(opcoId, tenant.hash)));
+      now = gate.upstream && opcoId !== undefined ? await standing.assertNotRefused(opcoId, tenant.hash) : (now ?? (await standing.of(opcoId, tenant.hash)));
     } catch (err) {
       addresses.failedAuth(address);
       throw err;
     }
-    if (now !== 'proven') addresses.takeUnproven(address);
+    if (now === 'proven') return;
+    if (gate.cost === 'call') addresses.takeUnproven(address);
+    else tenant.unprovenFrom = addressKey(address);
   }
 
   /** P9's operator key, behind the address's backoff: wrong keys slow their address down, not the operator elsewhere. */

@@ -19,7 +19,7 @@ import { kernelError } from '../kernel-errors.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import { checkRequest } from '../request-validation.js';
 import type { Tenant } from '../call-context.js';
-import { Edge, type EdgeOptions } from './edge.js';
+import { Edge, type EdgeOptions, type Gate } from './edge.js';
 import { readJsonBody, type JsonBody } from './request-body.js';
 import { matchedRouteTemplate, type State } from './state.js';
 
@@ -191,8 +191,8 @@ export class OperationRouter {
 
   /** The caller admitted at the edge, then the operation answered and, when audited, recorded (D32). */
   private serving(id: OperationId): (call: OperationCall) => Promise<Reply> {
-    const spec = operations[id] as { operator?: boolean; profileRoute?: string; apiKey?: boolean };
-    const gate = { apiKey: spec.apiKey === true, operator: spec.operator === true, upstream: spec.profileRoute !== undefined };
+    const spec = operations[id] as { operator?: boolean; profileRoute?: string; apiKey?: boolean; method: string };
+    const gate = { apiKey: spec.apiKey === true, operator: spec.operator === true, upstream: spec.profileRoute !== undefined, cost: gateCost(spec) };
     const audited = this.options.audit?.recorder(id);
     const answer = this.answering(id);
     return async (call) => {
@@ -239,6 +239,16 @@ export class OperationRouter {
       }
     };
   }
+}
+
+/**
+ * What an operation costs an unproven tenant (Gate.cost, P13), from its manifest entry: a read
+ * that reaches no upstream reads the tenant's own records; a read that does is a call; anything
+ * else stores something.
+ */
+function gateCost(spec: { method: string; profileRoute?: string }): Gate['cost'] {
+  if (spec.method !== 'GET') return 'held';
+  return spec.profileRoute === undefined ? 'free' : 'call';
 }
 
 function firstValue(value: string | string[] | undefined): string | undefined {

@@ -28,6 +28,7 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
   const idempotency = new IdempotencyKeys(store, clock);
   await records.prepare();
   await secrets.prepare();
+  api.heldWork.register(records.held());
 
   api.declareQueue(JOBS_QUEUE);
   // A sorted search of every unfinished job where the store cannot use an index for it (FerretDB
@@ -38,7 +39,7 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
     since: () => records.oldestUnfinished(),
   });
   if (api.role !== 'worker') {
-    mountJobRoutes(api, { records, secrets, idempotency, queue, opcos: api.opcos, clock });
+    mountJobRoutes(api, { records, secrets, idempotency, queue, opcos: api.opcos, clock, heldWork: api.heldWork });
     mountOperatorRoutes(api, { records, opcos: api.opcos });
   }
   if (api.role === 'api') return;

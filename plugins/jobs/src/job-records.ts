@@ -6,7 +6,7 @@
  * A worker works on a job only under its lease (the durable-work kit's LeasedRecords), so a dead
  * worker's job is taken over once the lease lapses and never run by two workers at once.
  */
-import { LeasedRecords, newestFirst, type Claimed, type Clock, type Collection, type Leased, type Page, type PageRequest, type Store } from '@opco-proxy/core';
+import { LeasedRecords, newestFirst, type Claimed, type Clock, type HeldRecords, type Collection, type Leased, type Page, type PageRequest, type Store } from '@opco-proxy/core';
 import type { Job, JobStatus } from '@opco-proxy/schemas';
 import type { StoredInputs } from './job-secrets.js';
 
@@ -56,6 +56,10 @@ export interface JobRecord extends Leased {
   expiresAt?: Date;
   /** Sealed API key and body, from submission until the write that ends the job. */
   inputs?: StoredInputs | null;
+  /** The decoded size of its `_files`, when it has any. */
+  fileBytes?: number;
+  /** The client address of a tenant the upstream had not accepted yet at submission (core's HeldWork, P13). */
+  heldFrom?: string;
 }
 
 const UNFINISHED_STATUSES: readonly JobStatus[] = ['pending', 'processing'];
@@ -123,6 +127,20 @@ export class JobRecords {
     // The backlog gauge's oldest unfinished job: an index seek on MongoDB, where the index above
     // leaves a sort of every unfinished job (FerretDB v1 sorts in its own process either way).
     await this.jobs.createIndex({ status: 1, createdAt: 1 });
+    // What the unproven tenants of an address hold (HeldWork): looked at only for their submissions.
+    await this.jobs.createIndex({ heldFrom: 1, status: 1 });
+  }
+
+  /** The jobs unproven tenants hold, per client address (P13), for core's HeldWork. */
+  held(): HeldRecords {
+    const holding = (address: string) => ({ heldFrom: address, ...UNFINISHED });
+    return {
+      kind: 'jobs',
+      countFrom: (address) => this.jobs.count(holding(address)),
+      bytesFrom: async (address) => (await this.jobs.find({ ...holding(address), fileBytes: { $gt: 0 } })).reduce((sum, job) => sum + (job.fileBytes ?? 0), 0),
+      tenantsFrom: async (address, limit) => [...new Set((await this.jobs.find(holding(address), { limit })).map((job) => job.tenant))],
+      unmark: (tenant) => this.jobs.updateMany({ tenant, heldFrom: { $exists: true } }, { $unset: { heldFrom: '' } }),
+    };
   }
 
   insert(job: JobRecord): Promise<void> {

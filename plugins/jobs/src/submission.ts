@@ -6,7 +6,7 @@
  * half-accepted.
  */
 import { randomUUID } from 'node:crypto';
-import { PRIORITY, asServiceError, createError, unleased, type Clock, type OpcoDirectory, type Queue, type Tenant } from '@opco-proxy/core';
+import { PRIORITY, asServiceError, createError, unleased, type Clock, type OpcoDirectory, type PluginApi, type Queue, type Tenant } from '@opco-proxy/core';
 import type { AsyncAccepted } from '@opco-proxy/schemas';
 import { IdempotencyKeys } from './idempotency.js';
 import { planSteps, routesOf, type JobKind } from './job-plan.js';
@@ -27,6 +27,8 @@ export interface SubmissionDeps {
   queue: Queue;
   opcos: OpcoDirectory;
   clock: Clock;
+  /** Bounds what tenants the upstream has not accepted yet keep stored (P13). */
+  heldWork: PluginApi['heldWork'];
 }
 
 /** What the submission's HTTP request brings besides the body. */
@@ -57,6 +59,35 @@ export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: str
     releaseKey = reservation.release;
   }
 
+  const fileBytes = Object.values(files).reduce((sum, pages) => sum + pages.reduce((bytes, page) => bytes + page.length, 0), 0);
+  let stored = false;
+  try {
+    await deps.heldWork.admit(tenant, 'jobs', fileBytes, () => {
+      stored = true;
+      return storeJob(deps, { jobId, kind, opcoId, tenant, payload, files, fileBytes, request }, releaseKey);
+    });
+  } catch (err) {
+    // Refused before anything was stored (the unproven tenants of its address hold too much).
+    if (!stored) await releaseKey();
+    throw err;
+  }
+  return { status: 202, body: { jobId, status: 'pending', statusUrl: `/${opcoId}/jobs/${jobId}` } };
+}
+
+interface NewJob {
+  jobId: string;
+  kind: JobKind;
+  opcoId: string;
+  tenant: Tenant;
+  payload: Record<string, unknown>;
+  files: Record<string, Buffer[]>;
+  fileBytes: number;
+  request: SubmissionRequest;
+}
+
+/** Stores the job and its sealed inputs, then queues its id; undoes all of it when any part fails. */
+async function storeJob(deps: SubmissionDeps, job: NewJob, releaseKey: () => Promise<void>): Promise<void> {
+  const { jobId, kind, opcoId, tenant, payload, files, request } = job;
   const now = deps.clock.date();
   let inputs: SealedInputs | undefined;
   try {
@@ -66,6 +97,7 @@ export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: str
       _id: jobId, tenant: tenant.hash, opcoId, type: kind.type, status: 'pending', retries: 0,
       createdAt: now, startedAt: null, completedAt: null, steps: planSteps(kind.type, Object.keys(files)),
       ...unleased(now), inputs, ...(request.requestId ? { requestId: request.requestId } : {}), ...(request.traceparent ? { traceparent: request.traceparent } : {}),
+      ...(job.fileBytes > 0 ? { fileBytes: job.fileBytes } : {}), ...(tenant.unprovenFrom !== undefined ? { heldFrom: tenant.unprovenFrom } : {}),
     });
     await deps.queue.publish(JOBS_QUEUE, { jobId }, { priority: PRIORITY.client });
   } catch (err) {
@@ -74,5 +106,4 @@ export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: str
     if (error.code === 'UNAVAILABLE') throw createError('UNAVAILABLE', 'the job could not be stored or queued; nothing was accepted, retry later', { cause: err, headers: error.headers });
     throw error;
   }
-  return { status: 202, body: { jobId, status: 'pending', statusUrl: `/${opcoId}/jobs/${jobId}` } };
 }

@@ -25,6 +25,7 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
   const snapshots = new Snapshots(store, clock);
   const pollers = new Pollers(store, { opcos: api.opcos, pipeline: api.pipeline, snapshots, emit: api.emit, log, clock, sealer: api.sealer, leaseMs: config.leaseMs }, owner);
   await Promise.all([records.prepare(), snapshots.prepare(), pollers.prepare()]);
+  api.heldWork.register(records.held());
   const syncsEnded = api.metrics.counter({
     name: 'opco_proxy_syncs_ended_total',
     help: 'Bulk syncs that ended, by final status',

@@ -4,13 +4,15 @@
  * the first batch not completed. Discovery and batches are leased with the durable-work kit. The
  * tenant's API key is sealed on the record (SPEC 5.4).
  */
-import { DuplicateKeyError, LeasedRecords, createError, newestFirst, sha256Hex, type Claimed, type Page, type PageRequest, type Clock, type Collection, type Leased, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, LeasedRecords, createError, newestFirst, sha256Hex, type Claimed, type Page, type PageRequest, type Clock, type Collection, type HeldRecords, type Leased, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
 import type { Sync, SyncStatus } from '@opco-proxy/schemas';
 
 export type { SyncStatus };
 
 export interface SyncRecord extends Leased {
   tenant: string;
+  /** The client address of a tenant the upstream had not accepted yet at its start (core's HeldWork, P13). */
+  heldFrom?: string;
   opcoId: string;
   status: SyncStatus;
   minYear: number | null;
@@ -71,6 +73,18 @@ export class SyncRecords {
     await this.syncs.createIndex({ status: 1, nextAttemptAt: 1 });
     await this.batches.createIndex({ syncId: 1, status: 1 });
     await this.syncs.createIndex({ status: 1, startedAt: -1 });
+    await this.syncs.createIndex({ heldFrom: 1, status: 1 });
+  }
+
+  /** The syncs unproven tenants started, per client address (P13), for core's HeldWork. */
+  held(): HeldRecords {
+    const holding = (address: string) => ({ heldFrom: address, ...RUNNING });
+    return {
+      kind: 'syncs',
+      countFrom: (address) => this.syncs.count(holding(address)),
+      tenantsFrom: async (address, limit) => [...new Set((await this.syncs.find(holding(address), { limit })).map((sync) => sync.tenant))],
+      unmark: (tenant) => this.syncs.updateMany({ tenant, heldFrom: { $exists: true } }, { $unset: { heldFrom: '' } }),
+    };
   }
 
   /**

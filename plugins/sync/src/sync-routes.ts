@@ -20,23 +20,25 @@ export function mountSyncRoutes(api: PluginApi<unknown>, deps: SyncRouteDeps): v
     deps.opcos.route(opco, 'GET /dossiers/etats');
     deps.opcos.route(opco, 'GET /dossiers/liste');
     const syncId = randomUUID();
-    await deps.records.lock(tenant.hash, opcoId, syncId);
-    const now = deps.clock.date();
-    const sync: SyncRecord = {
-      _id: syncId, tenant: tenant.hash, opcoId, status: 'pending', minYear: minYear ?? null, enablePoller: enablePoller ?? false,
-      apiKey: deps.records.sealKey(syncId, tenant.apiKey), phase: 'discovery', total: 0, discovered: 0, fetched: 0, progress: 0,
-      batchesCompleted: 0, totalBatches: 0, estimatedEnd: null, error: null, startedAt: now, fetchStartedAt: null, completedAt: null,
-      ...unleased(now),
-    };
-    try {
-      await deps.records.insert(sync);
-      await deps.runner.publish({ kind: 'sync-discovery', syncId });
-    } catch (err) {
-      await Promise.allSettled([deps.records.discard(syncId), deps.records.unlock(sync)]);
-      const error = asServiceError(err);
-      if (error.code === 'UNAVAILABLE') throw createError('UNAVAILABLE', 'the sync could not be stored or queued; nothing was started, retry later', { cause: err, headers: error.headers });
-      throw error;
-    }
+    await api.heldWork.admit(tenant, 'syncs', 0, async () => {
+      await deps.records.lock(tenant.hash, opcoId, syncId);
+      const now = deps.clock.date();
+      const sync: SyncRecord = {
+        _id: syncId, tenant: tenant.hash, opcoId, status: 'pending', minYear: minYear ?? null, enablePoller: enablePoller ?? false,
+        apiKey: deps.records.sealKey(syncId, tenant.apiKey), phase: 'discovery', total: 0, discovered: 0, fetched: 0, progress: 0,
+        batchesCompleted: 0, totalBatches: 0, estimatedEnd: null, error: null, startedAt: now, fetchStartedAt: null, completedAt: null,
+        ...unleased(now), ...(tenant.unprovenFrom !== undefined ? { heldFrom: tenant.unprovenFrom } : {}),
+      };
+      try {
+        await deps.records.insert(sync);
+        await deps.runner.publish({ kind: 'sync-discovery', syncId });
+      } catch (err) {
+        await Promise.allSettled([deps.records.discard(syncId), deps.records.unlock(sync)]);
+        const error = asServiceError(err);
+        if (error.code === 'UNAVAILABLE') throw createError('UNAVAILABLE', 'the sync could not be stored or queued; nothing was started, retry later', { cause: err, headers: error.headers });
+        throw error;
+      }
+    });
     return { status: 202, body: { syncId, status: 'pending', statusUrl: `/sync/${syncId}` } };
   });
 

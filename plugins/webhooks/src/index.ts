@@ -29,6 +29,7 @@ export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<
     return deliveries.follow(webhookId, revision);
   });
   await records.prepare();
+  api.heldWork.register(records.held());
   await deliveries.prepare();
   const [firstDelayMs = 0, ...laterDelaysMs] = config.retryDelaysMs;
   const attempts = api.metrics.counter({

@@ -6,7 +6,7 @@
  * `revision` and then tells `onChange`, which brings the webhook's unfinished deliveries up to it:
  * that is what lets the delivery worker sign and send from its copy (known-webhooks.ts).
  */
-import { DuplicateKeyError, createError, newestFirst, type Collection, type Page, type PageRequest, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, createError, newestFirst, type Collection, type HeldRecords, type Page, type PageRequest, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
 import type { Webhook } from '@opco-proxy/schemas';
 import type { SigningKeys } from './signature.js';
 
@@ -31,6 +31,8 @@ export interface WebhookRecord {
   disabledReason?: string | null;
   /** Incremented by every change (absent on records older than it: 0). */
   revision?: number;
+  /** The client address of a tenant the upstream had not accepted yet at creation (core's HeldWork, P13). */
+  heldFrom?: string;
 }
 
 /** The revision deliveries of a deleted webhook are raised to: above any the record could have had. */
@@ -70,6 +72,24 @@ export class WebhookRecords {
 
   async prepare(): Promise<void> {
     await this.webhooks.createIndex({ tenant: 1, slot: 1 }, { unique: true });
+    await this.webhooks.createIndex({ heldFrom: 1 });
+  }
+
+  /**
+   * The webhooks unproven tenants registered, per client address (P13), for core's HeldWork. A
+   * key the upstream refuses before ever accepting it loses them: nothing but its failed jobs'
+   * events could ever be sent to them, and they would go on holding the address's bound.
+   */
+  held(): HeldRecords {
+    return {
+      kind: 'webhooks',
+      countFrom: (address) => this.webhooks.count({ heldFrom: address }),
+      tenantsFrom: async (address, limit) => [...new Set((await this.webhooks.find({ heldFrom: address }, { limit })).map((w) => w.tenant))],
+      unmark: (tenant) => this.webhooks.updateMany({ tenant, heldFrom: { $exists: true } }, { $unset: { heldFrom: '' } }),
+      dropRefused: async (tenant) => {
+        for (const webhook of await this.webhooks.find({ tenant, heldFrom: { $exists: true } })) await this.remove(webhook._id, tenant);
+      },
+    };
   }
 
   async create(record: Omit<WebhookRecord, 'slot' | 'secret'> & { secret: string }): Promise<WebhookRecord> {

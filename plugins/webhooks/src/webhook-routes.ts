@@ -21,10 +21,11 @@ export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDe
   api.route('createWebhook', async ({ body, tenant }) => {
     await checkTarget(body.callbackUrl, deps);
     const secret = randomHex(32);
-    const webhook = await deps.records.create({
+    const webhook = await api.heldWork.admit(tenant, 'webhooks', 0, () => deps.records.create({
       _id: randomUUID(), tenant: tenant.hash, callbackUrl: body.callbackUrl, events: [...new Set(body.events)],
       secret, active: true, description: body.description, createdAt: deps.clock.date(),
-    });
+      ...(tenant.unprovenFrom !== undefined ? { heldFrom: tenant.unprovenFrom } : {}),
+    }));
     return { status: 201, body: { ...toResource(webhook), secret, signingSecret: signingSecret(secret) } };
   });
 

@@ -1914,9 +1914,42 @@ export interface KernelConfig {
      */
     refusedTtlS?: number;
     /**
-     * Share of each window's upstream budget that unproven tenants share, at least one call (default 0.1).
+     * Share of each window's upstream budget that unproven tenants share while strangers are about (an unproven key was refused at that opcoId within strangersRememberedS), at least one call (default 0.1).
      */
     unprovenShare?: number;
+    /**
+     * Share of each window's upstream budget that unproven tenants share while no unproven key was refused lately, so a publisher onboarding its CFAs is not held to the narrow slice (default 0.5).
+     */
+    calmUnprovenShare?: number;
+    /**
+     * How long the refusal of an unproven key keeps the unproven slice at unprovenShare at that opcoId (default 600).
+     */
+    strangersRememberedS?: number;
+    /**
+     * 403s to distinct requests of a key the upstream accepted, none accepted between them, that hold the key refused when the profile's keyRefusal does not say so first (default 3).
+     */
+    forbiddenInARow?: number;
+    /**
+     * What the unproven tenants of one client address may keep stored; past a bound, 429 with Retry-After (P13).
+     */
+    unprovenHoldings?: {
+      /**
+       * Unfinished jobs (default 300).
+       */
+      jobs?: number;
+      /**
+       * Webhooks (default 400: 20 CFAs with D9's 20 each).
+       */
+      webhooks?: number;
+      /**
+       * Unfinished syncs (default 40).
+       */
+      syncs?: number;
+      /**
+       * Bytes of the stored files of their unfinished jobs (default 536870912, 512 MiB).
+       */
+      fileBytes?: number;
+    };
   };
   /**
    * Per client address: requests of unproven tenants and failed authentications (token bucket), and the backoff after wrong operator keys.
