@@ -25,3 +25,4 @@ export * from './edge-attack.js';
 export * from './edge-attack-suite.js';
 export * from './audit-suite.js';
 export * from './registry.js';
+export * from './client-scene.js';
