@@ -32,7 +32,7 @@ export const ERROR_CODES = {
   },
   HTTP_ERROR: {
     status: 403, retryable: false, description: 'X-API-KEY missing or authentication failed',
-    when: '`X-API-KEY` missing, malformed (under 8 or over 512 characters, control characters) or not allowed; the upstream refused the key (its body in `upstream`), or refused it lately, answered here without asking it again for `tenantKeys.refusedTtlS` (P13); an operator route while `OPCO_PROXY_ADMIN_KEY` is not set',
+    when: '`X-API-KEY` missing, malformed (under 8 or over 512 characters, control characters) or not allowed; the upstream refused the key or this one request of it (its body in `upstream`), or refused the key lately, answered here without asking it again for `tenantKeys.refusedTtlS` (P13); an operator route while `OPCO_PROXY_ADMIN_KEY` is not set',
   },
   NOT_FOUND: {
     status: 404, retryable: false, description: 'Not found',
@@ -56,7 +56,7 @@ export const ERROR_CODES = {
   },
   RATE_LIMITED: {
     status: 429, retryable: true, description: 'Rate limit exceeded',
-    when: "upstream budget exhausted (for a key the upstream has not accepted yet: the unproven slice of it, P13), the tenant's own rate exceeded, the client address's limit of unproven requests and failed authentications, or its backoff after wrong operator keys (P13); `Retry-After` in seconds",
+    when: "upstream budget exhausted (for a key the upstream has not accepted yet: the unproven slice of it, P13), the tenant's own rate exceeded, the client address's limit of unproven keys' upstream reads and failed authentications, what the unproven keys of that address may keep stored (unfinished jobs, files, webhooks, syncs), or its backoff after wrong operator keys (P13); `Retry-After` in seconds",
   },
   INTERNAL_ERROR: {
     status: 500, retryable: false, description: 'Unexpected internal error',
