@@ -1,14 +1,17 @@
 /**
  * Signed delivery (SPEC 6.2, 6.3, D23, D24) on the worker side: one attempt per queue message,
  * under a lease, to the address the SSRF guard checked (its lookup is every new connection's), no
- * redirects followed, 10 s per attempt, at most 4 attempts at 0, 1 s, 5 s, 15 s. Each attempt
- * is recorded on the delivery. Many deliveries run at once, at most `perDestination` to one
- * origin (`destinations.ts`), so a slow receiver holds its own lane, not the line. The webhook
- * comes from the worker's copies when the delivery says they are current (`known-webhooks.ts`):
- * a delivery's store commands are its claim and its release.
+ * redirects followed, 10 s per attempt (3 s to connect and 5 s to the answer's headers within
+ * them), at most 4 attempts at 0, 1 s, 5 s, 15 s. Each attempt is recorded on the delivery.
+ * Every message is acknowledged as it arrives and its delivery takes its turn for one of the
+ * worker's slots (`turns.ts`): tenants take turns, a quarter of the slots are kept for tenants
+ * with nothing in flight, and a tenant's attempts to one origin are bounded, so a slow receiver
+ * holds its own tenant's lane, not the line. The webhook comes from the worker's copies when the
+ * delivery says they are current (`known-webhooks.ts`): a delivery's store commands are its claim
+ * and its release.
  */
 import type { LookupFunction } from 'node:net';
-import { LeaseLost, settlesBy, type Claimed, type Clock, type Consumer, type HostResolver, type Logger, type PluginApi, type Queue, type RetryPolicy } from '@opco-proxy/core';
+import { LeaseHeld, LeaseLost, settlesBy, type Claimed, type Clock, type Consumer, type HostResolver, type Logger, type PluginApi, type Queue, type RetryPolicy } from '@opco-proxy/core';
 import { checkCallbackUrl, guardedLookup, type Mode } from './ssrf.js';
 import { Destinations, originOf } from './destinations.js';
 import { postNotification } from './notification-post.js';
@@ -16,9 +19,12 @@ import { notificationHeaders, type SigningKeys } from './signature.js';
 import type { Deliveries, DeliveryRecord } from './deliveries.js';
 import { keysAt, type WebhookRecord, type WebhookRecords } from './webhook-records.js';
 import type { KnownWebhooks } from './known-webhooks.js';
+import { turnLimits, Turns, type Turn, type TurnLimits } from './turns.js';
 
 export const DELIVERY_QUEUE = 'webhook-deliveries';
 const DELIVERY_PRIORITY = 5;
+/** A run that failed on the store or the queue is queued again after this long (else the overdue sweep). */
+const AFTER_TROUBLE_MS = 1000;
 
 export interface DeliveryDeps {
   deliveries: Deliveries;
@@ -30,20 +36,34 @@ export interface DeliveryDeps {
   attempts: { inc(labels: { outcome: string }): void };
   mode: Mode;
   resolveHost: HostResolver;
+  /** SPEC 6.3: the whole attempt. */
   timeoutMs: number;
+  /** To a connection, within `timeoutMs` (default: `timeoutMs`). */
+  connectTimeoutMs?: number;
+  /** To the answer's status line and headers, within `timeoutMs` (default: `timeoutMs`). */
+  headersTimeoutMs?: number;
   /** SPEC 6.3: 4 attempts, after 1 s, 5 s, 15 s. */
   retries: RetryPolicy;
+  /** The worker's slots: attempts at once. */
   concurrency: number;
-  /** Attempts at once to one origin; by default half of `concurrency`. */
-  perDestination?: number;
+  /** How the slots are shared (default `turnLimits(concurrency)`). */
+  turns?: Partial<TurnLimits>;
   retentionMs: number;
   emit: PluginApi['emit'];
 }
 
+/** Where a delivery goes: its webhook's tenant and callback URL (a webhook record is one). */
+export interface Destination {
+  tenant: string;
+  callbackUrl: string;
+}
+
 interface DeliveryMessage {
   deliveryId: string;
-  /** The destination's origin when the message was queued (absent on older messages and requeues). */
+  /** The destination's origin when the message was queued (absent on older messages). */
   origin?: string;
+  /** The webhook's tenant (absent on older messages). */
+  tenant?: string;
 }
 
 interface AttemptOutcome {
@@ -55,11 +75,13 @@ interface AttemptOutcome {
 export class DeliveryWorker {
   private consumer?: Consumer;
   private readonly destinations: Destinations;
+  private readonly turns: Turns;
   private readonly lookup: LookupFunction;
   private stopping = false;
 
   constructor(private readonly deps: DeliveryDeps) {
-    this.destinations = new Destinations(deps.perDestination ?? Math.max(1, Math.ceil(deps.concurrency / 2)));
+    this.destinations = new Destinations(deps.concurrency);
+    this.turns = new Turns({ ...turnLimits(deps.concurrency), ...deps.turns, slots: deps.concurrency }, (turn) => this.run(turn));
     this.lookup = guardedLookup(deps.mode, deps.resolveHost);
   }
 
@@ -73,59 +95,63 @@ export class DeliveryWorker {
   async stop(deadline: number): Promise<void> {
     const { clock } = this.deps;
     this.stopping = true;
+    // What waits stays in the store, due, for the next start's overdue sweep.
+    this.turns.stop();
     await settlesBy(clock, deadline, this.consumer?.cancel());
     this.destinations.close();
   }
 
-  /** `callbackUrl`, when known, lets the worker put the delivery in its destination's lane before reading it. */
-  async schedule(deliveryId: string, delayMs: number, callbackUrl?: string): Promise<void> {
-    const origin = callbackUrl === undefined ? null : originOf(callbackUrl);
-    const message: DeliveryMessage = origin ? { deliveryId, origin } : { deliveryId };
+  /** `to`, when known, lets the worker give the delivery its tenant's turn before reading it. */
+  async schedule(deliveryId: string, delayMs: number, to?: Destination): Promise<void> {
+    const origin = to === undefined ? null : originOf(to.callbackUrl);
+    await this.publish({ deliveryId, ...(to && { tenant: to.tenant }), ...(origin !== null && { origin }) }, delayMs);
+  }
+
+  private async publish(message: DeliveryMessage, delayMs: number): Promise<void> {
     await this.deps.queue.publish(DELIVERY_QUEUE, message, { priority: DELIVERY_PRIORITY, delayMs: Math.max(0, delayMs) });
   }
 
   /**
-   * A message whose destination's lane is full is acknowledged and its delivery waits in the lane
-   * (by id): the queue slot goes to another destination. A message without an origin is read first.
+   * A message is acknowledged at once and its delivery waits for its turn (by id): the queue's
+   * slots never wait on a receiver. A message that does not say its tenant or origin (an older
+   * one) waits with the others that do not.
    */
   async receive(message: DeliveryMessage, redelivered: boolean): Promise<void> {
-    const origin = message.origin ?? null;
-    if (origin !== null && !this.destinations.tryEnter(origin)) {
-      this.destinations.wait(origin, message.deliveryId);
-      return;
-    }
-    await this.run(message.deliveryId, redelivered, origin);
+    if (this.stopping) return;
+    this.turns.offer({ deliveryId: message.deliveryId, tenant: message.tenant ?? '', origin: message.origin ?? '', redelivered });
   }
 
-  private async run(deliveryId: string, redelivered: boolean, entered: string | null): Promise<void> {
-    let lane = entered;
+  /** Attempts running and deliveries waiting for a slot, in all or for one tenant (tests, metrics). */
+  load(tenant?: string): { inFlight: number; waiting: number } {
+    return { inFlight: this.turns.inFlight(tenant), waiting: this.turns.waiting(tenant) };
+  }
+
+  /**
+   * One turn. Its message is acknowledged already: a failure of the store or the queue queues it
+   * again shortly, failing that the record is left, due, for the overdue sweep.
+   */
+  private async run(turn: Turn): Promise<void> {
     try {
-      await this.handle(deliveryId, redelivered, (origin) => {
-        if (lane !== null) return;
-        lane = origin;
-        this.destinations.enter(origin);
-      });
-    } finally {
-      if (lane !== null) this.next(lane);
+      await this.handle(turn);
+    } catch (err) {
+      // Held by a live lease: its holder may have died (D18); back when the lease may have lapsed.
+      const delayMs = err instanceof LeaseHeld ? this.deps.timeoutMs * 2 : AFTER_TROUBLE_MS;
+      try {
+        if (this.stopping) throw err;
+        await this.publish(messageOf(turn), delayMs);
+      } catch {
+        this.deps.log.warn({ err, deliveryId: turn.deliveryId }, 'webhook delivery left for the overdue sweep');
+      }
     }
   }
 
-  /** Starts the lane's next waiting delivery; a failure leaves its record due for the overdue sweep. */
-  private next(origin: string): void {
-    // Once stopping, what waits stays in the store, due, for the next start's overdue sweep.
-    const deliveryId = this.destinations.leave(origin, !this.stopping);
-    if (deliveryId === undefined) return;
-    this.run(deliveryId, false, origin).catch((err) => this.deps.log.warn({ err, deliveryId }, 'webhook delivery left for the overdue sweep'));
-  }
-
-  async handle(deliveryId: string, redelivered: boolean, entering: (origin: string) => void = () => {}): Promise<void> {
+  private async handle(turn: Turn): Promise<void> {
     const { deliveries, timeoutMs } = this.deps;
+    const { deliveryId } = turn;
     const claimed = await deliveries.claim(deliveryId, timeoutMs * 2);
-    if (!claimed) return this.unclaimed(deliveryId, redelivered);
+    if (!claimed) return this.unclaimed(turn);
     const delivery = claimed.record;
     const known = await this.deps.known.of(delivery);
-    const origin = known ? originOf(known.webhook.callbackUrl) : null;
-    if (origin !== null) entering(origin);
     try {
       if (!known || !known.webhook.active) {
         await deliveries.leases.release(deliveryId, claimed.token, { status: 'failed', error: known ? 'webhook deactivated' : 'webhook deleted', expiresAt: this.expiry() });
@@ -140,10 +166,10 @@ export class DeliveryWorker {
   }
 
   /** Not claimable: finished, leased by a live attempt, or early (LeasedRecords.unclaimed). */
-  private unclaimed(deliveryId: string, redelivered: boolean): Promise<void> {
-    return this.deps.deliveries.leases.unclaimed(deliveryId, redelivered, {
+  private unclaimed(turn: Turn): Promise<void> {
+    return this.deps.deliveries.leases.unclaimed(turn.deliveryId, turn.redelivered, {
       finished: (delivery) => delivery.status === 'delivered' || delivery.status === 'failed',
-      requeue: (delayMs) => this.schedule(deliveryId, delayMs),
+      requeue: (delayMs) => this.publish(messageOf(turn), delayMs),
     });
   }
 
@@ -154,7 +180,13 @@ export class DeliveryWorker {
       // A reused connection goes to the address checked when it was opened; every new one is
       // looked up (and checked) again by the guarded lookup.
       const headers = notificationHeaders(keys, rawBody, delivery.event, delivery._id, this.deps.clock.date());
-      const statusCode = await postNotification(url, rawBody, headers, { agents: this.destinations.agents(url.origin), lookup: this.lookup, timeoutMs: this.deps.timeoutMs });
+      const { timeoutMs, connectTimeoutMs, headersTimeoutMs } = this.deps;
+      let statusCode: number;
+      try {
+        statusCode = await postNotification(url, rawBody, headers, { agents: this.destinations.use(url.origin), lookup: this.lookup, timeoutMs, connectTimeoutMs, headersTimeoutMs });
+      } finally {
+        this.destinations.release(url.origin);
+      }
       const ok = statusCode >= 200 && statusCode < 300;
       return { ok, statusCode, error: ok ? null : `receiver answered ${statusCode}` };
     } catch (err) {
@@ -183,7 +215,7 @@ export class DeliveryWorker {
       return;
     }
     await deliveries.leases.release(delivery._id, token, { ...base, status: 'retrying', nextAttemptAt: new Date(clock.now() + delayMs) });
-    await this.schedule(delivery._id, delayMs, webhook.callbackUrl);
+    await this.schedule(delivery._id, delayMs, webhook);
   }
 
   /** P10: the tenant's other webhooks subscribed to webhook.disabled hear of it. */
@@ -201,4 +233,9 @@ export class DeliveryWorker {
   private expiry(): Date {
     return new Date(this.deps.clock.now() + this.deps.retentionMs);
   }
+}
+
+/** A turn's message again: its tenant and origin as the first message said them. */
+function messageOf(turn: Turn): DeliveryMessage {
+  return { deliveryId: turn.deliveryId, ...(turn.tenant !== '' && { tenant: turn.tenant }), ...(turn.origin !== '' && { origin: turn.origin }) };
 }

@@ -4,7 +4,7 @@
  */
 import { RetryPolicy, definePlugin, randomHex, type PluginApi } from '@opco-proxy/core';
 import { Deliveries } from './deliveries.js';
-import { DeliveryWorker } from './delivery.js';
+import { DeliveryWorker, type Destination } from './delivery.js';
 import { fanOut, requeueOverdue } from './outbox.js';
 import { WebhookRecords } from './webhook-records.js';
 import { KnownWebhooks } from './known-webhooks.js';
@@ -44,7 +44,7 @@ export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<
   });
   const worker = new DeliveryWorker({
     deliveries, records, known, queue: api.queue, log, clock, attempts, mode: api.mode, resolveHost: api.resolveHost,
-    timeoutMs: config.timeoutMs, retries: new RetryPolicy(config.retryDelaysMs.length, laterDelaysMs),
+    timeoutMs: config.timeoutMs, connectTimeoutMs: config.connectTimeoutMs, headersTimeoutMs: config.headersTimeoutMs, retries: new RetryPolicy(config.retryDelaysMs.length, laterDelaysMs),
     concurrency: config.concurrency, retentionMs: config.retentionDays * DAY_MS, emit: api.emit,
   });
   const outbox = { deliveries, records, worker, log, firstDelayMs };
@@ -54,7 +54,10 @@ export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<
   });
   api.declareQueue(DELIVERY_QUEUE);
   if (api.role !== 'worker') {
-    const routeDeps = { records, deliveries, mode: api.mode, resolveHost: api.resolveHost, clock, schedule: (id: string, delayMs: number) => worker.schedule(id, delayMs) };
+    const routeDeps = {
+      records, deliveries, mode: api.mode, resolveHost: api.resolveHost, clock, testsPerMinute: config.testsPerMinute,
+      schedule: (id: string, delayMs: number, to: Destination) => worker.schedule(id, delayMs, to),
+    };
     mountWebhookRoutes(api, routeDeps);
     mountOperatorRoutes(api, routeDeps);
   }

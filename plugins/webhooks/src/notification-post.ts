@@ -4,15 +4,20 @@
  * (node's client follows none), the answer's body read and dropped. node:http itself, as the
  * bare sender the fan-out is measured against: got's per-request option handling cost more CPU
  * than the rest of the send (bench/RESULTS.md, webhooks).
+ *
+ * Three deadlines, all counted from the start of the attempt (SPEC 6.3's 10 s is the last): the
+ * connection (`connectTimeoutMs`), the answer's status line and headers (`headersTimeoutMs`), the
+ * whole answer (`timeoutMs`). A receiver that accepts connections and never answers frees its
+ * slot at the second, not the third.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import type { DestinationAgents } from './destinations.js';
 
 export class AttemptTimeout extends Error {
-  constructor(timeoutMs: number) {
-    super(`no answer within ${timeoutMs} ms`);
+  constructor(timeoutMs: number, what = 'no answer') {
+    super(`${what} within ${timeoutMs} ms`);
     this.name = 'TimeoutError';
   }
 }
@@ -22,18 +27,23 @@ export interface PostOptions {
   lookup: LookupFunction;
   /** From the start of the request to the end of the answer. */
   timeoutMs: number;
+  /** From the start to a connection (lookup included); a reused connection has one at once. Default `timeoutMs`. */
+  connectTimeoutMs?: number;
+  /** From the start to the answer's status line and headers. Default `timeoutMs`. */
+  headersTimeoutMs?: number;
 }
 
-/** The answer's status code, once its body has been read; rejects on a network error or the timeout. */
+/** The answer's status code, once its body has been read; rejects on a network error or a deadline. */
 export function postNotification(url: URL, body: string, headers: Record<string, string>, options: PostOptions): Promise<number> {
   return new Promise((resolve, reject) => {
     const https = url.protocol === 'https:';
     const send = https ? httpsRequest : httpRequest;
+    const timers: NodeJS.Timeout[] = [];
     let settled = false;
     const settle = (err: Error | null, status = 0) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      for (const timer of timers) clearTimeout(timer);
       if (err) reject(err);
       else resolve(status);
     };
@@ -43,17 +53,33 @@ export function postNotification(url: URL, body: string, headers: Record<string,
       lookup: options.lookup,
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
     }, (res) => {
+      clearTimeout(headersTimer);
       res.on('end', () => settle(null, res.statusCode ?? 0));
       res.on('error', (err) => settle(err));
       res.on('close', () => settle(new Error('the answer was cut off')));
       res.resume();
     });
-    const timer = setTimeout(() => {
-      // Settled first: whatever error the destroyed request then reports, the attempt timed out.
-      const timeout = new AttemptTimeout(options.timeoutMs);
-      settle(timeout);
-      req.destroy(timeout);
-    }, options.timeoutMs);
+    // Settled first: whatever error the destroyed request then reports, the attempt timed out.
+    const deadline = (ms: number, what?: string) => {
+      const timer = setTimeout(() => {
+        const timeout = new AttemptTimeout(ms, what);
+        settle(timeout);
+        req.destroy(timeout);
+      }, ms);
+      timers.push(timer);
+      return timer;
+    };
+    deadline(options.timeoutMs);
+    // A shorter deadline only when it is shorter: at equal times the whole attempt's says it.
+    const earlier = (ms: number | undefined) => ms !== undefined && ms < options.timeoutMs;
+    const headersTimer = earlier(options.headersTimeoutMs) ? deadline(options.headersTimeoutMs!) : undefined;
+    if (earlier(options.connectTimeoutMs) && (!earlier(options.headersTimeoutMs) || options.connectTimeoutMs! < options.headersTimeoutMs!)) {
+      const connectTimer = deadline(options.connectTimeoutMs!, 'no connection');
+      req.once('socket', (socket: Socket) => {
+        if (!socket.connecting) clearTimeout(connectTimer);
+        else socket.once('connect', () => clearTimeout(connectTimer));
+      });
+    }
     req.on('error', (err) => settle(err));
     req.end(body);
   });

@@ -24,7 +24,7 @@ export function mountOperatorRoutes(api: PluginApi<unknown>, deps: WebhookRouteD
     // Turning a webhook back on is its tenant's decision (PATCH /webhooks/{id} {active: true}).
     if (!webhook.active) throw createError('CONFLICT', `webhook ${webhook._id} is switched off; its tenant turns it on again`);
     // The audit record (D32) names the tenant the operator acted for, and its webhook.
-    return { status: 202, body: await sendAgain(deps, delivery), audit: { tenant: delivery.tenant, targets: { webhookId: delivery.webhookId } } };
+    return { status: 202, body: await sendAgain(deps, delivery, webhook), audit: { tenant: delivery.tenant, targets: { webhookId: delivery.webhookId } } };
   });
 
   api.route('listAdminWebhooks', async ({ query }) => {

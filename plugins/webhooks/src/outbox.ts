@@ -24,11 +24,11 @@ export async function fanOut(deps: OutboxDeps, event: DomainEvent): Promise<numb
   const subscribers = webhooks.map((w) => ({ webhookId: w._id, revision: w.revision ?? 0 }));
   const recorded = await deps.deliveries.record(event, subscribers, deps.firstDelayMs);
   await followChanges(deps, event.tenant, subscribers);
-  const urls = new Map(webhooks.map((w) => [w._id, w.callbackUrl]));
+  const destinations = new Map(webhooks.map((w) => [w._id, w]));
   const created = recorded.filter((delivery) => delivery.created);
   // The records are safe in the store; a publish that fails is `requeueOverdue`'s to redo.
   await Promise.all(created.map((delivery) =>
-    deps.worker.schedule(delivery.id, deps.firstDelayMs, urls.get(delivery.webhookId)).catch((err) => deps.log.warn({ err, deliveryId: delivery.id }, 'delivery not queued yet')),
+    deps.worker.schedule(delivery.id, deps.firstDelayMs, destinations.get(delivery.webhookId)).catch((err) => deps.log.warn({ err, deliveryId: delivery.id }, 'delivery not queued yet')),
   ));
   return created.length;
 }
@@ -49,10 +49,10 @@ async function followChanges(deps: OutboxDeps, tenant: string, subscribers: Requ
 export async function requeueOverdue(deps: OutboxDeps, dueBefore: Date): Promise<number> {
   const overdue = await deps.deliveries.overdue(dueBefore);
   for (const delivery of overdue) {
-    // With its destination, so a backlog waiting in a slow receiver's lane for longer than the
-    // grace goes back to that lane, not into the queue slots the other destinations share.
+    // With its tenant and destination, so a backlog that waited its turn for longer than the
+    // grace goes back to its tenant's lines, not ahead of the other tenants.
     const webhook = await deps.records.get(delivery.webhookId, delivery.tenant);
-    await deps.worker.schedule(delivery._id, 0, webhook?.callbackUrl);
+    await deps.worker.schedule(delivery._id, 0, webhook ?? undefined);
   }
   return overdue.length;
 }

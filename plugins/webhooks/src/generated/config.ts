@@ -4,9 +4,17 @@
  */
 export interface WebhooksConfig {
   /**
-   * Delivery time limit
+   * Time limit of a delivery attempt, from its start to the end of the answer (SPEC 6.3)
    */
   timeoutMs: number;
+  /**
+   * Time limit of a delivery attempt's connection, from its start (within timeoutMs)
+   */
+  connectTimeoutMs: number;
+  /**
+   * Time limit of the answer's status line and headers, from the attempt's start (within timeoutMs): a receiver that never answers frees its slot then
+   */
+  headersTimeoutMs: number;
   /**
    * Delays of the delivery attempts
    *
@@ -14,13 +22,17 @@ export interface WebhooksConfig {
    */
   retryDelaysMs: [number, ...number[]];
   /**
-   * Deliveries in flight per worker
+   * Delivery attempts in flight per worker: tenants take turns for them, a quarter are kept for tenants with none in flight, half at most to one tenant's origin
    */
   concurrency: number;
   /**
    * How long delivery logs are kept
    */
   retentionDays: number;
+  /**
+   * Test notifications (POST /webhooks/{id}/test) per API key and minute, per instance; beyond, 429 RATE_LIMITED
+   */
+  testsPerMinute: number;
   /**
    * How often deliveries whose queue message was lost are re-queued and expired logs deleted.
    */
@@ -39,7 +51,19 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
       "type": "integer",
       "minimum": 1,
       "default": 10000,
-      "description": "Delivery time limit"
+      "description": "Time limit of a delivery attempt, from its start to the end of the answer (SPEC 6.3)"
+    },
+    "connectTimeoutMs": {
+      "type": "integer",
+      "minimum": 1,
+      "default": 3000,
+      "description": "Time limit of a delivery attempt's connection, from its start (within timeoutMs)"
+    },
+    "headersTimeoutMs": {
+      "type": "integer",
+      "minimum": 1,
+      "default": 5000,
+      "description": "Time limit of the answer's status line and headers, from the attempt's start (within timeoutMs): a receiver that never answers frees its slot then"
     },
     "retryDelaysMs": {
       "type": "array",
@@ -60,7 +84,7 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
       "type": "integer",
       "minimum": 1,
       "maximum": 1024,
-      "description": "Deliveries in flight per worker",
+      "description": "Delivery attempts in flight per worker: tenants take turns for them, a quarter are kept for tenants with none in flight, half at most to one tenant's origin",
       "default": 16
     },
     "retentionDays": {
@@ -68,6 +92,12 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
       "exclusiveMinimum": 0,
       "default": 30,
       "description": "How long delivery logs are kept"
+    },
+    "testsPerMinute": {
+      "type": "integer",
+      "minimum": 1,
+      "default": 10,
+      "description": "Test notifications (POST /webhooks/{id}/test) per API key and minute, per instance; beyond, 429 RATE_LIMITED"
     },
     "sweepIntervalMs": {
       "type": "integer",
