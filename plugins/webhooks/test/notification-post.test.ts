@@ -3,7 +3,7 @@
 // is a failed attempt (never a hang), and a keep-alive connection is reused.
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import t from 'tap';
 import { guardedLookup } from '../src/ssrf.js';
 import { postNotification } from '../src/notification-post.js';
@@ -88,4 +88,42 @@ t.test('a refused address is an ESSRF error, and nothing is sent', async (t) => 
   const url = new URL(`http://refused.example:${(server.address() as AddressInfo).port}/x`);
   await t.rejects(postNotification(url, '{}', {}, { agents: { http: new http.Agent(), https: agents.https }, lookup: production, timeoutMs: 5000 }), { code: 'ESSRF' });
   t.equal(seen.length, 0);
+});
+
+// Issue 38 point 4: a receiver that accepts and never answers frees its slot at the headers'
+// deadline, one that cannot be reached at the connection's, both well within the attempt's 10 s.
+t.test('the answer\'s headers have a deadline of their own, shorter than the attempt\'s', async (t) => {
+  answer = () => {};
+  const started = Date.now();
+  const timed = postNotification(new URL(`${base}/mute`), '{}', {}, { agents, lookup: guardedLookup('development'), timeoutMs: 10_000, headersTimeoutMs: 200 });
+  await t.rejects(timed, { name: 'TimeoutError', message: 'no answer within 200 ms' });
+  t.ok(Date.now() - started < 2000, 'the attempt ended at the headers\' deadline, not the attempt\'s');
+});
+
+t.test('headers in time, a body that never ends: the attempt\'s own deadline', async (t) => {
+  answer = (_req, res) => {
+    res.writeHead(200, { 'content-length': '100' });
+    res.write('partial');
+  };
+  await t.rejects(postNotification(new URL(`${base}/slow-body`), '{}', {}, { agents, lookup: guardedLookup('development'), timeoutMs: 400, headersTimeoutMs: 200 }), { name: 'TimeoutError', message: 'no answer within 400 ms' });
+});
+
+t.test('no connection in time: the connection\'s deadline', async (t) => {
+  // A lookup that never answers: the socket stays connecting.
+  const never: LookupFunction = () => {};
+  const fresh = { http: new http.Agent({ keepAlive: true }), https: new https.Agent() };
+  t.teardown(() => fresh.http.destroy());
+  const started = Date.now();
+  await t.rejects(
+    postNotification(new URL('http://unreachable.example/x'), '{}', {}, { agents: fresh, lookup: never, timeoutMs: 10_000, headersTimeoutMs: 5000, connectTimeoutMs: 150 }),
+    { name: 'TimeoutError', message: 'no connection within 150 ms' },
+  );
+  t.ok(Date.now() - started < 2000);
+});
+
+t.test('a reused connection is connected already: only the other deadlines count', async (t) => {
+  answer = (_req, res) => setTimeout(() => res.end('ok'), 100);
+  // Warm the keep-alive connection, then a connect deadline shorter than the answer's delay.
+  t.equal(await post('/warm'), 200);
+  t.equal(await postNotification(new URL(`${base}/again`), '{}', {}, { agents, lookup: guardedLookup('development'), timeoutMs: 5000, connectTimeoutMs: 50 }), 200);
 });
