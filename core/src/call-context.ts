@@ -81,6 +81,8 @@ export interface CallContext {
   fresh?: boolean;
   /** Background work stops waiting for budget once this answers true (a cancelled sync). */
   cancelled?: () => boolean | Promise<boolean>;
+  /** Background work its worker can hand back to the queue (a job step): see AdmissionRequest.deferrable. */
+  deferrable?: boolean;
   /** Request id of the HTTP request or job the call serves (logs). */
   requestId?: string;
   /** The caller's W3C trace context, for tracing plugins (the otel plugin makes it the parent). */

@@ -21,6 +21,7 @@ export interface CallInput {
   /** A client waits for the answer over HTTP (the read routes); false for workers (default). */
   synchronous?: boolean;
   cancelled?: () => boolean | Promise<boolean>;
+  deferrable?: boolean;
   fresh?: boolean;
   requestId?: string;
   traceparent?: string;
@@ -86,6 +87,7 @@ export class OpcoDirectory {
       priority,
       synchronous: input.synchronous ?? false,
       cancelled: input.cancelled,
+      deferrable: input.deferrable,
       fresh: input.fresh,
       requestId: input.requestId,
       traceparent: input.traceparent,

@@ -89,7 +89,7 @@ export class Pipeline {
     for (let refreshAllowed = true; ; refreshAllowed = false) {
       const lease = await this.deps.admission().admit({
         opcoId: ctx.opco.id, rateLimit: ctx.opco.rateLimit, route: ctx.route, method: ctx.method, priority: ctx.priority,
-        tenant: ctx.tenant.hash, synchronous: ctx.synchronous, cancelled: ctx.cancelled, proven, unprovenLimit,
+        tenant: ctx.tenant.hash, synchronous: ctx.synchronous, cancelled: ctx.cancelled, deferrable: ctx.deferrable, proven, unprovenLimit,
       }); // step 4
       this.deps.prometheus.budgetCalls.inc({ opco: ctx.opco.id, tenant: proven ? 'proven' : 'unproven' });
       ctx.leaseHeaders = lease.headers;

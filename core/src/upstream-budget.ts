@@ -17,6 +17,7 @@ import { randomHex } from './crypto.js';
 import { PRIORITY } from './call-context.js';
 import type { Clock } from './clock.js';
 import type { AdmissionLease, AdmissionProvider, AdmissionRequest, AdmissionState } from './admission/admission.js';
+import { BudgetShare } from './admission/budget-share.js';
 
 /** What the budget needs to know of an opco. */
 export interface BudgetKey {
@@ -32,6 +33,8 @@ interface Slot {
   holder?: string;
   /** The last claim was an unproven tenant's. */
   unproven?: boolean;
+  /** Whose call the last claim was for (admission/budget-share.ts). */
+  tenant?: string;
 }
 
 export interface BudgetLease {
@@ -48,8 +51,8 @@ export class StoreBudgetAdmission implements AdmissionProvider {
     const opco = { id: request.opcoId, rateLimit: request.rateLimit };
     const lane: Lane = { proven: request.proven, unprovenLimit: request.unprovenLimit };
     const lease = request.synchronous
-      ? await this.budget.acquire(opco, request.priority, lane)
-      : await this.budget.acquireWaiting(opco, request.priority, request.cancelled, lane);
+      ? await this.budget.acquire(opco, request.priority, lane, request.tenant)
+      : await this.budget.acquireWaiting(opco, request.priority, request.cancelled, lane, request.tenant, request.deferrable ? BACKGROUND_HOLD_MS : undefined);
     if (!lease) throw createError('UNAVAILABLE', 'the work was cancelled while waiting for upstream budget');
     return { headers: {}, release: () => lease.release() };
   }
@@ -82,6 +85,13 @@ export const CLIENT_RESERVE = 0.1;
 /** Share of the window, at most `CALL_ALLOWANCE_MAX_MS`, by which a claim stamps its slot ahead. */
 export const CALL_ALLOWANCE_SHARE = 0.02;
 export const CALL_ALLOWANCE_MAX_MS = 1000;
+/**
+ * How long deferrable background work (a job step) waits for budget in the worker before it is
+ * handed back with Retry-After, so that a step waiting for budget does not hold a worker slot.
+ */
+export const BACKGROUND_HOLD_MS = 1000;
+/** The longest a client read waits for a slot that frees soon, instead of a 429 at once. */
+export const CLIENT_WAIT_MAX_MS = 2000;
 
 export class UpstreamBudget {
   private readonly slots: Collection<Slot>;
@@ -96,19 +106,34 @@ export class UpstreamBudget {
    * trip, which also brings this instance's rotation back to the oldest slots.
    */
   private readonly rotations = new Map<string, SlotRotation>();
+  /** D11 between tenants without a hub: pacing, headroom and fair shares of background work. */
+  readonly share: BudgetShare;
 
   constructor(
     store: Store,
     private readonly clock: Clock,
   ) {
     this.slots = store.collection<Slot>('upstream_budget');
+    this.share = new BudgetShare(store, this.slots, clock);
   }
 
-  /** Claims a slot or throws RATE_LIMITED with the seconds until the next one frees. */
-  async acquire(opco: BudgetKey, priority: number = PRIORITY.client, lane: Lane = PROVEN): Promise<BudgetLease> {
-    const lease = await this.tryAcquire(opco, priority, lane);
-    if (lease) return lease;
-    const waitMs = await this.msUntilFree(opco, lane.proven ? 0 : opco.rateLimit.limit - lane.unprovenLimit);
+  /**
+   * Claims a slot or throws RATE_LIMITED with the seconds until the next one frees. A slot that
+   * frees within two calls' spacing (at most CLIENT_WAIT_MAX_MS) is waited for; meanwhile the
+   * tenant's ask makes other tenants' background work yield to it (budget-share.ts).
+   */
+  async acquire(opco: BudgetKey, priority: number = PRIORITY.client, lane: Lane = PROVEN, tenant?: string): Promise<BudgetLease> {
+    const first = await this.tryAcquire(opco, priority, lane, tenant);
+    if (first) return first;
+    if (tenant !== undefined) await this.share.asked(opco, tenant);
+    const fromIndex = lane.proven ? 0 : opco.rateLimit.limit - lane.unprovenLimit;
+    const deadline = this.clock.now() + Math.min(CLIENT_WAIT_MAX_MS, (2 * opco.rateLimit.windowMs) / opco.rateLimit.limit);
+    for (let soon = await this.msUntilFree(opco, fromIndex); this.clock.now() + soon <= deadline; soon = await this.msUntilFree(opco, fromIndex)) {
+      await this.clock.sleep(Math.max(soon, 5) + Math.random() * 10);
+      const lease = await this.tryAcquire(opco, priority, lane, tenant);
+      if (lease) return lease;
+    }
+    const waitMs = await this.msUntilFree(opco, fromIndex);
     const what = lane.proven ? `upstream budget of ${opco.id} exhausted` : `the share of ${opco.id}'s upstream budget left to API keys the upstream has not accepted yet is exhausted`;
     throw createError('RATE_LIMITED', `${what} (${lane.proven ? opco.rateLimit.limit : lane.unprovenLimit} calls per ${opco.rateLimit.windowMs} ms)`, {
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) },
@@ -119,11 +144,16 @@ export class UpstreamBudget {
    * Waits for a slot, however long, checking `cancelled` between tries: background work is
    * never refused, it is only late (SPEC 1.1 step 4 for work that is not a client's request).
    */
-  async acquireWaiting(opco: BudgetKey, priority: number, cancelled: () => boolean | Promise<boolean> = () => false, lane: Lane = PROVEN): Promise<BudgetLease | null> {
+  async acquireWaiting(
+    opco: BudgetKey, priority: number, cancelled: () => boolean | Promise<boolean> = () => false, lane: Lane = PROVEN, tenant?: string, deferAfterMs?: number,
+  ): Promise<BudgetLease | null> {
+    const started = this.clock.now();
     for (;;) {
-      const lease = await this.tryAcquire(opco, priority, lane);
-      if (lease) return lease;
-      const waitMs = await this.msUntilFree(opco);
+      const waitMs = await this.tryWaiting(opco, priority, lane, tenant);
+      if (typeof waitMs !== 'number') return waitMs;
+      if (deferAfterMs !== undefined && this.clock.now() - started + waitMs > deferAfterMs) {
+        throw createError('RATE_LIMITED', `upstream budget of ${opco.id} is in use; the work waits its turn`, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) } });
+      }
       // Short naps with jitter: waiting instances do not all wake on the same millisecond,
       // and a cancellation is noticed within a quarter of a second.
       await this.clock.sleep(Math.min(Math.max(waitMs, 5), 250) + Math.random() * 20);
@@ -131,12 +161,25 @@ export class UpstreamBudget {
     }
   }
 
+  /** One try of background work: its lease, or how long to wait before the next try. */
+  private async tryWaiting(opco: BudgetKey, priority: number, lane: Lane, tenant: string | undefined): Promise<BudgetLease | number> {
+    if (tenant !== undefined && !(await this.share.mayClaim(opco, tenant))) return 250;
+    const paceMs = this.share.paceWait(opco);
+    if (paceMs > 0) return paceMs;
+    const lease = await this.tryAcquire(opco, priority, lane, tenant);
+    if (lease) {
+      this.share.claimed(opco, tenant);
+      return lease;
+    }
+    return this.msUntilFree(opco);
+  }
+
   /**
    * One store round trip: the claim itself. The first `reserve` slots (by index) are for client
    * requests only, so background work never needs to count the free slots first (D11); the last
    * `unprovenLimit` are the only ones an unproven tenant's call may take (Lane).
    */
-  async tryAcquire(opco: BudgetKey, priority: number = PRIORITY.client, lane: Lane = PROVEN): Promise<BudgetLease | null> {
+  async tryAcquire(opco: BudgetKey, priority: number = PRIORITY.client, lane: Lane = PROVEN, tenant?: string): Promise<BudgetLease | null> {
     await this.prepare(opco);
     const holder = randomHex(8);
     const now = this.clock.now();
@@ -146,7 +189,7 @@ export class UpstreamBudget {
     const reserve = lane.proven ? clientReserve : Math.max(clientReserve, opco.rateLimit.limit - lane.unprovenLimit);
     const stampedUntil = now + Math.min(CALL_ALLOWANCE_MAX_MS, Math.floor(opco.rateLimit.windowMs * CALL_ALLOWANCE_SHARE));
     // A slice slot says whose call it holds, so operators see how much of the slice is in use.
-    const claim = { $set: { usedAt: new Date(stampedUntil), holder, unproven: !lane.proven } };
+    const claim = { $set: { usedAt: new Date(stampedUntil), holder, unproven: !lane.proven, ...(tenant !== undefined && { tenant }) } };
     const rotation = this.rotationOf(opco);
     const guess = lane.proven ? rotation.guess(reserve, freeBefore.getTime()) : undefined;
     let slot: Slot | null = null;
@@ -154,9 +197,12 @@ export class UpstreamBudget {
       slot = await this.slots.findOneAndUpdate({ _id: `${opco.id}#${guess}`, opcoId: opco.id, usedAt: { $lte: freeBefore } }, claim);
     }
     if (!slot) {
+      // Unproven calls take the last slots first: those the narrow slice also holds, so a call
+      // made while the slice was wide still counts against it once it narrows (tenant-standing.ts).
       slot = await this.slots.findOneAndUpdate(
         reserve > 0 ? { opcoId: opco.id, index: { $gte: reserve }, usedAt: { $lte: freeBefore } } : { opcoId: opco.id, usedAt: { $lte: freeBefore } },
         claim,
+        lane.proven ? undefined : { sort: { index: -1 } },
       );
       if (!slot) return null;
       if (lane.proven) rotation.continueAfter(slot.index);

@@ -35,6 +35,12 @@ export interface AdmissionRequest {
   synchronous: boolean;
   /** Background work stops waiting once this answers true (a cancelled sync). */
   cancelled?: () => boolean | Promise<boolean>;
+  /**
+   * Background work that can be handed back to its queue (a job step): a provider may refuse it
+   * with RATE_LIMITED and Retry-After rather than hold it waiting, so that a step waiting for
+   * budget does not hold a worker slot (issue 38). The work is then rescheduled, not failed.
+   */
+  deferrable?: boolean;
 }
 
 export interface UpstreamOutcome {

@@ -1,0 +1,67 @@
+// Issue 38 (D11 without a hub): the store budget paces background work, keeps a tenth of the
+// window free for other tenants' reads, and shares it fairly once another tenant is active.
+import t, { type Test } from 'tap';
+import { createEmbeddedStore, UpstreamBudget, PRIORITY, TestClock, type Opco } from '../src/index.js';
+
+const PROVEN = { proven: true, unprovenLimit: 0 };
+const opco = (limit: number, windowMs: number) => ({ id: `o${Math.random()}`, rateLimit: { limit, windowMs } }) as Opco;
+
+async function scene(t: Test, limit: number, windowMs: number) {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const clock = new TestClock({ frozen: true });
+  const budget = new UpstreamBudget(store, clock);
+  const o = opco(limit, windowMs);
+  const claim = async (tenant: string, n: number) => {
+    for (let i = 0; i < n; i++) t.ok(await budget.tryAcquire(o, PRIORITY.client, PROVEN, tenant), `${tenant} claims`);
+    // What an instance read of the window is kept for a call's spacing (at most 250 ms).
+    await clock.advance(250);
+  };
+  return { clock, budget, o, claim };
+}
+
+t.test('background calls are paced at the window\'s rate, with a tenth of it in a burst', async (t) => {
+  const { clock, budget, o } = await scene(t, 100, 10_000); // a call per 100 ms, a burst of 10
+  const waits = Array.from({ length: 12 }, () => budget.share.paceWait(o));
+  t.same(waits.slice(0, 10), Array(10).fill(0), 'the burst');
+  t.ok(waits[10] > 0 && waits[10] <= 100, `then a wait of one spacing at most (${waits[10]} ms)`);
+  await clock.advance(100);
+  t.equal(budget.share.paceWait(o), 0, 'one more a spacing later');
+  t.ok(budget.share.paceWait(o) > 0);
+});
+
+t.test('alone, a tenant\'s background work leaves the last tenth of the window free', async (t) => {
+  const { budget, o, claim } = await scene(t, 10, 60_000);
+  await claim('tenant-a', 8);
+  t.equal(await budget.share.mayClaim(o, 'tenant-a'), true, '2 free of 10: above the headroom of 1');
+  await claim('tenant-a', 1);
+  t.equal(await budget.share.mayClaim(o, 'tenant-a'), false, 'the last slot is left to others');
+  t.ok(await budget.acquire(o, PRIORITY.client, PROVEN, 'tenant-b'), 'another tenant\'s read gets it at once');
+});
+
+t.test('with another tenant active, background work goes into the headroom only under its fair share', async (t) => {
+  const { budget, o, claim } = await scene(t, 10, 60_000);
+  await claim('tenant-a', 5);
+  await claim('tenant-b', 4);
+  t.equal(await budget.share.mayClaim(o, 'tenant-a'), false, 'A holds its half');
+  t.equal(await budget.share.mayClaim(o, 'tenant-b'), true, 'B is under its half');
+});
+
+t.test('a read refused for budget is an ask: other tenants\' background work yields to it', async (t) => {
+  const { clock, budget, o, claim } = await scene(t, 10, 10_000);
+  await claim('tenant-a', 10);
+  const refused = await budget.acquire(o, PRIORITY.client, PROVEN, 'tenant-b').catch((err: unknown) => err as { code: string });
+  t.match(refused, { code: 'RATE_LIMITED' }, 'no slot frees within the client\'s wait: refused, and B\'s ask written');
+  await clock.advance(9_000);
+  t.equal(await budget.share.mayClaim(o, 'tenant-a'), false, 'B asked within the window: A, holding more than its half, waits');
+  t.equal(await budget.share.mayClaim(o, 'tenant-b'), false, 'no slot free yet');
+  await clock.advance(2_000);
+  t.equal(await budget.share.mayClaim(o, 'tenant-a'), true, 'the window has emptied: free slots for anyone');
+  await claim('tenant-a', 9);
+  await budget.share.asked(o, 'tenant-b');
+  t.equal(await budget.share.mayClaim(o, 'tenant-a'), false, 'A at 9 of 10 while B asks: A keeps to its half');
+  t.equal(await budget.share.mayClaim(o, 'tenant-b'), true, 'B may take the last slot');
+  t.equal(await budget.share.sweep(), 0, 'an ask lives two windows');
+  await clock.advance(21_000);
+  t.equal(await budget.share.sweep(), 1, 'then it is swept');
+});
