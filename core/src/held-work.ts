@@ -13,9 +13,15 @@
  * never accepted, the records that can never be served are dropped (the webhooks plugin deletes
  * the webhooks it registered); its pending jobs end `failed` at their first step, without
  * reaching the upstream, as a refused key's calls do (tenant-standing.ts).
+ *
+ * The same mechanism bounds what any one tenant keeps pending (issue 38): a plugin may give a
+ * per-tenant bound for its records (`tenantBound`: unfinished jobs and the bytes of their files),
+ * checked for every tenant, proven or not. A tenant's count is read from the store at most every
+ * TENANT_RECOUNT_MS, and at every submission once it is within a fifth of its bound.
  */
 import { createError } from './errors.js';
 import type { Tenant } from './call-context.js';
+import type { Clock } from './clock.js';
 
 export type HeldKind = 'jobs' | 'webhooks' | 'syncs';
 
@@ -40,19 +46,36 @@ export interface HeldRecords {
   unmark(tenant: string): Promise<unknown>;
   /** The upstream refused the tenant's key before it ever accepted it. */
   dropRefused?(tenant: string): Promise<unknown>;
+  /** What any one tenant may hold of these records (every tenant, proven or not). */
+  tenantBound?: { count: number; fileBytes?: number };
+  /** How many of the tenant's records hold something. */
+  countOf?(tenant: string): Promise<number>;
+  /** The bytes of stored files the tenant's records hold. */
+  bytesOf?(tenant: string): Promise<number>;
 }
 
 /** Tenants looked at when an address reaches a bound: the proven ones' marks are cleared. */
 const RECONCILED_TENANTS = 500;
 /** What a refused client waits before trying again: its tenants' jobs run meanwhile. */
 const RETRY_AFTER_S = 30;
+/** How long a tenant's count read from the store is trusted while it is far from its bound. */
+export const TENANT_RECOUNT_MS = 5000;
+
+interface TenantCount {
+  count: number;
+  bytes: number;
+  at: number;
+}
 
 export class HeldWork {
   private readonly records = new Map<HeldKind, HeldRecords>();
   /** One admission at a time per address in this process, so a burst cannot pass a bound together. */
   private readonly lanes = new Map<string, Promise<unknown>>();
+  /** Per kind and tenant: what it held when last counted, plus what this process added since. */
+  private readonly tenantCounts = new Map<string, TenantCount>();
 
   constructor(
+    private readonly clock: Clock,
     private readonly bounds: HeldBounds,
     /** Whether the tenant has been accepted by the upstream at any opcoId since. */
     private readonly isProven: (tenant: string) => Promise<boolean>,
@@ -69,6 +92,7 @@ export class HeldWork {
    * record is stored at once. Throws 429 RATE_LIMITED when the address is at its bound.
    */
   async admit<T>(tenant: Tenant, kind: HeldKind, bytes: number, store: () => Promise<T>): Promise<T> {
+    await this.tenantRoom(tenant.hash, kind, bytes);
     const address = tenant.unprovenFrom;
     if (address === undefined) return store();
     const ahead = this.lanes.get(address) ?? Promise.resolve();
@@ -82,6 +106,34 @@ export class HeldWork {
       if (this.lanes.get(address) === settled) this.lanes.delete(address);
     });
     return turn;
+  }
+
+  /** 429 when one more `kind` holding `bytes` would pass the tenant's own bound (issue 38). */
+  private async tenantRoom(tenant: string, kind: HeldKind, bytes: number): Promise<void> {
+    const records = this.records.get(kind);
+    const bound = records?.tenantBound;
+    if (!records || !bound || !records.countOf) return;
+    const key = `${kind}:${tenant}`;
+    const now = this.clock.now();
+    let known = this.tenantCounts.get(key);
+    const near = (held: TenantCount) => held.count + 1 > bound.count * 0.8 || (bound.fileBytes !== undefined && bytes > 0 && held.bytes + bytes > bound.fileBytes * 0.8);
+    if (!known || now - known.at > TENANT_RECOUNT_MS || near(known)) {
+      const counted = bound.fileBytes !== undefined && records.bytesOf && (bytes > 0 || (known && near(known))) ? await records.bytesOf(tenant) : (known?.bytes ?? 0);
+      known = { count: await records.countOf(tenant), bytes: counted, at: now };
+      this.tenantCounts.set(key, known);
+      if (this.tenantCounts.size > 50_000) this.tenantCounts.clear();
+    }
+    const overCount = known.count + 1 > bound.count;
+    const overBytes = bound.fileBytes !== undefined && bytes > 0 && known.bytes + bytes > bound.fileBytes;
+    if (overCount || overBytes) {
+      this.refusedHere(overBytes ? 'fileBytes' : kind);
+      const what = overBytes ? `${bound.fileBytes} bytes of stored files` : `${bound.count} unfinished ${kind}`;
+      throw createError('RATE_LIMITED', `this API key holds ${what}, the most one tenant may; retry once some of its work has ended`, {
+        headers: { 'Retry-After': String(RETRY_AFTER_S) },
+      });
+    }
+    known.count += 1;
+    known.bytes += bytes;
   }
 
   /** Drops what a refused stranger stored that can never be served. */

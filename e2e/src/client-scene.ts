@@ -28,15 +28,25 @@ export interface ClientScene {
   close(): Promise<void>;
 }
 
-export async function startClientScene(options: { acceptedKeys: string[]; config?: Record<string, unknown> }): Promise<ClientScene> {
-  const sandbox = await startSandbox({ acceptedKeys: options.acceptedKeys });
+export interface ClientSceneOptions {
+  acceptedKeys: string[];
+  /** More config keys (store, queue, tenantKeys, ...). */
+  config?: Record<string, unknown>;
+  /** Keys of the sandbox opco's entry (rateLimit, ...). */
+  opco?: Record<string, unknown>;
+  /** Another scene's sandbox, shared (it is closed by that scene). */
+  upstream?: Sandbox;
+}
+
+export async function startClientScene(options: ClientSceneOptions): Promise<ClientScene> {
+  const sandbox = options.upstream ?? (await startSandbox({ acceptedKeys: options.acceptedKeys }));
   const config = {
     mode: 'development',
     host: '127.0.0.1',
     port: 0,
     shutdownGraceMs: 2000,
     plugins: ['jobs', 'webhooks', 'sync'],
-    opcos: { sandbox: { adapter: 'sandbox', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'clients', clientSecretEnv: 'CLIENTS_SANDBOX_SECRET' } },
+    opcos: { sandbox: { adapter: 'sandbox', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'clients', clientSecretEnv: 'CLIENTS_SANDBOX_SECRET', ...options.opco } },
     ...options.config,
   };
   const child = runCli(['serve', '--config', writeConfig(config)], { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, CLIENTS_SANDBOX_SECRET: 'test-secret' });
@@ -44,7 +54,7 @@ export async function startClientScene(options: { acceptedKeys: string[]; config
   try {
     url = await child.url;
   } catch (err) {
-    await sandbox.close();
+    if (!options.upstream) await sandbox.close();
     throw err;
   }
   const publisher = new Agent({ connections: 64 });
@@ -67,7 +77,7 @@ export async function startClientScene(options: { acceptedKeys: string[]; config
     async close() {
       await stopCli(child.child);
       await Promise.all([publisher.close(), stranger.close()]);
-      await sandbox.close();
+      if (!options.upstream) await sandbox.close();
     },
   };
 }

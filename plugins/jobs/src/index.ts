@@ -28,7 +28,7 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
   const idempotency = new IdempotencyKeys(store, clock);
   await records.prepare();
   await secrets.prepare();
-  api.heldWork.register(records.held());
+  api.heldWork.register(records.held({ count: config.tenantPending!.jobs!, fileBytes: config.tenantPending!.fileBytes }));
 
   api.declareQueue(JOBS_QUEUE);
   // A sorted search of every unfinished job where the store cannot use an index for it (FerretDB
@@ -51,7 +51,7 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
   });
   const worker = new JobWorker({
     records, secrets, queue, opcos: api.opcos, pipeline: api.pipeline, emit: api.emit, log, clock, jobsEnded,
-    retries: new RetryPolicy(MAX_ATTEMPTS, config.backoffMs), leaseMs: config.leaseMs, prefetch: config.prefetch,
+    retries: new RetryPolicy(MAX_ATTEMPTS, config.backoffMs), leaseMs: config.leaseMs, prefetch: config.prefetch, tenantShare: config.tenantShare,
     retentionMs: config.retentionDays * DAY_MS,
   });
   api.recover({
@@ -61,7 +61,7 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
     // A job stored but never queued (a crash between the two) or whose message was lost; and a
     // job that ended without its event (the worker stopped in between).
     requeue: async (dueBefore) => {
-      for (const job of await records.overdue(dueBefore)) await worker.requeue(job._id);
+      for (const job of await records.overdue(dueBefore)) await worker.requeue(job._id, 0, job.tenant);
       for (const job of await records.unnotified(dueBefore)) await emitJobEnd({ records, emit: api.emit }, job);
     },
   });

@@ -99,7 +99,7 @@ async function storeJob(deps: SubmissionDeps, job: NewJob, releaseKey: () => Pro
       ...unleased(now), inputs, ...(request.requestId ? { requestId: request.requestId } : {}), ...(request.traceparent ? { traceparent: request.traceparent } : {}),
       ...(job.fileBytes > 0 ? { fileBytes: job.fileBytes } : {}), ...(tenant.unprovenFrom !== undefined ? { heldFrom: tenant.unprovenFrom } : {}),
     });
-    await deps.queue.publish(JOBS_QUEUE, { jobId }, { priority: PRIORITY.client });
+    await deps.queue.publish(JOBS_QUEUE, { jobId, tenant: tenant.hash }, { priority: PRIORITY.client });
   } catch (err) {
     await Promise.allSettled([deps.records.discard(jobId), deps.secrets.purge({ _id: jobId, inputs }), releaseKey()]);
     const error = asServiceError(err);

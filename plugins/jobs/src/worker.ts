@@ -31,11 +31,21 @@ export interface WorkerDeps {
   leaseMs: number;
   retentionMs: number;
   prefetch: number;
+  /** Share of `prefetch` one tenant's jobs may hold at once (`jobs.tenantShare`). */
+  tenantShare?: number;
   jobsEnded: { inc(labels: { type: string; status: string }): void };
 }
 
 /** Waits between two tries of recording what the upstream answered while the store is down. */
 const RECORD_RETRY_MS = [200, 500, 1000, 2000, 5000];
+/** When a tenant holds its share of the worker's slots, its next job comes back this much later. */
+const OVER_SHARE_DELAY_MS = 500;
+
+/** A job's queue message: its id, and its tenant so that a worker can share its slots before claiming it. */
+export interface JobMessage {
+  jobId: string;
+  tenant?: string;
+}
 
 export class JobWorker {
   readonly owner = randomHex(8);
@@ -44,13 +54,38 @@ export class JobWorker {
   private readonly running = new Map<string, string>();
   /** Aborted when the process stops and its grace has run out: waits inside a run end at once. */
   private readonly givenUp = new AbortController();
+  /** Jobs running in this worker per tenant (D11 between tenants, issue 38). */
+  private readonly perTenant = new Map<string, number>();
+  private readonly tenantSlots: number;
 
-  constructor(private readonly deps: WorkerDeps) {}
+  constructor(private readonly deps: WorkerDeps) {
+    this.tenantSlots = Math.max(1, Math.floor(deps.prefetch * (deps.tenantShare ?? 1)));
+  }
 
   async start(): Promise<void> {
-    this.consumer = await this.deps.queue.consume<{ jobId: string }>(JOBS_QUEUE, (message) => this.handle(message.body.jobId, message.redelivered), {
+    this.consumer = await this.deps.queue.consume<JobMessage>(JOBS_QUEUE, (message) => this.take(message.body, message.redelivered), {
       prefetch: this.deps.prefetch,
     });
+  }
+
+  /**
+   * One tenant's jobs hold at most `tenantSlots` of the worker's slots: the next one goes back to
+   * the queue for a moment, so another tenant's job always finds a slot instead of waiting behind
+   * a bulk submission's long jobs (a message without its tenant, from an older version, is run).
+   */
+  private async take(message: JobMessage, redelivered: boolean): Promise<void> {
+    const { jobId, tenant } = message;
+    if (tenant === undefined) return this.handle(jobId, redelivered);
+    const running = this.perTenant.get(tenant) ?? 0;
+    if (running >= this.tenantSlots) return this.requeue(jobId, OVER_SHARE_DELAY_MS, tenant);
+    this.perTenant.set(tenant, running + 1);
+    try {
+      await this.handle(jobId, redelivered);
+    } finally {
+      const left = (this.perTenant.get(tenant) ?? 1) - 1;
+      if (left > 0) this.perTenant.set(tenant, left);
+      else this.perTenant.delete(tenant);
+    }
   }
 
   /**
@@ -97,8 +132,9 @@ export class JobWorker {
     });
   }
 
-  async requeue(jobId: string, delayMs = 0): Promise<void> {
-    await this.deps.queue.publish(JOBS_QUEUE, { jobId }, { priority: PRIORITY.client, delayMs: Math.max(0, delayMs) });
+  async requeue(jobId: string, delayMs = 0, tenant?: string): Promise<void> {
+    const message: JobMessage = tenant === undefined ? { jobId } : { jobId, tenant };
+    await this.deps.queue.publish(JOBS_QUEUE, message, { priority: PRIORITY.client, delayMs: Math.max(0, delayMs) });
   }
 
   private async run({ record, token, takenOver }: Claimed<JobRecord>): Promise<void> {
@@ -133,7 +169,7 @@ export class JobWorker {
       const tenant = { hash: job.tenant, apiKey: inputs.apiKey };
       const found = uncertain ? await findExistingDossier(this.deps, job.opcoId, call, tenant) : null;
       result = found ?? (await this.deps.pipeline.run(
-        this.deps.opcos.context(job.opcoId, call.route, tenant, { body: call.body, files: call.files, priority: PRIORITY.client, requestId: job.requestId ?? job._id, traceparent: job.traceparent }),
+        this.deps.opcos.context(job.opcoId, call.route, tenant, { body: call.body, files: call.files, priority: PRIORITY.client, requestId: job.requestId ?? job._id, traceparent: job.traceparent, deferrable: true }),
       ));
     } catch (err) {
       if (err instanceof LeaseLost) throw err;
@@ -179,7 +215,7 @@ export class JobWorker {
     const steps = withStep(job.steps, stepNumber, step);
     await this.deps.records.leases.release(job._id, token, { steps, nextAttemptAt, ...(move.kind === 'retry' && { retries: job.retries + 1 }) });
     this.deps.log.info({ jobId: job._id, requestId: job.requestId, step: stepNumber, code: error.code, move }, 'job step rescheduled');
-    await this.requeue(job._id, move.delayMs);
+    await this.requeue(job._id, move.delayMs, job.tenant);
   }
 
   /** The write that ends the job: its outcome, the lease and the sealed inputs gone, its event owed. */

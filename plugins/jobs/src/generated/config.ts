@@ -18,6 +18,23 @@ export interface JobsConfig {
    */
   prefetch: number;
   /**
+   * What one tenant may keep pending; past it, 429 with Retry-After (issue 38)
+   */
+  tenantPending?: {
+    /**
+     * Unfinished jobs per tenant
+     */
+    jobs: number;
+    /**
+     * Bytes of the stored files of a tenant's unfinished jobs (2 GiB)
+     */
+    fileBytes: number;
+  };
+  /**
+   * Share of a worker's prefetch one tenant's jobs may hold at once (at least one job), so another tenant's job always finds a slot (D11, issue 38)
+   */
+  tenantShare: number;
+  /**
    * How long ended jobs are kept
    */
   retentionDays: number;
@@ -61,6 +78,32 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
       "maximum": 256,
       "default": 4,
       "description": "Jobs in flight per worker"
+    },
+    "tenantPending": {
+      "type": "object",
+      "additionalProperties": false,
+      "description": "What one tenant may keep pending; past it, 429 with Retry-After (issue 38)",
+      "properties": {
+        "jobs": {
+          "type": "integer",
+          "minimum": 1,
+          "default": 10000,
+          "description": "Unfinished jobs per tenant"
+        },
+        "fileBytes": {
+          "type": "integer",
+          "minimum": 1,
+          "default": 2147483648,
+          "description": "Bytes of the stored files of a tenant's unfinished jobs (2 GiB)"
+        }
+      }
+    },
+    "tenantShare": {
+      "type": "number",
+      "exclusiveMinimum": 0,
+      "maximum": 1,
+      "default": 0.75,
+      "description": "Share of a worker's prefetch one tenant's jobs may hold at once (at least one job), so another tenant's job always finds a slot (D11, issue 38)"
     },
     "retentionDays": {
       "type": "number",
