@@ -9,7 +9,7 @@
  * answered is recorded whatever the store does meanwhile: the write is retried, never turned into
  * a failure of the step.
  */
-import { asServiceError, isUnavailable, LeaseLost, PRIORITY, settlesBy, randomHex, truncatedText, type Claimed, type Clock, type Consumer, type Logger, type OpcoDirectory, type Pipeline, type PluginApi, type Queue, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
+import { asServiceError, isUnavailable, LeaseLost, OVER_SHARE_DELAY_MS, PRIORITY, TenantSlots, settlesBy, randomHex, truncatedText, type Claimed, type Clock, type Consumer, type Logger, type OpcoDirectory, type Pipeline, type PluginApi, type Queue, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
 import { jobResultJson, stepCall } from './job-plan.js';
 import type { JobErrorRecord, JobRecord, JobRecords, JobStep } from './job-records.js';
 import { mayHaveReachedUpstream, nextMove } from './retry-policy.js';
@@ -38,8 +38,6 @@ export interface WorkerDeps {
 
 /** Waits between two tries of recording what the upstream answered while the store is down. */
 const RECORD_RETRY_MS = [200, 500, 1000, 2000, 5000];
-/** When a tenant holds its share of the worker's slots, its next job comes back this much later. */
-const OVER_SHARE_DELAY_MS = 500;
 
 /** A job's queue message: its id, and its tenant so that a worker can share its slots before claiming it. */
 export interface JobMessage {
@@ -54,12 +52,11 @@ export class JobWorker {
   private readonly running = new Map<string, string>();
   /** Aborted when the process stops and its grace has run out: waits inside a run end at once. */
   private readonly givenUp = new AbortController();
-  /** Jobs running in this worker per tenant (D11 between tenants, issue 38). */
-  private readonly perTenant = new Map<string, number>();
-  private readonly tenantSlots: number;
+  /** One tenant's jobs hold at most a share of the worker's slots (D11 between tenants, issue 38). */
+  private readonly slots: TenantSlots;
 
   constructor(private readonly deps: WorkerDeps) {
-    this.tenantSlots = Math.max(1, Math.floor(deps.prefetch * (deps.tenantShare ?? 1)));
+    this.slots = new TenantSlots(deps.prefetch, deps.tenantShare ?? 1);
   }
 
   async start(): Promise<void> {
@@ -68,24 +65,10 @@ export class JobWorker {
     });
   }
 
-  /**
-   * One tenant's jobs hold at most `tenantSlots` of the worker's slots: the next one goes back to
-   * the queue for a moment, so another tenant's job always finds a slot instead of waiting behind
-   * a bulk submission's long jobs (a message without its tenant, from an older version, is run).
-   */
+  /** A job over its tenant's share of the slots goes back to the queue for a moment (TenantSlots). */
   private async take(message: JobMessage, redelivered: boolean): Promise<void> {
-    const { jobId, tenant } = message;
-    if (tenant === undefined) return this.handle(jobId, redelivered);
-    const running = this.perTenant.get(tenant) ?? 0;
-    if (running >= this.tenantSlots) return this.requeue(jobId, OVER_SHARE_DELAY_MS, tenant);
-    this.perTenant.set(tenant, running + 1);
-    try {
-      await this.handle(jobId, redelivered);
-    } finally {
-      const left = (this.perTenant.get(tenant) ?? 1) - 1;
-      if (left > 0) this.perTenant.set(tenant, left);
-      else this.perTenant.delete(tenant);
-    }
+    const ran = await this.slots.run(message.tenant, () => this.handle(message.jobId, redelivered));
+    if (!ran) await this.requeue(message.jobId, OVER_SHARE_DELAY_MS, message.tenant);
   }
 
   /**

@@ -31,7 +31,7 @@ export function mountSyncRoutes(api: PluginApi<unknown>, deps: SyncRouteDeps): v
       };
       try {
         await deps.records.insert(sync);
-        await deps.runner.publish({ kind: 'sync-discovery', syncId });
+        await deps.runner.publish({ kind: 'sync-discovery', syncId, tenant: tenant.hash });
       } catch (err) {
         await Promise.allSettled([deps.records.discard(syncId), deps.records.unlock(sync)]);
         const error = asServiceError(err);

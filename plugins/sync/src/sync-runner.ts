@@ -10,7 +10,8 @@ import { contentHash, type Snapshots } from './snapshots.js';
 import { FINISHED, type BatchRecord, type SyncRecord, type SyncRecords } from './sync-records.js';
 
 export const SYNC_QUEUE = 'sync';
-export type SyncMessage = { kind: 'sync-discovery'; syncId: string } | { kind: 'sync-batch'; syncId: string; batch: number };
+/** A sync's queue message; `tenant` lets a worker share its slots between tenants before loading the sync (TenantSlots). */
+export type SyncMessage = ({ kind: 'sync-discovery'; syncId: string } | { kind: 'sync-batch'; syncId: string; batch: number }) & { tenant?: string };
 
 export interface RunnerDeps extends ReadDeps {
   records: SyncRecords;
@@ -99,7 +100,7 @@ export class SyncRunner {
     if (!planned || FINISHED.includes(planned.status)) return;
     await this.deps.emit({ id: `${sync._id}:started`, type: 'sync.started', tenant: sync.tenant, opcoId: sync.opcoId, data: { syncId: sync._id, total: numeros.length } });
     if (totalBatches === 0) return this.complete(planned);
-    for (let batch = 1; batch <= totalBatches; batch++) await this.publish({ kind: 'sync-batch', syncId: sync._id, batch });
+    for (let batch = 1; batch <= totalBatches; batch++) await this.publish({ kind: 'sync-batch', syncId: sync._id, batch, tenant: sync.tenant });
   }
 
   private async fetchBatch(syncId: string, batchNo: number): Promise<void> {
@@ -136,7 +137,7 @@ export class SyncRunner {
     const delayMs = isRetriedByWorkers(error) ? this.deps.retries.nextDelay(batch.attempts) : null;
     if (delayMs !== null) {
       await records.batchLeases.release(batch._id, token, { nextAttemptAt: new Date(clock.now() + delayMs) });
-      await this.publish({ kind: 'sync-batch', syncId: sync._id, batch: batch.batch }, delayMs);
+      await this.publish({ kind: 'sync-batch', syncId: sync._id, batch: batch.batch, tenant: sync.tenant }, delayMs);
       return;
     }
     await this.fail(sync, `batch ${batch.batch} failed after ${batch.attempts} attempt(s): ${error.message}`);

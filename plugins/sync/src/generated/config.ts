@@ -21,6 +21,10 @@ export interface SyncConfig {
    */
   prefetch: number;
   /**
+   * Share of a worker's prefetch one tenant's sync messages may hold at once (at least one), so another tenant's sync always finds a slot (D11, issue 38)
+   */
+  tenantShare: number;
+  /**
    * How often lost sync messages are re-queued.
    */
   sweepIntervalMs: number;
@@ -65,6 +69,13 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
       "maximum": 256,
       "default": 4,
       "description": "Sync messages in flight per worker"
+    },
+    "tenantShare": {
+      "type": "number",
+      "exclusiveMinimum": 0,
+      "maximum": 1,
+      "default": 0.75,
+      "description": "Share of a worker's prefetch one tenant's sync messages may hold at once (at least one), so another tenant's sync always finds a slot (D11, issue 38)"
     },
     "sweepIntervalMs": {
       "type": "integer",
