@@ -4,18 +4,43 @@
  * to its job id. The key and the body, sealed together, travel inside the job record (`inputs`),
  * written with it and removed by the write that ends it, so a job costs no round trip for them; files,
  * which can be megabytes each, are documents of their own, read only by jobs that have some.
+ * A body over INLINE_BYTES is kept apart too (`job_secrets`, under the job's id), deflated then
+ * sealed as bytes: every update of the record (its claim, a lease renewal, a step) rewrites it
+ * whole, which the embedded store appends to its datafile: a 15.7 MB body inside it appended
+ * 42 MB to `jobs.db` before the next rewrite (issue 38). What is kept apart is written once, never
+ * updated, and deleted once, when the job ends (purge).
  * Nothing of it goes on the queue, and a sweeper removes files left older than 24 hours.
  */
-import { releaseBuffer, type Clock, type Collection, type Sealed, type SealedFile, type Sealer, type Store } from '@opco-proxy/core';
+import { promisify } from 'node:util';
+import { deflateRaw, inflateRaw } from 'node:zlib';
+import { releaseBuffer, type Clock, type Collection, type Sealed, type SealedFile, type SealedPages, type Sealer, type Store } from '@opco-proxy/core';
+
+const deflated = promisify(deflateRaw);
+const inflated = promisify(inflateRaw);
+
+/**
+ * The JSON text of the key and the body above which they are kept apart from the job record.
+ * Below, re-writing them with the record's few updates costs less than a store round trip more at
+ * the submission, in the worker and at the end (a job's body is a few kilobytes).
+ */
+export const INLINE_BYTES = 64 * 1024;
 
 /** The job record's `inputs`. */
-export interface SealedInputs {
+export type SealedInputs = InlineInputs | ApartInputs;
+
+interface InlineInputs {
   /**
    * The API key and the body, sealed together as one JSON text: one cipher to make at the
    * submission and one to open in the worker (each costs a few microseconds, a job's 3 %).
    */
   secrets: Sealed;
   /** Roles of the job's files, stored apart in `job_files`. */
+  files: string[];
+}
+
+/** Key and body over INLINE_BYTES: in `job_secrets` under the job's id (ApartRecord). */
+interface ApartInputs {
+  apart: true;
   files: string[];
 }
 
@@ -34,6 +59,13 @@ interface LegacySecretRecord {
   _id: string;
   apiKey: Sealed;
   body: Sealed;
+  createdAt: Date;
+}
+
+/** A large job's key and body (ApartInputs), in the same collection: their JSON text deflated, then sealed as bytes. */
+interface ApartRecord {
+  _id: string;
+  deflated: SealedPages;
   createdAt: Date;
 }
 
@@ -63,7 +95,8 @@ export interface OpenedInputs {
 }
 
 export class JobSecrets {
-  private readonly legacy: Collection<LegacySecretRecord>;
+  /** `job_secrets`: large jobs' inputs (ApartRecord), and earlier versions' (LegacySecretRecord). */
+  private readonly apart: Collection<LegacySecretRecord | ApartRecord>;
   private readonly files: Collection<FileRecord>;
 
   constructor(
@@ -71,7 +104,7 @@ export class JobSecrets {
     private readonly sealer: Sealer,
     private readonly clock: Clock,
   ) {
-    this.legacy = store.collection<LegacySecretRecord>('job_secrets');
+    this.apart = store.collection<LegacySecretRecord | ApartRecord>('job_secrets');
     this.files = store.collection<FileRecord>('job_files');
   }
 
@@ -81,36 +114,40 @@ export class JobSecrets {
   }
 
   /**
-   * Stores the files and returns the sealed inputs for the job record. The files' pages are
-   * taken, encrypted where they lie and stored as they are (Sealer.sealPages), so the caller must
-   * be done with them (hashed them for the Idempotency-Key) before.
+   * Stores the files (and a large body) and returns the sealed inputs for the job record. The
+   * files' pages are taken, encrypted where they lie and stored as they are (Sealer.sealPages), so
+   * the caller must be done with them (hashed them for the Idempotency-Key) before.
    */
   async seal(jobId: string, inputs: JobInputs): Promise<SealedInputs> {
     const createdAt = this.clock.date();
     for (const [role, content] of Object.entries(inputs.files)) {
       await this.files.insertOne({ _id: `${jobId}:${role}`, jobId, role, content: this.sealer.sealPages(content, `${jobId}:${role}`), createdAt });
     }
-    return {
-      secrets: this.sealer.seal(JSON.stringify({ apiKey: inputs.apiKey, body: inputs.body ?? {} }), jobId),
-      files: Object.keys(inputs.files),
-    };
+    const files = Object.keys(inputs.files);
+    const text = JSON.stringify({ apiKey: inputs.apiKey, body: inputs.body ?? {} });
+    if (text.length <= INLINE_BYTES) return { secrets: this.sealer.seal(text, jobId), files };
+    // Deflated first: a body's JSON shrinks several times, and the datafile writes bytes as base64.
+    const pages = [await deflated(text, { level: 1 })];
+    await this.apart.insertOne({ _id: jobId, deflated: this.sealer.sealPages(pages, jobId), createdAt });
+    return { apart: true, files };
   }
 
   /** Null when the inputs are gone (the job already ended, or was swept). */
   async open(job: { _id: string; inputs?: StoredInputs | null }): Promise<OpenedInputs | null> {
-    const sealed = job.inputs ?? (await this.legacy.findOne({ _id: job._id }));
+    const sealed = job.inputs && !('apart' in job.inputs) ? job.inputs : await this.apart.findOne({ _id: job._id });
     if (!sealed) return null;
     const files: Record<string, Buffer[]> = {};
     const stored: Buffer[] = [];
     // Legacy records say nothing of their files: look.
-    if (!('files' in sealed) || sealed.files.length > 0) {
+    if (!job.inputs || job.inputs.files.length > 0) {
       for (const file of await this.files.find({ jobId: job._id }, { sort: { _id: 1 } })) {
         files[file.role] = this.sealer.unsealPieces(file.content, `${job._id}:${file.role}`);
         if ('pages' in file.content) stored.push(...file.content.pages);
       }
     }
-    if ('secrets' in sealed) {
-      const { apiKey, body } = JSON.parse(this.sealer.unseal(sealed.secrets, job._id).toString('utf8')) as { apiKey: string; body: unknown };
+    if ('secrets' in sealed || 'deflated' in sealed) {
+      const text = 'secrets' in sealed ? this.sealer.unseal(sealed.secrets, job._id) : await inflated(Buffer.concat(this.sealer.unsealPieces(sealed.deflated, job._id)));
+      const { apiKey, body } = JSON.parse(text.toString('utf8')) as { apiKey: string; body: unknown };
       return { apiKey, body, files, stored };
     }
     return {
@@ -122,7 +159,8 @@ export class JobSecrets {
   }
 
   /**
-   * Removes what is kept outside the job record (its `inputs` go with the write that ends it).
+   * Removes what is kept outside the job record (its `inputs` go with the write that ends it):
+   * its files, and its key and body when they were too large for the record.
    * `opened`: what the ending worker opened; once the files are removed, the memory of their pages
    * is given back at once (the embedded store keeps the very pages the request decoded, resizable
    * buffers: resizable-buffer.ts), not at V8's next collection. Only the worker holding the job's
@@ -130,7 +168,7 @@ export class JobSecrets {
    */
   async purge(job: { _id: string; inputs?: StoredInputs | null }, opened?: OpenedInputs): Promise<void> {
     if (!job.inputs || job.inputs.files.length > 0) await this.files.deleteMany({ jobId: job._id });
-    if (!job.inputs) await this.legacy.deleteOne({ _id: job._id });
+    if (!job.inputs || 'apart' in job.inputs) await this.apart.deleteOne({ _id: job._id });
     for (const page of opened?.stored ?? []) releaseBuffer(page);
   }
 
@@ -139,8 +177,12 @@ export class JobSecrets {
     return this.files.deleteMany({ createdAt: { $lte: new Date(this.clock.now() - maxAgeMs) } });
   }
 
-  /** Inputs kept apart by earlier versions, of jobs that no longer need them. */
+  /**
+   * Inputs kept apart of jobs that no longer need them (left by a crash between a job's end and
+   * its purge, or by earlier versions): `maxAgeMs` is the jobs' retention, far longer than a job
+   * stays unfinished.
+   */
   async sweepSecrets(maxAgeMs: number): Promise<number> {
-    return this.legacy.deleteMany({ createdAt: { $lte: new Date(this.clock.now() - maxAgeMs) } });
+    return this.apart.deleteMany({ createdAt: { $lte: new Date(this.clock.now() - maxAgeMs) } });
   }
 }

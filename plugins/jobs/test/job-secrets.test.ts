@@ -1,7 +1,10 @@
 // SPEC 5.4, D17: sealed inputs round-trip, are bound to their job, and leftovers are swept.
 import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createEmbeddedStore, createSealer, systemClock, TestClock } from '@opco-proxy/core';
-import { JobSecrets } from '../src/job-secrets.js';
+import { INLINE_BYTES, JobSecrets } from '../src/job-secrets.js';
 
 const key = Buffer.alloc(32, 9);
 
@@ -106,4 +109,51 @@ t.test('purge gives back the pages the embedded store kept, only once the files 
   t.equal(await store.collection('job_files').count({ jobId: 'job-r' }), 0);
   t.equal(first!.stored[0].length, 0, 'the stored page is given back');
   t.equal(page.length, 0, 'the very memory the request decoded into');
+});
+
+// Issue 38: a large body is kept apart from the job record, whose every update the embedded store
+// appends whole to its datafile; it is written once and deleted once.
+t.test('a body over INLINE_BYTES is kept apart, deflated and sealed, and purged with the job', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const secrets = new JobSecrets(store, createSealer(key), systemClock);
+  const body = { lignes: Array.from({ length: 5000 }, (_, i) => ({ numeroDossier: `DOS-${i}`, nom: 'Dupont' })) };
+  t.ok(JSON.stringify(body).length > INLINE_BYTES);
+  const inputs = await secrets.seal('big-job', { apiKey: 'key-big-123456', body, files: { cerfa: [Buffer.from('%PDF-big')] } });
+  t.same(inputs, { apart: true, files: ['cerfa'] }, 'the record carries only where they are');
+  const apart = await store.collection<any>('job_secrets').findOne({ _id: 'big-job' });
+  const pages = apart.deflated.pages as Buffer[];
+  t.ok(pages.every((page) => Buffer.isBuffer(page)), 'kept as bytes');
+  t.ok(pages.reduce((n, page) => n + page.length, 0) < JSON.stringify(body).length / 5, 'deflated');
+  const raw = JSON.stringify(apart);
+  for (const plain of ['key-big-123456', 'Dupont']) t.notOk(raw.includes(plain), `no ${plain}`);
+  const back = await secrets.open({ _id: 'big-job', inputs });
+  t.equal(back?.apiKey, 'key-big-123456');
+  t.same(back?.body, body);
+  t.same(Buffer.concat(back!.files.cerfa), Buffer.from('%PDF-big'));
+  await store.collection<any>('job_secrets').insertOne({ ...apart, _id: 'other-job' });
+  await t.rejects(secrets.open({ _id: 'other-job', inputs: { apart: true, files: [] } }), 'bound to its job id');
+  await secrets.purge({ _id: 'big-job', inputs }, back!);
+  t.equal(await store.collection('job_secrets').count({ _id: 'big-job' }), 0, 'deleted at the end');
+  t.equal(await store.collection('job_files').count({ jobId: 'big-job' }), 0);
+  t.equal(await secrets.open({ _id: 'big-job', inputs }), null, 'gone: the worker fails the job rather than guess');
+  const small = await secrets.seal('small-job', { apiKey: 'key-small-1234', body: { n: 1 }, files: {} });
+  t.ok('secrets' in small, 'a small body still rides in the record: one write');
+});
+
+t.test('a large job\'s inputs survive a restart of a persistent store until it ends; a leftover is swept with the retention', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'opco-secrets-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const clock = new TestClock({ frozen: true });
+  const body = { texte: 'x'.repeat(2 * INLINE_BYTES) };
+  let store = await createEmbeddedStore({ path: dir });
+  const inputs = await new JobSecrets(store, createSealer(key), clock).seal('kept-job', { apiKey: 'key-kept-1234', body, files: {} });
+  await new JobSecrets(store, createSealer(key), clock).seal('left-job', { apiKey: 'key-left-1234', body, files: {} });
+  await store.close();
+  store = await createEmbeddedStore({ path: dir });
+  t.teardown(() => store.close());
+  const secrets = new JobSecrets(store, createSealer(key), clock);
+  t.same((await secrets.open({ _id: 'kept-job', inputs }))?.body, body, 'read back after the restart');
+  await clock.advance(31 * 24 * 3600_000);
+  t.equal(await secrets.sweepSecrets(30 * 24 * 3600_000), 2, 'what no job can need any more goes');
 });
