@@ -163,8 +163,9 @@ export class UpstreamBudget {
 
   /** One try of background work: its lease, or how long to wait before the next try. */
   private async tryWaiting(opco: BudgetKey, priority: number, lane: Lane, tenant: string | undefined): Promise<BudgetLease | number> {
-    if (tenant !== undefined && !(await this.share.mayClaim(opco, tenant))) return 250;
-    const paceMs = this.share.paceWait(opco);
+    const turn = await this.share.turn(opco, tenant);
+    if (turn === 'wait') return Math.max(50, await this.msUntilFree(opco));
+    const paceMs = turn === 'paced' ? this.share.paceWait(opco) : 0;
     if (paceMs > 0) return paceMs;
     const lease = await this.tryAcquire(opco, priority, lane, tenant);
     if (lease) {

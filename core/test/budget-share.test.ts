@@ -32,19 +32,23 @@ t.test('background calls are paced at the window\'s rate, with a tenth of it in 
 
 t.test('alone, a tenant\'s background work leaves the last tenth of the window free', async (t) => {
   const { budget, o, claim } = await scene(t, 10, 60_000);
-  await claim('tenant-a', 8);
-  t.equal(await budget.share.mayClaim(o, 'tenant-a'), true, '2 free of 10: above the headroom of 1');
+  await claim('tenant-a', 2);
+  t.equal(await budget.share.turn(o, 'tenant-a'), 'now', 'more than three quarters of the window free: no pacing');
+  await claim('tenant-a', 6);
+  t.equal(await budget.share.turn(o, 'tenant-a'), 'paced', '2 free of 10: above the headroom of 1, paced');
   await claim('tenant-a', 1);
-  t.equal(await budget.share.mayClaim(o, 'tenant-a'), false, 'the last slot is left to others');
+  t.equal(await budget.share.turn(o, 'tenant-a'), 'wait', 'the last slot is left to others');
   t.ok(await budget.acquire(o, PRIORITY.client, PROVEN, 'tenant-b'), 'another tenant\'s read gets it at once');
 });
 
-t.test('with another tenant active, background work goes into the headroom only under its fair share', async (t) => {
+t.test('with another tenant active, background work holds at most half the window', async (t) => {
   const { budget, o, claim } = await scene(t, 10, 60_000);
   await claim('tenant-a', 5);
-  await claim('tenant-b', 4);
-  t.equal(await budget.share.mayClaim(o, 'tenant-a'), false, 'A holds its half');
-  t.equal(await budget.share.mayClaim(o, 'tenant-b'), true, 'B is under its half');
+  await claim('tenant-b', 1);
+  t.equal(await budget.share.turn(o, 'tenant-a'), 'wait', 'A holds half while B is active, though 4 are free');
+  await claim('tenant-b', 3);
+  t.equal(await budget.share.turn(o, 'tenant-a'), 'wait', 'A holds its half');
+  t.equal(await budget.share.turn(o, 'tenant-b'), 'paced', 'B is under its half');
 });
 
 t.test('a read refused for budget is an ask: other tenants\' background work yields to it', async (t) => {
@@ -53,14 +57,13 @@ t.test('a read refused for budget is an ask: other tenants\' background work yie
   const refused = await budget.acquire(o, PRIORITY.client, PROVEN, 'tenant-b').catch((err: unknown) => err as { code: string });
   t.match(refused, { code: 'RATE_LIMITED' }, 'no slot frees within the client\'s wait: refused, and B\'s ask written');
   await clock.advance(9_000);
-  t.equal(await budget.share.mayClaim(o, 'tenant-a'), false, 'B asked within the window: A, holding more than its half, waits');
-  t.equal(await budget.share.mayClaim(o, 'tenant-b'), false, 'no slot free yet');
+  t.equal(await budget.share.turn(o, 'tenant-a'), 'wait', 'no slot free yet');
   await clock.advance(2_000);
-  t.equal(await budget.share.mayClaim(o, 'tenant-a'), true, 'the window has emptied: free slots for anyone');
+  t.equal(await budget.share.turn(o, 'tenant-a'), 'now', 'the window has emptied: free slots for anyone');
   await claim('tenant-a', 9);
   await budget.share.asked(o, 'tenant-b');
-  t.equal(await budget.share.mayClaim(o, 'tenant-a'), false, 'A at 9 of 10 while B asks: A keeps to its half');
-  t.equal(await budget.share.mayClaim(o, 'tenant-b'), true, 'B may take the last slot');
+  t.equal(await budget.share.turn(o, 'tenant-a'), 'wait', 'A at 9 of 10 while B asks: A keeps to its half');
+  t.equal(await budget.share.turn(o, 'tenant-b'), 'paced', 'B may take the last slot');
   t.equal(await budget.share.sweep(), 0, 'an ask lives two windows');
   await clock.advance(21_000);
   t.equal(await budget.share.sweep(), 1, 'then it is swept');

@@ -4,19 +4,21 @@
  * queue at, so it gets the same effect from three rules every instance applies to its own
  * background work (jobs, sync batches, polls) from what the store says of the window:
  *
- * - **pace**: background calls of an opcoId start at most at the window's rate
- *   (`limit / windowMs`, a tenth of the window in a burst), per instance. A bulk job alone then
- *   fills the window gradually, and slots leave it as gradually, instead of all at once a window
- *   after a burst: a client read that comes meanwhile finds one within a call's spacing;
- * - **headroom**: background work alone never takes the last tenth of the window, so a client
- *   read of another tenant finds a free slot at once (its own reads take any slot);
- * - **fair share**: once other tenants are active at that opcoId (a slot of theirs in the window,
- *   or a read of theirs refused or waiting for budget: an `ask`), a tenant's background work may go
- *   into that last tenth only while it holds less than `limit / active tenants` of the window.
+ * - **pace**: once a quarter of the window is used, background calls of an opcoId start at most at the
+ *   window's rate (`limit / windowMs`, a tenth of the window in a burst), per instance. A bulk
+ *   job then fills the rest of the window gradually, and its slots leave it as gradually,
+ *   instead of all at once a window after a burst: a client read that comes meanwhile finds one
+ *   within a call's spacing. Below a quarter of the window, nothing is paced;
+ * - **headroom**: background work never takes the last tenth of the window on its own, so a
+ *   client read of another tenant finds a free slot at once (reads take any slot);
+ * - **fair share**: while another tenant is active at that opcoId (a slot of its in the window,
+ *   or a read of its refused or waiting for budget: an `ask`), a tenant's background work holds at
+ *   most half the window, and goes into the last tenth only under that half: the other tenant's
+ *   reads always find their half free.
  *
- * What each instance reads of the window is kept for a call's spacing, so the check costs a store
- * read per spacing, not per call. The slots say whose call they hold (`tenant`); asks are one
- * document per opcoId and tenant, written at most once a second.
+ * What each instance counts of the window is kept for a call's spacing (250 ms at most), so the
+ * check costs a count per spacing, not per call; whose slots they are is read only past a quarter. The slots say whose call they hold (`tenant`); asks are one document per opcoId and
+ * tenant, written at most once a second.
  */
 import type { Collection, Store } from '../ports/store.js';
 import type { Clock } from '../clock.js';
@@ -43,9 +45,16 @@ interface Ask {
 interface WindowView {
   readAt: number;
   free: number;
-  byTenant: Map<string, number>;
-  asking: Set<string>;
 }
+
+interface Contention {
+  readAt: number;
+  mine: number;
+  others: boolean;
+}
+
+/** What background work of a tenant may do now: claim at once, claim at the paced rate, or wait. */
+export type BackgroundTurn = 'now' | 'paced' | 'wait';
 
 /** Share of the window kept free by background work, and the burst of its pacing. */
 export const BACKGROUND_HEADROOM = 0.1;
@@ -55,6 +64,7 @@ export class BudgetShare {
   /** Per opcoId: the theoretical arrival time of the next paced background call (GCRA). */
   private readonly paced = new Map<string, number>();
   private readonly views = new Map<string, WindowView>();
+  private readonly contentions = new Map<string, Contention>();
   private readonly askedAt = new Map<string, number>();
 
   constructor(
@@ -77,23 +87,47 @@ export class BudgetShare {
     return 0;
   }
 
-  /** Whether `tenant`'s background work may claim a slot now (headroom and fair share). */
-  async mayClaim(opco: ShareKey, tenant: string): Promise<boolean> {
+  /** What `tenant`'s background work may do now (pace, headroom and fair share); `tenant` unknown: no share. */
+  async turn(opco: ShareKey, tenant: string | undefined): Promise<BackgroundTurn> {
     const { limit } = opco.rateLimit;
-    const view = await this.window(opco);
+    const { free } = await this.window(opco);
+    if (free > (limit * 3) / 4) return 'now';
+    if (free === 0) return 'wait';
+    const shared = tenant === undefined ? undefined : await this.contention(opco, tenant);
+    if (shared?.others && shared.mine >= Math.floor(limit / 2)) return 'wait';
     const headroom = Math.max(1, Math.ceil(limit * BACKGROUND_HEADROOM));
-    if (view.free > headroom) return true;
-    const active = new Set([...view.byTenant.keys(), ...view.asking, tenant]);
-    if (active.size === 1 || view.free === 0) return false;
-    return (view.byTenant.get(tenant) ?? 0) < Math.floor(limit / active.size);
+    return free > headroom || shared?.others ? 'paced' : 'wait';
   }
 
-  /** A slot this instance claimed: the view it keeps counts it until the next read. */
+  /** How many slots of the window `tenant` holds, and whether another tenant is active in it (a slot or an ask). */
+  private async contention(opco: ShareKey, tenant: string): Promise<Contention> {
+    const key = `${opco.id}#${tenant}`;
+    const now = this.clock.now();
+    const kept = this.contentions.get(key);
+    if (kept && now - kept.readAt < this.keptMs(opco)) return kept;
+    const since = new Date(now - opco.rateLimit.windowMs);
+    const [mine, other, asks] = await Promise.all([
+      this.slots.count({ opcoId: opco.id, usedAt: { $gt: since }, tenant }),
+      this.slots.find({ opcoId: opco.id, usedAt: { $gt: since }, tenant: { $nin: [tenant, null] } }, { limit: 1 }),
+      this.asks.find({ opcoId: opco.id, at: { $gt: since }, tenant: { $ne: tenant } }, { limit: 1 }),
+    ]);
+    const contention = { readAt: now, mine, others: other.length > 0 || asks.length > 0 };
+    this.contentions.set(key, contention);
+    if (this.contentions.size > 10_000) this.contentions.clear();
+    return contention;
+  }
+
+  /** A slot this instance claimed: what it keeps counts it until the next read. */
   claimed(opco: ShareKey, tenant: string | undefined): void {
     const view = this.views.get(opco.id);
-    if (!view) return;
-    view.free = Math.max(0, view.free - 1);
-    if (tenant) view.byTenant.set(tenant, (view.byTenant.get(tenant) ?? 0) + 1);
+    if (view) view.free = Math.max(0, view.free - 1);
+    const contention = tenant === undefined ? undefined : this.contentions.get(`${opco.id}#${tenant}`);
+    if (contention) contention.mine += 1;
+  }
+
+  /** What an instance read of the window is kept for: a call's spacing, 250 ms at most. */
+  private keptMs(opco: ShareKey): number {
+    return Math.min(250, opco.rateLimit.windowMs / opco.rateLimit.limit);
   }
 
   /** A client read of `tenant` found no slot: other tenants' background work yields to it. */
@@ -106,6 +140,7 @@ export class BudgetShare {
     const expiresAt = new Date(now + 2 * opco.rateLimit.windowMs);
     await this.asks.findOneAndUpdate({ _id: key }, { $set: { opcoId: opco.id, tenant, at: new Date(now), expiresAt } }, { upsert: true });
     this.views.delete(opco.id);
+    this.contentions.clear();
   }
 
   sweep(): Promise<number> {
@@ -116,15 +151,9 @@ export class BudgetShare {
     const { limit, windowMs } = opco.rateLimit;
     const now = this.clock.now();
     const kept = this.views.get(opco.id);
-    if (kept && now - kept.readAt < Math.min(250, windowMs / limit)) return kept;
-    const since = new Date(now - windowMs);
-    const [inWindow, asks] = await Promise.all([
-      this.slots.find({ opcoId: opco.id, usedAt: { $gt: since } }),
-      this.asks.find({ opcoId: opco.id, at: { $gt: since } }, { limit: 100 }),
-    ]);
-    const byTenant = new Map<string, number>();
-    for (const slot of inWindow) if (slot.tenant) byTenant.set(slot.tenant, (byTenant.get(slot.tenant) ?? 0) + 1);
-    const view = { readAt: now, free: Math.max(0, limit - inWindow.length), byTenant, asking: new Set(asks.map((ask) => ask.tenant)) };
+    if (kept && now - kept.readAt < this.keptMs(opco)) return kept;
+    const used = await this.slots.count({ opcoId: opco.id, usedAt: { $gt: new Date(now - windowMs) } });
+    const view = { readAt: now, free: Math.max(0, limit - used) };
     this.views.set(opco.id, view);
     return view;
   }

@@ -131,11 +131,14 @@ export class JobRecords {
     await this.jobs.createIndex({ heldFrom: 1, status: 1 });
   }
 
-  /** The jobs unproven tenants hold, per client address (P13), for core's HeldWork. */
-  held(): HeldRecords {
+  /** The jobs tenants hold: per client address of unproven tenants (P13), and per tenant (issue 38), for core's HeldWork. */
+  held(tenantBound: HeldRecords['tenantBound']): HeldRecords {
     const holding = (address: string) => ({ heldFrom: address, ...UNFINISHED });
     return {
       kind: 'jobs',
+      tenantBound,
+      countOf: (tenant) => this.jobs.count({ tenant, ...UNFINISHED }),
+      bytesOf: async (tenant) => (await this.jobs.find({ tenant, ...UNFINISHED, fileBytes: { $gt: 0 } })).reduce((sum, job) => sum + (job.fileBytes ?? 0), 0),
       countFrom: (address) => this.jobs.count(holding(address)),
       bytesFrom: async (address) => (await this.jobs.find({ ...holding(address), fileBytes: { $gt: 0 } })).reduce((sum, job) => sum + (job.fileBytes ?? 0), 0),
       tenantsFrom: async (address, limit) => [...new Set((await this.jobs.find(holding(address), { limit })).map((job) => job.tenant))],
