@@ -87,6 +87,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     // Every simulated tenant comes from 127.0.0.1, most with keys the sandbox has never seen:
     // the per-address limit of unproven keys is what e2e/test/edge-attacks.test.ts tests.
     addressRateLimit: { perSecond: 10_000, burst: 10_000, freeFailures: 10_000 },
+    // Most tests play one tenant on a frozen clock: a job or sync message over its tenant's share
+    // of the slots would come back after a delay that clock never reaches. The share between
+    // tenants is what e2e/test/fairness.test.ts tests, on the defaults.
+    jobs: { tenantShare: 1 },
+    sync: { tenantShare: 1 },
     ...options.config,
     opcos,
   };

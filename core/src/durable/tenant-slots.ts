@@ -36,5 +36,11 @@ export class TenantSlots {
   }
 }
 
-/** When a tenant holds its share of a worker's slots, its next message comes back this much later. */
-export const OVER_SHARE_DELAY_MS = 500;
+/**
+ * When a tenant holds its share of a worker's slots, its next message comes back this much later,
+ * doubled each time the same message is turned back (`turns`), up to 30 s: a backlog of one tenant
+ * costs a publish and an ack per message per turn, not a spin through it.
+ */
+export function overShareDelayMs(turns: number): number {
+  return Math.min(30_000, 500 * 2 ** Math.min(turns, 6));
+}

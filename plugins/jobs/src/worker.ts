@@ -9,7 +9,7 @@
  * answered is recorded whatever the store does meanwhile: the write is retried, never turned into
  * a failure of the step.
  */
-import { asServiceError, isUnavailable, LeaseLost, OVER_SHARE_DELAY_MS, PRIORITY, TenantSlots, settlesBy, randomHex, truncatedText, type Claimed, type Clock, type Consumer, type Logger, type OpcoDirectory, type Pipeline, type PluginApi, type Queue, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
+import { asServiceError, isUnavailable, LeaseLost, overShareDelayMs, PRIORITY, TenantSlots, settlesBy, randomHex, truncatedText, type Claimed, type Clock, type Consumer, type Logger, type OpcoDirectory, type Pipeline, type PluginApi, type Queue, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
 import { jobResultJson, stepCall } from './job-plan.js';
 import type { JobErrorRecord, JobRecord, JobRecords, JobStep } from './job-records.js';
 import { mayHaveReachedUpstream, nextMove } from './retry-policy.js';
@@ -43,6 +43,8 @@ const RECORD_RETRY_MS = [200, 500, 1000, 2000, 5000];
 export interface JobMessage {
   jobId: string;
   tenant?: string;
+  /** How many times a worker turned it back because its tenant held its share of the slots. */
+  turns?: number;
 }
 
 export class JobWorker {
@@ -68,7 +70,10 @@ export class JobWorker {
   /** A job over its tenant's share of the slots goes back to the queue for a moment (TenantSlots). */
   private async take(message: JobMessage, redelivered: boolean): Promise<void> {
     const ran = await this.slots.run(message.tenant, () => this.handle(message.jobId, redelivered));
-    if (!ran) await this.requeue(message.jobId, OVER_SHARE_DELAY_MS, message.tenant);
+    if (!ran) {
+      const turns = (message.turns ?? 0) + 1;
+      await this.deps.queue.publish(JOBS_QUEUE, { ...message, turns }, { priority: PRIORITY.normal, delayMs: overShareDelayMs(turns - 1) });
+    }
   }
 
   /**

@@ -2,7 +2,7 @@
  * The sync plugin: bulk sync of a CFA's dossiers and the pollers that follow it (SPEC 1 rule 4,
  * 2.6, 3.2, 4.14, 6.1; D19-D21). Operations on the API side; discovery, batches and polls on workers.
  */
-import { OVER_SHARE_DELAY_MS, RetryPolicy, TenantSlots, definePlugin, randomHex, settlesBy, type PluginApi } from '@opco-proxy/core';
+import { overShareDelayMs, RetryPolicy, TenantSlots, definePlugin, randomHex, settlesBy, type PluginApi } from '@opco-proxy/core';
 import { Snapshots } from './snapshots.js';
 import { Pollers } from './pollers.js';
 import { SyncRecords, type SyncRecord } from './sync-records.js';
@@ -65,7 +65,9 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
     // One tenant's batches hold at most a share of the slots: another tenant's sync is not queued behind a bulk one (issue 38).
     const slots = new TenantSlots(config.prefetch, config.tenantShare);
     consumer = await queue.consume<SyncMessage>(SYNC_QUEUE, async (message) => {
-      if (!(await slots.run(message.body.tenant, () => runner.handle(message.body)))) await runner.publish(message.body, OVER_SHARE_DELAY_MS);
+      if (await slots.run(message.body.tenant, () => runner.handle(message.body))) return;
+      const turns = (message.body.turns ?? 0) + 1;
+      await runner.publish({ ...message.body, turns }, overShareDelayMs(turns - 1));
     }, { prefetch: config.prefetch });
   });
   api.addHook('close', async ({ deadline }) => {

@@ -11,7 +11,7 @@ import { FINISHED, type BatchRecord, type SyncRecord, type SyncRecords } from '.
 
 export const SYNC_QUEUE = 'sync';
 /** A sync's queue message; `tenant` lets a worker share its slots between tenants before loading the sync (TenantSlots). */
-export type SyncMessage = ({ kind: 'sync-discovery'; syncId: string } | { kind: 'sync-batch'; syncId: string; batch: number }) & { tenant?: string };
+export type SyncMessage = ({ kind: 'sync-discovery'; syncId: string } | { kind: 'sync-batch'; syncId: string; batch: number }) & { tenant?: string; turns?: number };
 
 export interface RunnerDeps extends ReadDeps {
   records: SyncRecords;
