@@ -28,7 +28,7 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
   const idempotency = new IdempotencyKeys(store, clock);
   await records.prepare();
   await secrets.prepare();
-  api.heldWork.register(records.held({ count: config.tenantPending!.jobs!, fileBytes: config.tenantPending!.fileBytes }));
+  api.heldWork.register(records.held({ count: config.tenantPending!.jobs, fileBytes: config.tenantPending!.fileBytes }));
 
   api.declareQueue(JOBS_QUEUE);
   // A sorted search of every unfinished job where the store cannot use an index for it (FerretDB
