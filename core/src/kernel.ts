@@ -8,7 +8,7 @@
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { lookup } from 'node:dns/promises';
 import Koa from 'koa';
 import { Hooks } from './hooks.js';
@@ -40,6 +40,7 @@ import { earlyPath } from './http/early-path.js';
 import { renderErrors } from './http/error-renderer.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { closeGracefully } from './http/graceful-close.js';
+import { createGuardedServer, serverLimits } from './http/connection-limits.js';
 import { httpMetrics } from './http/http-metrics.js';
 import { listenForMetrics, type MetricsListener } from './http/metrics-listener.js';
 import { mountReadRoutes } from './read-routes.js';
@@ -106,7 +107,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const prometheus = createPrometheusMetrics();
   const inFlight = new InFlight();
   const standing = new TenantStanding(store, clock, config.tenantKeys, (opcoId) => prometheus.refusedKeyHits.inc({ opco: opcoId }));
-  const heldWork = new HeldWork(config.tenantKeys.unprovenHoldings as HeldBounds, async (tenant) => (await standing.of(undefined, tenant)) === 'proven', (bound) => prometheus.addressRefusals.inc({ reason: `held-${bound}` }));
+  const heldWork = new HeldWork(clock, config.tenantKeys.unprovenHoldings as HeldBounds, async (tenant) => (await standing.of(undefined, tenant)) === 'proven', (bound) => prometheus.addressRefusals.inc({ reason: `held-${bound}` }));
   standing.onRefusal(({ tenant, wasProven }) => {
     if (!wasProven) heldWork.refused(tenant).catch((err: unknown) => log.warn({ err }, 'what a refused key stored could not be dropped'));
   });
@@ -158,7 +159,11 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     await plugin.register(host.apiFor(plugin.name, pluginMetrics(prometheus.registry, plugin.name, clock)));
     log.debug({ plugin: plugin.name }, 'plugin registered');
   }
-  if (!seams.has('admission')) seams.provide('admission', new StoreBudgetAdmission(new UpstreamBudget(store, clock)), 'kernel');
+  if (!seams.has('admission')) {
+    const budget = new UpstreamBudget(store, clock);
+    seams.provide('admission', new StoreBudgetAdmission(budget), 'kernel');
+    host.addTask('upstream-budget:asks', STANDING_SWEEP_MS, () => budget.share.sweep());
+  }
 
   const app = new Koa<State>();
   app.proxy = false;
@@ -207,17 +212,19 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   return {
     config, role, log, clock, store, queue, opcos, pipeline, window, prometheus, app, emit,
     async listen(port = config.port, hostName = config.host) {
-      server = createServer((req, res) => {
+      // Slow and greedy clients are bounded as the config's `server` section says (connection-limits.ts).
+      server = createGuardedServer(serverLimits(config), (req, res) => {
         if (!early(req, res)) void chain(req, res);
-      }).listen(port, hostName);
+      }, { proxies: new TrustedProxies(config.trustedProxies), registry: prometheus.registry });
       answerClientErrors(server);
+      server.listen(port, hostName);
       await once(server, 'listening');
       const address = server.address() as AddressInfo;
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       return `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`;
     },
     async listenMetrics(port, hostName = config.host) {
-      metricsListener = await listenForMetrics(prometheus.registry, port, hostName);
+      metricsListener = await listenForMetrics(prometheus.registry, port, hostName, serverLimits(config));
       return metricsListener.url;
     },
     close(closeOptions = {}) {

@@ -4,18 +4,23 @@
  * answers the kernel's registry, as the API's /metrics does; everything else is 404. Nothing
  * here reads a body or a key: a scraper needs none (P1).
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { createGuardedServer, SERVER_LIMITS, type ServerLimits } from './connection-limits.js';
 
 export interface MetricsListener {
   url: string;
   close(): Promise<void>;
 }
 
-export async function listenForMetrics(registry: Registry, port: number, host: string): Promise<MetricsListener> {
-  const server: Server = createServer((req, res) => {
+/**
+ * `limits`: the API's (the config's `server` section), timeouts only: a scraper is one address
+ * that keeps its connection, so no per-address cap.
+ */
+export async function listenForMetrics(registry: Registry, port: number, host: string, limits: ServerLimits = SERVER_LIMITS): Promise<MetricsListener> {
+  const server: Server = createGuardedServer({ ...limits, maxConnectionsPerAddress: 0 }, (req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('only GET /metrics is served here\n');
@@ -25,7 +30,7 @@ export async function listenForMetrics(registry: Registry, port: number, host: s
       (body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(req.method === 'HEAD' ? undefined : body),
       () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics could not be collected\n'),
     );
-  });
+  }, { registry });
   server.listen(port, host);
   await once(server, 'listening');
   const address = server.address() as AddressInfo;

@@ -779,7 +779,7 @@ export interface AuditQuery {
   cursor?: string;
 }
 /**
- * SPEC 4.12: body of POST /{opcoId}/certificats.
+ * SPEC 4.12: body of POST /{opcoId}/certificats. A top-level field the schema does not declare is refused (issue 38): it never reaches the upstream.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "CertificatBody".
@@ -825,16 +825,25 @@ export interface CertificatBody {
     [k: string]: unknown;
   };
   _files?: Files;
-  [k: string]: unknown;
 }
 /**
- * SPEC 4.0.4: _files of an asynchronous POST, base64 contents keyed by file role (cerfa, facture, convention, certificat, document, ...). Roles become multipart part names and typeFichier values upstream, hence the plain key syntax.
+ * SPEC 4.0.4: _files of an asynchronous POST, base64 contents keyed by file role: cerfa, facture, convention, certificat or document, each at most once (issue 38: a dossier's job has at most one step per role, D16). Roles become multipart part names and typeFichier values upstream. Another name is refused.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "Files".
  */
 export interface Files {
-  [k: string]: string;
+  cerfa?: string;
+  facture?: string;
+  convention?: string;
+  certificat?: string;
+  document?: string;
+  [k: string]:
+    | {
+        [k: string]: unknown;
+      }
+    | string
+    | undefined;
 }
 /**
  * SPEC 4.4: query of GET /{opcoId}/cfakeyinfo.
@@ -862,7 +871,7 @@ export interface CfaKeyInfo {
   [k: string]: unknown;
 }
 /**
- * SPEC 4.11: body of POST /{opcoId}/conventions. Whether the four attestations are required is not shown by the spec: they are optional booleans here and the upstream decides.
+ * SPEC 4.11: body of POST /{opcoId}/conventions. Whether the four attestations are required is not shown by the spec: they are optional booleans here and the upstream decides. A top-level field the schema does not declare is refused (issue 38): it never reaches the upstream.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "ConventionBody".
@@ -920,7 +929,6 @@ export interface ConventionBody {
   attestationConventionSignatureProbante?: boolean;
   attestationConventionConformeJSON?: boolean;
   _files?: Files;
-  [k: string]: unknown;
 }
 /**
  * SPEC 4.15: answer to DELETE /webhooks/{id}; also used by DELETE /pollers/{opcoId}.
@@ -996,7 +1004,7 @@ export interface DeliveryQueued {
   status: "retrying";
 }
 /**
- * SPEC 4.12b: body of POST /{opcoId}/documents.
+ * SPEC 4.12b: body of POST /{opcoId}/documents. A top-level field the schema does not declare is refused (issue 38): it never reaches the upstream.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "DocumentBody".
@@ -1019,10 +1027,9 @@ export interface DocumentBody {
     }[]
   ];
   _files?: Files;
-  [k: string]: unknown;
 }
 /**
- * SPEC 4.8: body of POST /{opcoId}/dossiers. The cerfa carries many upstream fields beyond the required ones; they pass through.
+ * SPEC 4.8: body of POST /{opcoId}/dossiers. The cerfa carries many upstream fields beyond the required ones; they pass through. A top-level field the schema does not declare is refused (issue 38): it never reaches the upstream.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "DossierBody".
@@ -1053,7 +1060,6 @@ export interface DossierBody {
     [k: string]: unknown;
   };
   _files?: Files;
-  [k: string]: unknown;
 }
 /**
  * SPEC 4.5: query of GET /{opcoId}/dossiers, exclusive modes: numeroInterne alone, or numeroExterne with numeroDeca.
@@ -1224,7 +1230,7 @@ export interface DossierEtatsQuery {
   numeroPage?: string;
 }
 /**
- * SPEC 4.9: body of POST /{opcoId}/factures.
+ * SPEC 4.9: body of POST /{opcoId}/factures. A top-level field the schema does not declare is refused (issue 38): it never reaches the upstream.
  *
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "FactureBody".
@@ -1274,7 +1280,6 @@ export interface FactureBody {
     }[]
   ];
   _files?: Files;
-  [k: string]: unknown;
 }
 /**
  * SPEC 2.4: one item of an invoice state page.
@@ -1769,6 +1774,35 @@ export interface KernelConfig {
    */
   host?: string;
   /**
+   * What a slow or greedy client may hold of the HTTP server (docs/operations.md, Slow clients). Over time: 408 in the error body, and the connection is closed.
+   */
+  server?: {
+    /**
+     * A request's headers must arrive whole within this time of its first byte (of the connection, for the first request)
+     */
+    headersTimeoutMs?: number;
+    /**
+     * The whole request, body included, must arrive within this time of its first byte; at least `headersTimeoutMs`. 25 MiB in 120 s takes 1.8 Mbit/s
+     */
+    requestTimeoutMs?: number;
+    /**
+     * A request body that sends nothing for this long while the service waits for it is over; so is one slower than `minBodyBytesPerSecond` once waited for this long
+     */
+    bodyIdleTimeoutMs?: number;
+    /**
+     * The least average rate of a request body, counted from `bodyIdleTimeoutMs` of waiting on; 0: none
+     */
+    minBodyBytesPerSecond?: number;
+    /**
+     * An idle kept-alive connection is closed after this long. Behind a load balancer, set it above the balancer's idle timeout (AWS ALB: 60 s, so 65000)
+     */
+    keepAliveTimeoutMs?: number;
+    /**
+     * Connections one client address (IPv6: its /64) may hold open at once; one more is answered 429 at once and closed. `trustedProxies` are not counted; 0: no cap
+     */
+    maxConnectionsPerAddress?: number;
+  };
+  /**
    * `development` allows `http://` and loopback webhook targets
    */
   mode?: "production" | "development";
@@ -1886,6 +1920,22 @@ export interface KernelConfig {
      * Decoded `_files` entry limit (D7)
      */
     fileBytes?: number;
+    /**
+     * Values a request body may hold, objects, arrays and scalars counted (issue 38); past it, 400 VALIDATION_ERROR
+     */
+    bodyValues?: number;
+    /**
+     * Fields of any one object of a request body (issue 38); past it, 400 VALIDATION_ERROR naming the object
+     */
+    objectKeys?: number;
+    /**
+     * Items of any one array of a request body (`lignes`, `objets`, `events`; issue 38); past it, 400 VALIDATION_ERROR naming the array
+     */
+    arrayItems?: number;
+    /**
+     * Bytes of a request body's JSON outside the contents of its `_files`, what is parsed at once (issue 38); past it, 413 PAYLOAD_TOO_LARGE
+     */
+    jsonBytes?: number;
   };
   tenantRateLimit?: {
     /**
