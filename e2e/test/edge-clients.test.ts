@@ -4,6 +4,9 @@ import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dossierBody, startClientScene, statusCounts, type ClientScene } from '../src/index.js';
 
+// A new key's 100 jobs take over a minute of the profile's budget: the file's own timeout.
+t.setTimeout(300_000);
+
 const HOOK = { callbackUrl: 'http://127.0.0.1:9/hooks', events: ['job.completed', 'job.failed'] };
 
 async function waitForJobs(scene: ClientScene, key: string, statusUrls: string[], timeoutMs: number): Promise<{ statuses: Record<string, number>; ms: number }> {

@@ -5,6 +5,8 @@ import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PDF, dossierBody, realBackends, realBackendsSkip, startClientScene, statusCounts, type ClientScene } from '../src/index.js';
 
+t.setTimeout(240_000);
+
 const BULK = 'cfa-bulk-tenant-key-01';
 const READER = 'cfa-reader-tenant-key-01';
 const FILES = Object.fromEntries(['cerfa', 'facture', 'convention', 'certificat', 'document'].map((role) => [role, PDF.toString('base64')]));
