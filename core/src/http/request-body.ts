@@ -1,9 +1,12 @@
 /**
  * Reading a request body (D7, P2): JSON only, decompressed when the client says so (gzip, deflate,
- * br), at most `limitBytes` once decompressed, at most MAX_BODY_DEPTH levels deep. Every failure is
- * the client's, with an answer that names it: 415 for a Content-Type or Content-Encoding the
- * service does not take, 413 over the limit, 400 for JSON that does not parse or nests too deep,
- * or a body that is not the compressed data its Content-Encoding announces.
+ * br), at most `limitBytes` once decompressed, and within its bounds (issue 38, body-bounds.ts:
+ * MAX_BODY_DEPTH levels, `bounds` values, fields per object, items per array and bytes of JSON
+ * outside the files, and `_files` named by roles only), counted as it streams in and refused at
+ * the first byte past one, the rest left unread. Every failure is the client's, with an answer
+ * that names it: 415 for a Content-Type or Content-Encoding the service does not take, 413 over
+ * the limit or over the bytes of JSON, 400 for JSON that does not parse or is past a bound of
+ * its structure, or a body that is not the compressed data its Content-Encoding announces.
  *
  * For an operation that takes `_files`, the files are decoded as the body arrives (file-cutter.ts)
  * and each stands in the parsed body as a short string that validates as the real one would
@@ -17,8 +20,9 @@ import type Koa from 'koa';
 import type { Transform } from 'node:stream';
 import { createBrotliDecompress, createUnzip } from 'node:zlib';
 import { createError, isServiceError, type ServiceError } from '../errors.js';
-import { MAX_BODY_DEPTH, jsonDepth } from '../json-limits.js';
+import { DEFAULT_BODY_BOUNDS, type BodyBounds } from '../json-limits.js';
 import { releaseChunk } from '../resizable-buffer.js';
+import { BodyBoundsScanner, FILE_ROLES } from './body-bounds.js';
 import { FileCutter, PLACEHOLDER, type CutFile } from './file-cutter.js';
 
 const JSON_TYPES = ['application/json', '+json'];
@@ -27,7 +31,11 @@ export interface BodyLimits {
   limitBytes: number;
   /** The operation takes `_files`, each at most this many bytes decoded; absent: it takes none. */
   fileBytes?: number;
+  /** Values, fields per object, items per array and JSON bytes (the config's `limits` by these names); absent: the defaults. */
+  bounds?: BodyBounds;
 }
+
+const ROLES: ReadonlySet<string> = new Set(FILE_ROLES);
 
 export interface JsonBody {
   /** The parsed body, files standing in as short strings; undefined when the request has none. */
@@ -60,20 +68,18 @@ export async function readJsonBody(ctx: Koa.Context, limits: BodyLimits): Promis
   }
   const encoding = ctx.req.headers['content-encoding'] || 'identity';
   const cutter = limits.fileBytes === undefined ? undefined : new FileCutter(limits.fileBytes);
+  const scanner = new BodyBoundsScanner(limits.bounds ?? DEFAULT_BODY_BOUNDS, cutter ? ROLES : undefined);
   let value: unknown;
   try {
     let text: Buffer;
     try {
       const length = encoding === 'identity' && ctx.req.headers['content-length'] ? Number(ctx.req.headers['content-length']) : undefined;
-      text = await readBytes(ctx.req, encoding, limits.limitBytes, length, cutter);
+      text = await readBytes(ctx.req, encoding, limits.limitBytes, length, scanner, cutter);
     } catch (err) {
       throw bodyError(err, encoding, limits.limitBytes);
     }
+    // Within the bounds, depth included: the scanner counted them; nothing walks the value again.
     value = parse(text, cutter?.invalidJson === true);
-    if (jsonDepth(value, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
-      const message = `body: nested deeper than ${MAX_BODY_DEPTH} levels`;
-      throw createError('VALIDATION_ERROR', message, { errors: [message] });
-    }
   } catch (err) {
     cutter?.discard();
     throw err;
@@ -133,11 +139,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Reads the request, decompressed, into `cutter` (or whole): at most `limit` bytes, exactly
- * `length` when it was announced. Stops reading at the first problem and leaves the rest of the
- * request unread, as raw-body did; never destroys the request, so the client gets the answer.
+ * Reads the request, decompressed, into `cutter` (or whole), each chunk counted by `scanner`
+ * first: at most `limit` bytes, exactly `length` when it was announced, within the bounds. Stops
+ * reading at the first problem and leaves the rest of the request unread, as raw-body did; never
+ * destroys the request, so the client gets the answer.
  */
-function readBytes(req: Koa.Context['req'], encoding: string, limit: number, length: number | undefined, cutter: FileCutter | undefined): Promise<Buffer> {
+function readBytes(
+  req: Koa.Context['req'], encoding: string, limit: number, length: number | undefined, scanner: BodyBoundsScanner, cutter: FileCutter | undefined,
+): Promise<Buffer> {
   if (length !== undefined && length > limit) return Promise.reject(Object.assign(new Error('body over the limit'), { type: 'entity.too.large' }));
   const source = decompressed(req, encoding);
   const chunks: Buffer[] = [];
@@ -158,6 +167,12 @@ function readBytes(req: Koa.Context['req'], encoding: string, limit: number, len
     const onData = (chunk: Buffer) => {
       received += chunk.length;
       if (received > limit) return finish(Object.assign(new Error('body over the limit'), { type: 'entity.too.large' }));
+      // Before the cutter: a `_files` name that is not a role is refused before its file is decoded.
+      try {
+        scanner.push(chunk);
+      } catch (err) {
+        return finish(err as Error);
+      }
       // The HTTP parser's chunks are the body's only copies: one the cutter did not keep a view
       // of is given back at once (a decompressor's output is left alone: it may share memory).
       if (cutter) {
