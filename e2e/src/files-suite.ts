@@ -88,7 +88,7 @@ export function filesSuite(t: Test, backend: () => ServiceOptions): void {
 
   t.test('a file one byte over the limit is a 413 naming it; nothing is stored', async (t) => {
     const before = await stored();
-    const reply = await post(JSON.stringify({ ...factureBody(numero()), _files: { petit: 'QUJD', facture: pdfOf(FILE_LIMIT + 1).toString('base64') } }));
+    const reply = await post(JSON.stringify({ ...factureBody(numero()), _files: { cerfa: 'QUJD', facture: pdfOf(FILE_LIMIT + 1).toString('base64') } }));
     t.equal(reply.status, 413);
     t.equal(reply.body.code, 'PAYLOAD_TOO_LARGE');
     t.equal(reply.body.description, `_files.facture: file of ${FILE_LIMIT + 1} bytes is over the ${FILE_LIMIT}-byte limit`);
@@ -99,14 +99,14 @@ export function filesSuite(t: Test, backend: () => ServiceOptions): void {
     const before = await stored();
     const text = pdfOf(3 * 1024 * 1024).toString('base64');
     const broken = `${text.slice(0, 2_000_000)}*${text.slice(2_000_001)}`;
-    const body = { ...factureBody(numero()), _files: { facture: broken, annexe: 'QUJD' } } as Record<string, unknown>;
+    const body = { ...factureBody(numero()), _files: { facture: broken, document: 'QUJD' } } as Record<string, unknown>;
     delete body.numero;
     const reply = await post(JSON.stringify(body));
     t.equal(reply.status, 400);
     t.equal(reply.body.code, 'VALIDATION_ERROR');
     t.ok(reply.body.errors.includes('_files.facture: Invalid base64'), JSON.stringify(reply.body.errors));
     t.ok(reply.body.errors.includes('numero: Required'), 'the schema still judges the rest of the body');
-    t.notOk(reply.body.errors.some((e: string) => e.startsWith('_files.annexe')), 'the good file is fine');
+    t.notOk(reply.body.errors.some((e: string) => e.startsWith('_files.document')), 'the good file is fine');
     const lineBreaks = await post(JSON.stringify({ ...factureBody(numero()), _files: { facture: text.replace(/(.{76})/g, '$1\n') } }));
     t.same(lineBreaks.body.errors, ['_files.facture: Invalid base64'], 'a MIME-style line break is refused, as before');
     const empty = await post(JSON.stringify({ ...factureBody(numero()), _files: { facture: '' } }));

@@ -48,7 +48,7 @@ export const ERROR_CODES = {
   },
   PAYLOAD_TOO_LARGE: {
     status: 413, retryable: false, description: 'Request body too large',
-    when: 'body over `limits.bodyBytes`, or a decoded `_files` entry over `limits.fileBytes`',
+    when: 'body over `limits.bodyBytes`, its JSON outside `_files` over `limits.jsonBytes`, or a decoded `_files` entry over `limits.fileBytes`',
   },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415, retryable: false, description: 'The body must be application/json, without an unknown Content-Encoding',
@@ -56,7 +56,7 @@ export const ERROR_CODES = {
   },
   RATE_LIMITED: {
     status: 429, retryable: true, description: 'Rate limit exceeded',
-    when: "upstream budget exhausted (for a key the upstream has not accepted yet: the unproven slice of it, P13), the tenant's own rate exceeded, the client address's limit of unproven keys' upstream reads and failed authentications, what the unproven keys of that address may keep stored (unfinished jobs, files, webhooks, syncs), or its backoff after wrong operator keys (P13); `Retry-After` in seconds",
+    when: "upstream budget exhausted (for a key the upstream has not accepted yet: the unproven slice of it, P13), the tenant's own rate exceeded, the client address's limit of unproven keys' upstream reads and failed authentications or of open connections (`server.maxConnectionsPerAddress`), what the unproven keys of that address may keep stored (unfinished jobs, files, webhooks, syncs), or its backoff after wrong operator keys (P13); `Retry-After` in seconds",
   },
   INTERNAL_ERROR: {
     status: 500, retryable: false, description: 'Unexpected internal error',

@@ -100,7 +100,7 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
         contrat: { dateDebutContrat: '2026-09-01', dateFinContrat: '2028-08-31' },
         formation: { rncp: 'RNCP37682', intituleQualification: 'CAP Boulanger', dateDebutFormation: '2026-09-07' },
       },
-      _files: { 'cerfa-signe': PDF },
+      _files: { cerfa: PDF },
     },
     responses: accepted('sandbox'),
   },
@@ -155,10 +155,10 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
     responses: {
       200: {
         jobId: JOB_ID, opcoId: 'sandbox', type: 'post-dossier', status: 'completed',
-        result: { numeroInterne: numeros.numeroInterne, documents: [{ name: 'document:cerfa-signe', result: { idDocument: 'DOC-5521' } }] },
+        result: { numeroInterne: numeros.numeroInterne, documents: [{ name: 'document:cerfa', result: { idDocument: 'DOC-5521' } }] },
         retries: 0, createdAt: '2026-11-20T09:14:01.020Z', startedAt: '2026-11-20T09:14:01.180Z', completedAt: '2026-11-20T09:14:03.120Z',
         currentStep: 2, totalSteps: 2,
-        steps: [{ step: 1, name: 'dossier', status: 'completed' }, { step: 2, name: 'document:cerfa-signe', status: 'completed' }],
+        steps: [{ step: 1, name: 'dossier', status: 'completed' }, { step: 2, name: 'document:cerfa', status: 'completed' }],
       },
     },
   },

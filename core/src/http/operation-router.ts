@@ -21,6 +21,7 @@ import { checkRequest } from '../request-validation.js';
 import type { Tenant } from '../call-context.js';
 import { Edge, type EdgeOptions, type Gate } from './edge.js';
 import { readJsonBody, type JsonBody } from './request-body.js';
+import type { BodyBounds } from '../json-limits.js';
 import { matchedRouteTemplate, type State } from './state.js';
 
 export interface OperationInput<Op extends OperationId> {
@@ -87,6 +88,8 @@ export interface OperationRouterOptions extends EdgeOptions {
   bodyBytes: number;
   /** D7: each decoded `_files` entry at most this many bytes. */
   fileBytes: number;
+  /** Values, fields per object, items per array and JSON bytes of a body (`limits`, issue 38); absent: the defaults. */
+  bodyBounds?: BodyBounds;
   /** D32: the operations the manifest marks `audit` write their record through it. */
   audit?: AuditTrail;
 }
@@ -166,7 +169,7 @@ export class OperationRouter {
     const serve = this.serving(id);
     const recallable = this.shortcuts.has(id);
     // The operations whose body takes `_files` have them decoded as they arrive (request-body.ts).
-    const limits = { limitBytes: this.options.bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined };
+    const limits = { limitBytes: this.options.bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined, bounds: this.options.bodyBounds };
     return async (ctx) => {
       ctx.state.operationId = id;
       const query = () => {
