@@ -2,7 +2,7 @@
 // production edge defaults and the sandbox profile's 60 calls a minute; each scene its own process.
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dossierBody, startClientScene, statusCounts, type ClientScene } from '../src/index.js';
+import { dossierBody, eventually, startClientScene, startService, statusCounts, waitForJob, type ClientScene } from '../src/index.js';
 
 // A new key's 100 jobs take over a minute of the profile's budget: the file's own timeout.
 t.setTimeout(300_000);
@@ -146,3 +146,17 @@ async function waitFor(scene: ClientScene, key: string, statusUrl: string): Prom
   }
   throw new Error(`${statusUrl} did not end`);
 }
+
+t.test('a key the upstream refuses before ever accepting it: its other pending jobs fail without reaching it, its webhooks are deleted', async (t) => {
+  const service = await startService({ sandbox: { acceptedKeys: ['cfa-known-key-0001'] }, config: { jobs: { tenantShare: 1, prefetch: 1 } } });
+  t.teardown(() => service.close());
+  const stranger = 'stranger-refused-key-01';
+  const hook = await service.request('POST', '/webhooks', { key: stranger, body: HOOK });
+  t.equal(hook.status, 201, 'registered while unproven');
+  const jobs = await Promise.all(Array.from({ length: 3 }, () => service.request('POST', '/sandbox/dossiers', { key: stranger, body: dossierBody() })));
+  t.same(statusCounts(jobs), { 202: 3 });
+  const ended = await Promise.all(jobs.map((job) => waitForJob(service, job.body.statusUrl, { key: stranger })));
+  t.same(ended.map((job) => [job.status, job.error.code]), Array(3).fill(['failed', 'HTTP_ERROR']), 'all three fail with HTTP_ERROR');
+  t.equal(service.sandbox.received.filter((call) => call.headers['x-api-key'] === stranger).length, 1, 'only the first reached the upstream');
+  await eventually(async () => (await service.request('GET', '/webhooks', { key: stranger })).body.length === 0, 'its webhooks deleted');
+});
