@@ -21,7 +21,6 @@ import { OpcoDirectory } from './opco-registry.js';
 import { RequestRate } from './request-rate.js';
 import { STANDING_SWEEP_MS, TenantStanding } from './tenant-standing.js';
 import { HeldWork, type HeldBounds } from './held-work.js';
-import type { BodyBounds } from './json-limits.js';
 import { AddressLimits } from './http/address-limits.js';
 import { AuditLog } from './audit/audit-log.js';
 import { AuditTrail } from './audit/audit-trail.js';
@@ -122,7 +121,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const router = new OperationRouter({
     bodyBytes: config.limits.bodyBytes,
     fileBytes: config.limits.fileBytes,
-    bodyBounds: config.limits as BodyBounds,
+    bodyBounds: config.limits,
     rate: new RequestRate(config.tenantRateLimit, clock),
     allowList: new Set(config.allowedTenants),
     adminKey: config.adminKey,
