@@ -29,7 +29,6 @@ const minimalDossier = {
 };
 
 const fullDossier = {
-  numeroExterne: 'CFA-2025-0042',
   cerfa: {
     numeroExterne: 'CFA-2025-0042',
     employeur: { siret: '12345678901234', denomination: '  Boulangerie du Port ', nom: ' martin', telephone: null, adresse: { codePostal: '44000', commune: 'Nantes' } },
