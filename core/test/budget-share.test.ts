@@ -32,9 +32,9 @@ t.test('background calls are paced at the window\'s rate, with a tenth of it in 
 
 t.test('alone, a tenant\'s background work leaves the last tenth of the window free', async (t) => {
   const { budget, o, claim } = await scene(t, 10, 60_000);
-  await claim('tenant-a', 2);
-  t.equal(await budget.share.turn(o, 'tenant-a'), 'now', 'more than three quarters of the window free: no pacing');
-  await claim('tenant-a', 6);
+  await claim('tenant-a', 4);
+  t.equal(await budget.share.turn(o, 'tenant-a'), 'now', 'more than half the window free: no pacing');
+  await claim('tenant-a', 4);
   t.equal(await budget.share.turn(o, 'tenant-a'), 'paced', '2 free of 10: above the headroom of 1, paced');
   await claim('tenant-a', 1);
   t.equal(await budget.share.turn(o, 'tenant-a'), 'wait', 'the last slot is left to others');

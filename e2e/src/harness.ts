@@ -92,6 +92,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     // tenants is what e2e/test/fairness.test.ts tests, on the defaults.
     jobs: { tenantShare: 1 },
     sync: { tenantShare: 1 },
+    // Every simulated client connects from 127.0.0.1, often many at once: the per-address
+    // connection cap is what e2e/test/slow-clients.test.ts tests.
+    server: { maxConnectionsPerAddress: 0 },
     ...options.config,
     opcos,
   };

@@ -47,10 +47,11 @@ t.test('a 15 MB dossier, its JSON and its files, retried once, grows the datafil
     await service.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  // 3.4 MB of JSON (a random annex in the CERFA: it deflates to about its base64's three quarters,
-  // so the datafile's base64 of it is about its size), and a 12 MB file.
-  const body = dossierBody({ _files: { cerfa: pdfOf(9 * MB) } });
-  body.cerfa.annexe = randomBytes(2.5 * MB).toString('base64');
+  // 0.9 MB of JSON (a random annex in the CERFA, under limits.jsonBytes: it deflates to about
+  // its base64's three quarters, so the datafile's base64 of it is about its size), and 16 MB of
+  // files.
+  const body = dossierBody({ _files: { cerfa: pdfOf(9 * MB), convention: pdfOf(3 * MB) } });
+  body.cerfa.annexe = randomBytes(0.7 * MB).toString('base64');
   // Composite: the dossier, then the file; a retry of the first step releases the record and
   // claims it again. Each step, each release and each claim is a write of the record, whole.
   service.sandbox.faults.add({ route: 'POST /v1/dossiers', status: 503, times: 1 });

@@ -4,11 +4,11 @@
  * queue at, so it gets the same effect from three rules every instance applies to its own
  * background work (jobs, sync batches, polls) from what the store says of the window:
  *
- * - **pace**: once a quarter of the window is used, background calls of an opcoId start at most at the
+ * - **pace**: once half the window is used, background calls of an opcoId start at most at the
  *   window's rate (`limit / windowMs`, a tenth of the window in a burst), per instance. A bulk
  *   job then fills the rest of the window gradually, and its slots leave it as gradually,
  *   instead of all at once a window after a burst: a client read that comes meanwhile finds one
- *   within a call's spacing. Below a quarter of the window, nothing is paced;
+ *   within a call's spacing. Below half the window, nothing is paced;
  * - **headroom**: background work never takes the last tenth of the window on its own, so a
  *   client read of another tenant finds a free slot at once (reads take any slot);
  * - **fair share**: while another tenant is active at that opcoId (a slot of its in the window,
@@ -17,7 +17,7 @@
  *   reads always find their half free.
  *
  * What each instance counts of the window is kept for a call's spacing (250 ms at most), so the
- * check costs a count per spacing, not per call; whose slots they are is read only past a quarter. The slots say whose call they hold (`tenant`); asks are one document per opcoId and
+ * check costs a count per spacing, not per call; whose slots they are is read only past half. The slots say whose call they hold (`tenant`); asks are one document per opcoId and
  * tenant, written at most once a second.
  */
 import type { Collection, Store } from '../ports/store.js';
@@ -91,7 +91,7 @@ export class BudgetShare {
   async turn(opco: ShareKey, tenant: string | undefined): Promise<BackgroundTurn> {
     const { limit } = opco.rateLimit;
     const { free } = await this.window(opco);
-    if (free > (limit * 3) / 4) return 'now';
+    if (free > limit / 2) return 'now';
     if (free === 0) return 'wait';
     const shared = tenant === undefined ? undefined : await this.contention(opco, tenant);
     if (shared?.others && shared.mine >= Math.floor(limit / 2)) return 'wait';
