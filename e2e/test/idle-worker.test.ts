@@ -44,6 +44,8 @@ const SWEEPS: Array<{ task: string; intervalMs: (config: WithSections) => number
   { task: 'audit purge', intervalMs: (c) => c.audit.sweepIntervalMs, commands: { 'delete audit': 1 } },
   // Standings of tenant keys past their lifetime (P13).
   { task: 'tenant standing expiry', intervalMs: () => STANDING_SWEEP_MS, commands: { 'delete tenant_standing': 1 } },
+  // Asks of client reads for budget past their two windows (issue 38, budget-share.ts).
+  { task: 'budget asks expiry', intervalMs: () => STANDING_SWEEP_MS, commands: { 'delete upstream_budget_asks': 1 } },
   { task: 'sync polls', intervalMs: (c) => c.sync.sweepIntervalMs, commands: { 'findAndModify pollers': 1, 'find pollers': 1 } },
   { task: 'cache sweep', intervalMs: (c) => c.cache.sweepIntervalMs, commands: { 'delete cache': 1 } },
 ];
