@@ -8,7 +8,7 @@
 import { createSealer } from './crypto.js';
 import { PeriodicTask } from './durable/periodic-task.js';
 import type { ResolvedConfig } from './config.js';
-import type { Clock } from './clock.js';
+import type { Clock, Timer } from './clock.js';
 import type { Hooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { MetricsWindow, PluginMetrics } from './metrics.js';
@@ -51,6 +51,9 @@ export interface PluginHostDeps {
 export class PluginHost {
   private readonly tasks: PeriodicTask[] = [];
   private readonly recoveries: Array<{ spec: RecoverySpec; log: Logger }> = [];
+  /** Second restorations (non-durable queue) not yet run, and those running. */
+  private readonly restoreTimers: Timer[] = [];
+  private readonly restoring: Promise<unknown>[] = [];
   private readonly sealer;
 
   constructor(private readonly deps: PluginHostDeps) {
@@ -106,7 +109,13 @@ export class PluginHost {
   /** After the plugins' ready hooks: restore lost work (non-durable queue), then start the tasks. */
   async start(): Promise<void> {
     for (const { spec, log } of this.recoveries) {
-      if (!this.deps.queue.durable) await spec.requeue(END_OF_TIME).catch((err) => log.warn({ err, work: spec.name }, 'restoring work failed'));
+      if (!this.deps.queue.durable) {
+        const restore = () => spec.requeue(END_OF_TIME).catch((err) => log.warn({ err, work: spec.name }, 'restoring work failed'));
+        await restore();
+        // A restored message that finds its record held is a duplicate: it is dropped, and the
+        // record would wait for the sweep's grace. Past the longest lease, nothing is held by the dead.
+        if (spec.leaseMs !== undefined) this.restoreTimers.push(this.deps.clock.setTimeout(() => void this.restoring.push(restore()), spec.leaseMs + 100));
+      }
       const sweep = () => spec.requeue(new Date(this.deps.clock.now() - spec.graceMs));
       this.tasks.push(new PeriodicTask(`recover:${spec.name}`, spec.intervalMs, sweep, this.deps.clock, (err) => log.warn({ err, work: spec.name }, 'recovery sweep failed')));
     }
@@ -114,6 +123,7 @@ export class PluginHost {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.tasks.map((task) => task.stop()));
+    for (const timer of this.restoreTimers) timer.cancel();
+    await Promise.all([...this.tasks.map((task) => task.stop()), ...this.restoring]);
   }
 }

@@ -41,6 +41,12 @@ export interface RecoverySpec {
   graceMs: number;
   /** Queues again the unfinished, unheld work due at `dueBefore` or earlier. */
   requeue(dueBefore: Date): Promise<unknown>;
+  /**
+   * The longest lease of this work. With a queue that keeps nothing, a record a dead process
+   * still held at start is not restored (its lease is live); restoring again once that long has
+   * passed queues it without waiting for the sweep's grace.
+   */
+  leaseMs?: number;
 }
 
 export interface PluginApi<C = unknown> {

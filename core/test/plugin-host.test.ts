@@ -4,7 +4,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { Registry } from 'prom-client';
-import { ConfigError, Hooks, SeamRegistry, createLogger, isKernelError, loadPlugins, pluginMetrics, systemClock, type AdmissionProvider, type Plugin, type ResolvedConfig } from '../src/index.js';
+import { ConfigError, Hooks, TestClock, SeamRegistry, createLogger, isKernelError, loadPlugins, pluginMetrics, systemClock, type AdmissionProvider, type Plugin, type ResolvedConfig } from '../src/index.js';
 import { PluginHost, type PluginHostDeps } from '../src/plugin-host.js';
 import { OperationRouter, type OperationRouterOptions } from '../src/http/operation-router.js';
 
@@ -41,12 +41,12 @@ t.test('a package that is not installed, or is no plugin, is named with its key'
 });
 
 /** A host with real registries; what these tests never touch (store, queue, pipeline...) is left out. */
-function host(): { host: PluginHost; hooks: Hooks; seams: SeamRegistry; router: OperationRouter } {
+function host(over: Partial<Record<keyof PluginHostDeps, unknown>> = {}): { host: PluginHost; hooks: Hooks; seams: SeamRegistry; router: OperationRouter } {
   const hooks = new Hooks();
   const seams = new SeamRegistry();
   const router = new OperationRouter({} as OperationRouterOptions);
   const config = { masterKey: randomBytes(32), mode: 'development', limits: { bodyBytes: 1024, fileBytes: 1024 }, env: {} } as unknown as ResolvedConfig;
-  const deps = { config, role: 'api', log: createLogger({ level: 'silent' }), clock: systemClock, hooks, seams, router, queueNames: new Set<string>() };
+  const deps = { config, role: 'api', log: createLogger({ level: 'silent' }), clock: systemClock, hooks, seams, router, queueNames: new Set<string>(), ...over };
   return { host: new PluginHost(deps as unknown as PluginHostDeps), hooks, seams, router };
 }
 
@@ -89,3 +89,34 @@ t.test('through the API: unknown hooks, operations mounted twice, badly named me
 function apiOf(h: PluginHost, name: string, registry: Registry) {
   return h.apiFor(name, pluginMetrics(registry, name, systemClock));
 }
+
+t.test('with a queue that keeps nothing, work is restored at start and again once a dead holder\'s lease has lapsed', async (t) => {
+  const clock = new TestClock({ frozen: true });
+  const { host: h } = host({ role: 'serve', clock, queue: { durable: false } });
+  const api = h.apiFor('jobs', pluginMetrics(new Registry(), 'jobs', clock));
+  const restored: Date[] = [];
+  api.recover({ name: 'jobs', intervalMs: 60_000, graceMs: 60_000, leaseMs: 2500, requeue: async (dueBefore) => void restored.push(dueBefore) });
+  await h.start();
+  t.equal(restored.length, 1, 'restored at start');
+  await clock.advance(2500);
+  t.equal(restored.length, 1, 'not before the lease could lapse');
+  await clock.advance(100);
+  t.equal(restored.length, 2, 'restored again past the longest lease');
+  t.ok(restored.every((d) => d.getTime() > clock.now() + 1e12), 'every record, however far its due date');
+  await h.stop();
+  t.equal(clock.pending(), 0, 'nothing left scheduled');
+});
+
+t.test('with a durable queue, nothing is restored at start: the sweep alone finds lost messages', async (t) => {
+  const clock = new TestClock({ frozen: true });
+  const { host: h } = host({ role: 'serve', clock, queue: { durable: true } });
+  const restored: Date[] = [];
+  h.apiFor('jobs', pluginMetrics(new Registry(), 'jobs', clock)).recover({ name: 'jobs', intervalMs: 60_000, graceMs: 1000, leaseMs: 2500, requeue: async (dueBefore) => void restored.push(dueBefore) });
+  await h.start();
+  await clock.advance(2600);
+  t.same(restored, []);
+  await clock.advance(60_000);
+  t.equal(restored.length, 1, 'the sweep ran');
+  t.equal(restored[0].getTime(), clock.now() - 1000, 'for what is due past the grace');
+  await h.stop();
+});

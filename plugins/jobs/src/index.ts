@@ -58,6 +58,7 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
     name: 'jobs',
     intervalMs: config.sweepIntervalMs,
     graceMs: REQUEUE_GRACE_MS,
+    leaseMs: config.leaseMs,
     // A job stored but never queued (a crash between the two) or whose message was lost; and a
     // job that ended without its event (the worker stopped in between).
     requeue: async (dueBefore) => {

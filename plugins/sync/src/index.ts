@@ -55,6 +55,7 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
     name: 'sync',
     intervalMs: config.sweepIntervalMs,
     graceMs: REQUEUE_GRACE_MS,
+    leaseMs: config.leaseMs,
     requeue: async (dueBefore) => {
       for (const sync of await records.overdueDiscoveries(dueBefore)) await runner.publish({ kind: 'sync-discovery', syncId: sync._id });
       for (const batch of await records.overdueBatches(dueBefore)) await runner.publish({ kind: 'sync-batch', syncId: batch.syncId, batch: batch.batch });

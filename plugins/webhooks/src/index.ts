@@ -63,7 +63,7 @@ export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<
   }
   if (api.role === 'api') return;
 
-  api.recover({ name: 'webhook deliveries', intervalMs: config.sweepIntervalMs, graceMs: REQUEUE_GRACE_MS, requeue: (dueBefore) => requeueOverdue(outbox, dueBefore) });
+  api.recover({ name: 'webhook deliveries', intervalMs: config.sweepIntervalMs, graceMs: REQUEUE_GRACE_MS, leaseMs: 2 * config.timeoutMs, requeue: (dueBefore) => requeueOverdue(outbox, dueBefore) });
   api.every('expiry', config.sweepIntervalMs, () => deliveries.sweepExpired());
   api.addHook('ready', () => worker.start());
   api.addHook('close', ({ deadline }) => worker.stop(deadline));
