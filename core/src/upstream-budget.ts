@@ -169,7 +169,7 @@ export class UpstreamBudget {
     if (paceMs > 0) return paceMs;
     const lease = await this.tryAcquire(opco, priority, lane, tenant);
     if (lease) {
-      this.share.claimed(opco, tenant);
+      this.share.claimed(opco);
       return lease;
     }
     return this.msUntilFree(opco);

@@ -51,6 +51,14 @@ t.test('with another tenant active, background work holds at most half the windo
   t.equal(await budget.share.turn(o, 'tenant-b'), 'paced', 'B is under its half');
 });
 
+t.test('a tenant\'s concurrent steps cannot pass its half together: each turn is counted when it is given', async (t) => {
+  const { budget, o, claim } = await scene(t, 10, 60_000);
+  await claim('tenant-a', 4);
+  await claim('tenant-b', 1);
+  const turns = await Promise.all(Array.from({ length: 3 }, () => budget.share.turn(o, 'tenant-a')));
+  t.same(turns.sort(), ['paced', 'wait', 'wait'], 'one of three steps deciding at once takes the fifth slot, the others wait');
+});
+
 t.test('a read refused for budget is an ask: other tenants\' background work yields to it', async (t) => {
   const { clock, budget, o, claim } = await scene(t, 10, 10_000);
   await claim('tenant-a', 10);

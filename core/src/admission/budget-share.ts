@@ -65,6 +65,7 @@ export class BudgetShare {
   private readonly paced = new Map<string, number>();
   private readonly views = new Map<string, WindowView>();
   private readonly contentions = new Map<string, Contention>();
+  private readonly reading = new Map<string, Promise<Contention>>();
   private readonly askedAt = new Map<string, number>();
 
   constructor(
@@ -96,7 +97,12 @@ export class BudgetShare {
     const shared = tenant === undefined ? undefined : await this.contention(opco, tenant);
     if (shared?.others && shared.mine >= Math.floor(limit / 2)) return 'wait';
     const headroom = Math.max(1, Math.ceil(limit * BACKGROUND_HEADROOM));
-    return free > headroom || shared?.others ? 'paced' : 'wait';
+    if (!(free > headroom || shared?.others)) return 'wait';
+    // Counted now, not once claimed: the worker's other slots deciding meanwhile see it, so
+    // concurrent steps of one tenant cannot all pass the half together. A turn not used (paced,
+    // or the claim lost) is over-counted until the next read, a call's spacing later.
+    if (shared) shared.mine += 1;
+    return 'paced';
   }
 
   /** How many slots of the window `tenant` holds, and whether another tenant is active in it (a slot or an ask). */
@@ -105,6 +111,15 @@ export class BudgetShare {
     const now = this.clock.now();
     const kept = this.contentions.get(key);
     if (kept && now - kept.readAt < this.keptMs(opco)) return kept;
+    // Steps deciding at once share one read, and so one count to add their turns to.
+    const reading = this.reading.get(key);
+    if (reading) return reading;
+    const read = this.readContention(opco, tenant, key, now).finally(() => this.reading.delete(key));
+    this.reading.set(key, read);
+    return read;
+  }
+
+  private async readContention(opco: ShareKey, tenant: string, key: string, now: number): Promise<Contention> {
     const since = new Date(now - opco.rateLimit.windowMs);
     const [mine, other, asks] = await Promise.all([
       this.slots.count({ opcoId: opco.id, usedAt: { $gt: since }, tenant }),
@@ -117,12 +132,10 @@ export class BudgetShare {
     return contention;
   }
 
-  /** A slot this instance claimed: what it keeps counts it until the next read. */
-  claimed(opco: ShareKey, tenant: string | undefined): void {
+  /** A slot this instance claimed: what it keeps counts it until the next read (the tenant's share counted it at its turn). */
+  claimed(opco: ShareKey): void {
     const view = this.views.get(opco.id);
     if (view) view.free = Math.max(0, view.free - 1);
-    const contention = tenant === undefined ? undefined : this.contentions.get(`${opco.id}#${tenant}`);
-    if (contention) contention.mine += 1;
   }
 
   /** What an instance read of the window is kept for: a call's spacing, 250 ms at most. */
