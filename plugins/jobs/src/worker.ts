@@ -58,7 +58,7 @@ export class JobWorker {
   private readonly slots: TenantSlots;
 
   constructor(private readonly deps: WorkerDeps) {
-    this.slots = new TenantSlots(deps.prefetch, deps.tenantShare ?? 1);
+    this.slots = new TenantSlots(deps.prefetch, deps.tenantShare ?? 1, deps.clock);
   }
 
   async start(): Promise<void> {
@@ -67,7 +67,7 @@ export class JobWorker {
     });
   }
 
-  /** A job over its tenant's share of the slots goes back to the queue for a moment (TenantSlots). */
+  /** A job over its tenant's share of the slots that found none of them free in time goes back to the queue for a moment (TenantSlots). */
   private async take(message: JobMessage, redelivered: boolean): Promise<void> {
     const ran = await this.slots.run(message.tenant, () => this.handle(message.jobId, redelivered));
     if (!ran) {

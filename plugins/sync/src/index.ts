@@ -64,7 +64,7 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
   let consumer: { cancel(): Promise<void> } | undefined;
   api.addHook('ready', async () => {
     // One tenant's batches hold at most a share of the slots: another tenant's sync is not queued behind a bulk one (issue 38).
-    const slots = new TenantSlots(config.prefetch, config.tenantShare);
+    const slots = new TenantSlots(config.prefetch, config.tenantShare, clock);
     consumer = await queue.consume<SyncMessage>(SYNC_QUEUE, async (message) => {
       if (await slots.run(message.body.tenant, () => runner.handle(message.body))) return;
       const turns = (message.body.turns ?? 0) + 1;
