@@ -15,7 +15,10 @@ RUN npm ci --no-audit --no-fund \
 
 # Runtime: the tree and its production dependencies only, run as the unprivileged `node` user.
 FROM node:24-slim
+# HOST: in a container the service is reached through its published port, never on loopback
+# (it wins over the file's `host`; `demo` listens there too).
 ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
     OPCO_PROXY_CONFIG=/etc/opco-proxy/config.json
 WORKDIR /app
 COPY --from=build /app ./

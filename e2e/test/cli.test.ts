@@ -37,6 +37,22 @@ t.test('demo mode listens on 127.0.0.1 and says it is development mode; HOST ove
   t.equal(await stop(open.child), 0);
 });
 
+t.test('`demo` runs demo mode whatever OPCO_PROXY_CONFIG names; a role without its config file says how to go on', async (t) => {
+  const missing = join(mkdtempSync(join(tmpdir(), 'opco-cli-')), 'config.json');
+  const demo = run(['demo', '--port', '0'], { OPCO_PROXY_CONFIG: missing });
+  t.teardown(() => stop(demo.child));
+  const reply = await fetch(`${await demo.url}/sandbox/dossiers/etats`, { headers: { 'X-API-KEY': 'demo-key-123' } });
+  t.equal(reply.status, 200, 'the demo sandbox answers; the config file was not read');
+  t.equal(await stop(demo.child), 0);
+
+  const plain = run([], { OPCO_PROXY_CONFIG: missing });
+  const [code] = await once(plain.child, 'close');
+  t.equal(code, 1, 'the image\'s default command without a mounted config: exit 1');
+  t.match(plain.output(), `no config file at ${missing} (OPCO_PROXY_CONFIG)`, 'names the file and where its path came from');
+  t.match(plain.output(), /mount it there .*or try demo mode first: opco-proxy demo \(docker run -p 8080:8080 IMAGE demo\)/, 'and both ways on');
+  t.notMatch(plain.output(), /at .*\.js:\d+/, 'no stack trace');
+});
+
 t.test('serve --config FILE and OPCO_PROXY_CONFIG run from a file', async (t) => {
   const sandbox = await startSandbox();
   t.teardown(() => sandbox.close());

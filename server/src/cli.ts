@@ -50,6 +50,16 @@ Precedence: defaults < config file < environment < command-line flags.`);
     roleCommand(program, role, summary, [...keys]).action((options: RoleOptions) => runRole(role, options));
   }
 
+  // Demo mode whatever OPCO_PROXY_CONFIG says: the image sets it, and a newcomer's first
+  // `docker run -p 8080:8080 IMAGE demo` has no config to mount yet.
+  program
+    .command('demo')
+    .description('run `serve` in demo mode (D1): a built-in sandbox upstream, any API key, no config file read')
+    .option('-p, --port <port>', 'listen on this port (wins over PORT; default 8080)')
+    .option('--host <address>', 'listen on this address (wins over HOST; default 127.0.0.1, 0.0.0.0 in the image)')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (wins over LOG_LEVEL)')
+    .action((options: RoleOptions) => runRole('serve', { ...options, config: undefined }));
+
   roleCommand(program, 'hub', 'run the rate-limit coordinator of several instances (docs/hub.md); needs a hub config file', ['port', 'host', 'logLevel'])
     .action((options: RoleOptions) => runHubRole(options));
 

@@ -3,6 +3,7 @@
  * mode (D1) without one; `hub` runs the rate-limit coordinator (D28). SIGTERM or SIGINT stop a
  * role gracefully (P3); a second signal stops it at once.
  */
+import { existsSync } from 'node:fs';
 import { ConfigError, createKernel, readConfigFile, resolveConfig, type ConfigFlags, type ProcessRole, type ResolvedConfig } from '@opco-proxy/core';
 import { startDemoUpstream } from './demo.js';
 import { BUNDLED, applicationModules } from './bundle.js';
@@ -18,6 +19,7 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
   let config: ResolvedConfig;
   let stopDemo = async () => {};
   if (configPath) {
+    if (!existsSync(configPath)) throw new ConfigError(missingConfig(configPath));
     config = resolveConfig(readConfigFile(configPath), process.env, { flags, parts: CONFIG_PARTS });
   } else {
     const demo = await startDemoUpstream();
@@ -50,6 +52,13 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
     }
   }
   stop.keepAlive(role === 'worker');
+}
+
+/** What a first start without its config file says: where the file is looked for, and the two ways on. */
+function missingConfig(path: string): string {
+  const from = process.env.OPCO_PROXY_CONFIG === path ? ' (OPCO_PROXY_CONFIG)' : '';
+  return `no config file at ${path}${from}. Write one (docs/configuration.md; deploy/config.json is a start) and mount it there ` +
+    `(docker run -v ./config.json:${path}:ro ...), or try demo mode first: opco-proxy demo (docker run -p 8080:8080 IMAGE demo)`;
 }
 
 /** D28: the rate-limit coordinator, loaded only by this role. */
