@@ -13,7 +13,8 @@
 #   4. docker-compose.yml: YAML and the compose-spec schema, the production shape and the ports
 #      Prometheus scrapes (.ci/compose-check.mjs).
 # What it cannot check: the base image itself, the Dockerfile's syntax, and the compose stack
-# running (MongoDB and RabbitMQ containers, replicas, healthcheck timings).
+# running (MongoDB and RabbitMQ containers, replicas, healthcheck timings): .ci/containers.sh
+# builds and runs them for real with podman, last in .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
