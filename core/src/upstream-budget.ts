@@ -17,7 +17,7 @@ import { randomHex } from './crypto.js';
 import { PRIORITY } from './call-context.js';
 import type { Clock } from './clock.js';
 import type { AdmissionLease, AdmissionProvider, AdmissionRequest, AdmissionState } from './admission/admission.js';
-import { BudgetShare } from './admission/budget-share.js';
+import { BudgetShare, callAllowanceMs } from './admission/budget-share.js';
 
 /** What the budget needs to know of an opco. */
 export interface BudgetKey {
@@ -82,9 +82,7 @@ const PROVEN: Lane = { proven: true, unprovenLimit: 0 };
  */
 export const CLIENT_RESERVE = 0.1;
 
-/** Share of the window, at most `CALL_ALLOWANCE_MAX_MS`, by which a claim stamps its slot ahead. */
-export const CALL_ALLOWANCE_SHARE = 0.02;
-export const CALL_ALLOWANCE_MAX_MS = 1000;
+export { CALL_ALLOWANCE_MAX_MS, CALL_ALLOWANCE_SHARE } from './admission/budget-share.js';
 /**
  * How long deferrable background work (a job step) waits for budget in the worker before it is
  * handed back with Retry-After, so that a step waiting for budget does not hold a worker slot.
@@ -188,7 +186,7 @@ export class UpstreamBudget {
     const clientReserve = priority > PRIORITY.client ? Math.floor(opco.rateLimit.limit * CLIENT_RESERVE) : 0;
     // The slice is the last slots; the rotation, which guesses among all, is for proven calls.
     const reserve = lane.proven ? clientReserve : Math.max(clientReserve, opco.rateLimit.limit - lane.unprovenLimit);
-    const stampedUntil = now + Math.min(CALL_ALLOWANCE_MAX_MS, Math.floor(opco.rateLimit.windowMs * CALL_ALLOWANCE_SHARE));
+    const stampedUntil = now + callAllowanceMs(opco.rateLimit.windowMs);
     // A slice slot says whose call it holds, so operators see how much of the slice is in use.
     const claim = { $set: { usedAt: new Date(stampedUntil), holder, unproven: !lane.proven, ...(tenant !== undefined && { tenant }) } };
     const rotation = this.rotationOf(opco);

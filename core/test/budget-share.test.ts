@@ -20,14 +20,44 @@ async function scene(t: Test, limit: number, windowMs: number) {
   return { clock, budget, o, claim };
 }
 
-t.test('background calls are paced at the window\'s rate, with a tenth of it in a burst', async (t) => {
+t.test('background calls are paced at the window\'s rate: one a spacing, a tenth of the window within a tenth of its time', async (t) => {
   const { clock, budget, o } = await scene(t, 100, 10_000); // a call per 100 ms, a burst of 10
-  const waits = Array.from({ length: 12 }, () => budget.share.paceWait(o));
-  t.same(waits.slice(0, 10), Array(10).fill(0), 'the burst');
-  t.ok(waits[10] > 0 && waits[10] <= 100, `then a wait of one spacing at most (${waits[10]} ms)`);
+  t.equal(budget.share.paceWait(o), 0, 'the first at once');
+  const wait = budget.share.paceWait(o);
+  t.ok(wait > 0 && wait <= 100, `then a wait of one spacing at most (${wait} ms)`);
   await clock.advance(100);
   t.equal(budget.share.paceWait(o), 0, 'one more a spacing later');
   t.ok(budget.share.paceWait(o) > 0);
+  for (let i = 0; i < 10; i++) t.ok(await budget.tryAcquire(o, PRIORITY.normal, PROVEN, 'bulk'), 'claimed (by any instance)');
+  await clock.advance(250);
+  t.equal(await budget.share.turn(o, 'bulk'), 'now', 'the window read again: more than half free, no pacing asked');
+  t.ok(budget.share.paceWait(o) > 0, 'but had it been paced: ten calls within the last second are a burst, so it waits');
+  await clock.advance(1000);
+  await budget.share.turn(o, 'bulk');
+  t.equal(budget.share.paceWait(o), 0, 'a second later it may');
+});
+
+t.test('two instances on one store pace their background calls together, not each at the window\'s rate', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const clock = new TestClock({ frozen: true });
+  const o = opco(100, 10_000); // a call per 100 ms, a burst of 10
+  const instances = [new UpstreamBudget(store, clock), new UpstreamBudget(store, clock)];
+  // Half the window used: from here background calls are paced.
+  for (let i = 0; i < 50; i++) t.ok(await instances[0].tryAcquire(o, PRIORITY.normal, PROVEN, 'bulk'));
+  await clock.advance(1000);
+  let claimed = 0;
+  // Two seconds of both instances trying every 10 ms, as tryWaiting does.
+  for (let ms = 0; ms < 2000; ms += 10) {
+    for (const budget of instances) {
+      const turn = await budget.share.turn(o, 'bulk');
+      if (turn === 'wait' || (turn === 'paced' && budget.share.paceWait(o) > 0)) continue;
+      if (await budget.tryAcquire(o, PRIORITY.normal, PROVEN, 'bulk')) claimed += 1;
+    }
+    await clock.advance(10);
+  }
+  t.ok(claimed <= 26, `${claimed} paced calls in 2 s: the window's rate (20), not twice that`);
+  t.ok(claimed >= 15, `${claimed}: the pace is kept, not stopped`);
 });
 
 t.test('alone, a tenant\'s background work leaves the last tenth of the window free', async (t) => {

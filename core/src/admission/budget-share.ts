@@ -5,7 +5,8 @@
  * background work (jobs, sync batches, polls) from what the store says of the window:
  *
  * - **pace**: once half the window is used, background calls of an opcoId start at most at the
- *   window's rate (`limit / windowMs`, a tenth of the window in a burst), per instance. A bulk
+ *   window's rate (`limit / windowMs`), counted over every instance by the store (a tenth of the
+ *   window within a tenth of its time), and one per call's spacing per instance. A bulk
  *   job then fills the rest of the window gradually, and its slots leave it as gradually,
  *   instead of all at once a window after a burst: a client read that comes meanwhile finds one
  *   within a call's spacing. Below half the window, nothing is paced;
@@ -45,6 +46,8 @@ interface Ask {
 interface WindowView {
   readAt: number;
   free: number;
+  /** Slots claimed, by any instance, within the pace's burst (a burst's calls at the window's rate). */
+  recent: number;
 }
 
 interface Contention {
@@ -58,10 +61,18 @@ export type BackgroundTurn = 'now' | 'paced' | 'wait';
 
 /** Share of the window kept free by background work, and the burst of its pacing. */
 export const BACKGROUND_HEADROOM = 0.1;
+/** Share of the window, at most `CALL_ALLOWANCE_MAX_MS`, by which a claim stamps its slot ahead (upstream-budget.ts). */
+export const CALL_ALLOWANCE_SHARE = 0.02;
+export const CALL_ALLOWANCE_MAX_MS = 1000;
+
+/** How far ahead of its claim a slot's `usedAt` is stamped: the call's allowance. */
+export function callAllowanceMs(windowMs: number): number {
+  return Math.min(CALL_ALLOWANCE_MAX_MS, Math.floor(windowMs * CALL_ALLOWANCE_SHARE));
+}
 
 export class BudgetShare {
   private readonly asks: Collection<Ask>;
-  /** Per opcoId: the theoretical arrival time of the next paced background call (GCRA). */
+  /** Per opcoId: when this instance may start its next paced background call. */
   private readonly paced = new Map<string, number>();
   private readonly views = new Map<string, WindowView>();
   private readonly contentions = new Map<string, Contention>();
@@ -76,15 +87,24 @@ export class BudgetShare {
     this.asks = store.collection<Ask>('upstream_budget_asks');
   }
 
-  /** ms before this instance may start another background call of the opcoId; 0 takes the turn. */
+  /**
+   * ms before this instance may start another background call of the opcoId; 0 takes the turn.
+   * Two rules: every instance's calls together, as the store saw them at the last read of the
+   * window, at most a burst's calls (a tenth of the window) within a burst's time; and this
+   * instance's at most one per call's spacing, so that N worker processes, whose reads of the
+   * window are a moment old, do not each take a burst at once.
+   */
   paceWait(opco: ShareKey): number {
     const { limit, windowMs } = opco.rateLimit;
     const spacing = windowMs / limit;
-    const burst = Math.max(1, Math.ceil(limit * BACKGROUND_HEADROOM)) * spacing;
+    const burstCalls = Math.max(1, Math.ceil(limit * BACKGROUND_HEADROOM));
+    const view = this.views.get(opco.id);
+    if (view && view.recent >= burstCalls) return Math.max(1, Math.ceil(Math.min(spacing, this.keptMs(opco))));
     const now = this.clock.now();
-    const due = Math.max(this.paced.get(opco.id) ?? now, now);
-    if (due - now >= burst) return Math.ceil(due - now - burst + 1);
-    this.paced.set(opco.id, due + spacing);
+    const due = this.paced.get(opco.id) ?? now;
+    if (due > now) return Math.ceil(due - now);
+    this.paced.set(opco.id, now + spacing);
+    if (view) view.recent += 1;
     return 0;
   }
 
@@ -165,8 +185,12 @@ export class BudgetShare {
     const now = this.clock.now();
     const kept = this.views.get(opco.id);
     if (kept && now - kept.readAt < this.keptMs(opco)) return kept;
-    const used = await this.slots.count({ opcoId: opco.id, usedAt: { $gt: new Date(now - windowMs) } });
-    const view = { readAt: now, free: Math.max(0, limit - used) };
+    const burstMs = Math.max(1, Math.ceil(limit * BACKGROUND_HEADROOM)) * (windowMs / limit);
+    const [used, recent] = await Promise.all([
+      this.slots.count({ opcoId: opco.id, usedAt: { $gt: new Date(now - windowMs) } }),
+      this.slots.count({ opcoId: opco.id, usedAt: { $gt: new Date(now + callAllowanceMs(windowMs) - burstMs) } }),
+    ]);
+    const view = { readAt: now, free: Math.max(0, limit - used), recent };
     this.views.set(opco.id, view);
     return view;
   }
