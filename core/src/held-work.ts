@@ -17,7 +17,9 @@
  * The same mechanism bounds what any one tenant keeps pending (issue 38): a plugin may give a
  * per-tenant bound for its records (`tenantBound`: unfinished jobs and the bytes of their files),
  * checked for every tenant, proven or not. A tenant's count is read from the store at most every
- * TENANT_RECOUNT_MS, and at every submission once it is within a fifth of its bound.
+ * TENANT_RECOUNT_MS, and every NEAR_RECOUNT_MS once it is within a fifth of its bound (each
+ * submission in between counted here): a count over the tenant's records at every submission
+ * would make a large backlog slow to add to just when it is largest.
  */
 import { createError } from './errors.js';
 import type { Tenant } from './call-context.js';
@@ -60,6 +62,8 @@ const RECONCILED_TENANTS = 500;
 const RETRY_AFTER_S = 30;
 /** How long a tenant's count read from the store is trusted while it is far from its bound. */
 export const TENANT_RECOUNT_MS = 5000;
+/** The same once the tenant is within a fifth of its bound. */
+export const NEAR_RECOUNT_MS = 250;
 
 interface TenantCount {
   count: number;
@@ -117,7 +121,7 @@ export class HeldWork {
     const now = this.clock.now();
     let known = this.tenantCounts.get(key);
     const near = (held: TenantCount) => held.count + 1 > bound.count * 0.8 || (bound.fileBytes !== undefined && bytes > 0 && held.bytes + bytes > bound.fileBytes * 0.8);
-    if (!known || now - known.at > TENANT_RECOUNT_MS || near(known)) {
+    if (!known || now - known.at > TENANT_RECOUNT_MS || (near(known) && now - known.at > NEAR_RECOUNT_MS)) {
       const counted = bound.fileBytes !== undefined && records.bytesOf && (bytes > 0 || (known && near(known))) ? await records.bytesOf(tenant) : (known?.bytes ?? 0);
       known = { count: await records.countOf(tenant), bytes: counted, at: now };
       this.tenantCounts.set(key, known);

@@ -45,7 +45,7 @@ export { canonicalJson, canonicalJsonSha256 } from './canonical-json.js';
 export { API_VERSION } from '@opco-proxy/schemas';
 export { SERVICE_VERSION } from './version.js';
 export { TenantStanding, LOCAL_RECHECK_MS, STANDING_SWEEP_MS, type Standing } from './tenant-standing.js';
-export { HeldWork, type HeldBounds, type HeldKind, type HeldRecords } from './held-work.js';
+export { HeldWork, NEAR_RECOUNT_MS, type HeldBounds, type HeldKind, type HeldRecords } from './held-work.js';
 export { callVerdict, keyAccepted, type CallVerdict } from './call-verdict.js';
 export { AddressLimits, addressKey, type AddressLimitOptions, type AddressRefusal } from './http/address-limits.js';
 export { TrustedProxies } from './http/client-address.js';

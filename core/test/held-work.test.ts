@@ -1,6 +1,6 @@
 // Issues 37 and 38: what unproven tenants of one address, and any one tenant, may keep stored.
 import t from 'tap';
-import { HeldWork, TestClock, type HeldRecords } from '../src/index.js';
+import { HeldWork, NEAR_RECOUNT_MS, TestClock, type HeldRecords } from '../src/index.js';
 
 interface Row { tenant: string; heldFrom?: string; bytes: number; open: boolean }
 
@@ -54,7 +54,28 @@ t.test('any one tenant: its unfinished jobs and their files are bounded', async 
   await t.rejects(submit('busy'), { code: 'RATE_LIMITED', message: /5 unfinished jobs/ });
   await submit('other');
   rows.filter((row) => row.tenant === 'busy').slice(0, 2).forEach((row) => (row.open = false));
+  await t.rejects(submit('busy'), { code: 'RATE_LIMITED' }, 'near its bound, the count is trusted for a moment');
+  await clock.advance(NEAR_RECOUNT_MS + 1);
   await submit('busy');
-  t.equal(rows.filter((row) => row.tenant === 'busy' && row.open).length, 4, 'room again once jobs ended (counted again near the bound)');
+  t.equal(rows.filter((row) => row.tenant === 'busy' && row.open).length, 4, 'room again once jobs ended (counted again near the bound, a moment later)');
   await t.rejects(submit('other', 101), { code: 'RATE_LIMITED', message: /100 bytes/ });
+});
+
+t.test('near its bound, a tenant\'s submissions are counted here between reads of the store, not each by a read', async (t) => {
+  const rows: Row[] = [];
+  const clock = new TestClock({ frozen: true });
+  const held = new HeldWork(clock, BOUNDS, async () => true);
+  const records = jobsOf(rows, { count: 100 });
+  let reads = 0;
+  const countOf = records.countOf!;
+  records.countOf = async (tenant) => (reads++, countOf(tenant));
+  held.register(records);
+  const submit = () => held.admit({ hash: 'bulk', apiKey: 'k' }, 'jobs', 0, async () => void rows.push({ tenant: 'bulk', bytes: 0, open: true }));
+  for (let i = 0; i < 90; i++) await submit();
+  t.equal(reads, 1, 'far from the bound: one read');
+  await clock.advance(NEAR_RECOUNT_MS + 1);
+  for (let i = 0; i < 10; i++) await submit();
+  t.equal(reads, 2, 'within a fifth of it: one more read, then counted here');
+  await t.rejects(submit(), { code: 'RATE_LIMITED' }, 'and the bound holds');
+  t.equal(rows.length, 100);
 });
