@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { dossierBody } from '@opco-proxy/e2e';
 import { printProfiles } from './lib/profile-summary.mjs';
+import { recordRatios } from './lib/rounds.mjs';
 import { startFerretDb } from './lib/ferretdb.mjs';
 import { cpuSecondsOf, freePort, LOAD_CPU, PINNED, pinSelf, SERVICE_CPU } from './lib/processes.mjs';
 
@@ -37,7 +38,7 @@ const { values: opts } = parseArgs({
     // Profiles the service (node --cpu-prof into DIR) and prints its top self-time files.
     'cpu-prof': { type: 'string' },
     // Another checkout's build to measure (the "before" of RESULTS.md); the harness stays this one's.
-    root: { type: 'string', default: resolve(HERE, '..') },
+    root: { type: 'string', default: process.env.BENCH_SERVICE_ROOT ?? resolve(HERE, '..') },
     child: { type: 'string' }, port: { type: 'string' },
   },
 });
@@ -333,6 +334,13 @@ function report(results, counts, { rounds, durationS, connections, pinned }) {
   console.log(`jobs: ${rounds} interleaved round(s) of ${durationS} s at ${connections} connections, ${pinned ? `service and baselines on CPU 0, load, the upstream${opts['mongodb-url'] || !opts.backends.includes('mongodb') ? '' : ' and the bench\'s FerretDB'} on CPU 1 (PostgreSQL and RabbitMQ not pinned)` : 'not pinned'}; Node ${process.version}`);
   for (const [backend, rows] of Object.entries(results)) {
     const name = backend === 'embedded' ? 'embedded (in-process store and queue)' : 'FerretDB-on-PostgreSQL + RabbitMQ';
+    recordRatios(`${name}${ACCEPT_ONLY ? ', the api role alone' : ''}`, [
+      { name: 'acceptance / baseline', values: rows.map((r) => r.accepted / r.baseline) },
+      { name: 'accept p99 / baseline p99', values: rows.map((r) => r.acceptP99 / r.baseP99) },
+      ...(ACCEPT_ONLY
+        ? [{ name: 'CPU per accept / per insert', values: rows.map((r) => (r.cpuPerJobMs * 1000) / r.baseCpuUs) }]
+        : [{ name: 'completion / baseline', values: rows.map((r) => r.completed / r.baseline) }, { name: 'CPU per job (ms)', values: rows.map((r) => r.cpuPerJobMs) }]),
+    ]);
     console.log(`${name}:`);
     console.log(`  acceptance / baseline          ${stats(rows.map((r) => r.accepted / r.baseline))}   (goal >= 0.5)${ACCEPT_ONLY ? ' the api role alone' : ''}`);
     if (ACCEPT_ONLY) {

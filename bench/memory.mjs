@@ -29,7 +29,7 @@ import { Pool } from 'undici';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import { dossierBody, factureBody } from '@opco-proxy/e2e';
 import { pinSelf, pinning } from './lib/processes.mjs';
-import { QUICK, options, mib, summary } from './lib/rounds.mjs';
+import { QUICK, options, mib, recordRatios, summary } from './lib/rounds.mjs';
 import { recordUpstream, startFixedUpstream, startOpcoProxy } from './lib/service.mjs';
 import { mongoAvailable, startFerretDb } from './lib/ferretdb.mjs';
 
@@ -121,6 +121,10 @@ try {
   console.log(`memory of the service process (RSS from /proc), ${pinning()}`);
   const ratios = (key) => fileJob.map((j) => ((j[key] - j.before) / FILE_BYTES).toFixed(2)).join('  ');
   if (fileJobs > 0) {
+    recordRatios('memory of the service process', [
+      { name: 'RSS before the first file job (MiB)', values: [fileJob[0].before / 1024 / 1024] },
+      { name: 'file job: peak added / file size', values: fileJob.map((j) => (j.peak - j.before) / FILE_BYTES) },
+    ]);
     console.log(`10 MB file job (POST /sandbox/factures, _files.facture), ${fileJobs} in a row, RSS before ${fileJob.map((j) => mib(j.before)).join(' / ')}:`);
     console.log(`  added while it runs (peak - before) / file size:   ${ratios('peak')}   (goal <= 3)`);
     console.log(`  of which up to the 202 (request side) / file size: ${ratios('atAcceptance')}`);

@@ -15,7 +15,8 @@ const { values } = parseArgs({ options: { quick: { type: 'boolean', default: fal
 const quick = values.quick || process.env.BENCH_QUICK === '1';
 const dir = fileURLToPath(new URL('..', import.meta.url));
 const only = values.only?.split(',').map((name) => name.replace(/\.mjs$/, ''));
-const scripts = readdirSync(dir).filter((f) => f.endsWith('.mjs') && (!only || only.includes(f.replace(/\.mjs$/, '')))).sort();
+// compare.mjs runs these scripts itself, against a ref (npm run bench:compare).
+const scripts = readdirSync(dir).filter((f) => f.endsWith('.mjs') && f !== 'compare.mjs' && (!only || only.includes(f.replace(/\.mjs$/, '')))).sort();
 const totalMs = Number(values['total-minutes'] ?? (quick ? 12 : 45)) * 60_000;
 const started = Date.now();
 const outcomes = [];

@@ -1,14 +1,20 @@
 // The service under measurement: the real CLI (`opco-proxy serve --config FILE`) as its own
 // process, in production mode with the embedded store, its logs (level info) to /dev/null, in
 // front of a fast upstream that replays answers recorded from the sandbox.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import { freePort, startProcess, waitForHttp, SERVICE_CPU, LOAD_CPU } from './processes.mjs';
 
-export const CLI = fileURLToPath(new URL('../../server/dist/src/cli.js', import.meta.url));
+/**
+ * The checkout whose build runs as the service: this one, or BENCH_SERVICE_ROOT (bench/compare.mjs
+ * sets it to a ref's worktree; a ref from before the server package has only core's cli.js).
+ */
+export const SERVICE_ROOT = process.env.BENCH_SERVICE_ROOT ? resolve(process.env.BENCH_SERVICE_ROOT) : fileURLToPath(new URL('../..', import.meta.url));
+export const cliOf = (root) => [join(root, 'server/dist/src/cli.js'), join(root, 'core/dist/src/cli.js')].find((file) => existsSync(file)) ?? join(root, 'server/dist/src/cli.js');
+export const CLI = cliOf(SERVICE_ROOT);
 export const TENANT_KEY = 'bench-tenant-key-0001';
 const MASTER_KEY = '0f'.repeat(32);
 const LIB = fileURLToPath(new URL('.', import.meta.url));
