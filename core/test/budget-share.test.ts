@@ -89,6 +89,14 @@ t.test('a tenant\'s concurrent steps cannot pass its half together: each turn is
   t.same(turns.sort(), ['paced', 'wait', 'wait'], 'one of three steps deciding at once takes the fifth slot, the others wait');
 });
 
+t.test('while another tenant is active, the half holds even when more than half the window is free', async (t) => {
+  const { budget, o, claim } = await scene(t, 20, 60_000);
+  await claim('tenant-b', 1);
+  const turns: string[] = [];
+  for (let i = 0; i < 12; i++) turns.push(await budget.share.turn(o, 'tenant-a'));
+  t.same(turns.filter((turn) => turn !== 'wait').length, 10, 'A\'s turns stop at half the window, though 9 more slots are free');
+});
+
 t.test('a read refused for budget is an ask: other tenants\' background work yields to it', async (t) => {
   const { clock, budget, o, claim } = await scene(t, 10, 10_000);
   await claim('tenant-a', 10);

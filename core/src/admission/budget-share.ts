@@ -112,10 +112,15 @@ export class BudgetShare {
   async turn(opco: ShareKey, tenant: string | undefined): Promise<BackgroundTurn> {
     const { limit } = opco.rateLimit;
     const { free } = await this.window(opco);
-    if (free > limit / 2) return 'now';
     if (free === 0) return 'wait';
     const shared = tenant === undefined ? undefined : await this.contention(opco, tenant);
+    // The half holds from the first call while another tenant is active: instances whose reads
+    // of the window are a moment old would otherwise together take more than half unpaced.
     if (shared?.others && shared.mine >= Math.floor(limit / 2)) return 'wait';
+    if (free > limit / 2) {
+      if (shared) shared.mine += 1;
+      return 'now';
+    }
     const headroom = Math.max(1, Math.ceil(limit * BACKGROUND_HEADROOM));
     if (!(free > headroom || shared?.others)) return 'wait';
     // Counted now, not once claimed: the worker's other slots deciding meanwhile see it, so
