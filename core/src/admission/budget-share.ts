@@ -119,7 +119,9 @@ export class BudgetShare {
     if (shared?.others && shared.mine >= Math.floor(limit / 2)) return 'wait';
     if (free > limit / 2) {
       if (shared) shared.mine += 1;
-      return 'now';
+      // Paced while another tenant is active: each instance's count of the tenant's calls is a
+      // moment old, and unpaced workers of several instances would pass the half before it shows.
+      return shared?.others ? 'paced' : 'now';
     }
     const headroom = Math.max(1, Math.ceil(limit * BACKGROUND_HEADROOM));
     if (!(free > headroom || shared?.others)) return 'wait';
