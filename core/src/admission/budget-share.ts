@@ -14,8 +14,8 @@
  *   client read of another tenant finds a free slot at once (reads take any slot);
  * - **fair share**: while another tenant is active at that opcoId (a slot of its in the window,
  *   or a read of its refused or waiting for budget: an `ask`), a tenant's background work holds at
- *   most half the window, and goes into the last tenth only under that half: the other tenant's
- *   reads always find their half free.
+ *   most half the window, paced from its first call, and goes into the last tenth only under that
+ *   half: the other tenant's reads always find their half free.
  *
  * What each instance counts of the window is kept for a call's spacing (250 ms at most), so the
  * check costs a count per spacing, not per call; whose slots they are is read only past half. The slots say whose call they hold (`tenant`); asks are one document per opcoId and
