@@ -9,7 +9,7 @@
  *   window within a tenth of its time), and one per call's spacing per instance. A bulk
  *   job then fills the rest of the window gradually, and its slots leave it as gradually,
  *   instead of all at once a window after a burst: a client read that comes meanwhile finds one
- *   within a call's spacing. Below half the window, nothing is paced;
+ *   within a call's spacing. Below half the window, a lone tenant's calls are not paced;
  * - **headroom**: background work never takes the last tenth of the window on its own, so a
  *   client read of another tenant finds a free slot at once (reads take any slot);
  * - **fair share**: while another tenant is active at that opcoId (a slot of its in the window,
@@ -18,8 +18,8 @@
  *   half: the other tenant's reads always find their half free.
  *
  * What each instance counts of the window is kept for a call's spacing (250 ms at most), so the
- * check costs a count per spacing, not per call; whose slots they are is read only past half. The slots say whose call they hold (`tenant`); asks are one document per opcoId and
- * tenant, written at most once a second.
+ * check costs a few counts per spacing, not per call. The slots say whose call they hold
+ * (`tenant`); asks are one document per opcoId and tenant, written at most once a second.
  */
 import type { Collection, Store } from '../ports/store.js';
 import type { Clock } from '../clock.js';
@@ -114,22 +114,18 @@ export class BudgetShare {
     const { free } = await this.window(opco);
     if (free === 0) return 'wait';
     const shared = tenant === undefined ? undefined : await this.contention(opco, tenant);
-    // The half holds from the first call while another tenant is active: instances whose reads
-    // of the window are a moment old would otherwise together take more than half unpaced.
+    // While another tenant is active, the half holds from the tenant's first call.
     if (shared?.others && shared.mine >= Math.floor(limit / 2)) return 'wait';
-    if (free > limit / 2) {
-      if (shared) shared.mine += 1;
-      // Paced while another tenant is active: each instance's count of the tenant's calls is a
-      // moment old, and unpaced workers of several instances would pass the half before it shows.
-      return shared?.others ? 'paced' : 'now';
-    }
+    const lone = !shared?.others;
     const headroom = Math.max(1, Math.ceil(limit * BACKGROUND_HEADROOM));
-    if (!(free > headroom || shared?.others)) return 'wait';
-    // Counted now, not once claimed: the worker's other slots deciding meanwhile see it, so
-    // concurrent steps of one tenant cannot all pass the half together. A turn not used (paced,
-    // or the claim lost) is over-counted until the next read, a call's spacing later.
+    if (lone && free <= limit / 2 && free <= headroom) return 'wait';
+    // Counted now, not once claimed: the worker's other steps deciding meanwhile see it, so one
+    // tenant's concurrent steps cannot pass the half together. A turn not used (paced, or the
+    // claim lost) is over-counted until the next read, a call's spacing later.
     if (shared) shared.mine += 1;
-    return 'paced';
+    // Paced below half while another tenant is active: each instance's count of the tenant's calls
+    // is a moment old, and unpaced workers of several instances would pass the half before it shows.
+    return lone && free > limit / 2 ? 'now' : 'paced';
   }
 
   /** How many slots of the window `tenant` holds, and whether another tenant is active in it (a slot or an ask). */
