@@ -28,6 +28,9 @@ const args = options({
   concurrency: { type: 'string', default: '16' }, 'cpu-prof': { type: 'string' }, child: { type: 'string' }, target: { type: 'string' }, count: { type: 'string' },
 });
 const fmt = (ms) => ms.toFixed(0);
+// A client's pool of keep-alive connections: a burst of one connection per request from one
+// address would meet the service's connections-per-address cap (64, P21) instead of its work.
+const postAgent = new Agent({ keepAlive: true, maxSockets: 32 });
 const BENCH_WAIT = Number(process.env.BENCH_WAIT ?? 120_000);
 if (args.child === 'sender') await bareSender(args.target, Number(args.webhooks), Number(args.count), Number(args.concurrency));
 else await main();
@@ -140,10 +143,6 @@ async function main() {
 
 
 /** One job POST, answered status; each on a connection of its own, as 100 clients would. */
-// A client's pool of keep-alive connections: a burst of one connection per request from one
-// address would meet the service's connections-per-address cap (64, P21) instead of its work.
-const postAgent = new Agent({ keepAlive: true, maxSockets: 32 });
-
 function post(url, headers, body) {
   return new Promise((ok, fail) => {
     const req = request(url, { method: 'POST', agent: postAgent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
