@@ -96,6 +96,7 @@ const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
 const refDir = prepare(sha);
 /** `${script}\t${title}\t${name}` -> this / ref, one value per round. */
 const ratios = new Map();
+let failure;
 try {
   for (const run of runs) {
     for (let round = 0; round < rounds; round++) {
@@ -112,6 +113,9 @@ try {
       }
     }
   }
+} catch (err) {
+  // The figures of the runs that ended are still printed.
+  failure = err;
 } finally {
   if (values.clean) git('worktree', 'remove', '--force', refDir);
 }
@@ -126,3 +130,7 @@ for (const [key, values_] of ratios) {
   console.log(`  ${name.padEnd(28)} ${formatRatio(values_)}`);
 }
 if (ratios.size === 0) console.log('no figure common to both sides');
+if (failure) {
+  console.error(`stopped early: ${failure.message}`);
+  process.exitCode = 1;
+}
