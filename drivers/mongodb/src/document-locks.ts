@@ -26,12 +26,21 @@ import type { UpdateSlots } from './update-slots.js';
 
 export const LOCKS_COLLECTION = '_store_locks';
 
-/** Long enough for one find-and-update round trip many times over; bounds a dead holder's block. */
-const LEASE_MS = 15_000;
+/**
+ * Long enough for one find-and-update round trip many times over, and short because it is how
+ * long a holder that died mid-claim blocks its document: a hub killed while renewing its lease
+ * held the lease record's lock 15 s, so the standby took over 11 s after the lease had lapsed.
+ */
+const LOCK_LEASE_MS = 5000;
+/** A holder whose update has not started by then (it waited for an update slot) lets go and tries again. */
+const WRITE_START_MS = LOCK_LEASE_MS / 2;
 /** Past this, a findOneAndUpdate that keeps finding its candidates locked gives up. */
-const CLAIM_TIMEOUT_MS = 2 * LEASE_MS;
+const CLAIM_TIMEOUT_MS = 3 * LOCK_LEASE_MS;
 /** Candidates fetched per round, so that contenders spread over several documents. */
 const CANDIDATES = 16;
+
+/** What a write that started too late under its lock resolves to. */
+const LATE = Symbol('late');
 
 interface Lock {
   _id: string;
@@ -82,20 +91,29 @@ export class DocumentLocks {
       let contended = 0;
       for (const [i, candidate] of candidates.entries()) {
         const key = keys[i];
+        const acquiredAt = Date.now();
         const token = await this.tryAcquire(key);
         if (!token) {
           contended++;
           continue;
         }
         try {
-          const write = () => collection.findOneAndUpdate(
-            withId(filter, candidate._id) as DriverFilter<T>,
-            update as Document,
-            { returnDocument: options.returnDocument ?? 'after', includeResultMetadata: false },
-          );
+          // The update must land well inside the lock's lease: past it, another caller may take
+          // the lock and update the same document.
+          const write = (): Promise<T | null | typeof LATE> => Date.now() - acquiredAt > WRITE_START_MS
+            ? Promise.resolve(LATE)
+            : collection.findOneAndUpdate(
+              withId(filter, candidate._id) as DriverFilter<T>,
+              update as Document,
+              { returnDocument: options.returnDocument ?? 'after', includeResultMetadata: false },
+            ) as Promise<T | null>;
           const result = await (this.updates ? this.updates.run(write) : write());
+          if (result === LATE) {
+            contended++;
+            continue;
+          }
           // null: it stopped matching between our find and our lock; try the next one.
-          if (result) return result as T;
+          if (result) return result;
         } finally {
           // A failed release must not turn a done update into an error; the lease runs out.
           await this.release(key, token).catch(() => undefined);
@@ -118,7 +136,7 @@ export class DocumentLocks {
   private async tryAcquire(key: string): Promise<string | null> {
     const token = randomUUID();
     try {
-      await this.locks.insertOne({ _id: key, token, expiresAt: new Date(Date.now() + LEASE_MS) });
+      await this.locks.insertOne({ _id: key, token, expiresAt: new Date(Date.now() + LOCK_LEASE_MS) });
       return token;
     } catch (err) {
       if ((err as { code?: unknown }).code === 11000) return null;
