@@ -121,6 +121,11 @@ export class DeliveryWorker {
     this.turns.offer({ deliveryId: message.deliveryId, tenant: message.tenant ?? '', origin: message.origin ?? '', redelivered });
   }
 
+  /** Whether this worker has the delivery waiting for its turn or under way: the overdue sweep leaves it. */
+  holds(deliveryId: string): boolean {
+    return this.turns.holds(deliveryId);
+  }
+
   /** Attempts running and deliveries waiting for a slot, in all or for one tenant (tests, metrics). */
   load(tenant?: string): { inFlight: number; waiting: number } {
     return { inFlight: this.turns.inFlight(tenant), waiting: this.turns.waiting(tenant) };

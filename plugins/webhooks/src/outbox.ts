@@ -8,12 +8,12 @@
 import type { DomainEvent, Logger } from '@opco-proxy/core';
 import type { Deliveries, Subscriber } from './deliveries.js';
 import type { DeliveryWorker } from './delivery.js';
-import { DELETED_REVISION, type WebhookRecords } from './webhook-records.js';
+import { DELETED_REVISION, type WebhookRecord, type WebhookRecords } from './webhook-records.js';
 
 export interface OutboxDeps {
   deliveries: Deliveries;
   records: WebhookRecords;
-  worker: DeliveryWorker;
+  worker: Pick<DeliveryWorker, 'schedule' | 'holds'>;
   log: Logger;
   firstDelayMs: number;
 }
@@ -46,13 +46,21 @@ async function followChanges(deps: OutboxDeps, tenant: string, subscribers: Requ
   }
 }
 
+/**
+ * Queues again the deliveries due before `dueBefore` that nobody holds. Those waiting for their
+ * turn in this worker are due and unclaimed too, but not lost: queued again, each cost a read, a
+ * publish and a receipt for nothing (half the deliveries of a 2,000-delivery burst).
+ */
 export async function requeueOverdue(deps: OutboxDeps, dueBefore: Date): Promise<number> {
-  const overdue = await deps.deliveries.overdue(dueBefore);
+  const overdue = (await deps.deliveries.overdue(dueBefore)).filter((delivery) => !deps.worker.holds(delivery._id));
+  const webhooks = new Map<string, Promise<WebhookRecord | null>>();
   for (const delivery of overdue) {
     // With its tenant and destination, so a backlog that waited its turn for longer than the
     // grace goes back to its tenant's lines, not ahead of the other tenants.
-    const webhook = await deps.records.get(delivery.webhookId, delivery.tenant);
-    await deps.worker.schedule(delivery._id, 0, webhook ?? undefined);
+    const key = `${delivery.tenant}/${delivery.webhookId}`;
+    let webhook = webhooks.get(key);
+    if (!webhook) webhooks.set(key, (webhook = deps.records.get(delivery.webhookId, delivery.tenant)));
+    await deps.worker.schedule(delivery._id, 0, (await webhook) ?? undefined);
   }
   return overdue.length;
 }

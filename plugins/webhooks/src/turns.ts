@@ -92,6 +92,11 @@ export class Turns {
     return true;
   }
 
+  /** Whether the delivery is waiting or running here. */
+  holds(deliveryId: string): boolean {
+    return this.held.has(deliveryId);
+  }
+
   /** Attempts running now, in all and for one tenant. */
   inFlight(tenant?: string): number {
     return tenant === undefined ? this.running : (this.tenants.get(tenant)?.running ?? 0);

@@ -117,3 +117,14 @@ t.test('a start that throws frees its slot', async (t) => {
   t.equal(calls, 2);
   t.equal(queue.inFlight(), 1);
 });
+
+t.test('holds: a delivery waiting or running is held until its attempt settles', async (t) => {
+  const { queue, offer, started, finish } = turns({ slots: 1 });
+  offer('a', 'http://r', 2);
+  const [first] = started;
+  t.ok(queue.holds(first.deliveryId), 'running: held');
+  t.ok(queue.holds('a-http://r-1'), 'waiting: held');
+  t.notOk(queue.holds('b-http://r-9'), 'never offered: not held');
+  await finish(first);
+  t.notOk(queue.holds(first.deliveryId), 'settled: no longer held');
+});
