@@ -38,7 +38,7 @@ t.test('the overdue sweep queues what nobody holds, once per delivery, and reads
       return records.get(id, tenant);
     },
   });
-  clock.advance(1000);
+  await clock.advance(1000);
 
   const count = await requeueOverdue({ deliveries, records: counted, worker, log: console as never, firstDelayMs: 0 }, clock.date());
   t.equal(count, 3, 'three queued again');
