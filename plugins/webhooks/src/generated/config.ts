@@ -85,7 +85,7 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
       "minimum": 1,
       "maximum": 1024,
       "description": "Delivery attempts in flight per worker: tenants take turns for them, a quarter are kept for tenants with none in flight, half at most to one tenant's origin",
-      "default": 16
+      "default": 32
     },
     "retentionDays": {
       "type": "number",
