@@ -52,6 +52,11 @@ t.test('200 slowloris sockets and 200 slow bodies are closed within 15 s; /healt
   t.ok(times[times.length - 1] < 100, `/health within 100 ms each time: median ${times[times.length >> 1].toFixed(1)} ms, slowest ${times[times.length - 1].toFixed(1)} ms${slow.length ? ` (over 50 ms: ${slow.join(', ')})` : ''}`);
   t.equal(await metric('headers-timeout'), 200, 'counted: headers-timeout');
   t.equal(await metric('body-too-slow'), 200, 'counted: body-too-slow');
+  // The handler cut short by the watch says what the client got, in the access line and the metrics (it said 400).
+  const text = await (await fetch(`${scene.url}/metrics`)).text();
+  const answered = (status: string) => [...text.matchAll(new RegExp(`^opco_proxy_http_requests_total\\{[^}]*route="/webhooks"[^}]*status="${status}"[^}]*\\} (\\d+)`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
+  t.equal(answered('408'), 200, 'the slow bodies counted as answered 408');
+  t.equal(answered('400'), 0, 'none counted as 400');
 });
 
 t.test('an address holding 64 connections has its 65th answered 429 at once; another address is served; freed, it is served again', async (t) => {

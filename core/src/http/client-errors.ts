@@ -14,7 +14,8 @@ import { requestIdentity } from './request-context.js';
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 501: 'Not Implemented' };
 
-function errorFor(code: string | undefined): ServiceError {
+/** The error body of a request Node's parser or timeouts refused (`code`: the error's). */
+export function clientRequestError(code: string | undefined): ServiceError {
   if (code === 'HPE_HEADER_OVERFLOW') {
     const message = 'request headers are over the size limit';
     return createError('VALIDATION_ERROR', message, { status: 431, errors: [`headers: ${message}`] });
@@ -30,7 +31,7 @@ export function answerClientErrors(server: Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // A connection reset or a socket already answered has nobody left to read an answer.
     if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-    socket.end(answer(errorFor(err.code)));
+    socket.end(answer(clientRequestError(err.code)));
   });
   // The service is no proxy for tunnels. The request got this far, so it has an id to echo; what
   // the client sends after it is dropped, within lingering-close.ts's bounds (Node no longer

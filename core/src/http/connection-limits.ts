@@ -76,6 +76,14 @@ export function httpServerOptions(limits: ServerLimits): ServerOptions {
   };
 }
 
+/** Sockets a guarded server answered 408 (a request not received in time). */
+const timedOut = new WeakSet<Duplex>();
+
+/** Whether the connection was answered 408: its request's handler, cut short, says so too (the access line). */
+export function answeredTimeout(socket: Duplex | null | undefined): boolean {
+  return socket ? timedOut.has(socket) : false;
+}
+
 /** An HTTP server bound as `limits` say: Node's timeouts, the body watch, the per-address cap. */
 export function createGuardedServer(limits: ServerLimits, handler: RequestListener, options: GuardOptions = {}): Server {
   const closes = closeCounter(options.registry);
@@ -85,7 +93,6 @@ export function createGuardedServer(limits: ServerLimits, handler: RequestListen
     // The path of Node's own timeouts: clientError answers 408 (client-errors.ts) and ends.
     server.emit('clientError', Object.assign(new Error(`request body ${reason === 'body-stalled' ? 'stalled' : 'too slow'}`), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
   });
-  const timedOut = new WeakSet<Duplex>();
   const server = createServer(httpServerOptions(limits), (req, res) => {
     bodies.watch(req, res);
     handler(req, res);

@@ -20,6 +20,8 @@ import type Koa from 'koa';
 import type { Transform } from 'node:stream';
 import { createBrotliDecompress, createUnzip } from 'node:zlib';
 import { createError, isServiceError, type ServiceError } from '../errors.js';
+import { clientRequestError } from './client-errors.js';
+import { answeredTimeout } from './connection-limits.js';
 import { DEFAULT_BODY_BOUNDS, type BodyBounds } from '../json-limits.js';
 import { releaseChunk } from '../resizable-buffer.js';
 import { BodyBoundsScanner, FILE_ROLES } from './body-bounds.js';
@@ -76,7 +78,8 @@ export async function readJsonBody(ctx: Koa.Context, limits: BodyLimits): Promis
       const length = encoding === 'identity' && ctx.req.headers['content-length'] ? Number(ctx.req.headers['content-length']) : undefined;
       text = await readBytes(ctx.req, encoding, limits.limitBytes, length, scanner, cutter);
     } catch (err) {
-      throw bodyError(err, encoding, limits.limitBytes);
+      // Cut by the slow-body watch: the client was answered 408, and the access line says so.
+      throw answeredTimeout(ctx.req.socket) ? clientRequestError('ERR_HTTP_REQUEST_TIMEOUT') : bodyError(err, encoding, limits.limitBytes);
     }
     // Within the bounds, depth included: the scanner counted them; nothing walks the value again.
     value = parse(text, cutter?.invalidJson === true);
