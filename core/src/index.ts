@@ -49,6 +49,7 @@ export { HeldWork, NEAR_RECOUNT_MS, type HeldBounds, type HeldKind, type HeldRec
 export { callVerdict, keyAccepted, type CallVerdict } from './call-verdict.js';
 export { AddressLimits, addressKey, type AddressLimitOptions, type AddressRefusal } from './http/address-limits.js';
 export { TrustedProxies } from './http/client-address.js';
+export { createGuardedServer, SERVER_LIMITS, type ServerLimits } from './http/connection-limits.js';
 export { renderErrors } from './http/error-renderer.js';
 export { RequestRate } from './request-rate.js';
 export { AuditLog, AUDIT_COLLECTION, type AuditRecord, type AuditFilter, type AuditEntry } from './audit/audit-log.js';

@@ -5,16 +5,15 @@
  * refusal takes a token of the client address's bucket, and an address without tokens left gets
  * 429 with Retry-After instead (issue 27: guessing keys costs the guesser's time, not the hub's).
  */
-import { createServer, STATUS_CODES, type IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
-  AddressLimits, asServiceError, ConfigError, createError, createLogger, DEFAULTS, openStore, systemClock, toErrorBody, TrustedProxies,
+  AddressLimits, asServiceError, ConfigError, createError, createGuardedServer, createLogger, openStore, SERVER_LIMITS, systemClock, toErrorBody, TrustedProxies,
   type Clock, type ConfigFlags, type Drivers, type Logger, type ServiceError, type Store,
 } from '@opco-proxy/core';
-import type { KernelConfig } from '@opco-proxy/schemas';
 import { MAX_MESSAGE_BYTES, prepareProtocol, type WelcomeMessage } from '@opco-proxy/plugin-hub';
 import { createHubApp } from './hub-app.js';
 import { loadHubConfig, rateLimits, readHubSecrets, type HubServerConfig, type HubStoreConfig } from './hub-config.js';
@@ -48,8 +47,6 @@ export interface RunningHub {
 }
 
 const DEFAULT_HEARTBEAT_MS = 10_000;
-/** The timeouts of the API's HTTP server, from the kernel's schema defaults (the hub's config has no `server` section). */
-const SLOW_CLIENTS = (DEFAULTS as unknown as { server: Required<NonNullable<KernelConfig['server']>> }).server;
 /** The close code of instance connections when this hub stops leading (failover). */
 export const NOT_LEADER_CLOSE = 4004;
 /** How long a stopping hub waits for instances to answer its close frames. */
@@ -153,13 +150,11 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   });
   const handle = app.callback();
   // As the kernel's server: Koa answers its own errors (ctx.onerror), nothing to await here. Slow
-  // clients are bounded by Node's timeouts at the API's defaults (kernel-config.schema.json
-  // `server`; docs/operations.md, Slow clients), checked every second; an instance's WebSocket,
-  // once upgraded, is no longer the HTTP server's and none of them applies to it.
-  const server = createServer({
-    headersTimeout: SLOW_CLIENTS.headersTimeoutMs, requestTimeout: SLOW_CLIENTS.requestTimeoutMs,
-    keepAliveTimeout: SLOW_CLIENTS.keepAliveTimeoutMs, connectionsCheckingInterval: 1000,
-  }, (req, res) => void handle(req, res));
+  // clients are bounded as the API's are, at its defaults (kernel-config.schema.json `server`;
+  // docs/operations.md, Slow clients): Node's timeouts, the slow-body watch and the connections
+  // per address (an instance's WebSocket counts as one while it is open; none of the timeouts
+  // applies to it once upgraded).
+  const server = createGuardedServer(SERVER_LIMITS, (req, res) => void handle(req, res), { proxies, registry: metrics.registry });
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
