@@ -49,25 +49,65 @@ export class Base64File {
   /**
    * Decodes `chunk[start, end)` up to the first byte that is not a base64 digit (a quote, an
    * escape, `=`, anything else) and returns its index; the caller hands such a byte to `char`.
+   * Whole 4-digit groups are decoded by Node's decoder straight into the page: byte by byte,
+   * writes into a resizable page cost 20 times a plain one's on Node 20 (34 ms per 768 KiB),
+   * and a 25 MiB upload held the event loop 130 ms per chunk.
    */
   run(chunk: Buffer, start: number, end: number): number {
     if (this.invalid || this.padding > 0) return start;
-    let { quad, inQuad } = this;
     let i = start;
-    for (; i < end; i++) {
+    // A group begun in an earlier chunk is finished digit by digit.
+    for (; i < end && this.inQuad !== 0; i++) {
       const value = VALUES[chunk[i]];
       if (value >= PAD) break;
-      quad = (quad << 6) | value;
-      if (++inQuad === 4) {
-        this.emit(quad, 3);
-        quad = 0;
-        inQuad = 0;
-      }
+      this.digit(value);
     }
-    this.chars += i - start;
-    this.quad = quad;
-    this.inQuad = inQuad;
-    return i;
+    if (this.inQuad !== 0) {
+      this.chars += i - start;
+      return i;
+    }
+    let digits = i;
+    while (digits < end && VALUES[chunk[digits]] < PAD) digits++;
+    const groupsEnd = i + ((digits - i) & ~3);
+    if (groupsEnd > i) this.groups(chunk, i, groupsEnd);
+    for (let k = groupsEnd; k < digits; k++) this.digit(VALUES[chunk[k]]);
+    this.chars += digits - start;
+    return digits;
+  }
+
+  private digit(value: number): void {
+    this.quad = (this.quad << 6) | value;
+    if (++this.inQuad === 4) {
+      this.emit(this.quad, 3);
+      this.quad = 0;
+      this.inQuad = 0;
+    }
+  }
+
+  /** Whole groups of digits, `chunk[from, to)` (a multiple of 4 long): their bytes into the pages. */
+  private groups(chunk: Buffer, from: number, to: number): void {
+    const bytes = ((to - from) / 4) * 3;
+    if (this.size + bytes > this.limit) {
+      this.size += bytes;
+      if (this.page !== EMPTY || this.full.length > 0) this.drop();
+      return;
+    }
+    while (from < to) {
+      const room = Math.floor((this.page.length - this.used) / 3);
+      if (room === 0) {
+        // Pages hold whole groups' bytes; a page not ending on one (never, as sized) takes a group byte by byte.
+        if (this.used === this.page.length) this.nextPage();
+        else {
+          for (let k = from; k < from + 4; k++) this.digit(VALUES[chunk[k]]);
+          from += 4;
+        }
+        continue;
+      }
+      const take = Math.min(room, (to - from) / 4);
+      this.used += this.page.write(chunk.toString('latin1', from, from + take * 4), this.used, 'base64');
+      this.size += take * 3;
+      from += take * 4;
+    }
   }
 
   /** One character of the value (an unescaped one, or one that `run` stopped at). */
@@ -80,12 +120,7 @@ export class Base64File {
       if (++this.padding > 2) this.refuse();
       return;
     }
-    this.quad = (this.quad << 6) | value;
-    if (++this.inQuad === 4) {
-      this.emit(this.quad, 3);
-      this.quad = 0;
-      this.inQuad = 0;
-    }
+    this.digit(value);
   }
 
   /** The value ended: its last bytes, and whether it was base64 at all. */
