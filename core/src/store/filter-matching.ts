@@ -25,9 +25,19 @@ export function compileFilter(filter: Filter): Predicate {
     if (key.startsWith('$')) throw new TypeError(`unsupported filter operator ${key}`);
     const path = key.split('.');
     const test = compileCondition(key, condition);
-    return (doc) => test(valuesAt(doc, path));
+    if (path.length > 1) return (doc) => test.many(valuesAt(doc, path));
+    // A top-level field holding one value, nearly every case: no arrays of values to build.
+    return (doc) => {
+      // Stored documents are plain objects (the collection copies what it is given).
+      const value = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)[key] : undefined;
+      return Array.isArray(value) ? test.many([value]) : test.one(value);
+    };
   });
-  return (doc) => parts.every((part) => part(doc));
+  if (parts.length === 1) return parts[0];
+  return (doc) => {
+    for (const part of parts) if (!part(doc)) return false;
+    return true;
+  };
 }
 
 /**
@@ -48,40 +58,53 @@ export function equalityFields(filter: Filter): Record<string, unknown> {
   return fields;
 }
 
+/**
+ * A condition on the values found at one path (`many`), and the same on a path that reached one
+ * value that is not an array (`one`): a scalar's candidates are itself alone, so `one` needs
+ * no arrays — the embedded store runs it for every document a search looks at.
+ */
+interface Condition {
+  many: (values: unknown[]) => boolean;
+  one: (value: unknown) => boolean;
+}
+
 /** Condition on the values found at one path: an operator object, or an equality. */
-function compileCondition(key: string, condition: unknown): (values: unknown[]) => boolean {
+function compileCondition(key: string, condition: unknown): Condition {
   if (condition === undefined) {
     // The driver drops undefined keys, which would silently widen the filter to everything.
     throw new TypeError(`filter field ${key} is undefined`);
   }
-  if (!isOperatorObject(condition)) return (values) => anyEquals(values, condition);
-  const tests = Object.entries(condition).map(([op, operand]): ((values: unknown[]) => boolean) => {
+  if (!isOperatorObject(condition)) return { many: (values) => anyEquals(values, condition), one: (value) => valuesEqual(value, condition) };
+  const tests = Object.entries(condition).map(([op, operand]): Condition => {
     if (operand === undefined) throw new TypeError(`filter field ${key}: ${op} operand is undefined`);
     switch (op) {
       case '$eq':
-        return (values) => anyEquals(values, operand);
+        return { many: (values) => anyEquals(values, operand), one: (value) => valuesEqual(value, operand) };
       case '$ne':
-        return (values) => !anyEquals(values, operand);
+        return { many: (values) => !anyEquals(values, operand), one: (value) => !valuesEqual(value, operand) };
       case '$in': {
         const list = listOperand(key, op, operand);
-        return (values) => list.some((x) => anyEquals(values, x));
+        return { many: (values) => list.some((x) => anyEquals(values, x)), one: (value) => list.some((x) => valuesEqual(value, x)) };
       }
       case '$nin': {
         const list = listOperand(key, op, operand);
-        return (values) => !list.some((x) => anyEquals(values, x));
+        return { many: (values) => !list.some((x) => anyEquals(values, x)), one: (value) => !list.some((x) => valuesEqual(value, x)) };
       }
       case '$gt':
       case '$gte':
       case '$lt':
       case '$lte':
-        return (values) => anyCompares(values, op, operand);
+        return { many: (values) => anyCompares(values, op, operand), one: (value) => compares(value, op, operand) };
       case '$exists':
-        return operand ? (values) => values.some((v) => v !== undefined) : (values) => values.every((v) => v === undefined);
+        return operand
+          ? { many: (values) => values.some((v) => v !== undefined), one: (value) => value !== undefined }
+          : { many: (values) => values.every((v) => v === undefined), one: (value) => value === undefined };
       default:
         throw new TypeError(`unsupported filter operator ${op} on ${key}`);
     }
   });
-  return (values) => tests.every((test) => test(values));
+  if (tests.length === 1) return tests[0];
+  return { many: (values) => tests.every((test) => test.many(values)), one: (value) => tests.every((test) => test.one(value)) };
 }
 
 function listOperand(key: string, op: string, operand: unknown): unknown[] {
@@ -115,15 +138,16 @@ function anyEquals(values: unknown[], operand: unknown): boolean {
 }
 
 function anyCompares(values: unknown[], op: Comparison, operand: unknown): boolean {
+  return values.some((v) => candidates(v).some((c) => compares(c, op, operand)));
+}
+
+/** One candidate value against a comparison. */
+function compares(value: unknown, op: Comparison, operand: unknown): boolean {
   // MongoDB: `$gte: null` / `$lte: null` match null and missing; `$gt: null` / `$lt: null` nothing.
-  if (operand === null) return (op === '$gte' || op === '$lte') && anyEquals(values, null);
-  return values.some((v) =>
-    candidates(v).some((c) => {
-      const order = compareSameType(c, operand);
-      if (order === undefined) return false;
-      return op === '$gt' ? order > 0 : op === '$gte' ? order >= 0 : op === '$lt' ? order < 0 : order <= 0;
-    }),
-  );
+  if (operand === null) return (op === '$gte' || op === '$lte') && (value === null || value === undefined);
+  const order = compareSameType(value, operand);
+  if (order === undefined) return false;
+  return op === '$gt' ? order > 0 : op === '$gte' ? order >= 0 : op === '$lt' ? order < 0 : order <= 0;
 }
 
 /** Order of two values of one type; undefined across types, as MongoDB's type bracketing. */
