@@ -114,3 +114,44 @@ t.test('a read refused for budget is an ask: other tenants\' background work yie
   await clock.advance(21_000);
   t.equal(await budget.share.sweep(), 1, 'then it is swept');
 });
+
+t.test('at a high limit the window is counted every 250 ms while it is calm, and at the spacing floor once it is not', async (t) => {
+  const real = await createEmbeddedStore({});
+  t.teardown(() => real.close());
+  // The real store, with the counts made on the slots tallied.
+  let counts = 0;
+  const store = new Proxy(real, {
+    get(target, key, receiver) {
+      if (key !== 'collection') return Reflect.get(target, key, receiver) as unknown;
+      return (name: string) => {
+        const collection = target.collection(name);
+        return new Proxy(collection, {
+          get(inner, k, r) {
+            if (k === 'count') return (...args: Parameters<typeof collection.count>) => ((counts += 1), inner.count(...args));
+            const value = Reflect.get(inner, k, r) as unknown;
+            return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(inner) : value;
+          },
+        });
+      };
+    },
+  });
+  const clock = new TestClock({ frozen: true });
+  const budget = new UpstreamBudget(store, clock);
+  const o = opco(5000, 1000); // a spacing of 0.2 ms: the floor of 25 ms applies
+  const turnsOver = async (ms: number) => {
+    const before = counts;
+    const turns = new Set<string>();
+    for (let at = 0; at < ms; at += 5) {
+      turns.add(await budget.share.turn(o, 'bulk'));
+      await clock.advance(5);
+    }
+    t.same([...turns], ['now'], 'every turn taken at once: the tenant is alone, the window more than half free');
+    return counts - before;
+  };
+  await turnsOver(5);
+  t.equal(await turnsOver(1000), 4 * 3, 'calm (nothing used): one read of the window and one of the tenant a 250 ms, three counts');
+  for (let i = 0; i < 2000; i++) await budget.tryAcquire(o, PRIORITY.normal, PROVEN, 'bulk');
+  await clock.advance(250);
+  // 750 ms: the claims leave the window a second after they were made.
+  t.equal(await turnsOver(750), 30 * 3, '2,000 of 5,000 used: 250 ms of calls could pass half the window, read every 25 ms');
+});
