@@ -12,7 +12,7 @@
  */
 import { randomHex } from './crypto.js';
 import { Readable } from 'node:stream';
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { createError, isServiceError, type ServiceError } from './errors.js';
 import { KEPT_TEXT_CHARS, MAX_ANSWER_DEPTH, MAX_KEPT_ERROR_BYTES, jsonDepth, truncatedText } from './json-limits.js';
 import type { CallContext, FileContent, UpstreamAnswer } from './call-context.js';
@@ -50,13 +50,22 @@ export class UpstreamClient {
     this.auths.set(opcoId, auth);
   }
 
-  /** Keep-alive connections to every upstream, reused by every call; closed with the kernel. */
-  private readonly agent = new Agent({ connections: 128, keepAliveTimeout: 30_000 });
+  /**
+   * Keep-alive connections to every upstream, reused by every call; closed with the kernel.
+   * undici is loaded at the first call: it is a tenth of an idle process's memory (issue 40),
+   * and an `api` process answering from its cache, or a worker with nothing to do, needs none.
+   */
+  private agent: Promise<Agent> | undefined;
+
+  private dispatcher(): Promise<Agent> {
+    this.agent ??= import('undici').then(({ Agent }) => new Agent({ connections: 128, keepAliveTimeout: 30_000 }));
+    return this.agent;
+  }
 
   /** How token requests and the like go out: the same client, same limits. */
   readonly transport: AuthTransport = async (request) => {
     try {
-      const response = await this.agent.request({
+      const response = await (await this.dispatcher()).request({
         origin: new URL(request.url).origin,
         path: pathOf(request.url),
         method: 'POST',
@@ -71,7 +80,7 @@ export class UpstreamClient {
   };
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await (await this.agent)?.close();
   }
 
   /**
@@ -118,7 +127,7 @@ export class UpstreamClient {
     const signal = AbortSignal.timeout(timeoutMs);
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.agent.request({ origin: url.origin, path: url.pathname + url.search, method: ctx.method, headers, body, signal });
+      response = await (await this.dispatcher()).request({ origin: url.origin, path: url.pathname + url.search, method: ctx.method, headers, body, signal });
     } catch (err) {
       throw networkError(ctx, err);
     }
