@@ -8,6 +8,7 @@ import { ConfigError, createKernel, readConfigFile, resolveConfig, type ConfigFl
 import { startDemoUpstream } from './demo.js';
 import { BUNDLED, applicationModules } from './bundle.js';
 import { CONFIG_PARTS } from './config-parts.js';
+import { releaseYoungGeneration } from './young-generation.js';
 
 export interface RoleOptions extends ConfigFlags {
   /** The config file; absent, `serve`, `api` and `worker` run demo mode. */
@@ -52,6 +53,7 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
     }
   }
   stop.keepAlive(role === 'worker');
+  releaseYoungGeneration();
 }
 
 /** What a first start without its config file says: where the file is looked for, and the two ways on. */
@@ -68,6 +70,7 @@ export async function runHubRole(options: RoleOptions): Promise<void> {
   const { runHub } = await import('@opco-proxy/hub-server');
   const hub = await runHub(configPath, process.env, { flags, drivers: BUNDLED });
   console.log(`opco-proxy hub listening on ${hub.url}`);
+  releaseYoungGeneration();
   stopOnSignals(() => hub.close(), (message, fields) => console.log(message, JSON.stringify(fields)));
 }
 
