@@ -21,7 +21,8 @@
 // say where its memory is (V8's heap, external, malloc's arena) before and after each file job
 // and after each tenth of the small jobs, printed beside the figures; it collects nothing.
 // Run after `npm run build`:  node bench/memory.mjs [--files 3] [--answers 100000] [--jobs 1000] [--jobs-backends embedded,mongodb] [--mongodb-url URL] [--root DIR] [--snapshots DIR] [--probe FILE] [--quick]
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,8 +30,8 @@ import { Pool } from 'undici';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import { dossierBody, factureBody } from '@opco-proxy/e2e';
 import { pinSelf, pinning } from './lib/processes.mjs';
-import { QUICK, options, mib, recordRatios, summary } from './lib/rounds.mjs';
-import { recordUpstream, startFixedUpstream, startOpcoProxy } from './lib/service.mjs';
+import { QUICK, options, mib, printRatios, recordRatios, summary } from './lib/rounds.mjs';
+import { recordUpstream, startFixedUpstream, startLibProcess, startOpcoProxy } from './lib/service.mjs';
 import { mongoAvailable, startFerretDb } from './lib/ferretdb.mjs';
 
 const args = options({ answers: { type: 'string' }, jobs: { type: 'string' }, files: { type: 'string' }, root: { type: 'string' }, snapshots: { type: 'string' }, probe: { type: 'string' }, 'jobs-backends': { type: 'string' }, 'mongodb-url': { type: 'string' } });
@@ -42,6 +43,7 @@ const jobsBackends = (args['jobs-backends'] ?? (mongoAvailable() || args['mongod
 const RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const cli = args.root ? join(resolve(args.root), 'core/dist/src/cli.js') : undefined;
 const FILE_BYTES = 10 * 1024 * 1024;
+const IDLE_MS = 6000;
 pinSelf();
 let errors = 0;
 
@@ -84,6 +86,7 @@ if (snapshots && probeFile) throw new Error('--snapshots and --probe both use SI
 if (probeFile) writeFileSync(probeFile, '');
 let probing = Promise.resolve();
 const nodeArgs = snapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : probeFile ? ['--import', fileURLToPath(new URL('lib/memory-probe.mjs', import.meta.url))] : [];
+const idle = await idleRss();
 const service = await startOpcoProxy({ upstreamUrl: sandbox.url, config: { logLevel: 'warn' }, rateLimit: { limit: 1000, windowMs: 1000 }, cli, nodeArgs, env: probeFile ? { OPCO_MEMORY_PROBE: probeFile } : {} });
 if (cli) console.log(`measuring the build of ${cli}`);
 const pool = new Pool(service.url, { connections: 50 });
@@ -131,6 +134,11 @@ try {
     console.log(`  still added 2 s after it ended / file size:        ${ratios('after')}   (goal: about 0)`);
   }
   if (jobRss) printJobRss('embedded store and queue (job records kept in the process)', jobRss);
+  printRatios(`idle: RSS ${IDLE_MS / 1000} s after start, no request (goal <= 1.5 × Koa's)`, [
+    { name: 'service RSS (MiB)', values: [idle.service / 1024 / 1024] },
+    { name: 'Koa serving a 12 KB body (MiB)', values: [idle.koa / 1024 / 1024] },
+    { name: 'service / Koa', values: [idle.service / idle.koa], goal: '<= 1.5' },
+  ]);
 } finally {
   await pool.close();
   await service.stop();
@@ -145,6 +153,27 @@ try {
 if (answers > 0) await cachedAnswers();
 if (errors) console.log(`ERRORS: ${errors} requests failed; exiting 1`);
 process.exit(errors ? 1 : 0);
+
+/**
+ * Issue 40's memory goal: the service (`serve`, embedded store and queue, the sandbox opcoId) and
+ * bare Koa, each started on the service core and left alone `IDLE_MS`, then their RSS. What the
+ * service loads or keeps that an idle process does not use shows here.
+ */
+async function idleRss() {
+  const body = join(mkdtempSync(join(tmpdir(), 'bench-idle-')), 'body.json');
+  writeFileSync(body, JSON.stringify({ items: Array.from({ length: 100 }, (_, i) => ({ i, etat: 'EN_COURS_INSTRUCTION', label: 'x'.repeat(80) })) }));
+  const [proxy, koa] = await Promise.all([
+    startOpcoProxy({ upstreamUrl: sandbox.url, config: { logLevel: 'warn' }, cli, nodeArgs: process.env.IDLE_NODE_ARGS ? process.env.IDLE_NODE_ARGS.split(' ') : [] }),
+    startLibProcess('koa', 'koa-static.mjs', ['--body', body]),
+  ]);
+  try {
+    await sleep(IDLE_MS);
+    return { service: proxy.rssBytes(), koa: koa.rssBytes() };
+  } finally {
+    await proxy.stop();
+    await koa.stop();
+  }
+}
 
 /**
  * `jobs` small jobs, 20 in flight: the service's RSS after each tenth, and its lowest and highest
