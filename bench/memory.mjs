@@ -13,6 +13,9 @@
 // - 100k distinct cached answers (GET etats, numeroPage 1..N, 12 KB each, 50 in flight, against a
 //   fast upstream): RSS after each tenth, over the second half against half-way (the LRU, 64 MiB
 //   by default, is full after about 5,500 answers).
+// - idle: `serve` and bare Koa started side by side, their RSS 6 s later (goal: <= 1.5x Koa's);
+//   IDLE_NODE_ARGS adds node flags to that service (`--semi-space-growth-factor=2` measures it
+//   without the CLI's hold of the young generation, server/src/young-generation.ts).
 // `--jobs 0` or `--answers 0` skips that part (`--jobs-backends embedded` skips FerretDB); `--root DIR` measures another checkout's build.
 // `--snapshots DIR` writes heap snapshots of the service into DIR (SIGUSR2, --heapsnapshot-signal)
 // after each tenth of the small jobs, the load paused while it writes (each forces a full
