@@ -56,8 +56,11 @@ export class UpstreamClient {
    * and an `api` process answering from its cache, or a worker with nothing to do, needs none.
    */
   private agent: Promise<Agent> | undefined;
+  private closed = false;
 
   private dispatcher(): Promise<Agent> {
+    // Closed, a call fails as a network error instead of opening a pool the kernel never closes.
+    if (this.closed) return Promise.reject(new Error('the upstream client is closed'));
     this.agent ??= import('undici').then(({ Agent }) => new Agent({ connections: 128, keepAliveTimeout: 30_000 }));
     return this.agent;
   }
@@ -80,6 +83,8 @@ export class UpstreamClient {
   };
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     await (await this.agent)?.close();
   }
 

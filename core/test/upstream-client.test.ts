@@ -115,6 +115,18 @@ t.test('an upstream that cannot be reached: 502 NETWORK_ERROR', async (t) => {
   t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'NETWORK_ERROR', status: 502 });
 });
 
+t.test('closed, the client fails a call as a network error and sends nothing (undici is loaded at the first call)', async (t) => {
+  const { upstream, client, opco } = await setup(t);
+  await client.call(callContext(opco, 'GET /dossiers/etats'));
+  await client.close();
+  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'NETWORK_ERROR', status: 502 });
+  t.equal(upstream.received.length, 1, 'only the call made before the close reached the upstream');
+  const unused = new UpstreamClient({ publisher: PUBLISHER, timeoutMs: 1000, maxAnswerBytes: 1000 });
+  await unused.close();
+  t.pass('a client that never called (no pool made) closes, and closing twice is harmless');
+  await unused.close();
+});
+
 t.test('answers over maxAnswerBytes are unusable, whether declared or streamed', async (t) => {
   const big = JSON.stringify({ data: 'x'.repeat(2000) });
   const { upstream, client, opco } = await setup(t, (_req, res) => json(res, 200, JSON.parse(big)), { maxAnswerBytes: 1000 });
