@@ -176,9 +176,9 @@ export class BudgetShare {
 
   /**
    * What an instance read of the window is kept for: a call's spacing, within 25 to 250 ms; 250 ms
-   * while the window was calm when read — under half of it used, even once every instance has
-   * claimed slots at the window's full rate for 250 ms more — for no rule can change its answer
-   * before then (the slots still bound the calls themselves).
+   * while the window was calm when read — under half of it used, even once the other instances
+   * have claimed slots at the window's rate for 250 ms more — so no rule's answer changes before
+   * then but by this instance's own claims, which it counts (the slots still bound every call).
    */
   private keptMs(opco: ShareKey, view: WindowView | undefined): number {
     const { limit, windowMs } = opco.rateLimit;
