@@ -1,4 +1,5 @@
 // One request path (issue 29): a read whose URL was routed before is served by the early path,
+// and so is a submission (issue 40),
 // before Koa builds a context, and by the same functions as the middleware chain: the answer
 // headers, the caller's admission, the access line, the request metrics, the audit record of a
 // personal read and the rendering of a refusal. Which path took a request is seen by counting
@@ -6,7 +7,7 @@
 import t, { type Test } from 'tap';
 import { TestClock, tenantHash } from '@opco-proxy/core';
 import cache from '@opco-proxy/plugin-cache';
-import { isErrorBody, startService, KEY_A, KEY_B, type Reply, type Service } from '../src/index.js';
+import { dossierBody, isErrorBody, startService, KEY_A, KEY_B, type Reply, type RequestOptions, type Service } from '../src/index.js';
 
 const PATH = '/sandbox/dossiers/etats?numeroPage=1';
 const TRACE = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
@@ -93,4 +94,61 @@ t.test('a cached personal read is recorded in the audit trail on the early path'
   const items = (await s.get('/audit')).body.items as Array<{ action: string; requestId: string }>;
   t.same(items.map((r) => r.action), ['getDossier', 'getDossier'], 'both reads recorded');
   t.ok(items.some((r) => r.requestId === 'audited-hit'), 'the early one with its request id');
+});
+
+/** A POST on the known URL (the early path) and on a new one (the chain: a query string it ignores). */
+async function postedBothWays(t: Test, s: Service, chained: () => number, options: RequestOptions, fresh: number): Promise<[Reply, Reply]> {
+  const before = chained();
+  const early = await s.request('POST', '/sandbox/dossiers', { ...options, headers: { ...options.headers, 'x-request-id': `early-post-${fresh}` } });
+  t.equal(chained(), before, 'the known URL is answered on the early path');
+  const byChain = await s.request('POST', `/sandbox/dossiers?fresh=${fresh}`, { ...options, headers: { ...options.headers, 'x-request-id': `chain-post-${fresh}` } });
+  t.equal(chained(), before + 1, 'the new one on the chain');
+  t.equal(early.status, byChain.status, 'the same status');
+  t.same(headerNames(early), headerNames(byChain), 'the same headers');
+  for (const name of ['svc-api-version', 'content-type', 'connection']) t.equal(early.headers.get(name), byChain.headers.get(name), name);
+  return [early, byChain];
+}
+
+t.test('a submission to a URL posted before is served on the early path, as the chain serves it', async (t) => {
+  const logs: string[] = [];
+  const s = await startService({ clock: new TestClock({ frozen: true }), logs, role: 'api', config: { limits: { bodyBytes: 4096 } } });
+  t.teardown(() => s.close());
+  const { app } = s.kernel;
+  let contexts = 0;
+  const createContext = app.createContext.bind(app);
+  app.createContext = (req, res) => ((contexts += 1), createContext(req, res));
+  const chained = () => contexts;
+
+  t.equal((await s.request('POST', '/sandbox/dossiers', { body: dossierBody() })).status, 202, 'the first POST takes the chain');
+  t.equal(chained(), 1);
+
+  const [accepted, acceptedByChain] = await postedBothWays(t, s, chained, { body: dossierBody() }, 1);
+  t.equal(accepted.status, 202);
+  t.not(accepted.body.jobId, acceptedByChain.body.jobId, 'two jobs');
+  const job = await s.get(`/sandbox/jobs/${accepted.body.jobId as string}`);
+  t.equal(job.body.status, 'pending', 'the early one is stored');
+  const earlyLine = lineOf(logs, 'early-post-1');
+  const chainLine = lineOf(logs, 'chain-post-1');
+  t.same(Object.keys(earlyLine).sort(), Object.keys(chainLine).sort(), 'the same log fields');
+  for (const field of ['method', 'route', 'operationId', 'status', 'apiKey']) t.equal(earlyLine[field], chainLine[field], field);
+  const metrics = await (await fetch(`${s.url}/metrics`)).text();
+  t.match(metrics, /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/dossiers",method="POST",status="202"\} 3\n/, 'all counted under one route');
+
+  const [invalid, invalidByChain] = await postedBothWays(t, s, chained, { body: { cerfa: 'no' } }, 2);
+  isErrorBody(t, invalid, 400, 'VALIDATION_ERROR');
+  t.same(invalid.body, invalidByChain.body, 'the same refusal');
+
+  const [wrongType] = await postedBothWays(t, s, chained, { rawBody: JSON.stringify(dossierBody()), headers: { 'content-type': 'text/plain' } }, 3);
+  isErrorBody(t, wrongType, 415, 'UNSUPPORTED_MEDIA_TYPE');
+
+  const [tooLarge] = await postedBothWays(t, s, chained, { body: dossierBody({ padding: 'x'.repeat(5000) }) }, 4);
+  isErrorBody(t, tooLarge, 413, 'PAYLOAD_TOO_LARGE');
+  t.equal(tooLarge.headers.get('connection'), 'close', 'a body left unread closes the connection');
+
+  const body = dossierBody();
+  const first = await s.request('POST', '/sandbox/dossiers', { body, headers: { 'idempotency-key': 'early-key' } });
+  t.equal(first.status, 202);
+  const again = await s.request('POST', '/sandbox/dossiers', { body, headers: { 'idempotency-key': 'early-key' } });
+  t.equal(again.status, 200, 'a duplicate on the early path');
+  t.same([again.body.status, again.body.jobId], ['duplicate', first.body.jobId]);
 });

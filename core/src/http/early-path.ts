@@ -1,10 +1,10 @@
 /**
- * The early path: a GET of a read whose URL the operation router has routed and validated before
- * (`router.recall`) is served as soon as it arrives, before Koa builds its context and runs the
- * middleware chain; on this 2-core machine that chain cost twice what bare Koa does per cached
- * read (bench/RESULTS.md). Nothing is done here that the chain does otherwise: the request's
+ * The early path: a GET of a read, or a POST of a submission, whose URL the operation router has
+ * routed and validated before (`router.recall`) is served as soon as it arrives, before Koa
+ * builds its context and runs the middleware chain; on this 2-core machine that chain cost twice
+ * what bare Koa does per cached read, and a tenth of an accepted job's CPU (bench/RESULTS.md). Nothing is done here that the chain does otherwise: the request's
  * identity and answer headers (request-context.ts), the caller's admission, the query, the
- * answer and its audit record (the operation's one `serve`, operation-router.ts), the refusal's
+ * body's reading (request-body.ts), the answer and its audit record (the operation's one `serve`, operation-router.ts), the refusal's
  * rendering (error-renderer.ts), the access line (access-log.ts) and the request metrics
  * (http-metrics.ts) are the same functions. It only writes the answer itself, which is always
  * JSON: the read's reply or an error body.
@@ -16,6 +16,7 @@ import type { PrometheusMetrics } from '../metrics.js';
 import { RawJson, type OperationRouter, type Recalled } from './operation-router.js';
 import { answerHeaders, requestIdentity, type InFlight } from './request-context.js';
 import { errorAnswer } from './error-renderer.js';
+import { readJsonBody } from './request-body.js';
 import { countRequest } from './http-metrics.js';
 import type { RequestLog } from './access-log.js';
 
@@ -31,7 +32,7 @@ export interface EarlyPathDeps {
 /** Takes the request and returns true, or returns false having done nothing (the chain takes it). */
 export function earlyPath(deps: EarlyPathDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
-    const recalled = req.method === 'GET' ? deps.router.recall(req.url!) : undefined;
+    const recalled = deps.router.recall(req.method, req.url!);
     if (!recalled) return false;
     serveEarly(deps, recalled, req, res).catch((err: unknown) => {
       deps.log.error({ err }, 'the early path failed to answer');
@@ -50,7 +51,9 @@ async function serveEarly({ inFlight, write, prometheus, clock, log }: EarlyPath
     let headers: Record<string, string> | undefined;
     let body: unknown;
     try {
-      ({ status, headers, body } = await recalled.serve({ req, params: recalled.params, requestId, traceparent, query: () => recalled.query }));
+      const limits = recalled.body;
+      const readBody = limits && (() => readJsonBody(req, limits));
+      ({ status, headers, body } = await recalled.serve({ req, params: recalled.params, requestId, traceparent, query: () => recalled.query, readBody }));
     } catch (err) {
       ({ status, headers, body } = errorAnswer(err, log, req, requestId, req.url!.split('?', 1)[0]));
     }
@@ -64,6 +67,6 @@ async function serveEarly({ inFlight, write, prometheus, clock, log }: EarlyPath
     inFlight.leave();
   }
   const ms = clock.now() - started;
-  write({ requestId, method: 'GET', route: recalled.route, operationId: recalled.operationId, status, ms, apiKey: req.headers['x-api-key'] });
-  countRequest(prometheus, recalled.route, 'GET', status, ms);
+  write({ requestId, method: recalled.method, route: recalled.route, operationId: recalled.operationId, status, ms, apiKey: req.headers['x-api-key'] });
+  countRequest(prometheus, recalled.route, recalled.method, status, ms);
 }

@@ -20,7 +20,7 @@ import type { AuditTrail } from '../audit/audit-trail.js';
 import { checkRequest } from '../request-validation.js';
 import type { Tenant } from '../call-context.js';
 import { Edge, type EdgeOptions, type Gate } from './edge.js';
-import { readJsonBody, type JsonBody } from './request-body.js';
+import { readJsonBody, type BodyLimits, type JsonBody } from './request-body.js';
 import type { BodyBounds } from '../json-limits.js';
 import { matchedRouteTemplate, type State } from './state.js';
 
@@ -72,12 +72,15 @@ export interface OperationCall {
   readBody?(): Promise<JsonBody>;
 }
 
-/** A GET URL routed and validated before: its operation, parameters, checked query, and how it is served. */
+/** A URL routed and validated before: its operation, parameters, checked query, and how it is served. */
 export interface Recalled {
   operationId: OperationId;
+  method: 'GET' | 'POST';
   route: string;
   params: Record<string, string>;
   query: Record<string, string>;
+  /** How its body is read, for an operation that takes one. */
+  body?: BodyLimits;
   serve(call: OperationCall): Promise<Reply>;
 }
 
@@ -127,17 +130,19 @@ export class OperationRouter {
   }
 
   /**
-   * A GET URL of an operation with a shortcut, routed and its query validated before: the early
-   * path (early-path.ts) serves it without routing it again. Undefined for any other request.
+   * A GET URL of an operation with a shortcut, or a POST URL of an operation that takes a body (a
+   * submission), routed and its query validated before: the early path (early-path.ts) serves it
+   * without routing it again. Undefined for any other request.
    */
-  recall(url: string): Recalled | undefined {
-    return this.recalled.get(url);
+  recall(method: string | undefined, url: string): Recalled | undefined {
+    return method === 'GET' ? this.recalled.get(url) : method === 'POST' ? this.recalled.get(`POST ${url}`) : undefined;
   }
 
-  private remember(url: string, recalled: () => Recalled): void {
-    if (this.recalled.has(url)) return;
+  private remember(method: Recalled['method'], url: string, recalled: () => Recalled): void {
+    const key = method === 'GET' ? url : `POST ${url}`;
+    if (this.recalled.has(key)) return;
     if (this.recalled.size >= RECALLED_MAX) this.recalled.clear();
-    this.recalled.set(url, recalled());
+    this.recalled.set(key, recalled());
   }
 
   /** The operations served, in manifest order (what /doc documents). */
@@ -167,19 +172,20 @@ export class OperationRouter {
   private endpoint(id: OperationId): Router.Middleware<State> {
     const spec = operations[id] as (typeof operations)[OperationId] & { query?: string; body?: string };
     const serve = this.serving(id);
-    const recallable = this.shortcuts.has(id);
+    const recallable = spec.method === 'GET' ? this.shortcuts.has(id) : spec.method === 'POST' && spec.body !== undefined;
     // The operations whose body takes `_files` have them decoded as they arrive (request-body.ts).
     const limits = { limitBytes: this.options.bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined, bounds: this.options.bodyBounds };
     return async (ctx) => {
       ctx.state.operationId = id;
       const query = () => {
         const checked = spec.query ? checkQuery(ctx.query, spec.query) : {};
-        if (recallable && ctx.method === 'GET') {
-          this.remember(ctx.url, () => ({ operationId: id, route: matchedRouteTemplate(ctx)!, params: Object.freeze({ ...ctx.params }), query: Object.freeze({ ...checked }), serve }));
+        if (recallable && ctx.method === spec.method) {
+          const method = spec.method as Recalled['method'];
+          this.remember(method, ctx.url, () => ({ operationId: id, method, route: matchedRouteTemplate(ctx)!, params: Object.freeze({ ...ctx.params }), query: Object.freeze({ ...checked }), ...(spec.body && { body: limits }), serve }));
         }
         return checked;
       };
-      const readBody = spec.body ? () => readJsonBody(ctx, limits) : undefined;
+      const readBody = spec.body ? () => readJsonBody(ctx.req, limits) : undefined;
       const reply = await serve({ req: ctx.req, params: ctx.params, requestId: ctx.state.requestId, traceparent: ctx.state.traceparent, query, readBody });
       ctx.status = reply.status;
       for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);

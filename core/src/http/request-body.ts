@@ -16,8 +16,9 @@
  * answers 413 for a file over the limit (D7).
  */
 import { parse as parseJson } from '@hapi/bourne';
-import type Koa from 'koa';
+import type { IncomingMessage } from 'node:http';
 import type { Transform } from 'node:stream';
+import typeIs from 'type-is';
 import { createBrotliDecompress, createUnzip } from 'node:zlib';
 import { createError, isServiceError, type ServiceError } from '../errors.js';
 import { clientRequestError } from './client-errors.js';
@@ -55,31 +56,32 @@ export interface JsonBody {
 const STAND_INS: Record<CutFile['outcome'], string> = { valid: 'AAAA', empty: '', invalid: '!' };
 
 /** Whether the request carries a body at all (a length, or chunked transfer). */
-function hasBody(ctx: Koa.Context): boolean {
-  const length = ctx.get('content-length');
-  return ctx.get('transfer-encoding') !== '' || (length !== '' && length !== '0');
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return Boolean(req.headers['transfer-encoding']) || (length !== undefined && length !== '' && length !== '0');
 }
 
-export async function readJsonBody(ctx: Koa.Context, limits: BodyLimits): Promise<JsonBody> {
-  if (!hasBody(ctx)) return { value: undefined, withFiles: () => undefined, discard: () => {} };
-  if (!ctx.is(JSON_TYPES)) {
-    const type = ctx.get('content-type') || 'none';
+/** The request's body, from the middleware chain (a Koa context's `req`) or the early path alike. */
+export async function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<JsonBody> {
+  if (!hasBody(req)) return { value: undefined, withFiles: () => undefined, discard: () => {} };
+  if (!typeIs(req, JSON_TYPES)) {
+    const type = req.headers['content-type'] || 'none';
     throw createError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, not ${type}`, {
       errors: [`Content-Type: must be application/json (got ${type})`],
     });
   }
-  const encoding = ctx.req.headers['content-encoding'] || 'identity';
+  const encoding = req.headers['content-encoding'] || 'identity';
   const cutter = limits.fileBytes === undefined ? undefined : new FileCutter(limits.fileBytes);
   const scanner = new BodyBoundsScanner(limits.bounds ?? DEFAULT_BODY_BOUNDS, cutter ? ROLES : undefined);
   let value: unknown;
   try {
     let text: Buffer;
     try {
-      const length = encoding === 'identity' && ctx.req.headers['content-length'] ? Number(ctx.req.headers['content-length']) : undefined;
-      text = await readBytes(ctx.req, encoding, limits.limitBytes, length, scanner, cutter);
+      const length = encoding === 'identity' && req.headers['content-length'] ? Number(req.headers['content-length']) : undefined;
+      text = await readBytes(req, encoding, limits.limitBytes, length, scanner, cutter);
     } catch (err) {
       // Cut by the slow-body watch: the client was answered 408, and the access line says so.
-      throw answeredTimeout(ctx.req.socket) ? clientRequestError('ERR_HTTP_REQUEST_TIMEOUT') : bodyError(err, encoding, limits.limitBytes);
+      throw answeredTimeout(req.socket) ? clientRequestError('ERR_HTTP_REQUEST_TIMEOUT') : bodyError(err, encoding, limits.limitBytes);
     }
     // Within the bounds, depth included: the scanner counted them; nothing walks the value again.
     value = parse(text, cutter?.invalidJson === true);
@@ -148,7 +150,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * destroys the request, so the client gets the answer.
  */
 function readBytes(
-  req: Koa.Context['req'], encoding: string, limit: number, length: number | undefined, scanner: BodyBoundsScanner, cutter: FileCutter | undefined,
+  req: IncomingMessage, encoding: string, limit: number, length: number | undefined, scanner: BodyBoundsScanner, cutter: FileCutter | undefined,
 ): Promise<Buffer> {
   if (length !== undefined && length > limit) return Promise.reject(Object.assign(new Error('body over the limit'), { type: 'entity.too.large' }));
   const source = decompressed(req, encoding);
@@ -198,7 +200,7 @@ function joined(chunks: Buffer[], length: number, fromParser: boolean): Buffer {
 }
 
 /** The body as sent (identity) or its decompression; 415 for an encoding the service does not take. */
-function decompressed(req: Koa.Context['req'], encoding: string): Koa.Context['req'] | Transform {
+function decompressed(req: IncomingMessage, encoding: string): IncomingMessage | Transform {
   if (encoding === 'identity') return req;
   if (encoding === 'gzip' || encoding === 'deflate') return req.pipe(createUnzip());
   if (encoding === 'br') return req.pipe(createBrotliDecompress());
