@@ -1,13 +1,14 @@
 /**
- * The early path: a GET of a read, or a POST of a submission, whose URL the operation router has
- * routed and validated before (`router.recall`) is served as soon as it arrives, before Koa
- * builds its context and runs the middleware chain; on this 2-core machine that chain cost twice
- * what bare Koa does per cached read, and a tenth of an accepted job's CPU (bench/RESULTS.md). Nothing is done here that the chain does otherwise: the request's
- * identity and answer headers (request-context.ts), the caller's admission, the query, the
- * body's reading (request-body.ts), the answer and its audit record (the operation's one `serve`, operation-router.ts), the refusal's
- * rendering (error-renderer.ts), the access line (access-log.ts) and the request metrics
- * (http-metrics.ts) are the same functions. It only writes the answer itself, which is always
- * JSON: the read's reply or an error body.
+ * The early path: a GET, or a POST of a submission, of an operation answering JSON, whose URL the
+ * operation router has routed and validated before (`router.recall`) is served as soon as it
+ * arrives, before Koa builds its context and runs the middleware chain; on this 2-core machine
+ * that chain cost twice what bare Koa does per cached read, and about a quarter of an accepted
+ * job's CPU (bench/RESULTS.md). Nothing is done here that the chain does otherwise: the
+ * request's identity and answer headers (request-context.ts), the caller's admission, the query,
+ * the body's reading (request-body.ts), the answer and its audit record (the operation's one
+ * `serve`, operation-router.ts), the refusal's rendering (error-renderer.ts), the access line
+ * (access-log.ts) and the request metrics (http-metrics.ts) are the same functions. It only
+ * writes the answer itself, which is always JSON: the operation's reply or an error body.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../clock.js';

@@ -130,9 +130,9 @@ export class OperationRouter {
   }
 
   /**
-   * A GET URL of an operation with a shortcut, or a POST URL of an operation that takes a body (a
-   * submission), routed and its query validated before: the early path (early-path.ts) serves it
-   * without routing it again. Undefined for any other request.
+   * A GET URL, or a POST URL of an operation that takes a body (a submission), of an operation
+   * that answers JSON, routed and its query validated before: the early path (early-path.ts)
+   * serves it without routing it again. Undefined for any other request.
    */
   recall(method: string | undefined, url: string): Recalled | undefined {
     return method === 'GET' ? this.recalled.get(url) : method === 'POST' ? this.recalled.get(`POST ${url}`) : undefined;
@@ -172,7 +172,7 @@ export class OperationRouter {
   private endpoint(id: OperationId): Router.Middleware<State> {
     const spec = operations[id] as (typeof operations)[OperationId] & { query?: string; body?: string };
     const serve = this.serving(id);
-    const recallable = spec.method === 'GET' ? this.shortcuts.has(id) : spec.method === 'POST' && spec.body !== undefined;
+    const recallable = answersJson(spec) && (spec.method === 'GET' || (spec.method === 'POST' && spec.body !== undefined));
     // The operations whose body takes `_files` have them decoded as they arrive (request-body.ts).
     const limits = { limitBytes: this.options.bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined, bounds: this.options.bodyBounds };
     return async (ctx) => {
@@ -180,7 +180,7 @@ export class OperationRouter {
       const query = () => {
         const checked = spec.query ? checkQuery(ctx.query, spec.query) : {};
         if (recallable && ctx.method === spec.method) {
-          const method = spec.method as Recalled['method'];
+          const method = spec.method;
           this.remember(method, ctx.url, () => ({ operationId: id, method, route: matchedRouteTemplate(ctx)!, params: Object.freeze({ ...ctx.params }), query: Object.freeze({ ...checked }), ...(spec.body && { body: limits }), serve }));
         }
         return checked;
@@ -274,6 +274,12 @@ function checkQuery(query: Record<string, string | string[] | undefined>, schema
   }
   if (errors.length > 0) throw createError('VALIDATION_ERROR', 'invalid query parameters', { errors });
   return checkRequest(schema, flat, 'invalid query parameters');
+}
+
+/** Whether every answer of an operation is JSON, which is all the early path writes. */
+function answersJson(spec: { responses: object }): boolean {
+  const responses = Object.values(spec.responses) as Array<{ contentType?: string | readonly string[] }>;
+  return responses.every(({ contentType }) => contentType === undefined || contentType === 'application/json');
 }
 
 /** Whether a body schema declares `_files` (SPEC 4.0.4: the asynchronous POST operations). */
