@@ -40,10 +40,14 @@ try {
   const koa = await startLibProcess('koa', 'koa-static.mjs', ['--body', file]);
   stopping.push(koa);
   if ((await (await fetch(koa.url)).text()) !== answer) throw new Error('Koa does not serve the same bytes');
+  // The floor: Koa serving the same bytes with the access line and the metrics each request owes.
+  const floor = await startLibProcess('koa-observed', 'koa-static.mjs', ['--body', file, '--observed']);
+  stopping.push(floor);
 
   const sides = {
     service: () => measure(service, { path: PATH, headers: service.headers, connections, durationS }),
     koa: () => measure(koa, { path: PATH, connections, durationS }),
+    floor: () => measure(floor, { path: PATH, connections, durationS }),
     ...(other && { other: () => measure(other, { path: PATH, headers: other.headers, connections, durationS }) }),
   };
   if (other) await fetch(other.url + PATH, { headers: other.headers }).then((r) => r.text());
@@ -58,6 +62,12 @@ try {
     { name: 'CPU/req', values: results.map((r) => r.service.cpuUsPerRequest / r.koa.cpuUsPerRequest) },
     { name: 'RSS', values: results.map((r) => r.service.rssBytes / r.koa.rssBytes) },
   ]);
+  printRatios('the floor: Koa serving the same bytes, with the access line and the two request metrics', [
+    { name: 'floor req/s / Koa', values: results.map((r) => r.floor.rps / r.koa.rps) },
+    { name: 'floor CPU/req / Koa', values: results.map((r) => r.floor.cpuUsPerRequest / r.koa.cpuUsPerRequest) },
+    { name: 'opco-proxy req/s / floor', values: results.map((r) => r.service.rps / r.floor.rps) },
+    { name: 'opco-proxy CPU/req / floor', values: results.map((r) => r.service.cpuUsPerRequest / r.floor.cpuUsPerRequest) },
+  ]);
   if (other) {
     printRatios(`ratio = this checkout / ${args.root}`, [
       { name: 'req/s', values: results.map((r) => r.service.rps / r.other.rps) },
@@ -67,7 +77,7 @@ try {
   }
   console.log('last round, absolute:');
   const last = results[results.length - 1];
-  console.log(`  ${describe('opco-proxy', last.service)}\n  ${describe('koa', last.koa)}${other ? `\n  ${describe('other (--root)', last.other)}` : ''}`);
+  console.log(`  ${describe('opco-proxy', last.service)}\n  ${describe('koa', last.koa)}\n  ${describe('floor', last.floor)}${other ? `\n  ${describe('other (--root)', last.other)}` : ''}`);
   if (failed) console.log('ERRORS: some requests failed (see above); exiting 1');
 } finally {
   for (const proc of stopping.reverse()) await proc.stop();
