@@ -51,7 +51,8 @@ try {
     ...(other && { other: () => measure(other, { path: PATH, headers: other.headers, connections, durationS }) }),
   };
   if (other) await fetch(other.url + PATH, { headers: other.headers }).then((r) => r.text());
-  await interleave(1, { service: () => measure(service, { path: PATH, headers: service.headers, connections, durationS: 1 }), koa: () => measure(koa, { path: PATH, connections, durationS: 1 }) }); // warm-up
+  const warm = (side, headers) => () => measure(side, { path: PATH, headers, connections, durationS: 1 });
+  await interleave(1, { service: warm(service, service.headers), koa: warm(koa), floor: warm(floor) }); // warm-up
   const results = await interleave(rounds, sides);
   failed = results.some((r) => Object.values(r).some((side) => side.errors > 0));
 

@@ -58,16 +58,23 @@ async function serveEarly({ inFlight, write, prometheus, clock, log }: EarlyPath
     } catch (err) {
       ({ status, headers, body } = errorAnswer(err, log, req, requestId, req.url!.split('?', 1)[0]));
     }
-    const json = body instanceof RawJson ? body.json : JSON.stringify(body);
-    const head = answerHeaders(requestId, inFlight);
-    for (const name in headers) head.push(name, headers[name]);
-    head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json)));
-    res.writeHead(status, head);
-    res.end(json);
+    // As Koa does: a connection already answered (408 to a body too slow) or gone gets nothing more.
+    if (writable(res)) {
+      const json = body instanceof RawJson ? body.json : JSON.stringify(body);
+      const head = answerHeaders(requestId, inFlight);
+      for (const name in headers) head.push(name, headers[name]);
+      head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json)));
+      res.writeHead(status, head);
+      res.end(json);
+    }
   } finally {
     inFlight.leave();
   }
   const ms = clock.now() - started;
   write({ requestId, method: recalled.method, route: recalled.route, operationId: recalled.operationId, status, ms, apiKey: req.headers['x-api-key'] });
   countRequest(prometheus, recalled.route, recalled.method, status, ms);
+}
+
+function writable(res: ServerResponse): boolean {
+  return !res.writableEnded && (res.socket === null || res.socket.writable);
 }
