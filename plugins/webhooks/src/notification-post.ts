@@ -56,7 +56,8 @@ export function postNotification(url: URL, body: string, headers: Record<string,
       clearTimeout(headersTimer);
       res.on('end', () => settle(null, res.statusCode ?? 0));
       res.on('error', (err) => settle(err));
-      res.on('close', () => settle(new Error('the answer was cut off')));
+      // After 'end' on every answer read whole: the error (and its stack) only for one cut off.
+      res.on('close', () => settled || settle(new Error('the answer was cut off')));
       res.resume();
     });
     // Settled first: whatever error the destroyed request then reports, the attempt timed out.
