@@ -49,6 +49,7 @@ export { HeldWork, NEAR_RECOUNT_MS, type HeldBounds, type HeldKind, type HeldRec
 export { callVerdict, keyAccepted, type CallVerdict } from './call-verdict.js';
 export { AddressLimits, addressKey, type AddressLimitOptions, type AddressRefusal } from './http/address-limits.js';
 export { TrustedProxies } from './http/client-address.js';
+export { systemResolver, type HostResolver, type ResolvedAddress } from './http/host-resolver.js';
 export { createGuardedServer, SERVER_LIMITS, type ServerLimits } from './http/connection-limits.js';
 export { renderErrors } from './http/error-renderer.js';
 export { RequestRate } from './request-rate.js';

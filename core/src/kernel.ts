@@ -6,10 +6,7 @@
  * grace period, workers finish or release their work, then the plugins' close hooks run in
  * reverse order and the backends close.
  */
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { lookup } from 'node:dns/promises';
 import Koa from 'koa';
 import { Hooks } from './hooks.js';
 import { createBatchedLogger, createLogger, type Logger } from './logger.js';
@@ -27,7 +24,9 @@ import { AuditTrail } from './audit/audit-trail.js';
 import { mountAuditRoutes } from './audit/audit-routes.js';
 import { TrustedProxies } from './http/client-address.js';
 import { SeamRegistry } from './seams.js';
-import { loadPlugins, type HostResolver, type Plugin, type ProcessRole } from './plugin.js';
+import { loadPlugins, type Plugin, type ProcessRole } from './plugin.js';
+import { systemResolver, type HostResolver } from './http/host-resolver.js';
+import { listenAt } from './http/listening-url.js';
 import { openQueue, openStore } from './drivers.js';
 import type { Bundled } from './module-loader.js';
 import { settlesBy, systemClock, type Clock } from './clock.js';
@@ -154,7 +153,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   backendUpGauge(prometheus.registry, { store, queue }, clock);
   mountOperatorRoutes(router, { opcos, window, queue, queueNames, unprovenShare, admission: () => seams.get('admission') });
 
-  const resolveHost: HostResolver = options.resolveHost ?? (async (hostname) => (await lookup(hostname, { all: true, verbatim: true })) as Array<{ address: string; family: 4 | 6 }>);
+  const resolveHost = options.resolveHost ?? systemResolver;
   const host = new PluginHost({ config, role, log, clock, store, queue, hooks, seams, router, opcos, pipeline, window, registry: prometheus.registry, emit, resolveHost, queueNames, heldWork });
   for (const plugin of await loadPlugins(config.plugins, options.plugins, bundled)) {
     await plugin.register(host.apiFor(plugin.name, pluginMetrics(prometheus.registry, plugin.name, clock)));
@@ -218,11 +217,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
         if (!early(req, res)) void chain(req, res);
       }, { proxies: new TrustedProxies(config.trustedProxies), registry: prometheus.registry });
       answerClientErrors(server);
-      server.listen(port, hostName);
-      await once(server, 'listening');
-      const address = server.address() as AddressInfo;
-      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      return `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`;
+      return listenAt(server, port, hostName);
     },
     async listenMetrics(port, hostName = config.host) {
       metricsListener = await listenForMetrics(prometheus.registry, port, hostName, serverLimits(config));

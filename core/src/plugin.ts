@@ -23,11 +23,10 @@ import type { DomainEvent } from './events.js';
 import type { SeamName, Seams } from './seams.js';
 import type { OperationHandler } from './http/operation-router.js';
 import type { Registry } from 'prom-client';
+import type { HostResolver } from './http/host-resolver.js';
 
 export type ProcessRole = 'serve' | 'api' | 'worker';
 
-/** Resolves a host name to all its addresses; the kernel's default is the system resolver. */
-export type HostResolver = (hostname: string) => Promise<Array<{ address: string; family: 4 | 6 }>>;
 
 /**
  * Durable work a worker restores and keeps moving (SPEC 3.1, D20, D25): `requeue(graceMs)` queues

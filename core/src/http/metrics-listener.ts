@@ -5,9 +5,8 @@
  * here reads a body or a key: a scraper needs none (P1).
  */
 import type { Server } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { listenAt } from './listening-url.js';
 import { createGuardedServer, SERVER_LIMITS, type ServerLimits } from './connection-limits.js';
 
 export interface MetricsListener {
@@ -31,12 +30,8 @@ export async function listenForMetrics(registry: Registry, port: number, host: s
       () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics could not be collected\n'),
     );
   }, { registry });
-  server.listen(port, host);
-  await once(server, 'listening');
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
-    url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`,
+    url: await listenAt(server, port, host),
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,19 +1,12 @@
-import { promises as dns } from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { systemResolver, type HostResolver, type ResolvedAddress } from '@opco-proxy/core';
 import { forbiddenAddressReason, type Mode } from './address-ranges.js';
 
 export { forbiddenAddressReason, type Mode } from './address-ranges.js';
 
-export interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
-
-/** Resolves a host name to all its addresses (default: dns.promises.lookup with {all: true, verbatim: true}); tests inject their own. */
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 /** A callback URL, or the address it leads to, may not be used. `code` lets the delivery log tell it from network errors. */
 export class CallbackUrlError extends Error {
@@ -24,13 +17,6 @@ export class CallbackUrlError extends Error {
     this.name = 'CallbackUrlError';
   }
 }
-
-// getaddrinfo, like node's own connections, so /etc/hosts is honoured the same way it would be
-// when connecting.
-const systemResolver: Resolver = async (hostname) => {
-  const answers = await dns.lookup(hostname, { all: true, verbatim: true });
-  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
-};
 
 // A trailing dot names the same host for the resolver, so 'localhost.' must not slip past.
 function canonicalName(hostname: string): string {
@@ -99,7 +85,7 @@ export function checkCallbackUrl(raw: string, mode: Mode): URL {
  * record among public ones is refused rather than filtered, so every later resolution of it
  * faces the same rule. Resolver errors pass through untouched.
  */
-async function resolveChecked(hostname: string, mode: Mode, resolver: Resolver): Promise<ResolvedAddress[]> {
+async function resolveChecked(hostname: string, mode: Mode, resolver: HostResolver): Promise<ResolvedAddress[]> {
   assertHostAllowed(hostname, mode);
   const literal = ipLiteral(hostname);
   if (literal !== null) return [{ address: literal, family: isIP(literal) === 6 ? 6 : 4 }];
@@ -117,7 +103,7 @@ async function resolveChecked(hostname: string, mode: Mode, resolver: Resolver):
 }
 
 /** Registration: static checks, then resolves the host and rejects if ANY resolved address is forbidden (or it does not resolve). */
-export async function assertCallbackTarget(raw: string, mode: Mode, resolver: Resolver = systemResolver): Promise<URL> {
+export async function assertCallbackTarget(raw: string, mode: Mode, resolver: HostResolver = systemResolver): Promise<URL> {
   const url = checkCallbackUrl(raw, mode);
   let addresses: ResolvedAddress[];
   try {
@@ -147,7 +133,7 @@ function wantedFamily(family: LookupOptions['family']): 0 | 4 | 6 {
 }
 
 /** A lookup function for node's http `lookup` option (node's net `lookup` signature, supporting options.all): resolves with `resolver`, checks every address, and hands node ONLY checked addresses — so the address connected to is the address checked (no DNS-rebinding window). Errors carry code 'ESSRF'. */
-export function guardedLookup(mode: Mode, resolver: Resolver = systemResolver): LookupFunction {
+export function guardedLookup(mode: Mode, resolver: HostResolver = systemResolver): LookupFunction {
   function lookup(hostname: string, optionsOrCallback: LookupOptions | LookupCallback, maybeCallback?: LookupCallback): void {
     const options = typeof optionsOrCallback === 'function' ? {} : optionsOrCallback;
     const callback = (typeof optionsOrCallback === 'function' ? optionsOrCallback : maybeCallback) as LookupCallback;

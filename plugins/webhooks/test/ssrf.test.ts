@@ -11,9 +11,8 @@ import {
   forbiddenAddressReason,
   guardedLookup,
   type Mode,
-  type ResolvedAddress,
-  type Resolver,
 } from '../src/ssrf.js';
+import type { HostResolver, ResolvedAddress } from '@opco-proxy/core';
 import { postNotification } from '../src/notification-post.js';
 
 type Test = Tap.Test;
@@ -47,7 +46,7 @@ const v4 = (address: string): ResolvedAddress => ({ address, family: 4 });
 const v6 = (address: string): ResolvedAddress => ({ address, family: 6 });
 
 /** A resolver answering from a table, counting its calls; unknown names fail like getaddrinfo. */
-function tableResolver(table: Record<string, ResolvedAddress[]>): Resolver & { calls: string[] } {
+function tableResolver(table: Record<string, ResolvedAddress[]>): HostResolver & { calls: string[] } {
   const calls: string[] = [];
   const resolver = async (hostname: string) => {
     calls.push(hostname);
@@ -398,7 +397,7 @@ t.test('DNS rebinding against a real receiver', async (t) => {
   t.test('a name that was public at registration and loopback at delivery is never connected to', async (t) => {
     received.length = 0;
     let calls = 0;
-    const rebinding: Resolver = async (hostname) => {
+    const rebinding: HostResolver = async (hostname) => {
       t.equal(hostname, 'rebind.example');
       calls += 1;
       return calls === 1 ? [v4('93.184.216.34')] : [v4('127.0.0.1')];
@@ -418,7 +417,7 @@ t.test('DNS rebinding against a real receiver', async (t) => {
   t.test('the guarded lookup is what the connection uses (development reaches loopback)', async (t) => {
     received.length = 0;
     let calls = 0;
-    const loopback: Resolver = async () => {
+    const loopback: HostResolver = async () => {
       calls += 1;
       return [v4('127.0.0.1')];
     };
@@ -442,7 +441,7 @@ t.test('DNS rebinding against a real receiver', async (t) => {
     const shared = new http.Agent({ keepAlive: true, maxSockets: 1 });
     t.teardown(() => shared.destroy());
     let calls = 0;
-    const loopback: Resolver = async () => {
+    const loopback: HostResolver = async () => {
       calls += 1;
       return [v4('127.0.0.1')];
     };
