@@ -26,6 +26,23 @@ t.test('retries scheduled with no delay still run and end every job', async (t) 
   t.equal(attempts, jobs.reduce((sum, job) => sum + job.retries + 1, 0), 'every attempt counted once in retries');
 });
 
+// SPEC 8's 3 attempts are the default of `jobs.attempts`; an operator's setting bounds them.
+t.test('a job is tried as many times as jobs.attempts says, then fails', async (t) => {
+  for (const attempts of [5, undefined]) {
+    const service = await startService({ config: { jobs: { backoffMs: [0], ...(attempts && { attempts }) } } });
+    t.teardown(() => service.close());
+    const numero = service.sandbox.dataset.dossiers[0].numeroInterne;
+    t.equal((await service.get('/sandbox/dossiers/etats')).status, 200);
+    service.sandbox.faults.add({ route: 'POST /v1/factures', status: 503, times: 50 });
+    const reply = await service.request('POST', '/sandbox/factures', { body: factureBody(numero) });
+    const job = await waitForJob(service, reply.body.statusUrl, { timeoutMs: 10_000 });
+    const calls = service.sandbox.received.filter((r) => r.method === 'POST' && r.path === '/v1/factures').length;
+    t.equal(job.status, 'failed', `${attempts ?? 'default'} attempts: the job fails`);
+    t.equal(calls, attempts ?? 3, `${attempts ?? 'default'} attempts: the upstream was called that many times`);
+    t.equal(job.retries, (attempts ?? 3) - 1, 'retries count the attempts after the first');
+  }
+});
+
 // D25, D22: a worker that stopped between recording a job's end and emitting its event owes
 // that event; the next start emits it, and a webhook receives it.
 t.test('a job.completed owed from before a restart is emitted and delivered after it', async (t) => {

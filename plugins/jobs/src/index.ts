@@ -11,7 +11,6 @@ import { mountOperatorRoutes } from './operator-routes.js';
 import { JOBS_QUEUE } from './submission.js';
 import { JobWorker } from './worker.js';
 import { emitJobEnd } from './job-events.js';
-import { MAX_ATTEMPTS } from './retry-policy.js';
 import type { JobsConfig } from './generated/config.js';
 
 export type { JobsConfig };
@@ -51,7 +50,7 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
   });
   const worker = new JobWorker({
     records, secrets, queue, opcos: api.opcos, pipeline: api.pipeline, emit: api.emit, log, clock, jobsEnded,
-    retries: new RetryPolicy(MAX_ATTEMPTS, config.backoffMs), leaseMs: config.leaseMs, prefetch: config.prefetch, tenantShare: config.tenantShare,
+    retries: new RetryPolicy(config.attempts, config.backoffMs), leaseMs: config.leaseMs, prefetch: config.prefetch, tenantShare: config.tenantShare,
     retentionMs: config.retentionDays * DAY_MS,
   });
   api.recover({

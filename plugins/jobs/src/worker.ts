@@ -12,7 +12,7 @@
 import { asServiceError, isUnavailable, LeaseLost, overShareDelayMs, PRIORITY, TenantSlots, settlesBy, randomHex, truncatedText, type Claimed, type Clock, type Consumer, type Logger, type OpcoDirectory, type Pipeline, type PluginApi, type Queue, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
 import { jobResultJson, stepCall } from './job-plan.js';
 import type { JobErrorRecord, JobRecord, JobRecords, JobStep } from './job-records.js';
-import { mayHaveReachedUpstream, nextMove } from './retry-policy.js';
+import { mayHaveReachedUpstream, nextMove } from './step-failure.js';
 import { findExistingDossier } from './job-recovery.js';
 import { JOBS_QUEUE } from './submission.js';
 import type { JobSecrets, OpenedInputs } from './job-secrets.js';

@@ -13,8 +13,6 @@ import type { SyncConfig } from './generated/config.js';
 
 export type { SyncConfig };
 
-/** SPEC 8: like jobs, a batch is tried 3 times. */
-const BATCH_ATTEMPTS = 3;
 /** A due sync message still unhandled after this long was lost (or never published). */
 const REQUEUE_GRACE_MS = 60_000;
 
@@ -36,7 +34,7 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
   const polls = api.every('polls', config.pollTickMs, () => pollers.tick(config.pollTickMs, config.sweepIntervalMs));
   const runner = new SyncRunner({
     opcos: api.opcos, pipeline: api.pipeline, records, snapshots, queue, emit: api.emit, log, clock, syncsEnded,
-    retries: new RetryPolicy(BATCH_ATTEMPTS, config.backoffMs), leaseMs: config.leaseMs,
+    retries: new RetryPolicy(config.attempts, config.backoffMs), leaseMs: config.leaseMs,
     onCompleted: async (sync: SyncRecord) => {
       if (!sync.enablePoller) return;
       await pollers.start({ hash: sync.tenant, apiKey: records.apiKeyOf(sync) }, sync.opcoId, sync.startedAt);

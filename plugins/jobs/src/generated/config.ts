@@ -4,6 +4,10 @@
  */
 export interface JobsConfig {
   /**
+   * Attempts of a job's step before it fails (SPEC 8: 3); the waits between them are backoffMs, the last repeated
+   */
+  attempts: number;
+  /**
    * Waits between job attempts
    *
    * @minItems 1
@@ -52,6 +56,13 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
   "type": "object",
   "additionalProperties": false,
   "properties": {
+    "attempts": {
+      "type": "integer",
+      "minimum": 1,
+      "maximum": 20,
+      "default": 3,
+      "description": "Attempts of a job's step before it fails (SPEC 8: 3); the waits between them are backoffMs, the last repeated"
+    },
     "backoffMs": {
       "type": "array",
       "minItems": 1,

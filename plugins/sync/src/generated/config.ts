@@ -7,7 +7,11 @@
  */
 export interface SyncConfig {
   /**
-   * Waits between the 3 attempts of a batch.
+   * Attempts of a sync batch before it fails (a job: SPEC 8, 3); the waits between them are backoffMs, the last repeated
+   */
+  attempts: number;
+  /**
+   * Waits between the attempts of a batch.
    *
    * @minItems 1
    */
@@ -43,6 +47,13 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
   "additionalProperties": false,
   "description": "Bulk sync and pollers (D19-D21).",
   "properties": {
+    "attempts": {
+      "type": "integer",
+      "minimum": 1,
+      "maximum": 20,
+      "default": 3,
+      "description": "Attempts of a sync batch before it fails (a job: SPEC 8, 3); the waits between them are backoffMs, the last repeated"
+    },
     "backoffMs": {
       "type": "array",
       "minItems": 1,
@@ -50,7 +61,7 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
         "type": "integer",
         "minimum": 0
       },
-      "description": "Waits between the 3 attempts of a batch.",
+      "description": "Waits between the attempts of a batch.",
       "default": [
         1000,
         2000,

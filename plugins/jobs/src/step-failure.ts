@@ -1,13 +1,11 @@
 /**
  * What a failed step does next (SPEC 3.1, 8, D5): retryable errors (429, timeout, 5xx,
- * network) are tried again after 1 s, 2 s up to 3 attempts (the kit's RetryPolicy);
+ * network) are tried again as the job's RetryPolicy says (config `attempts`, `backoffMs`: by
+ * default 1 s, 2 s up to 3 attempts);
  * 400/403/404/422 and unusable answers fail at once (the error table's `workerRetry` says which).
  * A refusal for lack of budget is not an attempt: the job simply waits.
  */
 import { isRetriedByWorkers, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
-
-/** SPEC 8: job attempts. */
-export const MAX_ATTEMPTS = 3;
 
 export type NextMove = { kind: 'retry'; delayMs: number } | { kind: 'wait'; delayMs: number } | { kind: 'fail' };
 
