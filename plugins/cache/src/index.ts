@@ -9,11 +9,13 @@
  * On the embedded store the LRU is the whole cache: that store lives in this one process, so its
  * copy would share nothing and, bounded by nothing but expiry, hold a second copy of every answer.
  */
-import { definePlugin, sha256Hex, type CallContext, type PluginApi } from '@opco-proxy/core';
+import { definePlugin, type CallContext, type PluginApi } from '@opco-proxy/core';
 import { AnswerMemory } from './answer-memory.js';
+import { CacheKeys } from './cache-keys.js';
 import type { CacheConfig } from './generated/config.js';
 
 export type { CacheConfig };
+export { CacheKeys, type KeyedCall } from './cache-keys.js';
 
 interface CacheEntry {
   _id: string;
@@ -25,47 +27,13 @@ interface CacheEntry {
   expiresAt: Date;
 }
 
-/** Keys of the reads seen lately: a hot read is the same text each time, hashed once (bounded). */
-const recentKeys = new Map<string, string>();
-const RECENT_KEYS_MAX = 1024;
-/**
- * Keys by query object: the read shortcut passes the same frozen query for a URL each time, so
- * its key is found without sorting and serialising the query again.
- */
-const keysByQuery = new WeakMap<object, Map<string, string>>();
-
-/** SPEC 1.1 step 3: opcoId, tenant hash, method, path and a hash of the query parameters. */
-export function cacheKey(ctx: Pick<CallContext, 'opco' | 'tenant' | 'route' | 'query'>): string {
-  const frozen = Object.isFrozen(ctx.query);
-  const caller = `${ctx.opco.id}\n${ctx.tenant.hash}\n${ctx.route}`;
-  let byCaller = frozen ? keysByQuery.get(ctx.query) : undefined;
-  const known = byCaller?.get(caller);
-  if (known !== undefined) return known;
-  const query = Object.keys(ctx.query)
-    .sort()
-    .map((name) => [name, ctx.query[name]]);
-  // One hash of the whole key: the query's own hash inside it would add nothing but a digest.
-  const text = JSON.stringify([ctx.opco.id, ctx.tenant.hash, ctx.route, query]);
-  let key = recentKeys.get(text);
-  if (key === undefined) {
-    key = sha256Hex(text);
-    if (recentKeys.size >= RECENT_KEYS_MAX) recentKeys.clear();
-    recentKeys.set(text, key);
-  }
-  if (frozen) {
-    if (!byCaller) keysByQuery.set(ctx.query, (byCaller = new Map<string, string>()));
-    // Bounded like the others: a URL read by a stream of distinct keys keeps the last 1,024.
-    if (byCaller.size >= RECENT_KEYS_MAX) byCaller.clear();
-    byCaller.set(caller, key);
-  }
-  return key;
-}
-
 export function registerCache(api: PluginApi<CacheConfig>): void {
   const { maxEntries, maxBytes } = api.config;
   const memory = maxEntries > 0 && maxBytes > 0 ? new AnswerMemory({ maxEntries, maxBytes }, api.clock) : undefined;
   // A store no other process reads adds nothing to this process's memory.
   const entries = memory && !api.store.shared ? undefined : api.store.collection<CacheEntry>('cache');
+  // This kernel's own: another kernel in the process (tests, embedders) keeps its own keys.
+  const cacheKeys = new CacheKeys();
   const keys = new WeakMap<CallContext, string>();
   const lookups = api.metrics.counter({
     name: 'opco_proxy_cache_lookups_total',
@@ -78,7 +46,7 @@ export function registerCache(api: PluginApi<CacheConfig>): void {
   if (memory) {
     api.addHook('peek', (ctx) => {
       if (!ctx.routeProfile.cacheTtlS) return undefined;
-      const json = memory.get(cacheKey(ctx));
+      const json = memory.get(cacheKeys.keyFor(ctx));
       if (json === undefined) return undefined;
       lookups.inc({ opco: ctx.opco.id, result: 'memory' });
       return { json, source: 'memory' };
@@ -87,7 +55,7 @@ export function registerCache(api: PluginApi<CacheConfig>): void {
 
   api.addHook('lookup', async (ctx) => {
     if (!ctx.routeProfile.cacheTtlS) return undefined;
-    const key = cacheKey(ctx);
+    const key = cacheKeys.keyFor(ctx);
     keys.set(ctx, key);
     const local = memory?.get(key);
     if (local !== undefined) {
