@@ -50,9 +50,10 @@ export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: str
   const jobId = randomUUID();
   let releaseKey = async () => {};
   if (key !== undefined) {
-    const reservation = await deps.idempotency.reserve(tenant.hash, key, jobId, body);
+    const reservation = await deps.idempotency.reserve(tenant.hash, key, jobId, body, { opcoId, type: kind.type });
     if (!reservation.fresh) {
-      const accepted: AsyncAccepted = { jobId: reservation.jobId, status: 'duplicate', statusUrl: `/${opcoId}/jobs/${reservation.jobId}` };
+      const statusUrl = `/${reservation.opcoId ?? opcoId}/jobs/${reservation.jobId}`;
+      const accepted: AsyncAccepted = { jobId: reservation.jobId, status: 'duplicate', statusUrl };
       if (reservation.payloadDiffers) accepted.warning = 'payload differs from the original request';
       return { status: 200, body: accepted };
     }
