@@ -87,7 +87,7 @@ export function statelessTest(body: RegExp, text: string): boolean {
 
 /**
  * keyRefusal (issue 37, P13): declared, tested the same on every answer, not matching every answer,
- * and not shadowed by an error rule the upstream client tries first (core/src/upstream-client.ts).
+ * and not shadowed by an error rule the upstream client tries first (core/src/pipeline/upstream-client.ts).
  */
 function checkKeyRefusal(profile: Profile, at: (where: string, message: string) => void): void {
   const refusal = profile.keyRefusal;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Writes docs/errors.md from the error tables (core/src/errors-doc.ts), on the built JS.
+ * Writes docs/errors.md from the error tables (core/src/errors/errors-doc.ts), on the built JS.
  *
  *   node scripts/errors-doc.mjs           write the file
  *   node scripts/errors-doc.mjs --check   exit 1 when the file on disk is not what the tables give
@@ -8,7 +8,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { renderErrorsDoc } from '../dist/src/errors-doc.js';
+import { renderErrorsDoc } from '../dist/src/errors/errors-doc.js';
 
 const file = fileURLToPath(new URL('../../docs/errors.md', import.meta.url));
 const doc = renderErrorsDoc();

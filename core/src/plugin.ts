@@ -6,21 +6,21 @@
  * Plugins are registered in dependency order; hooks, seams and routes are fixed once the kernel
  * is ready, and a later change is an error.
  */
-import { kernelError } from './kernel-errors.js';
-import { loadModule, packageName, type Bundled } from './module-loader.js';
+import { kernelError } from './errors/kernel-errors.js';
+import { loadModule, packageName, type Bundled } from './host/module-loader.js';
 import type { OperationId } from '@opco-proxy/schemas';
 import type { Clock } from './clock.js';
-import type { Sealer } from './crypto.js';
-import type { HookHandlers, HookName } from './hooks.js';
+import type { Sealer } from './crypto/crypto.js';
+import type { HookHandlers, HookName } from './host/hooks.js';
 import type { Store } from './ports/store.js';
 import type { Queue } from './ports/queue.js';
-import type { Logger } from './logger.js';
-import type { HeldWork } from './held-work.js';
-import type { OpcoDirectory } from './opco-registry.js';
-import type { Pipeline } from './pipeline.js';
-import type { MetricsWindow, PluginMetrics } from './metrics.js';
-import type { DomainEvent } from './events.js';
-import type { SeamName, Seams } from './seams.js';
+import type { Logger } from './observability/logger.js';
+import type { HeldWork } from './limits/held-work.js';
+import type { OpcoDirectory } from './profile/opco-directory.js';
+import type { Pipeline } from './pipeline/pipeline.js';
+import type { MetricsWindow, PluginMetrics } from './observability/metrics.js';
+import type { DomainEvent } from './host/events.js';
+import type { SeamName, Seams } from './host/seams.js';
 import type { OperationHandler } from './http/operation-router.js';
 import type { Registry } from 'prom-client';
 import type { HostResolver } from './http/host-resolver.js';

@@ -3,8 +3,8 @@
 // value), and a `_files` name that is not a role is refused as soon as its key ends.
 import t from 'tap';
 import { BodyBoundsScanner, FILE_ROLES, UNKNOWN_ROLE } from '../src/http/body-bounds.js';
-import { DEFAULT_BODY_BOUNDS, MAX_BODY_DEPTH, type BodyBounds } from '../src/json-limits.js';
-import { isServiceError } from '../src/errors.js';
+import { DEFAULT_BODY_BOUNDS, MAX_BODY_DEPTH, type BodyBounds } from '../src/limits/json-limits.js';
+import { isServiceError } from '../src/errors/errors.js';
 
 const WIDE: BodyBounds = { bodyValues: Number.MAX_SAFE_INTEGER, jsonBytes: Number.MAX_SAFE_INTEGER, objectKeys: Number.MAX_SAFE_INTEGER, arrayItems: Number.MAX_SAFE_INTEGER };
 const ROLES = new Set(FILE_ROLES);

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { ERROR_CODES, KERNEL_ERRORS } from '../src/index.js';
-import { renderErrorsDoc } from '../src/errors-doc.js';
+import { renderErrorsDoc } from '../src/errors/errors-doc.js';
 
 const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
 

@@ -1,7 +1,7 @@
 // The depth bound every upstream answer, request body and store write is checked against: exact
 // up to the limit, limit + 1 beyond it however deep the value, and never a stack overflow.
 import t from 'tap';
-import { jsonDepth } from '../src/json-limits.js';
+import { jsonDepth } from '../src/limits/json-limits.js';
 
 /** `levels` arrays or objects, each the only child of the one above. */
 function nested(levels: number, kind: 'array' | 'object'): unknown {

@@ -3,8 +3,8 @@
 // `x: null` is that of the same body without `x`; a required field sent as null is a 400 naming it.
 import t from 'tap';
 import { canonicalJsonSha256 } from '../src/index.js';
-import { isServiceError } from '../src/errors.js';
-import { checkRequest } from '../src/request-validation.js';
+import { isServiceError } from '../src/errors/errors.js';
+import { checkRequest } from '../src/pipeline/request-validation.js';
 
 const facture = (extra: Record<string, unknown> = {}, ligne: Record<string, unknown> = {}) => ({
   montantTotal: 100,

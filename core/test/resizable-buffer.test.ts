@@ -2,7 +2,7 @@
 // at V8's next collection; nothing another view or a pool shares is ever touched.
 import t from 'tap';
 import { createCipheriv } from 'node:crypto';
-import { releaseBuffer, releaseChunk, resizableBuffer } from '../src/resizable-buffer.js';
+import { releaseBuffer, releaseChunk, resizableBuffer } from '../src/http/resizable-buffer.js';
 
 const canDetach = typeof (ArrayBuffer.prototype as { transfer?: unknown }).transfer === 'function';
 

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { canonicalJson, canonicalJsonSha256, createSealer, seal, sealPages, sha256Hex, unsealPieces } from '../src/index.js';
-import { resizableBuffer } from '../src/resizable-buffer.js';
+import { resizableBuffer } from '../src/http/resizable-buffer.js';
 
 const key = Buffer.alloc(32, 3);
 const PAGE = 768 * 1024;

@@ -15,8 +15,8 @@ import {
   pageFrom,
   renumber,
   setDefaults,
-} from '../src/transforms.js';
-import { camelToSnake, fieldRenamer } from '../src/field-case.js';
+} from '../src/profile/transforms.js';
+import { camelToSnake, fieldRenamer } from '../src/profile/field-case.js';
 
 /** Deep-freezes a value so that any mutation by a transform throws in strict mode. */
 function frozen<T>(value: T): T {

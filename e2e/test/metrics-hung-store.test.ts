@@ -1,5 +1,5 @@
 // /metrics must answer when the store hangs (issue 11, the backlog gauge's bounded read): the
-// oldest unfinished job is read from the store at most once a second (core/src/store-gauge.ts),
+// oldest unfinished job is read from the store at most once a second (core/src/observability/store-gauge.ts),
 // and a scrape waits for that read 2 s at most on the kernel's clock, then answers with the
 // gauge's last value. The store is the real embedded one; only the gauge's searches (the oldest
 // pending or processing job) are made to hang, as a store that accepts a command and never

@@ -1,12 +1,11 @@
 /**
- * One upstream budget of the hub: one fleet and one opcoId (D28), in the slot model of
- * core's LocalBucket.
+ * One upstream budget of the hub: one fleet and one opcoId (D28), on core's one rolling window
+ * (core/src/limits/rolling-window.ts).
  *
  * A slot is taken when a grant is issued and stays *held* until the instance reports the call
  * done; it then stays counted for `windowMs` after that report. The upstream counts a call when it
- * arrives, which is after the grant was issued and before the hub hears it is done, so every call
- * arriving within a rolling window was counted when the last of them was granted: issuing only
- * while fewer than `limit` slots count keeps every window the upstream sees at `limit` or less.
+ * arrives, which is after the grant was issued and before the hub hears it is done, so issuing
+ * only while fewer than `limit` slots count keeps every window the upstream sees at `limit` or less.
  *
  * A grant never reported done (its instance died) is counted as ending at its JWT's `exp`: the
  * call was sent at once with a token valid until then, so it reached the upstream before.
@@ -14,7 +13,7 @@
  * The slots of unproven tenants' calls (issue 27) are also counted apart, the same way, for the
  * scheduler to keep them within their slice of the window.
  */
-import { LaneQueue, type LaneEntry } from '@opco-proxy/core';
+import { LaneQueue, leavesWindowAt, RollingWindow, type LaneEntry } from '@opco-proxy/core';
 import type { HttpMethod, RateLimit } from '@opco-proxy/plugin-hub';
 
 export interface Slot {
@@ -61,54 +60,58 @@ export interface IssuedGrant {
   unproven: boolean;
 }
 
-interface Ended {
-  at: number;
-  id?: string;
-  unproven?: boolean;
-}
-
 export class GrantBudget {
   readonly waiting = new LaneQueue<WaitingAsk>();
+  /** The slots of grants not yet reported done, with what the scheduler needs of each. */
   private readonly held = new Map<string, Slot>();
-  /** Ended slots still inside the window, oldest end first. */
-  private readonly ended: Ended[] = [];
-  /** How many of the held and of the ended slots are unproven tenants'. */
-  private heldUnproven = 0;
-  private endedUnproven = 0;
-  /** Ids of ended slots still counted, so a slot reported twice is counted once. */
-  private readonly endedIds = new Set<string>();
-  /** Issue times of the grants of the last window (GET /admin/limits). */
-  private readonly issued: number[] = [];
+  private readonly window: RollingWindow;
+  /** The grants issued in the last window (GET /admin/limits), counted as calls ended when issued. */
+  private readonly issued: RollingWindow;
+  private rateLimit: RateLimit;
 
   constructor(
     readonly fleetId: string,
     readonly opcoId: string,
-    public configured: RateLimit,
-  ) {}
+    configured: RateLimit,
+  ) {
+    this.rateLimit = configured;
+    this.window = new RollingWindow(configured.windowMs);
+    this.issued = new RollingWindow(configured.windowMs);
+  }
+
+  get configured(): RateLimit {
+    return this.rateLimit;
+  }
+
+  /** A new rate limit applies to the next grants; slots already counted keep counting. */
+  set configured(rateLimit: RateLimit) {
+    this.rateLimit = rateLimit;
+    this.window.windowMs = rateLimit.windowMs;
+    this.issued.windowMs = rateLimit.windowMs;
+  }
 
   get windowMs(): number {
-    return this.configured.windowMs;
+    return this.rateLimit.windowMs;
   }
 
   /** Held slots plus ended ones whose window has not passed. */
   occupied(now: number): number {
-    this.forget(now);
-    return this.held.size + this.ended.length;
+    this.endOverdue(now);
+    return this.window.occupied(now);
   }
 
   /** The same count for the slots of unproven tenants. */
   unprovenOccupied(now: number): number {
-    this.forget(now);
-    return this.heldUnproven + this.endedUnproven;
+    this.endOverdue(now);
+    return this.window.unprovenOccupied(now);
   }
 
   grantsInWindow(now: number): number {
-    this.forget(now);
-    return this.issued.length;
+    return this.issued.occupied(now);
   }
 
   has(id: string): boolean {
-    return this.held.has(id) || this.endedIds.has(id);
+    return this.held.has(id) || this.window.hasEnded(id);
   }
 
   heldSlot(id: string): Slot | undefined {
@@ -118,34 +121,31 @@ export class GrantBudget {
   hold(slot: Slot, issued = true): void {
     if (this.held.has(slot.id)) return; // held twice would count its lane twice
     this.held.set(slot.id, slot);
-    if (slot.unproven) this.heldUnproven += 1;
-    if (issued) this.issued.push(slot.issuedAt);
+    this.window.hold(slot.unproven === true);
+    if (issued) this.issued.addEnded(slot.issuedAt);
   }
 
   /** The call of a held slot ended at `at`: counted until `at + windowMs`. */
   end(id: string, at: number): boolean {
-    const slot = this.release(id);
+    const slot = this.held.get(id);
     if (!slot) return false;
-    this.addEnded(Math.max(at, slot.issuedAt), id, slot.unproven);
+    this.held.delete(id);
+    this.window.end(Math.max(at, slot.issuedAt), slot.unproven === true, id);
     return true;
   }
 
   /** The grant was never used: its slot is free at once. */
   free(id: string): boolean {
-    return this.release(id) !== undefined;
+    const slot = this.held.get(id);
+    if (!slot) return false;
+    this.held.delete(id);
+    this.window.drop(slot.unproven === true);
+    return true;
   }
 
   /** A call the budget did not hand out (reported by an instance) that ended at `at`. */
   addEnded(at: number, id?: string, unproven = false): void {
-    if (id !== undefined) {
-      if (this.endedIds.has(id)) return;
-      this.endedIds.add(id);
-    }
-    if (unproven) this.endedUnproven += 1;
-    // Sorted insert: reported ends may be older than ends already recorded.
-    let index = this.ended.length;
-    while (index > 0 && this.ended[index - 1].at > at) index -= 1;
-    this.ended.splice(index, 0, { at, ...(id === undefined ? {} : { id }), ...(unproven ? { unproven } : {}) });
+    this.window.addEnded(at, unproven, id);
   }
 
   /** Held slots of an instance (for reconciling its usage report). */
@@ -155,31 +155,16 @@ export class GrantBudget {
 
   /** When counting may next drop: the oldest end or held deadline leaving the window. */
   nextReleaseAt(): number | undefined {
-    let next = this.ended[0] ? this.ended[0].at + this.windowMs : undefined;
+    let next = this.window.nextLeaveAt();
     for (const slot of this.held.values()) {
-      const at = slot.deadline + this.windowMs;
+      const at = leavesWindowAt(slot.deadline, this.windowMs);
       if (next === undefined || at < next) next = at;
     }
     return next;
   }
 
-  /** Held slots past their deadline end there; ends older than the window stop counting. */
-  private forget(now: number): void {
+  /** Held slots past their deadline (their instance never reported them) end there. */
+  private endOverdue(now: number): void {
     for (const slot of this.held.values()) if (slot.deadline <= now) this.end(slot.id, slot.deadline);
-    const horizon = now - this.windowMs;
-    while (this.ended.length > 0 && this.ended[0].at <= horizon) {
-      const { id, unproven } = this.ended.shift()!;
-      if (id !== undefined) this.endedIds.delete(id);
-      if (unproven) this.endedUnproven -= 1;
-    }
-    while (this.issued.length > 0 && this.issued[0] <= horizon) this.issued.shift();
-  }
-
-  private release(id: string): Slot | undefined {
-    const slot = this.held.get(id);
-    if (!slot) return undefined;
-    this.held.delete(id);
-    if (slot.unproven) this.heldUnproven -= 1;
-    return slot;
   }
 }

@@ -84,7 +84,7 @@ export const schemaIds = {
   callbackUrl: 'callback-url',
   eventList: 'event-list',
   // The kernel's part of the operator's config file (D2, D3); plugins and drivers add their
-  // sections at start-up (core/src/config-sections.ts). json/config.schema.json is that assembly
+  // sections at start-up (core/src/config/config-sections.ts). json/config.schema.json is that assembly
   // for the bundled ones, written at build time for editors: not registered here.
   kernelConfig: 'kernel-config',
   // The hub (D26-D30, @opco-proxy/hub-server): its config file, its admin API's body, and the

@@ -1,7 +1,7 @@
 /**
  * The one table of the HTTP error codes (SPEC 7 + D5 + P2 + P9), in the manner of Fastify's
  * lib/errors.js. It lives here, not in core, because both read it: core builds every error from it
- * (core/src/errors.ts re-exports it), the OpenAPI document (openapi.ts) describes each error status
+ * (core/src/errors/errors.ts re-exports it), the OpenAPI document (openapi.ts) describes each error status
  * from it, and docs/errors.md is generated from it (core/scripts/errors-doc.mjs).
  *
  * - `status`: the HTTP status; `description`: the default message of the body;

@@ -39,7 +39,7 @@ const assembled = new WeakMap<object, ValidateFunction>();
 
 /**
  * Checks `data` against a schema assembled at run time (the config schema with the application's
- * plugin sections: core/src/config-sections.ts), on the same instance and with the same messages;
+ * plugin sections: core/src/config/config-sections.ts), on the same instance and with the same messages;
  * compiled once per schema object.
  */
 export function validateAssembled(schema: JsonSchema, data: unknown, root: string): ValidationResult {

@@ -67,7 +67,7 @@ async function assembly() {
   const server = join(root, 'server/dist/src/config-parts.js');
   if (!existsSync(server)) throw new Error('server/dist is missing: run npm run build first');
   const { CONFIG_PARTS } = await import(pathToFileURL(server).href);
-  const { configSchema } = await import(pathToFileURL(join(root, 'core/dist/src/config.js')).href);
+  const { configSchema } = await import(pathToFileURL(join(root, 'core/dist/src/config/config.js')).href);
   const schema = configSchema(CONFIG_PARTS);
   const editorSchema = { ...schema, $id: schema.$id.replace('kernel-config.schema.json', 'config.schema.json'), title: 'ConfigFile' };
   write(join(root, 'schemas/json/config.schema.json'), `${JSON.stringify(editorSchema, null, 2)}\n`);

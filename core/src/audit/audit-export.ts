@@ -5,10 +5,10 @@
  */
 import type { Writable } from 'node:stream';
 import { once } from 'node:events';
-import { checkConfig, ConfigError, describeConfigErrors, readConfigFile } from '../config.js';
-import { openStore } from '../drivers.js';
-import type { Bundled } from '../module-loader.js';
-import type { ConfigParts } from '../config-sections.js';
+import { checkConfig, ConfigError, describeConfigErrors, readConfigFile } from '../config/config.js';
+import { openStore } from '../host/drivers.js';
+import type { Bundled } from '../host/module-loader.js';
+import type { ConfigParts } from '../config/config-sections.js';
 import { systemClock } from '../clock.js';
 import { AuditLog, type AuditFilter } from './audit-log.js';
 

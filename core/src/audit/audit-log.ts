@@ -8,7 +8,7 @@
  */
 import type { AuditPage, AuditRecord } from '@opco-proxy/schemas';
 import { newestFirst, oldestFirst, type PageRequest } from '../store/newest-first.js';
-import { randomHex } from '../crypto.js';
+import { randomHex } from '../crypto/crypto.js';
 import type { Clock } from '../clock.js';
 import type { Collection, Filter, Store } from '../ports/store.js';
 

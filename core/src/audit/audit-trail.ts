@@ -8,8 +8,8 @@
  * `/webhooks/<someone's NIR>` leaves no NIR behind), and an opcoId must be a configured one.
  */
 import { operations, type AuditNote, type OperationId } from '@opco-proxy/schemas';
-import { createError, type ServiceError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { createError, type ServiceError } from '../errors/errors.js';
+import type { Logger } from '../observability/logger.js';
 import type { AuditEntry, AuditLog, AuditTargets } from './audit-log.js';
 
 /** Job, sync and webhook ids are UUIDs; delivery ids 32 hex characters. */

@@ -11,7 +11,7 @@
  * The lease fields (`leaseOwner`, `leaseUntil`) are written here only: a new record takes them
  * from `unleased`, and work ended or restarted by someone other than the holder is `revoke`d.
  */
-import { randomHex } from '../crypto.js';
+import { randomHex } from '../crypto/crypto.js';
 import type { Clock } from '../clock.js';
 import type { Collection, Doc, Filter, Update } from '../ports/store.js';
 

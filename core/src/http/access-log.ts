@@ -4,9 +4,9 @@
  * logs group by route without leaking ids.
  */
 import type Koa from 'koa';
-import { maskApiKey } from '../tenant.js';
+import { maskApiKey } from './tenant.js';
 import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observability/logger.js';
 import { matchedRouteTemplate, type State } from './state.js';
 
 export interface RequestLine {

@@ -7,7 +7,7 @@
  * not kept, so an oversized file costs at most the limit and still gets its size in the 413.
  */
 
-import { releaseBuffer, resizableBuffer, resizeBuffer } from '../resizable-buffer.js';
+import { releaseBuffer, resizableBuffer, resizeBuffer } from './resizable-buffer.js';
 
 const INVALID = 255;
 const PAD = 64;

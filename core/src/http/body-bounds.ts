@@ -20,8 +20,8 @@
  * wrong, but JSON.parse refuses it anyway.
  */
 import { loadSchema, schemaIds } from '@opco-proxy/schemas';
-import { createError, type ServiceError } from '../errors.js';
-import { MAX_BODY_DEPTH, type BodyBounds } from '../json-limits.js';
+import { createError, type ServiceError } from '../errors/errors.js';
+import { MAX_BODY_DEPTH, type BodyBounds } from '../limits/json-limits.js';
 
 /** The file roles `_files` takes (SPEC 4.0.4): the properties of the files schema. */
 export const FILE_ROLES: readonly string[] = Object.freeze(Object.keys(loadSchema(schemaIds.files).properties ?? {}));

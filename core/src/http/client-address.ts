@@ -7,7 +7,7 @@
  */
 import { BlockList, isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
-import { ConfigError } from '../kernel-errors.js';
+import { ConfigError } from '../errors/kernel-errors.js';
 
 /** IPv4 clients of a dual-stack socket show as `::ffff:a.b.c.d`; limits key them as IPv4. */
 function plainAddress(address: string): string {

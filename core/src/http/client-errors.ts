@@ -8,7 +8,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { API_VERSION } from '@opco-proxy/schemas';
-import { createError, toErrorBody, type ServiceError } from '../errors.js';
+import { createError, toErrorBody, type ServiceError } from '../errors/errors.js';
 import { linger } from './lingering-close.js';
 import { requestIdentity } from './request-context.js';
 

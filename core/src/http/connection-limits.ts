@@ -29,10 +29,10 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Counter, type Registry } from 'prom-client';
 import { API_VERSION, type KernelConfig } from '@opco-proxy/schemas';
-import { DEFAULTS } from '../config.js';
-import { createError, toErrorBody } from '../errors.js';
-import { ConfigError } from '../kernel-errors.js';
-import { addressKey } from './address-limits.js';
+import { DEFAULTS } from '../config/config.js';
+import { createError, toErrorBody } from '../errors/errors.js';
+import { ConfigError } from '../errors/kernel-errors.js';
+import { addressKey } from '../limits/address-limits.js';
 import type { TrustedProxies } from './client-address.js';
 import { linger } from './lingering-close.js';
 

@@ -12,8 +12,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
-import type { PrometheusMetrics } from '../metrics.js';
+import type { Logger } from '../observability/logger.js';
+import type { PrometheusMetrics } from '../observability/metrics.js';
 import { RawJson, type OperationRouter, type Recalled } from './operation-router.js';
 import { answerHeaders, requestIdentity, type InFlight } from './request-context.js';
 import { errorAnswer } from './error-renderer.js';

@@ -6,11 +6,11 @@
  * came in (the middleware chain or the early path, http/early-path.ts).
  */
 import type { IncomingMessage } from 'node:http';
-import { authenticate, authenticateOperator } from '../tenant.js';
-import type { Tenant } from '../call-context.js';
-import type { RequestRate } from '../request-rate.js';
-import type { Standing, TenantStanding } from '../tenant-standing.js';
-import { addressKey, type AddressLimits } from './address-limits.js';
+import { authenticate, authenticateOperator } from './tenant.js';
+import type { Tenant } from '../pipeline/call-context.js';
+import type { RequestRate } from '../limits/request-rate.js';
+import type { Standing, TenantStanding } from '../limits/tenant-standing.js';
+import { addressKey, type AddressLimits } from '../limits/address-limits.js';
 import type { TrustedProxies } from './client-address.js';
 
 export interface EdgeOptions {

@@ -6,8 +6,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
-import { asServiceError, createError, toErrorBody, type ErrorBody } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { asServiceError, createError, toErrorBody, type ErrorBody } from '../errors/errors.js';
+import type { Logger } from '../observability/logger.js';
 import { closeLingering } from './lingering-close.js';
 import type { State } from './state.js';
 

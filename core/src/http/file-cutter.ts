@@ -11,7 +11,7 @@
  * string content: swapping one string's content for another's changes no syntax, so the text
  * parses exactly when the body would have, with the same structure.
  */
-import { releaseBuffer } from '../resizable-buffer.js';
+import { releaseBuffer } from './resizable-buffer.js';
 import { Base64File, type Base64Outcome } from './base64-file.js';
 
 const QUOTE = 0x22;

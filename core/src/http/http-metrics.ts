@@ -1,7 +1,7 @@
 /** Inbound request metrics for operators: count and duration by route template, method and status. */
 import type Koa from 'koa';
 import type { Clock } from '../clock.js';
-import type { PrometheusMetrics } from '../metrics.js';
+import type { PrometheusMetrics } from '../observability/metrics.js';
 import { matchedRouteTemplate, type State } from './state.js';
 
 export function httpMetrics(prometheus: PrometheusMetrics, clock: Clock): Koa.Middleware<State> {

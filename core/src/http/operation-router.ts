@@ -14,14 +14,14 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { IncomingMessage } from 'node:http';
 import { loadSchema, operations, routerPath, type AuditNote, type BodyOf, type OperationId, type QueryOf, type ReplyOf, type SchemaId } from '@opco-proxy/schemas';
-import { asServiceError, createError } from '../errors.js';
-import { kernelError } from '../kernel-errors.js';
+import { asServiceError, createError } from '../errors/errors.js';
+import { kernelError } from '../errors/kernel-errors.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
-import { checkRequest } from '../request-validation.js';
-import type { Tenant } from '../call-context.js';
+import { checkRequest } from '../pipeline/request-validation.js';
+import type { Tenant } from '../pipeline/call-context.js';
 import { Edge, type EdgeOptions, type Gate } from './edge.js';
 import { readJsonBody, type BodyLimits, type JsonBody } from './request-body.js';
-import type { BodyBounds } from '../json-limits.js';
+import type { BodyBounds } from '../limits/json-limits.js';
 import { matchedRouteTemplate, type State } from './state.js';
 
 export interface OperationInput<Op extends OperationId> {

@@ -20,11 +20,11 @@ import type { IncomingMessage } from 'node:http';
 import type { Transform } from 'node:stream';
 import typeIs from 'type-is';
 import { createBrotliDecompress, createUnzip } from 'node:zlib';
-import { createError, isServiceError, type ServiceError } from '../errors.js';
+import { createError, isServiceError, type ServiceError } from '../errors/errors.js';
 import { clientRequestError } from './client-errors.js';
 import { answeredTimeout } from './connection-limits.js';
-import { DEFAULT_BODY_BOUNDS, type BodyBounds } from '../json-limits.js';
-import { releaseChunk } from '../resizable-buffer.js';
+import { DEFAULT_BODY_BOUNDS, type BodyBounds } from '../limits/json-limits.js';
+import { releaseChunk } from './resizable-buffer.js';
 import { BodyBoundsScanner, FILE_ROLES } from './body-bounds.js';
 import { FileCutter, PLACEHOLDER, type CutFile } from './file-cutter.js';
 

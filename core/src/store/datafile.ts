@@ -15,7 +15,7 @@
  */
 import { open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { kernelError } from '../kernel-errors.js';
+import { kernelError } from '../errors/kernel-errors.js';
 
 export interface IndexSpec {
   /** Sorted, as nedb named a compound index by its sorted fields joined with commas. */

@@ -4,7 +4,7 @@
  * (MAX_DOCUMENT_DEPTH), and bytes only in documents as they are inserted.
  */
 import { MAX_DOCUMENT_DEPTH } from '../ports/store.js';
-import { jsonDepth } from '../json-limits.js';
+import { jsonDepth } from '../limits/json-limits.js';
 
 export function assertStorable(value: unknown, what = 'a document'): void {
   if (jsonDepth(value, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) {

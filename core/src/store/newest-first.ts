@@ -4,7 +4,7 @@
  * pages neither shift nor repeat what follows. Any Store can serve it (an $or of two range
  * filters), and the cursor is opaque base64url text.
  */
-import { createError } from '../errors.js';
+import { createError } from '../errors/errors.js';
 import type { Collection, Doc, Filter } from '../ports/store.js';
 
 export interface PageRequest {

@@ -4,7 +4,7 @@
  * to refresh, so a 401 is not retried.
  */
 import { entrySecret, type AuthStrategy } from './auth-strategy.js';
-import { kernelError } from '../kernel-errors.js';
+import { kernelError } from '../errors/kernel-errors.js';
 
 export interface ApiKeyHeaderOptions {
   /** Header name, e.g. `X-Gateway-Key`. Must not be X-API-KEY, which carries the CFA's key (SPEC 1.1). */

@@ -5,7 +5,7 @@
  * the opco's config entry and its secrets from the environment, then gives the upstream client
  * the headers of each call and says whether a 401 deserves a refresh and one retry (D10).
  */
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config/config.js';
 import type { Clock } from '../clock.js';
 
 /** What a strategy is given for one opcoId, at start-up. */

@@ -5,7 +5,7 @@
  * request in flight at a time (concurrent callers wait for it), dropped and fetched again once
  * when the upstream answers 401 to it. Held in memory only.
  */
-import { createError } from '../errors.js';
+import { createError } from '../errors/errors.js';
 import { entrySecret, entryString, type AuthSetup, type AuthStrategy, type UpstreamAuth } from './auth-strategy.js';
 
 export interface OAuthOptions {

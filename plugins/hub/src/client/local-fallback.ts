@@ -16,7 +16,7 @@
  * limit. Their waiting asks never hold back a proven tenant's (LaneQueue, in core's LocalBucket).
  */
 import { setMaxListeners } from 'node:events';
-import { LocalBucket, type AdmissionRequest, type Clock } from '@opco-proxy/core';
+import { leavesWindowAt, LocalBucket, type AdmissionRequest, type Clock } from '@opco-proxy/core';
 import type { RateLimit } from '../protocol.js';
 import type { UsageLedger } from './usage-ledger.js';
 
@@ -94,7 +94,7 @@ export class LocalFallback {
   /** When local calls may start for this opcoId (see the file comment). */
   opensAt(opcoId: string, windowMs: number): number {
     if (this.lostAt === undefined) return -Infinity;
-    return Math.max(this.lostAt, this.ledger.grantsEndedAt(opcoId)) + windowMs;
+    return leavesWindowAt(Math.max(this.lostAt, this.ledger.grantsEndedAt(opcoId)), windowMs);
   }
 
   private async gate(request: AdmissionRequest): Promise<void> {

@@ -1,3 +1,0 @@
-export * from './admission.js';
-export * from './fair-queue.js';
-export * from './local-bucket.js';
