@@ -52,11 +52,32 @@ export default defineConfig(
     },
   },
   {
-    // A plugin or a driver knows the kernel (and the schemas), never another plugin or driver.
+    // A plugin, a driver or an adapter knows the kernel's curated surface (core/src/index.ts and
+    // its kits, versioned with PLUGIN_API_VERSION) and the schemas, never another plugin or
+    // driver, nor `@opco-proxy/core/application` (everything, unversioned).
     files: ['plugins/*/src/**/*.ts', 'drivers/*/src/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [{ group: ['@opco-proxy/*', '!@opco-proxy/core', '!@opco-proxy/core/*', '!@opco-proxy/schemas', '!@opco-proxy/schemas/*'], message: 'a plugin or driver imports only @opco-proxy/core and @opco-proxy/schemas.' }],
+        patterns: [{
+          group: [
+            '@opco-proxy/*', '@opco-proxy/*/**',
+            '!@opco-proxy/core', '!@opco-proxy/core/durable', '!@opco-proxy/core/limits', '!@opco-proxy/core/driver-kit',
+            '!@opco-proxy/schemas', '!@opco-proxy/schemas/*',
+          ],
+          message: 'a plugin, driver or adapter imports only @opco-proxy/core, its kits (/durable, /limits, /driver-kit) and @opco-proxy/schemas.',
+        }],
+      }],
+    },
+  },
+  {
+    // An adapter is a profile: the main export is all it needs (an adapter may build on another's profile).
+    files: ['adapters/*/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{
+          group: ['@opco-proxy/*', '@opco-proxy/*/**', '!@opco-proxy/core', '!@opco-proxy/schemas', '!@opco-proxy/schemas/*', '!@opco-proxy/adapter-*'],
+          message: "an adapter imports only @opco-proxy/core's main export, @opco-proxy/schemas and other adapters.",
+        }],
       }],
     },
   },

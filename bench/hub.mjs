@@ -13,7 +13,8 @@
 // Run after `npm run build`:  node bench/hub.mjs [--rounds 5] [--limit 20] [--window-ms 1000] [--windows 10]
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createEmbeddedStore, createLogger, StoreBudgetAdmission, UpstreamBudget, systemClock } from '@opco-proxy/core';
+import { createEmbeddedStore, createLogger, systemClock } from '@opco-proxy/core';
+import { StoreBudgetAdmission, UpstreamBudget } from '@opco-proxy/core/limits';
 import { createHubAdmission } from '@opco-proxy/plugin-hub';
 import { startHubProcess } from '@opco-proxy/e2e';
 

@@ -120,7 +120,8 @@ async function runChild(kind, port) {
  * baseline, the goal is out of reach of the service (bench/RESULTS.md).
  */
 async function runFloor(Koa, port) {
-  const { createEmbeddedStore, createEmbeddedQueue, createSealer, parseMasterKey } = await import('@opco-proxy/core');
+  const { createEmbeddedStore, createEmbeddedQueue } = await import('@opco-proxy/core');
+  const { createSealer, parseMasterKey } = await import('@opco-proxy/core/application');
   const { validateRequest } = await import('@opco-proxy/schemas');
   const { randomUUID } = await import('node:crypto');
   const store = await createEmbeddedStore({});

@@ -9,7 +9,8 @@
  * `checkAdapter` does the work and returns what it found, so a test can also assert that a
  * broken adapter is caught, and how it is told.
  */
-import { profileProblems, withProfileDefaults, type Profile, type ProfileDefinition, type RouteKey } from '@opco-proxy/core';
+import { type Profile, type ProfileDefinition, type RouteKey } from '@opco-proxy/core';
+import { profileProblems, withProfileDefaults } from '@opco-proxy/core/application';
 import { checkAnswer, checkError, checkKeyRefusal } from './answer-checks.js';
 import { describeFinding, type Finding } from './findings.js';
 import { describesKeyRefusal, readFixtures, REQUEST_SCHEMA_FILE, routeDir, TOKEN_FIXTURE, type Fixture, type FixtureSet } from './fixtures.js';

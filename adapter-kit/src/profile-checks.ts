@@ -7,7 +7,8 @@
  * authentication reads only config keys an operator can write.
  */
 import { loadSchema } from '@opco-proxy/schemas';
-import { profileProblems, withProfileDefaults, type Profile, type ProfileDefinition } from '@opco-proxy/core';
+import { type Profile, type ProfileDefinition } from '@opco-proxy/core';
+import { profileProblems, withProfileDefaults } from '@opco-proxy/core/application';
 import type { Finding } from './findings.js';
 
 /** A day: longer than that, a cached answer is no longer the upstream's. */

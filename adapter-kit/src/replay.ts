@@ -4,10 +4,9 @@
  * and pointed at the fixture upstream. Only what needs the kernel is left out: admission admits
  * at once, there is no cache and no plugin.
  */
-import {
-  Hooks, MetricsWindow, Pipeline, UpstreamClient, createLogger, createPrometheusMetrics, isServiceError, oauthClientCredentials, systemClock,
-  tenantHash, type AdmissionProvider, type CallContext, type Profile, type RouteKey, type ServiceError,
-} from '@opco-proxy/core';
+import { MetricsWindow, createLogger, isServiceError, oauthClientCredentials, systemClock, tenantHash, type AdmissionProvider, type CallContext, type Profile, type RouteKey, type ServiceError } from '@opco-proxy/core';
+import { Pipeline } from '@opco-proxy/core/application';
+import { Hooks, UpstreamClient, createPrometheusMetrics } from '@opco-proxy/core/application';
 import { startFixtureUpstream, type FixtureUpstream, type ReceivedRequest } from './fixture-upstream.js';
 import type { Fixture } from './fixtures.js';
 

@@ -68,15 +68,7 @@ export function profileSource(names: StarterNames): string {
  * it is; change each line to what your OPCO's API does, record its answers in fixtures/, and let
  * \`npm test\` (the adapter kit) tell you what is still wrong. docs/adapters.md walks through it.
  */
-import {
-  type AdapterModule,
-  correctStates,
-  dateFormat,
-  defineProfile,
-  dropNulls,
-  oauthClientCredentials,
-  wrapBareArray,
-} from '@opco-proxy/core';
+import { type AdapterModule, correctStates, dateFormat, defineProfile, dropNulls, oauthClientCredentials, wrapBareArray } from '@opco-proxy/core';
 
 /** The CERFA dates the upstream wants as YYYY-MM-DD (a client may send ISO timestamps, D31). */
 const DOSSIER_DATES = ['cerfa.apprenti.dateNaissance', 'cerfa.contrat.dateDebutContrat', 'cerfa.contrat.dateFinContrat'];

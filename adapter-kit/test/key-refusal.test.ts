@@ -6,7 +6,8 @@ import { cpSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { withProfileDefaults, type ProfileDefinition } from '@opco-proxy/core';
+import { type ProfileDefinition } from '@opco-proxy/core';
+import { withProfileDefaults } from '@opco-proxy/core/application';
 import { checkAdapter, describeFinding, readFixtures, type Finding } from '../src/index.js';
 import { startReplay } from '../src/replay.js';
 

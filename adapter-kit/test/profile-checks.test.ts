@@ -1,6 +1,7 @@
 // What the kit says of a profile before calling anything.
 import t from 'tap';
-import { apiKeyHeader, defineProfile, oauthClientCredentials, profileProblems, type AuthStrategy, type Profile, type ProfileDefinition } from '@opco-proxy/core';
+import { apiKeyHeader, defineProfile, oauthClientCredentials, type AuthStrategy, type Profile, type ProfileDefinition } from '@opco-proxy/core';
+import { profileProblems } from '@opco-proxy/core/application';
 import { checkProfile } from '../src/profile-checks.js';
 import { schemaDeclares } from '../src/service-schemas.js';
 

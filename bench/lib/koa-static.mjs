@@ -12,7 +12,7 @@ const { values } = parseArgs({ options: { port: { type: 'string' }, body: { type
 const body = readFileSync(values.body, 'utf8');
 const app = new Koa();
 if (values.observed) {
-  const { createBatchedLogger, createPrometheusMetrics } = await import('@opco-proxy/core');
+  const { createBatchedLogger, createPrometheusMetrics } = await import('@opco-proxy/core/application');
   const lines = createBatchedLogger({ level: 'info' }).log;
   const { httpRequests, httpDuration } = createPrometheusMetrics();
   app.use(async (ctx, next) => {

@@ -1,51 +1,55 @@
+/**
+ * @opco-proxy/core's public surface: what a plugin, an adapter or a driver author may rely on,
+ * versioned with PLUGIN_API_VERSION (a name removed or changed here is a new version), in the
+ * manner of undici's curated index. The kits behind it are subpath exports, covered by the same
+ * version: `/durable` (leased records, retries, sweeps, tenant slots, pages), `/limits` (budgets,
+ * rolling window, fair queues, rates), `/driver-kit` (what a store or queue driver builds on),
+ * `/testing` (TestClock, eventually, a TCP relay; `/store-contract` and `/queue-contract`, a
+ * driver's contract suites). `/application` is everything, for this project's own applications
+ * (server, hub-server, the adapter kit's runner): it follows no version, and lint refuses it to
+ * plugins and drivers (eslint.config.js). docs/architecture.md lists the surface.
+ */
+
+// The plugin contract: what a plugin exports and what the kernel hands it.
+export { definePlugin, PLUGIN_API_VERSION, SUPPORTED_PLUGIN_APIS, type Plugin, type PluginApi, type ProcessRole, type RecoverySpec } from './plugin.js';
+export type { HookHandlers, HookName } from './host/hooks.js';
+export type { SeamName, Seams } from './host/seams.js';
+export type { DomainEvent } from './host/events.js';
+export type { EventType, AdmissionState, QueueDepth, AuditRecord } from '@opco-proxy/schemas';
+export type { AdmissionLease, AdmissionProvider, AdmissionRequest, UpstreamOutcome } from './limits/admission.js';
+export type { HeldBounds, HeldKind, HeldRecords } from './limits/held-work.js';
+export type { OperationHandler, OperationInput } from './http/operation-router.js';
+export { RawJson } from './http/operation-router.js';
+export type { State } from './http/state.js';
+export { MetricsWindow, type PluginMetrics, type WindowSnapshot, type CallOutcome } from './observability/metrics.js';
+export type { Pipeline } from './pipeline/pipeline.js';
+export { PRIORITY, type CachedAnswer, type CallContext, type FileContent, type Opco, type Tenant, type UpstreamAnswer } from './pipeline/call-context.js';
+export type { OpcoDirectory, CallInput } from './profile/opco-directory.js';
+export { createLogger, type Logger } from './observability/logger.js';
+export { SERVICE_VERSION } from './host/version.js';
+export { API_VERSION } from '@opco-proxy/schemas';
+
+// The adapter contract: profiles, their transforms and upstream authentication.
 export * from './profile/profile.js';
-export * from './profile/profile-format.js';
-export * from './clock.js';
-export * from './limits/index.js';
-export * from './durable/index.js';
-export * from './upstream-auth/index.js';
+export { PROFILE_FORMAT_VERSION } from './profile/profile-format.js';
 export * from './profile/transforms.js';
 export * from './profile/field-case.js';
+export * from './upstream-auth/index.js';
+
+// The ports, the drivers' contract and the embedded backends.
 export * from './ports/store.js';
 export * from './ports/queue.js';
-export * from './errors/errors.js';
-export { KERNEL_ERRORS, KernelError, kernelError, kernelErrorMessage, isKernelError, type KernelErrorCode, type KernelErrorParams } from './errors/kernel-errors.js';
-export * from './host/hooks.js';
-export * from './host/seams.js';
-export * from './host/events.js';
-export * from './pipeline/call-context.js';
-export * from './crypto/crypto.js';
-export { releaseBuffer } from './http/resizable-buffer.js';
-export * from './http/tenant.js';
-export * from './config/config.js';
-export { attributeError } from './config/config-layers.js';
-export * from './plugin.js';
-export * from './kernel.js';
-export * from './host/drivers.js';
-export { loadModule, packageName, type Bundled, type ModuleKind } from './host/module-loader.js';
-export * from './pipeline/pipeline.js';
-export * from './pipeline/upstream-client.js';
-export * from './observability/metrics.js';
-export { STORE_GAUGE, StoreAge, type AgeGaugeConfiguration } from './observability/store-gauge.js';
-export * from './observability/logger.js';
-export * from './profile/opco-directory.js';
-export { RawJson, type OperationHandler, type OperationInput } from './http/operation-router.js';
-export type { State } from './http/state.js';
+export type { DriverContext, QueueDriver, QueueSection, StoreDriver, StoreSection } from './host/drivers.js';
 export { createEmbeddedStore } from './store/embedded-store.js';
-export { assertStorable, assertStorableUpdate } from './store/document-depth.js';
-export { newestFirst, type Page, type PageRequest } from './store/newest-first.js';
 export { createEmbeddedQueue } from './queue/embedded-queue.js';
-export * from './queue/message-rules.js';
-export { equalityFields, isPlainObject } from './store/filter-matching.js';
-/** The embedded store's order of sorted reads, for a backend that merges several searches. */
-export { inSortOrder } from './store/sort-order.js';
+
+// Errors, time, crypto, hosts.
+export * from './errors/errors.js';
+export { ConfigError, KernelError, kernelError, isKernelError, type KernelErrorCode, type KernelErrorParams } from './errors/kernel-errors.js';
+export { settlesBy, systemClock, type Clock, type Timer } from './clock.js';
+export { hmacSha256Base64, hmacSha256Hex, randomHex, safeEqualHex, safeEqualText, sha256Hex, type Sealed, type SealedFile, type SealedPages, type SealedParts, type Sealer } from './crypto/crypto.js';
 export { canonicalJson, canonicalJsonSha256 } from './crypto/canonical-json.js';
-export { API_VERSION } from '@opco-proxy/schemas';
-export { SERVICE_VERSION } from './host/version.js';
-export { callVerdict, keyAccepted, type CallVerdict } from './pipeline/call-verdict.js';
-export { TrustedProxies } from './http/client-address.js';
+export { releaseBuffer } from './http/resizable-buffer.js';
+export { tenantHash } from './http/tenant.js';
+export { truncatedText } from './limits/json-limits.js';
 export { systemResolver, type HostResolver, type ResolvedAddress } from './http/host-resolver.js';
-export { createGuardedServer, SERVER_LIMITS, type ServerLimits } from './http/connection-limits.js';
-export { renderErrors } from './http/error-renderer.js';
-export { AuditLog, AUDIT_COLLECTION, type AuditRecord, type AuditFilter, type AuditEntry } from './audit/audit-log.js';
-export { exportAudit, type AuditExportOptions } from './audit/audit-export.js';

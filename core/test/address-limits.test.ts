@@ -1,7 +1,7 @@
 // Issue 27: per-address limits of the public edge, and the client address behind trusted proxies.
 import t from 'tap';
 import type { IncomingMessage } from 'node:http';
-import { AddressLimits, TrustedProxies, addressKey, TestClock, type AddressRefusal } from '../src/index.js';
+import { AddressLimits, TrustedProxies, addressKey, TestClock, type AddressRefusal } from '../src/application.js';
 
 const options = { perSecond: 2, burst: 5, freeFailures: 3, maxBackoffS: 300 };
 

@@ -1,7 +1,7 @@
 // D32: the audit record is written before the answer leaves, and a record that cannot be written
 // fails the request with 503, logged and counted.
 import t from 'tap';
-import { createEmbeddedStore, createLogger, AuditLog, TestClock, createError } from '../src/index.js';
+import { createEmbeddedStore, createLogger, AuditLog, TestClock, createError } from '../src/application.js';
 import { AuditTrail } from '../src/audit/audit-trail.js';
 
 const request = { actor: 'tenant' as const, tenant: 'c'.repeat(64), params: { opcoId: 'acme', id: '0b8f4a2e-6f3d-4c1a-9e57-2d8c1b0a9f64' }, requestId: 'r-1', clientAddress: '203.0.113.7' };

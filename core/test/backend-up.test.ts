@@ -3,7 +3,7 @@
 // sets 1 again. The pings are answered by hand; time is a frozen TestClock, never slept.
 import t from 'tap';
 import { Registry } from 'prom-client';
-import { STORE_GAUGE, TestClock, backendUpGauge } from '../src/index.js';
+import { STORE_GAUGE, TestClock, backendUpGauge } from '../src/application.js';
 
 type Answer = 'up' | 'down' | 'hung';
 

@@ -1,7 +1,7 @@
 // Issue 38 (D11 without a hub): the store budget paces background work, keeps a tenth of the
 // window free for other tenants' reads, and shares it fairly once another tenant is active.
 import t, { type Test } from 'tap';
-import { createEmbeddedStore, UpstreamBudget, PRIORITY, TestClock, type Opco } from '../src/index.js';
+import { createEmbeddedStore, UpstreamBudget, PRIORITY, TestClock, type Opco } from '../src/application.js';
 
 const PROVEN = { proven: true, unprovenLimit: 0 };
 const opco = (limit: number, windowMs: number) => ({ id: `o${Math.random()}`, rateLimit: { limit, windowMs } }) as Opco;

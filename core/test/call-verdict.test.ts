@@ -1,6 +1,6 @@
 // D13 as of issue 27: which upstream answers are the upstream failing.
 import t from 'tap';
-import { callVerdict, createError, keyAccepted } from '../src/index.js';
+import { callVerdict, createError, keyAccepted } from '../src/application.js';
 
 t.test('the client\'s faults and refused keys are not failures; the upstream\'s own are', async (t) => {
   t.equal(callVerdict(undefined), 'answered');

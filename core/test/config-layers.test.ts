@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULTS, checkConfig as checkKernelConfig, layerConfig, readConfigFile, resolveConfig as resolveKernelConfig, type ConfigParts, type ConfigFlags } from '../src/index.js';
+import { ConfigError, DEFAULTS, checkConfig as checkKernelConfig, layerConfig, readConfigFile, resolveConfig as resolveKernelConfig, type ConfigParts, type ConfigFlags } from '../src/application.js';
 
 /** An application's parts, as a plugin and a driver would give them (the kernel knows neither). */
 const PARTS: ConfigParts = {

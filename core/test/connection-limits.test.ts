@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { Socket, type AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
-import { ConfigError, TrustedProxies } from '../src/index.js';
+import { ConfigError, TrustedProxies } from '../src/application.js';
 import { answerClientErrors } from '../src/http/client-errors.js';
 import { createGuardedServer, httpServerOptions, serverLimits, SERVER_LIMITS, type GuardOptions, type ServerLimits } from '../src/http/connection-limits.js';
 

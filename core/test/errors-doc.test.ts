@@ -2,7 +2,7 @@
 // what they give, and each code of both tables has its row there.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { ERROR_CODES, KERNEL_ERRORS } from '../src/index.js';
+import { ERROR_CODES, KERNEL_ERRORS } from '../src/application.js';
 import { renderErrorsDoc } from '../src/errors/errors-doc.js';
 
 const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');

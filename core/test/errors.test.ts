@@ -2,7 +2,7 @@
 // table's, and every failure maps onto it (docs/errors.md: errors-doc.test.ts).
 import t from 'tap';
 import { loadSchema } from '@opco-proxy/schemas';
-import { ERROR_CODES, QueueUnavailableError, StoreUnavailableError, asServiceError, createError, errorCodeSpec, errorCodes, isRetriedByWorkers, toErrorBody } from '../src/index.js';
+import { ERROR_CODES, QueueUnavailableError, StoreUnavailableError, asServiceError, createError, errorCodeSpec, errorCodes, isRetriedByWorkers, toErrorBody } from '../src/application.js';
 
 t.test('the ErrorBody schema lists exactly the codes of the table', async (t) => {
   const schema = loadSchema('error-body') as { properties: { code: { enum: string[] } } };

@@ -1,6 +1,6 @@
 // Issues 37 and 38: what unproven tenants of one address, and any one tenant, may keep stored.
 import t from 'tap';
-import { HeldWork, NEAR_RECOUNT_MS, TestClock, type HeldRecords } from '../src/index.js';
+import { HeldWork, NEAR_RECOUNT_MS, TestClock, type HeldRecords } from '../src/application.js';
 
 interface Row { tenant: string; heldFrom?: string; bytes: number; open: boolean }
 

@@ -4,7 +4,7 @@ import t from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, ERROR_CODES, KERNEL_ERRORS, KernelError, apiKeyHeader, defineProfile, isKernelError, kernelError, rename, type KernelErrorCode } from '../src/index.js';
+import { ConfigError, ERROR_CODES, KERNEL_ERRORS, KernelError, apiKeyHeader, defineProfile, isKernelError, kernelError, rename, type KernelErrorCode } from '../src/application.js';
 
 const codes = Object.keys(KERNEL_ERRORS) as KernelErrorCode[];
 

@@ -2,7 +2,7 @@
 // lease lapses, writes only under the lease, retries not taken early, lost work found by the
 // sweep. Time is moved with a TestClock, never slept.
 import t, { type Test } from 'tap';
-import { createEmbeddedStore, LeasedRecords, TestClock, unleased, type Leased, type Store } from '../src/index.js';
+import { createEmbeddedStore, LeasedRecords, TestClock, unleased, type Leased, type Store } from '../src/application.js';
 
 interface Work extends Leased {
   state: 'open' | 'done';

@@ -2,7 +2,7 @@
 // accepted yet share `unprovenLimit` calls of each window; their waiting asks never hold back a
 // proven tenant's; D11's order (priority, then tenants in turn) is kept across both.
 import t from 'tap';
-import { LocalBucket, TestClock, type BucketAsk } from '../src/index.js';
+import { LocalBucket, TestClock, type BucketAsk } from '../src/application.js';
 
 const W = 1000;
 

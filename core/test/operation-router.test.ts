@@ -4,7 +4,7 @@
 // upstream refused and of addresses sending unproven keys.
 import t, { type Test } from 'tap';
 import { request } from 'undici';
-import { createEmbeddedQueue, createEmbeddedStore, createKernel, resolveConfig, tenantHash, TestClock, type Kernel, type Plugin } from '../src/index.js';
+import { createEmbeddedQueue, createEmbeddedStore, createKernel, resolveConfig, tenantHash, TestClock, type Kernel, type Plugin } from '../src/application.js';
 import { INLINE_ADAPTER } from './fixtures/inline-adapter.js';
 import { json, startUpstream, type Upstream } from './fixtures/upstream-server.js';
 

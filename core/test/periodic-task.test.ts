@@ -2,7 +2,7 @@
 // it knows when it next has work (NextRun), at once when woken, and again right after a run that
 // a wake interrupted (that run may have looked for work before the work arrived).
 import t, { type Test } from 'tap';
-import { PeriodicTask, TestClock } from '../src/index.js';
+import { PeriodicTask, TestClock } from '../src/application.js';
 
 /** A task whose runs are recorded (clock time) and whose answer the test sets. */
 function recorded(clock: TestClock) {

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import {
   Hooks, MetricsWindow, Pipeline, TenantStanding, TestClock, UpstreamClient, createEmbeddedStore, createLogger, createPrometheusMetrics, rename, uppercase,
   type AdmissionProvider, type AdmissionRequest, type CallContext, type Opco, type UpstreamOutcome,
-} from '../src/index.js';
+} from '../src/application.js';
 import { callContext, inlineOpco, json, startUpstream, type Answer, type Upstream } from './fixtures/upstream-server.js';
 
 const PAGE = { status: 'ok', EtatDossierResult: [] };

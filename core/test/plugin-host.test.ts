@@ -4,7 +4,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { Registry } from 'prom-client';
-import { ConfigError, Hooks, TestClock, SeamRegistry, createLogger, isKernelError, loadPlugins, pluginMetrics, systemClock, type AdmissionProvider, type Plugin, type ResolvedConfig } from '../src/index.js';
+import { ConfigError, Hooks, TestClock, SeamRegistry, createLogger, isKernelError, loadPlugins, pluginMetrics, systemClock, type AdmissionProvider, type Plugin, type ResolvedConfig } from '../src/application.js';
 import { PluginHost, type PluginHostDeps } from '../src/host/plugin-host.js';
 import { OperationRouter, type OperationRouterOptions } from '../src/http/operation-router.js';
 

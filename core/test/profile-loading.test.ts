@@ -11,7 +11,7 @@ import { request } from 'undici';
 import {
   ConfigError, PROFILE_DEFAULTS, createEmbeddedQueue, createEmbeddedStore, createKernel, isKernelError, loadPlugins, resolveConfig,
   type KernelErrorCode,
-} from '../src/index.js';
+} from '../src/application.js';
 import { json, startUpstream } from './fixtures/upstream-server.js';
 
 const KEY = 'tenant-key-0001';

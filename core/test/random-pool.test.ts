@@ -1,7 +1,7 @@
 // Random ids and IVs come from a pool refilled 4 KiB at a time (crypto.ts): every draw is new
 // bytes, across refills, of the length asked, and a value once handed out never changes.
 import t from 'tap';
-import { randomHex, seal, unseal } from '../src/index.js';
+import { randomHex, seal, unseal } from '../src/application.js';
 
 t.test('randomHex: the length asked, never the same value twice across many refills', async (t) => {
   const seen = new Set<string>();

@@ -2,7 +2,7 @@
 // reads it, so the idempotency fingerprint (canonical JSON SHA-256, plugins/jobs) of a body with
 // `x: null` is that of the same body without `x`; a required field sent as null is a 400 naming it.
 import t from 'tap';
-import { canonicalJsonSha256 } from '../src/index.js';
+import { canonicalJsonSha256 } from '../src/application.js';
 import { isServiceError } from '../src/errors/errors.js';
 import { checkRequest } from '../src/pipeline/request-validation.js';
 

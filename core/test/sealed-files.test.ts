@@ -3,7 +3,7 @@
 // still open; a body holding decoded files hashes as the base64 text the client sent.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { canonicalJson, canonicalJsonSha256, createSealer, seal, sealPages, sha256Hex, unsealPieces } from '../src/index.js';
+import { canonicalJson, canonicalJsonSha256, createSealer, seal, sealPages, sha256Hex, unsealPieces } from '../src/application.js';
 import { resizableBuffer } from '../src/http/resizable-buffer.js';
 
 const key = Buffer.alloc(32, 3);

@@ -1,7 +1,7 @@
 // Seams (seams.ts): one provider per seam, a second one refused naming both, nothing changed
 // once the kernel is ready.
 import t from 'tap';
-import { SeamRegistry, type AdmissionProvider } from '../src/index.js';
+import { SeamRegistry, type AdmissionProvider } from '../src/application.js';
 
 const budget = (name: string): AdmissionProvider => ({ name, admit: async () => ({ headers: {}, release: () => undefined }) });
 

@@ -1,7 +1,7 @@
 // D11, D12: never more than `limit` calls per window; background work leaves a reserve to
 // client requests and waits instead of being refused.
 import t from 'tap';
-import { createEmbeddedStore, UpstreamBudget, PRIORITY, systemClock, TestClock, type Opco } from '../src/index.js';
+import { createEmbeddedStore, UpstreamBudget, PRIORITY, systemClock, TestClock, type Opco } from '../src/application.js';
 
 const opco = (limit: number, windowMs: number) => ({ id: `o${limit}-${windowMs}-${Math.random()}`, rateLimit: { limit, windowMs } }) as Opco;
 

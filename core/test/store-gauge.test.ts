@@ -3,7 +3,7 @@
 // the last moment, a hung one delays a scrape 2 s at most and is given up after 60 s. The read
 // is a function the test answers by hand; time is a frozen TestClock, never slept.
 import t from 'tap';
-import { STORE_GAUGE, StoreAge, TestClock } from '../src/index.js';
+import { STORE_GAUGE, StoreAge, TestClock } from '../src/application.js';
 
 /** A read the test answers: each call waits until `answer` or `fail`. */
 function handRead() {

@@ -1,7 +1,7 @@
 // Issue 38: one tenant's messages hold at most a share of a worker's slots; a message over the
 // share waits a moment for one of its tenant's slots before it is turned back.
 import t from 'tap';
-import { SLOT_WAIT_MS, TenantSlots, TestClock } from '../src/index.js';
+import { SLOT_WAIT_MS, TenantSlots, TestClock } from '../src/application.js';
 
 function gated() {
   const gates: Array<() => void> = [];

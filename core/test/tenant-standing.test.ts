@@ -1,6 +1,6 @@
 // Issue 27: what the upstream said of a key, per opcoId, shared through the store, with lifetimes.
 import t from 'tap';
-import { createEmbeddedStore, TenantStanding, TestClock, LOCAL_RECHECK_MS } from '../src/index.js';
+import { createEmbeddedStore, TenantStanding, TestClock, LOCAL_RECHECK_MS } from '../src/application.js';
 
 const options = { provenTtlS: 86_400, refusedTtlS: 300 };
 const TENANT = 'a'.repeat(64);

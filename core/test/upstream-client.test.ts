@@ -1,7 +1,7 @@
 // Pipeline step 6 (SPEC 1.1, 7; D5, D8, D10): what the upstream client sends (headers, JSON,
 // multipart) and how every answer and failure comes back, against a real node:http upstream.
 import t, { type Test } from 'tap';
-import { AuthRefreshNeeded, ServiceError, UpstreamClient, type UpstreamAuth } from '../src/index.js';
+import { AuthRefreshNeeded, ServiceError, UpstreamClient, type UpstreamAuth } from '../src/application.js';
 import { callContext, inlineOpco, json, startUpstream, type Answer } from './fixtures/upstream-server.js';
 
 const PUBLISHER = { editeur: 'Ed', logiciel: 'Log', version: '9.9' };

@@ -1,6 +1,6 @@
 /** The real backends of CI: MongoDB (FerretDB) and RabbitMQ, named by the environment. */
 import { randomBytes } from 'node:crypto';
-import type { Config } from '@opco-proxy/core';
+import type { Config } from '@opco-proxy/core/application';
 
 export function realBackendsSkip(): string | false {
   if (process.env.MONGODB_URL && process.env.RABBITMQ_URL) return false;

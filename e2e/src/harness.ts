@@ -3,7 +3,8 @@
  */
 import { Writable } from 'node:stream';
 import { BUNDLED, CONFIG_PARTS } from '@opco-proxy/server';
-import { createKernel, createLogger, resolveConfig, type Clock, type DomainEvent, type HostResolver, type Kernel, type OpcoConfig, type Plugin, type Queue, type Store } from '@opco-proxy/core';
+import { createLogger, type Clock, type DomainEvent, type HostResolver, type Plugin, type Queue, type Store } from '@opco-proxy/core';
+import { createKernel, resolveConfig, type Kernel, type OpcoConfig } from '@opco-proxy/core/application';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@opco-proxy/adapter-sandbox';
 import { contractOf, contractProblems, type Contract } from './contract.js';
 

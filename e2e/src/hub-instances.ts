@@ -4,7 +4,9 @@
  * it upstream (`EDITEUR` = fleet, `LOGICIEL` = instance name), so every call the upstream
  * received can be put to the instance and the fleet that made it, granted or not.
  */
-import { authenticate, DEFAULTS, systemClock, TenantStanding, type Config, type Store } from '@opco-proxy/core';
+import { systemClock, type Store } from '@opco-proxy/core';
+import { TenantStanding } from '@opco-proxy/core/limits';
+import { authenticate, DEFAULTS, type Config } from '@opco-proxy/core/application';
 import type { ReceivedRequest, Sandbox } from '@opco-proxy/adapter-sandbox';
 import { KEY_A, KEY_B, startService, type Service } from './harness.js';
 import { eventually } from './eventually.js';

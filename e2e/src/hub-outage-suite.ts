@@ -13,7 +13,7 @@ import type { Test } from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Config } from '@opco-proxy/core';
+import type { Config } from '@opco-proxy/core/application';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import { startHubProcess, HUB_SECRET } from './hub-process.js';
 import { clientLoad, startInstanceGroup, waitConnected } from './hub-instances.js';

@@ -5,7 +5,8 @@
  * when each call arrived. Small windows (6 calls per 2 s) keep each case to a few windows.
  */
 import type { Test } from 'tap';
-import { authenticate, type Config, type Store } from '@opco-proxy/core';
+import { type Store } from '@opco-proxy/core';
+import { authenticate, type Config } from '@opco-proxy/core/application';
 import { startSandbox, type Sandbox } from '@opco-proxy/adapter-sandbox';
 import { startHubProcess, HUB_SECRET, type HubProcess } from './hub-process.js';
 import { clientLoad, startInstanceGroup, type InstanceGroup, type UpstreamCall } from './hub-instances.js';

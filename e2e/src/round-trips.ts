@@ -4,7 +4,8 @@
  * settled (acked or handed back) on the real RabbitMQ queue. Counted, never timed.
  */
 import { MongoClient } from 'mongodb';
-import { TestClock, tenantHash, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type Store } from '@opco-proxy/core';
+import { tenantHash, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type Store } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { createStore } from '@opco-proxy/driver-mongodb';
 import { createQueue } from '@opco-proxy/driver-rabbitmq';
 import { realBackends } from './backends.js';

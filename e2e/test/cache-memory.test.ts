@@ -3,7 +3,9 @@
 // read each other's, the LRU's entry and byte bounds, expiry on the injected clock, and no store
 // copy at all on the embedded store.
 import t from 'tap';
-import { TestClock, authenticate, createEmbeddedStore, type Collection, type Store } from '@opco-proxy/core';
+import { createEmbeddedStore, type Collection, type Store } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
+import { authenticate } from '@opco-proxy/core/application';
 import { startService, KEY_A, KEY_B } from '../src/index.js';
 
 /** A real embedded store whose `cache` collection counts its calls; `shared` picks the plugin's layering. */

@@ -1,6 +1,6 @@
 // Pipeline steps 3 and 10: hit, miss, per-tenant separation, query sensitivity and expiry.
 import t from 'tap';
-import { TestClock } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { startService, KEY_A, KEY_B } from '../src/index.js';
 
 // A frozen clock: entries live exactly their lifetime, however slow the machine.

@@ -3,7 +3,7 @@
 // from another at once; malformed tenant keys and unproven keys spend their address's tokens.
 import t from 'tap';
 import { Agent, request } from 'undici';
-import { TestClock } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { startService, KEY_A } from '../src/index.js';
 
 const ADMIN_KEY = 'edge-operator-key-0123456789abcdef0123';

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { createEmbeddedStore, TestClock } from '@opco-proxy/core';
+import { createEmbeddedStore } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { startSandbox, type Sandbox } from '@opco-proxy/adapter-sandbox';
 import { TEST_MASTER_KEY, KEY_A, dossierBody, eventually, runCli, startService, stopCli, waitForJob, writeConfig } from '../src/index.js';
 

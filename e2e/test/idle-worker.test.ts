@@ -5,7 +5,9 @@
 // exactly when its configured interval has elapsed, and what it sends is counted apart.
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { STANDING_SWEEP_MS, TestClock, type ResolvedConfig } from '@opco-proxy/core';
+import { STANDING_SWEEP_MS } from '@opco-proxy/core/limits';
+import { TestClock } from '@opco-proxy/core/testing';
+import { type ResolvedConfig } from '@opco-proxy/core/application';
 import { completeJobs, countedBackends, eventually, realBackendsSkip, startService } from '../src/index.js';
 import type { JobsConfig } from '@opco-proxy/plugin-jobs';
 import type { WebhooksConfig } from '@opco-proxy/plugin-webhooks';

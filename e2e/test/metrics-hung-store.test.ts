@@ -5,7 +5,9 @@
 // pending or processing job) are made to hang, as a store that accepts a command and never
 // answers would.
 import t from 'tap';
-import { createEmbeddedStore, STORE_GAUGE, TestClock, type Collection, type Doc, type Store } from '@opco-proxy/core';
+import { createEmbeddedStore, type Collection, type Doc, type Store } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
+import { STORE_GAUGE } from '@opco-proxy/core/application';
 import { eventually, send, startService } from '../src/index.js';
 
 /** The embedded store, where the search for the oldest pending job never answers while `hung` holds. */

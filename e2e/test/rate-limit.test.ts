@@ -2,7 +2,9 @@
 // never more than `limit` upstream calls in any rolling window; 429 RATE_LIMITED beyond.
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createEmbeddedStore, CALL_ALLOWANCE_SHARE, TestClock } from '@opco-proxy/core';
+import { createEmbeddedStore } from '@opco-proxy/core';
+import { CALL_ALLOWANCE_SHARE } from '@opco-proxy/core/limits';
+import { TestClock } from '@opco-proxy/core/testing';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import { startService, maxInWindow, KEY_A, KEY_B } from '../src/index.js';
 

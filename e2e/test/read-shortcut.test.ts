@@ -6,7 +6,8 @@
 // and shows what answered: the handler runs it, the shortcut does not (e2e/test/request-path.test.ts
 // tells the paths apart).
 import t from 'tap';
-import { TestClock, definePlugin, tenantHash } from '@opco-proxy/core';
+import { definePlugin, tenantHash } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import cache from '@opco-proxy/plugin-cache';
 import { isErrorBody, startService, KEY_A, KEY_B, type Service } from '../src/index.js';
 

@@ -5,7 +5,8 @@
 // personal read and the rendering of a refusal. Which path took a request is seen by counting
 // the contexts Koa creates (one per request the chain takes, none for the early path).
 import t, { type Test } from 'tap';
-import { TestClock, tenantHash } from '@opco-proxy/core';
+import { tenantHash } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import cache from '@opco-proxy/plugin-cache';
 import { dossierBody, isErrorBody, startService, KEY_A, KEY_B, type Reply, type RequestOptions, type Service } from '../src/index.js';
 

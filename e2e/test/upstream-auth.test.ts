@@ -4,7 +4,7 @@
 // header, never retried; none of them ever shown to clients or logs. Time is moved with a
 // TestClock, not slept.
 import t from 'tap';
-import { TestClock } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { fixtureAdapter, startService, KEY_A, type ServiceOptions } from '../src/index.js';
 
 interface TokenStrategy {

@@ -5,7 +5,8 @@
 import { createHmac } from 'node:crypto';
 import t from 'tap';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { TestClock, tenantHash } from '@opco-proxy/core';
+import { tenantHash } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { deliveryLogs, eventually, signatureValid, startReceiver, startService, KEY_A, KEY_B, type Received } from '../src/index.js';
 
 const clock = new TestClock({ frozen: true });

@@ -6,7 +6,8 @@
 // then moved by 1 s, well within the copies' age limit, so only the deliveries' revisions can
 // tell the worker its copy is stale.
 import t, { type Test } from 'tap';
-import { TestClock, createEmbeddedQueue, createEmbeddedStore, tenantHash, type Collection, type Doc, type Store } from '@opco-proxy/core';
+import { createEmbeddedQueue, createEmbeddedStore, tenantHash, type Collection, type Doc, type Store } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { eventually, signatureValid, startReceiver, startService, KEY_A } from '../src/index.js';
 
 const clock = new TestClock({ frozen: true });

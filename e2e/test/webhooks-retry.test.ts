@@ -1,7 +1,8 @@
 // SPEC 6.3 with the default schedule: attempts at 0, 1 s, 5 s, 15 s; at most 4. Time is moved
 // with a frozen TestClock: each retry is shown not to come a millisecond early, and to come when due.
 import t, { type Test } from 'tap';
-import { TestClock, tenantHash } from '@opco-proxy/core';
+import { tenantHash } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { deliveryLogs, startService, startReceiver, KEY_A, type Receiver } from '../src/index.js';
 
 const clock = new TestClock({ frozen: true });

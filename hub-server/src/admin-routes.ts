@@ -5,7 +5,9 @@
  */
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import { createError, safeEqualHex, sha256Hex, type AddressLimits, type Clock, type Logger, type TrustedProxies } from '@opco-proxy/core';
+import { createError, safeEqualHex, sha256Hex, type Clock, type Logger } from '@opco-proxy/core';
+import { type AddressLimits } from '@opco-proxy/core/limits';
+import { type TrustedProxies } from '@opco-proxy/core/application';
 import { validateRequest, type HubKeyBody } from '@opco-proxy/schemas';
 import type { GrantScheduler } from './grant-scheduler.js';
 import type { HubKeys } from './hub-keys.js';

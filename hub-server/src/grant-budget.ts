@@ -13,7 +13,7 @@
  * The slots of unproven tenants' calls (issue 27) are also counted apart, the same way, for the
  * scheduler to keep them within their slice of the window.
  */
-import { LaneQueue, leavesWindowAt, RollingWindow, type LaneEntry } from '@opco-proxy/core';
+import { LaneQueue, leavesWindowAt, RollingWindow, type LaneEntry } from '@opco-proxy/core/limits';
 import type { HttpMethod, RateLimit } from '@opco-proxy/plugin-hub';
 
 export interface Slot {

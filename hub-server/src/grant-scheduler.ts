@@ -11,7 +11,9 @@
  * - Restart rule (D30): see `reserved()`, and `connect()` / `restore()` for what instances
  *   and the grant journal tell a hub that has just started.
  */
-import { DEFAULTS, randomHex, unprovenSlice, type Clock, type Timer } from '@opco-proxy/core';
+import { randomHex, type Clock, type Timer } from '@opco-proxy/core';
+import { unprovenSlice } from '@opco-proxy/core/limits';
+import { DEFAULTS } from '@opco-proxy/core/application';
 import { GRANT_TTL_S, type HttpMethod, type MetricsReport, type RateLimit, type UsageEntry } from '@opco-proxy/plugin-hub';
 import { AdaptiveLimit, DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { GrantBudget, type IssuedGrant, type WaitingAsk } from './grant-budget.js';

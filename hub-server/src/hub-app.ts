@@ -5,7 +5,8 @@
  */
 import Koa from 'koa';
 import Router from '@koa/router';
-import { renderErrors, type AddressLimits, type TrustedProxies } from '@opco-proxy/core';
+import { type AddressLimits } from '@opco-proxy/core/limits';
+import { renderErrors, type TrustedProxies } from '@opco-proxy/core/application';
 import type { Registry } from 'prom-client';
 import { adminRouter, requireAdmin, type AdminDeps } from './admin-routes.js';
 

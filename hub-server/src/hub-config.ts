@@ -3,7 +3,9 @@
  * (the type of the file is generated from it), secrets from the environment only. A bad value
  * stops start-up (or a reload) with one message per problem naming the key, as core's config does.
  */
-import { attributeError, ConfigError, DEFAULTS, layerConfig, readConfigFile, TrustedProxies, type AddressLimitOptions, type ConfigFlags } from '@opco-proxy/core';
+import { ConfigError } from '@opco-proxy/core';
+import { type AddressLimitOptions } from '@opco-proxy/core/limits';
+import { attributeError, DEFAULTS, layerConfig, readConfigFile, TrustedProxies, type ConfigFlags } from '@opco-proxy/core/application';
 import { validate, type HubConfigFile } from '@opco-proxy/schemas';
 import type { RateLimit } from '@opco-proxy/plugin-hub';
 import { DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';

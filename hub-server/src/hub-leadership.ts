@@ -13,7 +13,8 @@
  * hubs' clocks (keep them in NTP sync).
  */
 import { hostname } from 'node:os';
-import { LeasedRecords, LeaseLost, randomHex, unleased, type Clock, type Collection, type Leased, type Logger, type Store, type Timer } from '@opco-proxy/core';
+import { randomHex, type Clock, type Collection, type Logger, type Store, type Timer } from '@opco-proxy/core';
+import { LeasedRecords, LeaseLost, unleased, type Leased } from '@opco-proxy/core/durable';
 
 export const LEADER_RECORD = 'hub-leader';
 export const DEFAULT_LEASE_MS = 10_000;

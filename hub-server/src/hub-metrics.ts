@@ -5,7 +5,7 @@
  * carry fleets and opcoIds, never keys or addresses.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AddressRefusal } from '@opco-proxy/core';
+import type { AddressRefusal } from '@opco-proxy/core/limits';
 import type { GrantScheduler, IssuedGrant, SchedulerObserver } from './grant-scheduler.js';
 
 export interface HubMetrics {

@@ -10,10 +10,9 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import {
-  AddressLimits, asServiceError, ConfigError, createError, createGuardedServer, createLogger, openStore, SERVER_LIMITS, systemClock, toErrorBody, TrustedProxies,
-  type Clock, type ConfigFlags, type Drivers, type Logger, type ServiceError, type Store,
-} from '@opco-proxy/core';
+import { asServiceError, ConfigError, createError, createLogger, systemClock, toErrorBody, type Clock, type Logger, type ServiceError, type Store } from '@opco-proxy/core';
+import { AddressLimits } from '@opco-proxy/core/limits';
+import { createGuardedServer, openStore, SERVER_LIMITS, TrustedProxies, type ConfigFlags, type Drivers } from '@opco-proxy/core/application';
 import { MAX_MESSAGE_BYTES, prepareProtocol, type WelcomeMessage } from '@opco-proxy/plugin-hub';
 import { createHubApp } from './hub-app.js';
 import { loadHubConfig, rateLimits, readHubSecrets, type HubServerConfig, type HubStoreConfig } from './hub-config.js';

@@ -2,7 +2,7 @@
 // rising error rate lower the effective limit multiplicatively, never below 10% of the configured
 // limit; windows without 429s raise it back step by step; grants follow it at once.
 import t from 'tap';
-import { TestClock } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import type { MetricsReport } from '@opco-proxy/plugin-hub';
 import { AdaptiveLimit, GrantScheduler, type IssuedGrant } from '../src/index.js';
 

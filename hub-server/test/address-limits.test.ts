@@ -6,7 +6,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { TestClock } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { parseHubConfig } from '../src/index.js';
 import { ADMIN_KEY, startTestHub } from './fixtures/hub-harness.js';
 

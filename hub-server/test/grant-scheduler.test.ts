@@ -2,7 +2,7 @@
 // whoever asks, priorities, CFA tenants taking turns, unused and dead grants, cancellation,
 // budgets per fleet, limits changed at once; the unproven tenants' slice (issue 27).
 import t, { type Test } from 'tap';
-import { TestClock } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { GrantScheduler, type AskInput, type IssuedGrant } from '../src/index.js';
 import { maxInWindow, seeded } from './fixtures/windows.js';
 

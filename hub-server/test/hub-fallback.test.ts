@@ -6,7 +6,8 @@
 // the backoff's, shown on a frozen clock whose timers ring only when the test advances it.
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createEmbeddedStore, TestClock, type AdmissionLease } from '@opco-proxy/core';
+import { createEmbeddedStore, type AdmissionLease } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { verifyGrantToken } from '../src/index.js';
 import { admissionFor, eventually, request, SECRET, startTestHub } from './fixtures/hub-harness.js';
 import { maxInWindow } from './fixtures/windows.js';

@@ -3,7 +3,8 @@
 // never held by two hubs at once, on the embedded store and, with MONGODB_URL, on the real
 // MongoDB/FerretDB (whose findAndModify is not atomic by itself: drivers/mongodb document-locks.ts).
 import t, { type Test } from 'tap';
-import { createEmbeddedStore, TestClock, type Store } from '@opco-proxy/core';
+import { createEmbeddedStore, type Store } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { createStore as createMongoStore } from '@opco-proxy/driver-mongodb';
 import { HubLeadership, leaseMargin } from '../src/index.js';
 import { logInto } from './fixtures/hub-harness.js';

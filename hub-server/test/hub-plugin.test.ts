@@ -5,10 +5,8 @@
 // naming both, which leaves no connection to the hub behind.
 import t, { type Test } from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  createEmbeddedQueue, createEmbeddedStore, createKernel, resolveConfig,
-  type AdmissionProvider, type Kernel, type Plugin,
-} from '@opco-proxy/core';
+import { createEmbeddedQueue, createEmbeddedStore, type AdmissionProvider, type Plugin } from '@opco-proxy/core';
+import { createKernel, resolveConfig, type Kernel } from '@opco-proxy/core/application';
 import { startSandbox, type Sandbox } from '@opco-proxy/adapter-sandbox';
 import hubPlugin from '@opco-proxy/plugin-hub';
 import { eventually, SECRET, startTestHub, type TestHub } from './fixtures/hub-harness.js';

@@ -6,7 +6,8 @@
 // 4. for the first window after start, the hub keeps back one share per expected instance of a
 //    fleetId that has not connected yet.
 import t from 'tap';
-import { createEmbeddedStore, TestClock, type AdmissionRequest } from '@opco-proxy/core';
+import { createEmbeddedStore, type AdmissionRequest } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { LocalFallback, Rerouted, UsageLedger } from '@opco-proxy/plugin-hub';
 import { GrantJournal, GrantScheduler, type IssuedGrant, type JournalGrant } from '../src/index.js';
 import { maxInWindow, seeded } from './fixtures/windows.js';

@@ -5,7 +5,7 @@
 import t from 'tap';
 import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
-import { SERVER_LIMITS } from '@opco-proxy/core';
+import { SERVER_LIMITS } from '@opco-proxy/core/application';
 import { ADMIN_KEY, startTestHub } from './fixtures/hub-harness.js';
 
 function open(url: string, from: string): Promise<Socket> {

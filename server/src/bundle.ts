@@ -5,7 +5,7 @@
  * none of them. A name the config gives that is not here is imported by package name (D3).
  */
 import { dirname, resolve } from 'node:path';
-import type { Bundled } from '@opco-proxy/core';
+import type { Bundled } from '@opco-proxy/core/application';
 
 export const BUNDLED: Bundled = {
   stores: {

@@ -4,7 +4,9 @@
  * flags' overrides applied (what the service would run with); secrets are not needed to check a
  * file, so a missing one is a warning here (start-up refuses it).
  */
-import { ConfigError, OpcoDirectory, checkConfig, loadPlugins, oauthClientCredentials, readConfigFile, systemClock, type Bundled, type Config, type ConfigFlags } from '@opco-proxy/core';
+import { ConfigError, oauthClientCredentials, systemClock } from '@opco-proxy/core';
+import { OpcoDirectory } from '@opco-proxy/core/application';
+import { checkConfig, loadPlugins, readConfigFile, type Bundled, type Config, type ConfigFlags } from '@opco-proxy/core/application';
 import { applicationModules } from './bundle.js';
 import { CONFIG_PARTS } from './config-parts.js';
 

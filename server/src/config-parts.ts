@@ -4,7 +4,7 @@
  * against the kernel's schema with these put in; `npm run generate -w @opco-proxy/server` writes
  * the same assembly to schemas/json/config.schema.json and docs/configuration.md.
  */
-import type { ConfigParts } from '@opco-proxy/core';
+import type { ConfigParts } from '@opco-proxy/core/application';
 import { CONFIG_SCHEMA as cache } from '@opco-proxy/plugin-cache/config';
 import { CONFIG_SCHEMA as jobs } from '@opco-proxy/plugin-jobs/config';
 import { CONFIG_SCHEMA as webhooks } from '@opco-proxy/plugin-webhooks/config';

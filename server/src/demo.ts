@@ -4,7 +4,7 @@
  * API family through its own adapter under opcoId `classic`, to show that one service speaks to
  * OPCOs whose APIs differ in every way.
  */
-import type { Config, OpcoConfig } from '@opco-proxy/core';
+import type { Config, OpcoConfig } from '@opco-proxy/core/application';
 // Loaded by demo mode only: the simulated upstreams (and the JWT library their hub check uses)
 // are not what a production process should hold in memory (issue 40 point 5).
 type Sandbox = Awaited<ReturnType<typeof import('@opco-proxy/adapter-sandbox')['startSandbox']>>;

@@ -4,7 +4,8 @@
  * role gracefully (P3); a second signal stops it at once.
  */
 import { existsSync } from 'node:fs';
-import { ConfigError, createKernel, readConfigFile, resolveConfig, type ConfigFlags, type ProcessRole, type ResolvedConfig } from '@opco-proxy/core';
+import { ConfigError, type ProcessRole } from '@opco-proxy/core';
+import { createKernel, readConfigFile, resolveConfig, type ConfigFlags, type ResolvedConfig } from '@opco-proxy/core/application';
 import { startDemoUpstream } from './demo.js';
 import { BUNDLED, applicationModules } from './bundle.js';
 import { CONFIG_PARTS } from './config-parts.js';

@@ -5,7 +5,8 @@
  * stack trace.
  */
 import { Command, Option } from 'commander';
-import { ConfigError, SERVICE_VERSION, exportAudit, type AuditExportOptions } from '@opco-proxy/core';
+import { ConfigError, SERVICE_VERSION } from '@opco-proxy/core';
+import { exportAudit, type AuditExportOptions } from '@opco-proxy/core/application';
 import { writeStarter } from '@opco-proxy/adapter-kit';
 import { runHubRole, runRole, type RoleOptions } from './process-roles.js';
 import { checkConfigFile } from './config-check.js';

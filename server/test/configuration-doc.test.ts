@@ -6,7 +6,7 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GENERIC_ENV_PREFIX, NAMED_ENV_VARIABLES, checkConfig, configSchema } from '@opco-proxy/core';
+import { GENERIC_ENV_PREFIX, NAMED_ENV_VARIABLES, checkConfig, configSchema } from '@opco-proxy/core/application';
 import { CONFIG_PARTS } from '../src/index.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));

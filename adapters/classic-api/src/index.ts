@@ -8,20 +8,7 @@
  * still bear the service's names, then the names are renamed. Response lists run the other way:
  * names first, then every other transform at the service's paths.
  */
-import {
-  type AdapterModule,
-  dateFormat,
-  defineProfile,
-  dropNulls,
-  mapValues,
-  oauthClientCredentials,
-  pageFrom,
-  rename,
-  renameKeys,
-  renumber,
-  setDefaults,
-  wrapBareArray,
-} from '@opco-proxy/core';
+import { type AdapterModule, dateFormat, defineProfile, dropNulls, mapValues, oauthClientCredentials, pageFrom, rename, renameKeys, renumber, setDefaults, wrapBareArray } from '@opco-proxy/core';
 import { CERFA_DATES, DOSSIER_RECORD_DATES, DOSSIER_STATES, FACTURE_STATES, IRREGULAR_NAMES, KEY_STATUSES, within } from './vocabulary.js';
 
 const UPSTREAM_DATES = { to: 'DD/MM/YYYY' } as const;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { TestClock } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { STATE_TYPOS, startSandbox } from '../src/server/index.js';
 import { authHeaders, fetchToken, getJson } from './upstream-client.js';
 

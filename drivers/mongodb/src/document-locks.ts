@@ -20,7 +20,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Collection as DriverCollection, Db, Document, Filter as DriverFilter } from 'mongodb';
-import { equalityFields, type Doc, type Filter, type FindOneAndUpdateOptions, type Update } from '@opco-proxy/core';
+import { type Doc, type Filter, type FindOneAndUpdateOptions, type Update } from '@opco-proxy/core';
+import { equalityFields } from '@opco-proxy/core/driver-kit';
 import { upsertDocument } from './upsert-document.js';
 import type { UpdateSlots } from './update-slots.js';
 

@@ -9,7 +9,8 @@
  *   equality down but not `$in`, and reads every ended job of the retention for one (5,000 jobs,
  *   600 unfinished: 983 ms against 136 + 25 ms).
  */
-import { isPlainObject, type Filter } from '@opco-proxy/core';
+import { type Filter } from '@opco-proxy/core';
+import { isPlainObject } from '@opco-proxy/core/driver-kit';
 
 /** Past this many values one search reading everything costs less than a search per value. */
 export const MAX_SPLIT_VALUES = 8;

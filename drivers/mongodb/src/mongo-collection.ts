@@ -4,22 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Collection as DriverCollection, Document, Filter as DriverFilter, IndexDescriptionInfo } from 'mongodb';
-import {
-  assertStorable,
-  assertStorableUpdate,
-  equalityFields,
-  inSortOrder,
-  isPlainObject,
-  type Collection,
-  type Doc,
-  type Filter,
-  type FindOneAndUpdateOptions,
-  type FindOptions,
-  type IndexOptions,
-  type InsertManyResult,
-  type SortSpec,
-  type Update,
-} from '@opco-proxy/core';
+import { type Collection, type Doc, type Filter, type FindOneAndUpdateOptions, type FindOptions, type IndexOptions, type InsertManyResult, type SortSpec, type Update } from '@opco-proxy/core';
+import { assertStorable, assertStorableUpdate, equalityFields, inSortOrder, isPlainObject } from '@opco-proxy/core/driver-kit';
 import type { DocumentLocks } from './document-locks.js';
 import type { ClientHolder } from './client-holder.js';
 import type { UpdateSlots } from './update-slots.js';

@@ -7,7 +7,8 @@
  * without holding its lock. MongoDB itself builds the same document for server-side upserts.
  */
 import { randomUUID } from 'node:crypto';
-import { equalityFields, isPlainObject, type Filter, type Update } from '@opco-proxy/core';
+import { type Filter, type Update } from '@opco-proxy/core';
+import { equalityFields, isPlainObject } from '@opco-proxy/core/driver-kit';
 
 export function upsertDocument(filter: Filter, update: Update): Record<string, unknown> & { _id: string } {
   const seed = equalityFields(filter);

@@ -7,7 +7,7 @@
 import { ConfigError, QueueUnavailableError, type QueueDriver, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type QueueDepth } from '@opco-proxy/core';
 import { BrokerConnection, type QueueLogger } from './broker-connection.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
-import { checkConsume, checkPublish } from '@opco-proxy/core';
+import { checkConsume, checkPublish } from '@opco-proxy/core/driver-kit';
 import { RabbitConsumer } from './rabbit-consumer.js';
 import { queueDepth } from './queue-depth.js';
 import { Topology } from './topology.js';

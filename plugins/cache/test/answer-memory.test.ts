@@ -1,6 +1,6 @@
 // The cache's in-process layer: bounded by entries and by bytes, expiring on the injected clock.
 import t from 'tap';
-import { TestClock } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { AnswerMemory } from '../src/answer-memory.js';
 
 const text = (n: number) => JSON.stringify('x'.repeat(n - 2));

@@ -2,7 +2,9 @@
 // to the millisecond on the TestClock, tenants kept apart and writes never cached, for each of its
 // two layers (the in-process memory, and the Store alone when the memory is off).
 import t from 'tap';
-import { authenticate, createEmbeddedStore, TestClock } from '@opco-proxy/core';
+import { createEmbeddedStore } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
+import { authenticate } from '@opco-proxy/core/application';
 import { KEY_A, KEY_B, TTL_S, startCacheKernel } from './fixtures/cache-kernel.js';
 
 const ETATS = '/up/dossiers/etats?numeroPage=1';

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { build } from 'esbuild';
-import { createEmbeddedStore, createKernel, resolveConfig } from '@opco-proxy/core';
+import { createEmbeddedStore } from '@opco-proxy/core';
+import { createKernel, resolveConfig } from '@opco-proxy/core/application';
 
 const ADMIN_KEY = 'operator-key-of-the-console-tests-0001';
 

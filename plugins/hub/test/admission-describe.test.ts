@@ -1,6 +1,7 @@
 // GET /admin/upstreams (P9): what an instance tells operators of its hub side, per opcoId.
 import t from 'tap';
-import { TestClock, createLogger } from '@opco-proxy/core';
+import { createLogger } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { configureHubAdmission } from '../src/client/hub-admission.js';
 
 function disconnected(t: { teardown(fn: () => unknown): void }, clock: TestClock) {

@@ -2,7 +2,8 @@
  * The jobs plugin: asynchronous writes (SPEC 1 rule 3, 3.1, 4.8-4.13, 5.4, 8; D15-D18).
  * The `api` role takes submissions, the `worker` role runs them; `serve` does both.
  */
-import { RetryPolicy, definePlugin, type PluginApi } from '@opco-proxy/core';
+import { definePlugin, type PluginApi } from '@opco-proxy/core';
+import { RetryPolicy } from '@opco-proxy/core/durable';
 import { IdempotencyKeys } from './idempotency.js';
 import { JobRecords } from './job-records.js';
 import { JobSecrets } from './job-secrets.js';

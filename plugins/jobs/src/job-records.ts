@@ -6,7 +6,9 @@
  * A worker works on a job only under its lease (the durable-work kit's LeasedRecords), so a dead
  * worker's job is taken over once the lease lapses and never run by two workers at once.
  */
-import { LeasedRecords, newestFirst, type Claimed, type Clock, type HeldRecords, type Collection, type Leased, type Page, type PageRequest, type Store } from '@opco-proxy/core';
+import { type Clock, type HeldRecords, type Collection, type Store } from '@opco-proxy/core';
+import { LeasedRecords, type Claimed, type Leased } from '@opco-proxy/core/durable';
+import { newestFirst, type Page, type PageRequest } from '@opco-proxy/core/durable';
 import type { Job, JobStatus } from '@opco-proxy/schemas';
 import type { StoredInputs } from './job-secrets.js';
 

@@ -5,7 +5,8 @@
  * 400/403/404/422 and unusable answers fail at once (the error table's `workerRetry` says which).
  * A refusal for lack of budget is not an attempt: the job simply waits.
  */
-import { isRetriedByWorkers, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
+import { isRetriedByWorkers, type ServiceError } from '@opco-proxy/core';
+import { type RetryPolicy } from '@opco-proxy/core/durable';
 
 export type NextMove = { kind: 'retry'; delayMs: number } | { kind: 'wait'; delayMs: number } | { kind: 'fail' };
 

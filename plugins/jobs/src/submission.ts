@@ -6,7 +6,8 @@
  * half-accepted.
  */
 import { randomUUID } from 'node:crypto';
-import { PRIORITY, asServiceError, createError, unleased, type Clock, type OpcoDirectory, type PluginApi, type Queue, type Tenant } from '@opco-proxy/core';
+import { PRIORITY, asServiceError, createError, type Clock, type OpcoDirectory, type PluginApi, type Queue, type Tenant } from '@opco-proxy/core';
+import { unleased } from '@opco-proxy/core/durable';
 import type { AsyncAccepted } from '@opco-proxy/schemas';
 import { IdempotencyKeys } from './idempotency.js';
 import { planSteps, routesOf, type JobKind } from './job-plan.js';

@@ -9,7 +9,8 @@
  * answered is recorded whatever the store does meanwhile: the write is retried, never turned into
  * a failure of the step.
  */
-import { asServiceError, isUnavailable, LeaseLost, overShareDelayMs, PRIORITY, TenantSlots, settlesBy, randomHex, truncatedText, type Claimed, type Clock, type Consumer, type Logger, type OpcoDirectory, type Pipeline, type PluginApi, type Queue, type RetryPolicy, type ServiceError } from '@opco-proxy/core';
+import { asServiceError, isUnavailable, PRIORITY, settlesBy, randomHex, truncatedText, type Clock, type Consumer, type Logger, type OpcoDirectory, type Pipeline, type PluginApi, type Queue, type ServiceError } from '@opco-proxy/core';
+import { LeaseLost, overShareDelayMs, TenantSlots, type Claimed, type RetryPolicy } from '@opco-proxy/core/durable';
 import { jobResultJson, stepCall } from './job-plan.js';
 import type { JobErrorRecord, JobRecord, JobRecords, JobStep } from './job-records.js';
 import { mayHaveReachedUpstream, nextMove } from './step-failure.js';

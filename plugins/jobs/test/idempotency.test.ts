@@ -1,6 +1,7 @@
 // D15: keys per tenant, kept 24 hours, payload differences flagged, expired keys reusable.
 import t from 'tap';
-import { canonicalJson, createEmbeddedStore, TestClock } from '@opco-proxy/core';
+import { canonicalJson, createEmbeddedStore } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { IdempotencyKeys } from '../src/idempotency.js';
 
 const FACTURE_A = { opcoId: 'a', type: 'post-facture' };

@@ -1,7 +1,8 @@
 // Job records on the durable-work kit: only unfinished jobs are claimed, ended jobs that owe
 // their event are found, and what the upstream answered comes back as the spec shows it.
 import t from 'tap';
-import { createEmbeddedStore, TestClock } from '@opco-proxy/core';
+import { createEmbeddedStore } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { JobRecords, toResource, type JobRecord } from '../src/job-records.js';
 
 function job(clock: TestClock, id: string, changes: Partial<JobRecord> = {}): JobRecord {

@@ -3,7 +3,9 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEmbeddedStore, createSealer, systemClock, TestClock } from '@opco-proxy/core';
+import { createEmbeddedStore, systemClock } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
+import { createSealer } from '@opco-proxy/core/application';
 import { INLINE_BYTES, JobSecrets } from '../src/job-secrets.js';
 
 const key = Buffer.alloc(32, 9);

@@ -1,6 +1,7 @@
 // SPEC 3.1, 8, D5: which errors are retried, after how long, and how many times.
 import t from 'tap';
-import { RetryPolicy, createError } from '@opco-proxy/core';
+import { createError } from '@opco-proxy/core';
+import { RetryPolicy } from '@opco-proxy/core/durable';
 import { nextMove, mayHaveReachedUpstream } from '../src/step-failure.js';
 
 const backoff = new RetryPolicy(3, [1000, 2000, 4000]);

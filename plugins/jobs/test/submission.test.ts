@@ -2,7 +2,8 @@
 // leaves only once the job, its sealed inputs, its queue message and its audit record are stored; a
 // refused request stores nothing; a reused Idempotency-Key answers the same job and creates no other.
 import t from 'tap';
-import { AUDIT_COLLECTION, createEmbeddedQueue, tenantHash } from '@opco-proxy/core';
+import { createEmbeddedQueue, tenantHash } from '@opco-proxy/core';
+import { AUDIT_COLLECTION } from '@opco-proxy/core/application';
 import jobsPlugin from '../src/index.js';
 import { kindOfOperation } from '../src/job-plan.js';
 import { toResource } from '../src/job-records.js';

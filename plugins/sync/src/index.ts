@@ -2,7 +2,8 @@
  * The sync plugin: bulk sync of a CFA's dossiers and the pollers that follow it (SPEC 1 rule 4,
  * 2.6, 3.2, 4.14, 6.1; D19-D21). Operations on the API side; discovery, batches and polls on workers.
  */
-import { overShareDelayMs, RetryPolicy, TenantSlots, definePlugin, randomHex, settlesBy, type PluginApi } from '@opco-proxy/core';
+import { definePlugin, randomHex, settlesBy, type PluginApi } from '@opco-proxy/core';
+import { overShareDelayMs, RetryPolicy, TenantSlots } from '@opco-proxy/core/durable';
 import { Snapshots } from './snapshots.js';
 import { Pollers } from './pollers.js';
 import { SyncRecords, type SyncRecord } from './sync-records.js';

@@ -4,7 +4,8 @@
  * emits dossier.etat_changed, dossier.updated and facture.etat_changed. A poll is claimed with
  * its next date moved forward in one atomic write, so two workers never run the same poll.
  */
-import { LeasedRecords, asServiceError, sha256Hex, unleased, type Claimed, type NextRun, type Clock, type Collection, type Leased, type Logger, type PluginApi, type Sealed, type Sealer, type Store, type Tenant } from '@opco-proxy/core';
+import { asServiceError, sha256Hex, type Clock, type Collection, type Logger, type PluginApi, type Sealed, type Sealer, type Store, type Tenant } from '@opco-proxy/core';
+import { LeasedRecords, unleased, type Claimed, type NextRun, type Leased } from '@opco-proxy/core/durable';
 import type { Poller } from '@opco-proxy/schemas';
 import { allFactures, etatsPages, liste, type EtatItem, type ReadDeps } from './upstream-reads.js';
 import { contentHash, type Snapshots } from './snapshots.js';

@@ -4,7 +4,9 @@
  * the first batch not completed. Discovery and batches are leased with the durable-work kit. The
  * tenant's API key is sealed on the record (SPEC 5.4).
  */
-import { DuplicateKeyError, LeasedRecords, createError, newestFirst, sha256Hex, type Claimed, type Page, type PageRequest, type Clock, type Collection, type HeldRecords, type Leased, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, createError, sha256Hex, type Clock, type Collection, type HeldRecords, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import { LeasedRecords, type Claimed, type Leased } from '@opco-proxy/core/durable';
+import { newestFirst, type Page, type PageRequest } from '@opco-proxy/core/durable';
 import type { Sync, SyncStatus } from '@opco-proxy/schemas';
 
 export type { SyncStatus };

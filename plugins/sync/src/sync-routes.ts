@@ -1,6 +1,7 @@
 /** The sync operations of SPEC 4.14 and the poller operations of D21; each tenant sees only its own. */
 import { randomUUID } from 'node:crypto';
-import { asServiceError, createError, isServiceError, unleased, type Clock, type OpcoDirectory, type PluginApi } from '@opco-proxy/core';
+import { asServiceError, createError, isServiceError, type Clock, type OpcoDirectory, type PluginApi } from '@opco-proxy/core';
+import { unleased } from '@opco-proxy/core/durable';
 import { FINISHED, toResource, type SyncRecord, type SyncRecords } from './sync-records.js';
 import { toPollerResource, type Pollers } from './pollers.js';
 import type { SyncRunner } from './sync-runner.js';

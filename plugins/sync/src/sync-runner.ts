@@ -4,7 +4,8 @@
  * each batch is fetched through dossiers/liste as its own queue message at low priority.
  * Progress: discovery 0 to 0.5, fetch 0.5 to 1.
  */
-import { PRIORITY, asServiceError, isRetriedByWorkers, unleased, type Claimed, type Clock, type Logger, type PluginApi, type Queue, type RetryPolicy, type ServiceError, type Tenant } from '@opco-proxy/core';
+import { PRIORITY, asServiceError, isRetriedByWorkers, type Clock, type Logger, type PluginApi, type Queue, type ServiceError, type Tenant } from '@opco-proxy/core';
+import { unleased, type Claimed, type RetryPolicy } from '@opco-proxy/core/durable';
 import { etatsPages, liste, type ReadDeps } from './upstream-reads.js';
 import { contentHash, type Snapshots } from './snapshots.js';
 import { FINISHED, type BatchRecord, type SyncRecord, type SyncRecords } from './sync-records.js';

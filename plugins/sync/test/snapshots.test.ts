@@ -1,7 +1,8 @@
 // D21: what each tenant last saw of a dossier or an invoice, kept per tenant, opcoId and kind,
 // and the content hash that tells a dossier really changed whatever the order of its keys.
 import t, { type Test } from 'tap';
-import { createEmbeddedStore, TestClock } from '@opco-proxy/core';
+import { createEmbeddedStore } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { Snapshots, contentHash } from '../src/snapshots.js';
 
 async function snapshots(t: Test) {

@@ -2,7 +2,9 @@
 // and opcoId, cancel only while running, a finished sync no longer moves, progress only forward,
 // batches planned once and claimed with their attempts counted, lost messages found again.
 import t, { type Test } from 'tap';
-import { createEmbeddedStore, createSealer, ServiceError, TestClock } from '@opco-proxy/core';
+import { createEmbeddedStore, ServiceError } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
+import { createSealer } from '@opco-proxy/core/application';
 import { SyncRecords, toResource, type BatchRecord, type SyncRecord } from '../src/sync-records.js';
 
 async function records(t: Test) {

@@ -8,7 +8,9 @@
  * An event's deliveries are written in one insert, each with the revision of its webhook the
  * outbox read, which the webhook's later changes raise (`follow`; see known-webhooks.ts).
  */
-import { LeasedRecords, newestFirst, sha256Hex, unleased, type Claimed, type Page, type Clock, type Collection, type DomainEvent, type Leased, type Store } from '@opco-proxy/core';
+import { sha256Hex, type Clock, type Collection, type DomainEvent, type Store } from '@opco-proxy/core';
+import { LeasedRecords, unleased, type Claimed, type Leased } from '@opco-proxy/core/durable';
+import { newestFirst, type Page } from '@opco-proxy/core/durable';
 import type { WebhookDelivery } from '@opco-proxy/schemas';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed';

@@ -11,7 +11,8 @@
  * and its release.
  */
 import type { LookupFunction } from 'node:net';
-import { LeaseHeld, LeaseLost, settlesBy, type Claimed, type Clock, type Consumer, type HostResolver, type Logger, type PluginApi, type Queue, type RetryPolicy } from '@opco-proxy/core';
+import { settlesBy, type Clock, type Consumer, type HostResolver, type Logger, type PluginApi, type Queue } from '@opco-proxy/core';
+import { LeaseHeld, LeaseLost, type Claimed, type RetryPolicy } from '@opco-proxy/core/durable';
 import { checkCallbackUrl, guardedLookup, type Mode } from './ssrf.js';
 import { Destinations, originOf } from './destinations.js';
 import { postNotification } from './notification-post.js';

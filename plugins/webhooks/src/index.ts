@@ -2,7 +2,8 @@
  * The webhooks plugin (SPEC 2.7, 2.8, 4.15, 5.6, 5.7, 6; D9, D22-D25): operations on the API
  * side, the outbox wherever events are emitted, signed delivery on the worker side.
  */
-import { RetryPolicy, definePlugin, randomHex, type PluginApi } from '@opco-proxy/core';
+import { definePlugin, randomHex, type PluginApi } from '@opco-proxy/core';
+import { RetryPolicy } from '@opco-proxy/core/durable';
 import { Deliveries } from './deliveries.js';
 import { DeliveryWorker, type Destination } from './delivery.js';
 import { fanOut, requeueOverdue } from './outbox.js';

@@ -6,7 +6,8 @@
  * `revision` and then tells `onChange`, which brings the webhook's unfinished deliveries up to it:
  * that is what lets the delivery worker sign and send from its copy (known-webhooks.ts).
  */
-import { DuplicateKeyError, createError, newestFirst, type Collection, type HeldRecords, type Page, type PageRequest, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import { DuplicateKeyError, createError, type Collection, type HeldRecords, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import { newestFirst, type Page, type PageRequest } from '@opco-proxy/core/durable';
 import type { Webhook } from '@opco-proxy/schemas';
 import type { SigningKeys } from './signature.js';
 

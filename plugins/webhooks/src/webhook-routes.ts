@@ -1,6 +1,7 @@
 /** The webhook operations of SPEC 4.15: each tenant sees only its own webhooks and logs. */
 import { randomUUID } from 'node:crypto';
-import { createError, isServiceError, randomHex, RequestRate, type Clock, type HostResolver, type PluginApi } from '@opco-proxy/core';
+import { createError, isServiceError, randomHex, type Clock, type HostResolver, type PluginApi } from '@opco-proxy/core';
+import { RequestRate } from '@opco-proxy/core/limits';
 import { assertCallbackTarget, CallbackUrlError, type Mode } from './ssrf.js';
 import { toResource, type WebhookChanges, type WebhookRecords } from './webhook-records.js';
 import { toDeliveryRecord, type Deliveries, type DeliveryRecord, type LogQuery } from './deliveries.js';

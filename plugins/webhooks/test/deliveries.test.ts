@@ -3,7 +3,8 @@
 // shown, filtered, paged, resent and expired as the log's readers and the overdue sweep rely on.
 import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { createEmbeddedStore, TestClock, type DomainEvent } from '@opco-proxy/core';
+import { createEmbeddedStore, type DomainEvent } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
 import { Deliveries, deliveryId, toDeliveryRecord, type DeliveryRecord } from '../src/deliveries.js';
 
 type Status = DeliveryRecord['status'];

@@ -3,7 +3,9 @@
 // never outlives 10 s nor crosses tenants. Changes "behind its back" are written to the store directly.
 import { randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { createEmbeddedStore, createSealer, TestClock, type DomainEvent } from '@opco-proxy/core';
+import { createEmbeddedStore, type DomainEvent } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
+import { createSealer } from '@opco-proxy/core/application';
 import { Deliveries } from '../src/deliveries.js';
 import { KnownWebhooks, MAX_AGE_MS } from '../src/known-webhooks.js';
 import { WebhookRecords, type WebhookRecord } from '../src/webhook-records.js';

@@ -3,8 +3,11 @@
 // the due deliveries nobody holds, and leaves those waiting for their turn in this worker (due, unclaimed, not lost).
 import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
-import { createEmbeddedQueue, createEmbeddedStore, createLogger, createSealer } from '@opco-proxy/core';
-import { RetryPolicy, TestClock, type DomainEvent } from '@opco-proxy/core';
+import { createEmbeddedQueue, createEmbeddedStore, createLogger } from '@opco-proxy/core';
+import { createSealer } from '@opco-proxy/core/application';
+import { type DomainEvent } from '@opco-proxy/core';
+import { RetryPolicy } from '@opco-proxy/core/durable';
+import { TestClock } from '@opco-proxy/core/testing';
 import { Deliveries, deliveryId } from '../src/deliveries.js';
 import { DELETED_REVISION, WebhookRecords } from '../src/webhook-records.js';
 import { KnownWebhooks } from '../src/known-webhooks.js';

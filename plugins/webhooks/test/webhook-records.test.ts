@@ -3,7 +3,9 @@
 // copies honest), the rotated secret's 24 h, and the 5-day failing streak that switches a webhook off once.
 import { randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { createEmbeddedStore, createSealer, TestClock } from '@opco-proxy/core';
+import { createEmbeddedStore } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
+import { createSealer } from '@opco-proxy/core/application';
 import { eventually } from '@opco-proxy/core/eventually';
 import {
   DELETED_REVISION, keysAt, toResource, WebhookRecords, type WebhookRecord,

@@ -12,10 +12,7 @@
  */
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
-import {
-  ConfigError, createError, createLogger, MetricsWindow, randomHex, systemClock,
-  type AdmissionLease, type AdmissionProvider, type AdmissionRequest, type AdmissionState, type Clock, type Logger, type UpstreamOutcome,
-} from '@opco-proxy/core';
+import { ConfigError, createError, createLogger, MetricsWindow, randomHex, systemClock, type AdmissionLease, type AdmissionProvider, type AdmissionRequest, type AdmissionState, type Clock, type Logger, type UpstreamOutcome } from '@opco-proxy/core';
 import { prepareProtocol, type GrantMessage, type MetricsReport, type RateLimit, type RefusedMessage } from '../protocol.js';
 import { HubConnection, type ConnectionState } from './hub-connection.js';
 import { createInstanceMetrics, type InstanceMetrics } from './instance-metrics.js';

@@ -16,7 +16,8 @@
  * limit. Their waiting asks never hold back a proven tenant's (LaneQueue, in core's LocalBucket).
  */
 import { setMaxListeners } from 'node:events';
-import { leavesWindowAt, LocalBucket, type AdmissionRequest, type Clock } from '@opco-proxy/core';
+import { type AdmissionRequest, type Clock } from '@opco-proxy/core';
+import { leavesWindowAt, LocalBucket } from '@opco-proxy/core/limits';
 import type { RateLimit } from '../protocol.js';
 import type { UsageLedger } from './usage-ledger.js';
 
