@@ -59,8 +59,9 @@ export class Destinations {
     }
     const options = { keepAlive: true, maxSockets: this.maxSockets, timeout: IDLE_SOCKET_MS };
     destination = { inUse: 0, agents: { http: new HttpAgent(options), https: new HttpsAgent(options) } };
+    // Before the new one is in: forgetting it would hand out agents that release and close never find.
+    if (this.destinations.size >= MAX_DESTINATIONS) this.forgetIdle();
     this.destinations.set(origin, destination);
-    if (this.destinations.size > MAX_DESTINATIONS) this.forgetIdle();
     return destination;
   }
 

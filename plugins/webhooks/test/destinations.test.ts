@@ -89,3 +89,15 @@ t.test('past 1000 origins the least recently used idle one is forgotten; in use 
   // receiver-2 was the least recently used idle origin: asking for it builds new agents.
   t.not(destinations.use(origin(2)), agents[2], 'the least recently used idle one was forgotten');
 });
+
+t.test('a new origin while every known one is in use keeps its agents until it is released', async (t) => {
+  const destinations = new Destinations(1);
+  t.teardown(() => destinations.close());
+  const origin = (n: number) => `https://busy-${n}.example`;
+  for (let n = 0; n < 1000; n++) destinations.use(origin(n));
+  const fresh = destinations.use(origin(1000));
+  t.equal(destinations.use(origin(1000)), fresh, 'the new origin is remembered, not forgotten at once');
+  destinations.release(origin(1000));
+  destinations.release(origin(1000));
+  t.equal(destinations.use(origin(1000)), fresh, 'released, it is still the one close will destroy');
+});
