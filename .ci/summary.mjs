@@ -60,7 +60,9 @@ for (const arg of process.argv.slice(2)) {
     continue;
   }
   const count = (name) => Number(new RegExp(`${name}: (\\d+)`).exec(lines.at(-1))?.[1] ?? 0);
-  summaries.push(`tests: ${count('pass')} passed, ${count('fail')} failed, ${count('skip') + count('todo')} skipped${suffix}`);
+  summaries.push(
+    `tests: ${count('pass')} passed, ${count('fail')} failed, ${count('skip') + count('todo')} skipped${suffix}`,
+  );
 }
 for (const line of summaries) console.log(line);
 process.exit(missing ? 1 : 0);

@@ -15,7 +15,13 @@ import { measure, describe } from './lib/measure.mjs';
 import { recordUpstream, startFixedUpstream, startLibProcess, startOpcoProxy } from './lib/service.mjs';
 import { printProfiles } from './lib/profile-summary.mjs';
 
-const args = options({ rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' }, 'cpu-prof': { type: 'string' }, root: { type: 'string' } });
+const args = options({
+  rounds: { type: 'string' },
+  duration: { type: 'string' },
+  connections: { type: 'string', default: '50' },
+  'cpu-prof': { type: 'string' },
+  root: { type: 'string' },
+});
 const rounds = Number(args.rounds ?? (QUICK ? 3 : 5));
 const durationS = Number(args.duration ?? (QUICK ? 2 : 5));
 const connections = Number(args.connections);
@@ -27,14 +33,21 @@ const upstream = await startFixedUpstream(recorded);
 const nodeArgs = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
 const service = await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 3600, nodeArgs });
 // --root: another checkout's build as a third side, for a before and an after in one run.
-const other = args.root ? await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 3600, cli: join(resolve(args.root), 'core/dist/src/cli.js') }) : undefined;
+const other = args.root
+  ? await startOpcoProxy({
+      upstreamUrl: upstream.url,
+      cacheTtlS: 3600,
+      cli: join(resolve(args.root), 'core/dist/src/cli.js'),
+    })
+  : undefined;
 const stopping = [upstream, service, ...(other ? [other] : [])];
 let failed = false;
 try {
   const first = await fetch(service.url + PATH, { headers: service.headers });
   const answer = await first.text();
   const hit = await fetch(service.url + PATH, { headers: service.headers });
-  if (first.status !== 200 || hit.headers.get('x-cache') !== 'HIT' || (await hit.text()) !== answer) throw new Error(`the service does not serve the cached answer: ${first.status} ${hit.headers.get('x-cache')}`);
+  if (first.status !== 200 || hit.headers.get('x-cache') !== 'HIT' || (await hit.text()) !== answer)
+    throw new Error(`the service does not serve the cached answer: ${first.status} ${hit.headers.get('x-cache')}`);
   const file = join(mkdtempSync(join(tmpdir(), 'bench-cached-')), 'answer.json');
   writeFileSync(file, answer);
   const koa = await startLibProcess('koa', 'koa-static.mjs', ['--body', file]);
@@ -56,7 +69,9 @@ try {
   const results = await interleave(rounds, sides);
   failed = results.some((r) => Object.values(r).some((side) => side.errors > 0));
 
-  console.log(`cached GET ${PATH} (${Buffer.byteLength(answer)} bytes), c=${connections}, ${durationS} s x ${rounds} interleaved rounds, load by ${GENERATOR}, ${pinning()}${nodeArgs.length ? ', SERVICE PROFILED (--cpu-prof): ratios are not comparable' : ''}`);
+  console.log(
+    `cached GET ${PATH} (${Buffer.byteLength(answer)} bytes), c=${connections}, ${durationS} s x ${rounds} interleaved rounds, load by ${GENERATOR}, ${pinning()}${nodeArgs.length ? ', SERVICE PROFILED (--cpu-prof): ratios are not comparable' : ''}`,
+  );
   printRatios('ratio = opco-proxy / bare Koa serving the same bytes', [
     { name: 'req/s', values: results.map((r) => r.service.rps / r.koa.rps), goal: '>= 0.8' },
     { name: 'p99', values: results.map((r) => r.service.p99Ms / r.koa.p99Ms), goal: '<= 2' },
@@ -67,7 +82,10 @@ try {
     { name: 'floor req/s / Koa', values: results.map((r) => r.floor.rps / r.koa.rps) },
     { name: 'floor CPU/req / Koa', values: results.map((r) => r.floor.cpuUsPerRequest / r.koa.cpuUsPerRequest) },
     { name: 'opco-proxy req/s / floor', values: results.map((r) => r.service.rps / r.floor.rps) },
-    { name: 'opco-proxy CPU/req / floor', values: results.map((r) => r.service.cpuUsPerRequest / r.floor.cpuUsPerRequest) },
+    {
+      name: 'opco-proxy CPU/req / floor',
+      values: results.map((r) => r.service.cpuUsPerRequest / r.floor.cpuUsPerRequest),
+    },
   ]);
   if (other) {
     printRatios(`ratio = this checkout / ${args.root}`, [
@@ -78,7 +96,9 @@ try {
   }
   console.log('last round, absolute:');
   const last = results[results.length - 1];
-  console.log(`  ${describe('opco-proxy', last.service)}\n  ${describe('koa', last.koa)}\n  ${describe('floor', last.floor)}${other ? `\n  ${describe('other (--root)', last.other)}` : ''}`);
+  console.log(
+    `  ${describe('opco-proxy', last.service)}\n  ${describe('koa', last.koa)}\n  ${describe('floor', last.floor)}${other ? `\n  ${describe('other (--root)', last.other)}` : ''}`,
+  );
   if (failed) console.log('ERRORS: some requests failed (see above); exiting 1');
 } finally {
   for (const proc of stopping.reverse()) await proc.stop();

@@ -21,14 +21,19 @@ import { freePort, pinning, pinSelf } from './lib/processes.mjs';
 import { options, printRatios, QUICK } from './lib/rounds.mjs';
 import { startOpcoProxy } from './lib/service.mjs';
 
-const opts = options({ rounds: { type: 'string' }, jobs: { type: 'string' }, concurrency: { type: 'string', default: '20' } });
+const opts = options({
+  rounds: { type: 'string' },
+  jobs: { type: 'string' },
+  concurrency: { type: 'string', default: '20' },
+});
 const ROUNDS = Number(opts.rounds ?? (QUICK ? 2 : 3));
 const JOBS = Number(opts.jobs ?? (QUICK ? 200 : 600));
 const CONCURRENCY = Number(opts.concurrency);
 const SCRIPT = fileURLToPath(new URL('../.ci/rabbitmq-cluster.sh', import.meta.url));
 const run = promisify(execFile);
 const began = Date.now();
-const progress = (message) => process.stderr.write(`[cluster ${((Date.now() - began) / 1000).toFixed(1)} s] ${message}\n`);
+const progress = (message) =>
+  process.stderr.write(`[cluster ${((Date.now() - began) / 1000).toFixed(1)} s] ${message}\n`);
 
 pinSelf();
 const own = !process.env.RABBITMQ_CLUSTER_DIR;
@@ -36,7 +41,12 @@ const dir = process.env.RABBITMQ_CLUSTER_DIR ?? mkdtempSync(join(tmpdir(), 'benc
 if (own) {
   progress(`starting a three-node cluster in ${dir}`);
   const { stdout } = await run(SCRIPT, ['start', dir]);
-  progress(stdout.trim().split('\n').find((line) => line.startsWith('cluster started')));
+  progress(
+    stdout
+      .trim()
+      .split('\n')
+      .find((line) => line.startsWith('cluster started')),
+  );
 }
 const urls = (process.env.RABBITMQ_CLUSTER_URLS ?? readFileSync(join(dir, 'urls'), 'utf8')).trim().split(',');
 const upstream = await startUpstream();
@@ -64,11 +74,25 @@ async function main() {
     results.push(seen);
   }
   const loss = await nodeLoss();
-  console.log(`RabbitMQ cluster: ${JOBS} single-step jobs per side and round, ${CONCURRENCY} submissions at once, ${ROUNDS} rounds; ${pinning()}`);
-  for (const [i, r] of results.entries()) console.log(`  round ${i + 1}: ${Object.entries(r).map(([name, v]) => `${name} ${v.toFixed(1)} jobs/s`).join(', ')}`);
-  printRatios('ratios', [{ name: 'jobs/s, quorum on 3 nodes / classic on 1 node', values: results.map((r) => r['quorum, 3 nodes'] / r['classic, 1 node']) }]);
-  console.log(`node loss (quorum, kill -9 of the node in use): first job submitted after it completed ${loss.firstCompletedMs} ms after the kill; ` +
-    `${loss.accepted} accepted in the ${loss.windowS} s after it, ${loss.completed} completed, ${loss.unavailable} answers 503; opco1 back in ${loss.restartS} s`);
+  console.log(
+    `RabbitMQ cluster: ${JOBS} single-step jobs per side and round, ${CONCURRENCY} submissions at once, ${ROUNDS} rounds; ${pinning()}`,
+  );
+  for (const [i, r] of results.entries())
+    console.log(
+      `  round ${i + 1}: ${Object.entries(r)
+        .map(([name, v]) => `${name} ${v.toFixed(1)} jobs/s`)
+        .join(', ')}`,
+    );
+  printRatios('ratios', [
+    {
+      name: 'jobs/s, quorum on 3 nodes / classic on 1 node',
+      values: results.map((r) => r['quorum, 3 nodes'] / r['classic, 1 node']),
+    },
+  ]);
+  console.log(
+    `node loss (quorum, kill -9 of the node in use): first job submitted after it completed ${loss.firstCompletedMs} ms after the kill; ` +
+      `${loss.accepted} accepted in the ${loss.windowS} s after it, ${loss.completed} completed, ${loss.unavailable} answers 503; opco1 back in ${loss.restartS} s`,
+  );
 }
 
 /** Jobs per second: JOBS submissions, CONCURRENCY at a time, until the service reports them all completed. */
@@ -78,13 +102,15 @@ async function throughput(queue, label) {
     const start = Date.now();
     let next = 0;
     const statuses = {};
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (next < JOBS) {
-        next++;
-        const reply = await submit(service);
-        statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < JOBS) {
+          next++;
+          const reply = await submit(service);
+          statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
+        }
+      }),
+    );
     if (statuses[202] !== JOBS) throw new Error(`submissions answered ${JSON.stringify(statuses)}`);
     await completed(service, JOBS, 120_000);
     return JOBS / ((Date.now() - start) / 1000);
@@ -120,8 +146,12 @@ async function nodeLoss() {
     const restarting = Date.now();
     await run(SCRIPT, ['start-node', dir, '1']);
     return {
-      firstCompletedMs: Math.min(...completedAt) - killedAt, accepted: accepted.length, completed: completedAt.length,
-      unavailable: replies.filter((r) => r.status === 503).length, windowS, restartS: Math.round((Date.now() - restarting) / 1000),
+      firstCompletedMs: Math.min(...completedAt) - killedAt,
+      accepted: accepted.length,
+      completed: completedAt.length,
+      unavailable: replies.filter((r) => r.status === 503).length,
+      windowS,
+      restartS: Math.round((Date.now() - restarting) / 1000),
     };
   } finally {
     await service.stop();
@@ -131,14 +161,20 @@ async function nodeLoss() {
 function startService(queue, label) {
   const prefix = `bench_${label}_${Date.now()}`;
   return startOpcoProxy({
-    upstreamUrl: upstream.url, rateLimit: { limit: 100_000, windowMs: 1000 },
-    config: { store: { type: 'embedded' }, queue: { type: 'rabbitmq', prefix, ...queue }, jobs: { backoffMs: [100, 200, 400] } },
+    upstreamUrl: upstream.url,
+    rateLimit: { limit: 100_000, windowMs: 1000 },
+    config: {
+      store: { type: 'embedded' },
+      queue: { type: 'rabbitmq', prefix, ...queue },
+      jobs: { backoffMs: [100, 200, 400] },
+    },
   });
 }
 
 async function submit(service) {
   const response = await fetch(`${service.url}/sandbox/dossiers`, {
-    method: 'POST', headers: { ...service.headers, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { ...service.headers, 'content-type': 'application/json' },
     body: JSON.stringify(dossierBody()),
   });
   const text = await response.text();
@@ -150,7 +186,10 @@ async function completed(service, count, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const text = await (await fetch(`${service.url}/metrics`)).text();
-    const done = [...text.matchAll(/^opco_proxy_jobs_ended_total\{[^}]*status="completed"[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    const done = [...text.matchAll(/^opco_proxy_jobs_ended_total\{[^}]*status="completed"[^}]*\} (\d+)/gm)].reduce(
+      (sum, m) => sum + Number(m[1]),
+      0,
+    );
     if (done >= count) return;
     if (Date.now() > deadline) throw new Error(`${done} of ${count} jobs completed in ${timeoutMs} ms`);
     await sleep(20);
@@ -164,10 +203,14 @@ async function startUpstream() {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      const reply = (status, body) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      if (req.url === '/oauth/token') return reply(200, { access_token: 'bench-token', token_type: 'Bearer', expires_in: 3600 });
-      if (req.method === 'POST' && req.url === '/v1/dossiers') return reply(201, { status: 'success', numeroInterne: `D-${++n}`, numeroExterne: 'EXT', comment: null });
-      if (req.method === 'GET' && req.url.startsWith('/v2/dossiers')) return reply(200, { status: 'success', data: [], pagination: { page: 1, pageSize: 100, total: 0 } });
+      const reply = (status, body) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url === '/oauth/token')
+        return reply(200, { access_token: 'bench-token', token_type: 'Bearer', expires_in: 3600 });
+      if (req.method === 'POST' && req.url === '/v1/dossiers')
+        return reply(201, { status: 'success', numeroInterne: `D-${++n}`, numeroExterne: 'EXT', comment: null });
+      if (req.method === 'GET' && req.url.startsWith('/v2/dossiers'))
+        return reply(200, { status: 'success', data: [], pagination: { page: 1, pageSize: 100, total: 0 } });
       reply(404, { status: 'error', message: 'not here' });
     });
   });
@@ -175,4 +218,3 @@ async function startUpstream() {
   await new Promise((resolve) => server.once('listening', resolve));
   return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
 }
-

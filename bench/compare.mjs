@@ -33,7 +33,12 @@ const RUNS = {
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { only: { type: 'string' }, rounds: { type: 'string' }, quick: { type: 'boolean', default: false }, clean: { type: 'boolean', default: false } },
+  options: {
+    only: { type: 'string' },
+    rounds: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    clean: { type: 'boolean', default: false },
+  },
 });
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const quick = values.quick || process.env.BENCH_QUICK === '1';
@@ -59,7 +64,11 @@ function sh(command, args, cwd) {
 
 /** The ref's worktree, built once per commit: npm ci and npm run build as a clone would. */
 function prepare(sha) {
-  const dir = join(process.env.OPCO_PROXY_CACHE ?? join(homedir(), '.cache/opco-proxy'), 'bench-refs', sha.slice(0, 12));
+  const dir = join(
+    process.env.OPCO_PROXY_CACHE ?? join(homedir(), '.cache/opco-proxy'),
+    'bench-refs',
+    sha.slice(0, 12),
+  );
   const built = join(dir, '.bench-built');
   git('worktree', 'prune');
   if (!existsSync(join(dir, '.git'))) {
@@ -81,13 +90,25 @@ async function runOnce(run, serviceRoot, label) {
   const rows = join(mkdtempSync(join(tmpdir(), 'bench-compare-')), 'rows.jsonl');
   writeFileSync(rows, '');
   console.log(`\n--- ${run}, ${label} ---`);
-  const child = spawn(process.execPath, [join(ROOT, 'bench', `${script}.mjs`), ...args, ...(quick ? ['--quick'] : [])], {
-    stdio: 'inherit',
-    env: { ...process.env, BENCH_SERVICE_ROOT: serviceRoot, BENCH_RATIOS_FILE: rows, ...(quick ? { BENCH_QUICK: '1' } : {}) },
-  });
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'bench', `${script}.mjs`), ...args, ...(quick ? ['--quick'] : [])],
+    {
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        BENCH_SERVICE_ROOT: serviceRoot,
+        BENCH_RATIOS_FILE: rows,
+        ...(quick ? { BENCH_QUICK: '1' } : {}),
+      },
+    },
+  );
   const [code] = await once(child, 'exit');
   if (code !== 0) throw new Error(`bench/${script}.mjs ${args.join(' ')} exited ${code} (${label})`);
-  return readFileSync(rows, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  return readFileSync(rows, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 }
 
 const sha = git('rev-parse', '--verify', `${ref}^{commit}`);
@@ -100,10 +121,18 @@ let failure;
 try {
   for (const run of runs) {
     for (let round = 0; round < rounds; round++) {
-      const sides = [['this', ROOT], ['ref', refDir]];
+      const sides = [
+        ['this', ROOT],
+        ['ref', refDir],
+      ];
       if (round % 2 === 1) sides.reverse();
       const seen = {};
-      for (const [side, dir] of sides) seen[side] = await runOnce(run, dir, `${side === 'this' ? `this checkout (${head}${dirty ? ', modified' : ''})` : `${ref} (${sha.slice(0, 12)})`}, round ${round + 1} of ${rounds}`);
+      for (const [side, dir] of sides)
+        seen[side] = await runOnce(
+          run,
+          dir,
+          `${side === 'this' ? `this checkout (${head}${dirty ? ', modified' : ''})` : `${ref} (${sha.slice(0, 12)})`}, round ${round + 1} of ${rounds}`,
+        );
       for (const row of seen.this) {
         const other = seen.ref.find((r) => r.title === row.title && r.name === row.name);
         if (!other) continue;
@@ -120,8 +149,12 @@ try {
   if (values.clean) git('worktree', 'remove', '--force', refDir);
 }
 
-console.log(`\n=== bench:compare: this checkout (${head}${dirty ? ', modified' : ''}) / ${ref} (${sha.slice(0, 12)}), ${rounds} interleaved rounds${quick ? ', quick' : ''}, Node ${process.version} ===`);
-console.log('each row: (this checkout\'s figure) / (the ref\'s), both read against their own round\'s baseline; above 1 is more of the figure');
+console.log(
+  `\n=== bench:compare: this checkout (${head}${dirty ? ', modified' : ''}) / ${ref} (${sha.slice(0, 12)}), ${rounds} interleaved rounds${quick ? ', quick' : ''}, Node ${process.version} ===`,
+);
+console.log(
+  "each row: (this checkout's figure) / (the ref's), both read against their own round's baseline; above 1 is more of the figure",
+);
 let lastTitle = '';
 for (const [key, values_] of ratios) {
   const [script, title, name] = key.split('\t');

@@ -16,14 +16,24 @@ const ROWS = [
   { name: 'none', attack: 'none' },
   { name: 'a new random key per request', attack: 'random keys' },
   { name: '50 invalid keys reused', attack: '50 invalid keys reused' },
-  { name: 'random keys, tenantRateLimit at 3/s', attack: 'random keys', config: { tenantRateLimit: { perSecond: 3, burst: 3 } } },
-  { name: '50 reused keys, tenantRateLimit at 3/s', attack: '50 invalid keys reused', config: { tenantRateLimit: { perSecond: 3, burst: 3 } } },
+  {
+    name: 'random keys, tenantRateLimit at 3/s',
+    attack: 'random keys',
+    config: { tenantRateLimit: { perSecond: 3, burst: 3 } },
+  },
+  {
+    name: '50 reused keys, tenantRateLimit at 3/s',
+    attack: '50 invalid keys reused',
+    config: { tenantRateLimit: { perSecond: 3, burst: 3 } },
+  },
   { name: 'random keys, behind the hub', attack: 'random keys', hub: true },
   { name: 'random keys, allowedTenants listing the CFA', attack: 'random keys', config: { allowedTenants: [cfaHash] } },
 ];
 
 const only = values.only?.split(',').map((s) => s.trim());
-console.log(`edge attacks: ${durationS} s a row; OPCO limit ${EDGE_RATE_LIMIT.limit} per ${EDGE_RATE_LIMIT.windowMs / 1000} s; CFA 2 reads/s; stranger 20 requests/s from 127.0.0.2`);
+console.log(
+  `edge attacks: ${durationS} s a row; OPCO limit ${EDGE_RATE_LIMIT.limit} per ${EDGE_RATE_LIMIT.windowMs / 1000} s; CFA 2 reads/s; stranger 20 requests/s from 127.0.0.2`,
+);
 let failed = false;
 for (const row of ROWS.filter((r) => !only || only.includes(r.name))) {
   const hub = row.hub ? await startHubProcess({ opcos: { sandbox: EDGE_RATE_LIMIT }, logLevel: 'warn' }) : undefined;
@@ -37,7 +47,9 @@ for (const row of ROWS.filter((r) => !only || only.includes(r.name))) {
       const budget = limits.body.limits.find((item) => item.opcoId === 'sandbox');
       hubLimit = `; hub effective limit ${budget?.effectiveLimit} of ${budget?.configuredLimit}`;
     }
-    console.log(`| ${row.name} | ${outcome.cfa.answered}/${outcome.cfa.sent} | ${describeOutcome(outcome)}${hubLimit} (warm-up ${warm})`);
+    console.log(
+      `| ${row.name} | ${outcome.cfa.answered}/${outcome.cfa.sent} | ${describeOutcome(outcome)}${hubLimit} (warm-up ${warm})`,
+    );
   } catch (err) {
     failed = true;
     console.log(`| ${row.name} | failed: ${err.message}`);

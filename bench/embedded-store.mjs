@@ -25,8 +25,12 @@ import { printRatios } from './lib/rounds.mjs';
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const { values: opts } = parseArgs({
   options: {
-    root: { type: 'string' }, rounds: { type: 'string' }, jobs: { type: 'string' },
-    quick: { type: 'boolean', default: process.env.BENCH_QUICK === '1' }, child: { type: 'string' }, file: { type: 'boolean', default: false },
+    root: { type: 'string' },
+    rounds: { type: 'string' },
+    jobs: { type: 'string' },
+    quick: { type: 'boolean', default: process.env.BENCH_QUICK === '1' },
+    child: { type: 'string' },
+    file: { type: 'boolean', default: false },
   },
 });
 const jobs = Number(opts.jobs ?? (opts.quick ? 2000 : 5000));
@@ -42,17 +46,35 @@ function main() {
     const order = round % 2 === 0 ? Object.entries(sides) : Object.entries(sides).reverse();
     const row = {};
     for (const [name, root] of order) {
-      const args = [fileURLToPath(import.meta.url), '--child', root, '--jobs', String(jobs), ...(opts.file ? ['--file'] : [])];
-      const out = PINNED ? execFileSync('taskset', ['-c', SERVICE_CPU, process.execPath, ...args], { encoding: 'utf8' }) : execFileSync(process.execPath, args, { encoding: 'utf8' });
+      const args = [
+        fileURLToPath(import.meta.url),
+        '--child',
+        root,
+        '--jobs',
+        String(jobs),
+        ...(opts.file ? ['--file'] : []),
+      ];
+      const out = PINNED
+        ? execFileSync('taskset', ['-c', SERVICE_CPU, process.execPath, ...args], { encoding: 'utf8' })
+        : execFileSync(process.execPath, args, { encoding: 'utf8' });
       row[name] = JSON.parse(out);
     }
     results.push(row);
   }
-  console.log(`embedded store${opts.file ? ' with datafiles' : ', in memory'}, the operations of ${jobs} single-step jobs (after ${jobs} ended ones kept), ${rounds} rounds${PINNED ? ', pinned to CPU ' + SERVICE_CPU : ''}`);
+  console.log(
+    `embedded store${opts.file ? ' with datafiles' : ', in memory'}, the operations of ${jobs} single-step jobs (after ${jobs} ended ones kept), ${rounds} rounds${PINNED ? ', pinned to CPU ' + SERVICE_CPU : ''}`,
+  );
   for (const [i, row] of results.entries()) {
-    console.log(`  round ${i + 1}: ${Object.entries(row).map(([name, r]) => `${name} ${r.cpuUsPerJob.toFixed(0)} µs CPU per job`).join(', ')}`);
+    console.log(
+      `  round ${i + 1}: ${Object.entries(row)
+        .map(([name, r]) => `${name} ${r.cpuUsPerJob.toFixed(0)} µs CPU per job`)
+        .join(', ')}`,
+    );
   }
-  if (sides.other) printRatios('ratio = this / other, same round', [{ name: 'CPU per job', values: results.map((r) => r.this.cpuUsPerJob / r.other.cpuUsPerJob) }]);
+  if (sides.other)
+    printRatios('ratio = this / other, same round', [
+      { name: 'CPU per job', values: results.map((r) => r.this.cpuUsPerJob / r.other.cpuUsPerJob) },
+    ]);
 }
 
 /** Jobs through a fresh in-memory store of the checkout at `root`; CPU time per job. */
@@ -63,30 +85,74 @@ async function runJobs(root, count) {
   const jobsCollection = store.collection('jobs');
   const slots = store.collection('upstream_budget');
   const webhooks = store.collection('webhooks');
-  await slots.insertMany(Array.from({ length: 1000 }, (_, i) => ({ _id: `sandbox#${i}`, opcoId: 'sandbox', index: i, usedAt: new Date(0) })));
+  await slots.insertMany(
+    Array.from({ length: 1000 }, (_, i) => ({ _id: `sandbox#${i}`, opcoId: 'sandbox', index: i, usedAt: new Date(0) })),
+  );
   const sealed = randomBytes(600).toString('base64');
   const run = async (n, offset) => {
     for (let i = 0; i < n; i++) {
       const id = `job-${offset + i}`;
       const now = new Date();
       await jobsCollection.insertOne({
-        _id: id, tenant: 'tenant-hash', opcoId: 'sandbox', type: 'createDossier', status: 'pending', retries: 0, createdAt: now, startedAt: null, completedAt: null,
-        steps: [{ route: 'POST /dossiers', status: 'pending' }], requestId: randomBytes(8).toString('hex'), leaseOwner: null, leaseUntil: null, nextAttemptAt: now,
+        _id: id,
+        tenant: 'tenant-hash',
+        opcoId: 'sandbox',
+        type: 'createDossier',
+        status: 'pending',
+        retries: 0,
+        createdAt: now,
+        startedAt: null,
+        completedAt: null,
+        steps: [{ route: 'POST /dossiers', status: 'pending' }],
+        requestId: randomBytes(8).toString('hex'),
+        leaseOwner: null,
+        leaseUntil: null,
+        nextAttemptAt: now,
         inputs: { key: sealed.slice(0, 60), body: sealed },
       });
       const claimed = await jobsCollection.findOneAndUpdate(
-        { $and: [{ _id: id }, { $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] }, { nextAttemptAt: { $lte: now } }] },
-        { $set: { status: 'processing', startedAt: now, leaseOwner: 'w:1', leaseUntil: new Date(now.getTime() + 30_000) } },
+        {
+          $and: [
+            { _id: id },
+            { $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] },
+            { nextAttemptAt: { $lte: now } },
+          ],
+        },
+        {
+          $set: {
+            status: 'processing',
+            startedAt: now,
+            leaseOwner: 'w:1',
+            leaseUntil: new Date(now.getTime() + 30_000),
+          },
+        },
         { returnDocument: 'before' },
       );
       if (!claimed) throw new Error(`${id} was not claimed`);
-      await slots.findOneAndUpdate({ _id: `sandbox#${(offset + i) % 1000}`, opcoId: 'sandbox', usedAt: { $lte: now } }, { $set: { usedAt: now, holder: 'h' } });
-      await jobsCollection.findOneAndUpdate({ _id: id, leaseOwner: 'w:1' }, {
-        $set: { status: 'completed', completedAt: now, resultJson: '{"numeroDossier":"D1"}', notified: false, expiresAt: new Date(now.getTime() + 30 * 86_400_000), inputs: null, leaseOwner: null, leaseUntil: null },
-      });
+      await slots.findOneAndUpdate(
+        { _id: `sandbox#${(offset + i) % 1000}`, opcoId: 'sandbox', usedAt: { $lte: now } },
+        { $set: { usedAt: now, holder: 'h' } },
+      );
+      await jobsCollection.findOneAndUpdate(
+        { _id: id, leaseOwner: 'w:1' },
+        {
+          $set: {
+            status: 'completed',
+            completedAt: now,
+            resultJson: '{"numeroDossier":"D1"}',
+            notified: false,
+            expiresAt: new Date(now.getTime() + 30 * 86_400_000),
+            inputs: null,
+            leaseOwner: null,
+            leaseUntil: null,
+          },
+        },
+      );
       await webhooks.find({ tenant: 'tenant-hash', active: true, events: 'job.completed' });
       await jobsCollection.updateMany({ _id: id, notified: false }, { $set: { notified: true } });
-      if (i % 1000 === 0) for (const status of ['pending', 'processing']) await jobsCollection.find({ status }, { sort: { createdAt: 1 }, limit: 1 });
+      if (i % 1000 === 0)
+        for (const status of ['pending', 'processing'])
+          await jobsCollection.find({ status }, { sort: { createdAt: 1 }, limit: 1 });
     }
   };
   await run(count, 0); // the retained ended jobs, and warm-up

@@ -20,7 +20,14 @@ import { startHubProcess } from '@opco-proxy/e2e';
 
 // BENCH_QUICK=1 (npm run bench -- --quick): fewer rounds and windows.
 const quick = process.env.BENCH_QUICK === '1';
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: quick ? '2' : '5' }, limit: { type: 'string', default: '20' }, 'window-ms': { type: 'string', default: '1000' }, windows: { type: 'string', default: quick ? '4' : '10' } } });
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: quick ? '2' : '5' },
+    limit: { type: 'string', default: '20' },
+    'window-ms': { type: 'string', default: '1000' },
+    windows: { type: 'string', default: quick ? '4' : '10' },
+  },
+});
 const rounds = Number(values.rounds);
 const utilisation = { limit: Number(values.limit), windowMs: Number(values['window-ms']) };
 const windows = Number(values.windows);
@@ -32,7 +39,15 @@ const IN_FLIGHT = 32;
 const CALL_MS = 20;
 
 const silent = createLogger({ level: 'silent' });
-const ask = (opcoId, rateLimit, i) => ({ opcoId, rateLimit, route: 'GET /dossiers/etats', method: 'GET', priority: 5, tenant: `cfa-${i % 4}`, synchronous: false });
+const ask = (opcoId, rateLimit, i) => ({
+  opcoId,
+  rateLimit,
+  route: 'GET /dossiers/etats',
+  method: 'GET',
+  priority: 5,
+  tenant: `cfa-${i % 4}`,
+  synchronous: false,
+});
 
 const hub = await startHubProcess({ opcos: { open: OPEN, tight: utilisation }, logLevel: 'warn' });
 const store = await createEmbeddedStore();
@@ -42,7 +57,9 @@ async function hubInstances(count, fleetId) {
   for (let i = 0; i < count; i++) {
     const { key } = await hub.key(fleetId, `bench-${i + 1}`);
     const admission = createHubAdmission({
-      hub: { url: hub.url.replace(/^http/, 'ws'), apiKeyEnv: 'BENCH_HUB_KEY', expectedInstances: count }, env: { BENCH_HUB_KEY: key }, log: silent,
+      hub: { url: hub.url.replace(/^http/, 'ws'), apiKeyEnv: 'BENCH_HUB_KEY', expectedInstances: count },
+      env: { BENCH_HUB_KEY: key },
+      log: silent,
     });
     stopping.push(() => admission.close());
     admissions.push(admission);
@@ -51,11 +68,14 @@ async function hubInstances(count, fleetId) {
   return admissions;
 }
 // The store budget as instances sharing one store use it: one provider each, one slot collection.
-const storeInstances = (count) => Array.from({ length: count }, () => new StoreBudgetAdmission(new UpstreamBudget(store, systemClock)));
+const storeInstances = (count) =>
+  Array.from({ length: count }, () => new StoreBudgetAdmission(new UpstreamBudget(store, systemClock)));
 
 const providers = {
-  'store x1': storeInstances(1), 'store x3': storeInstances(3),
-  'hub x1': await hubInstances(1, 'bench-one'), 'hub x3': await hubInstances(3, 'bench-three'),
+  'store x1': storeInstances(1),
+  'store x3': storeInstances(3),
+  'hub x1': await hubInstances(1, 'bench-one'),
+  'hub x3': await hubInstances(3, 'bench-three'),
 };
 
 async function latency(admissions) {
@@ -73,13 +93,15 @@ async function latency(admissions) {
 async function throughput(admissions) {
   const until = performance.now() + THROUGHPUT_MS;
   let grants = 0;
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async (_, i) => {
-    while (performance.now() < until) {
-      const lease = await admissions[i % admissions.length].admit(ask('open', OPEN, i));
-      grants += 1;
-      await lease.release({ status: 200, latencyMs: 0 });
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async (_, i) => {
+      while (performance.now() < until) {
+        const lease = await admissions[i % admissions.length].admit(ask('open', OPEN, i));
+        grants += 1;
+        await lease.release({ status: 200, latencyMs: 0 });
+      }
+    }),
+  );
   return grants / (THROUGHPUT_MS / 1000);
 }
 
@@ -87,14 +109,16 @@ async function throughput(admissions) {
 async function utilise(admissions, opcoId) {
   const starts = [];
   const until = performance.now() + (windows + 1) * utilisation.windowMs;
-  await Promise.all(Array.from({ length: 3 * utilisation.limit }, async (_, i) => {
-    while (performance.now() < until) {
-      const lease = await admissions[i % admissions.length].admit(ask(opcoId, utilisation, i));
-      starts.push(performance.now());
-      await sleep(CALL_MS);
-      await lease.release({ status: 200, latencyMs: CALL_MS });
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 3 * utilisation.limit }, async (_, i) => {
+      while (performance.now() < until) {
+        const lease = await admissions[i % admissions.length].admit(ask(opcoId, utilisation, i));
+        starts.push(performance.now());
+        await sleep(CALL_MS);
+        await lease.release({ status: 200, latencyMs: CALL_MS });
+      }
+    }),
+  );
   starts.sort((a, b) => a - b);
   const measured = starts.filter((s) => s < starts[0] + windows * utilisation.windowMs).length;
   let over = 0;
@@ -130,14 +154,23 @@ const stats = (xs) => {
   return `min ${sorted[0].toFixed(2)}  median ${sorted[Math.floor(sorted.length / 2)].toFixed(2)}  max ${sorted[sorted.length - 1].toFixed(2)}`;
 };
 const ms = (x) => `${x.toFixed(3)} ms`;
-console.log(`hub vs store budget (embedded store), ${rounds} interleaved rounds; ratio = hub / store (latency: lower is better; grants/s: higher is better)`);
+console.log(
+  `hub vs store budget (embedded store), ${rounds} interleaved rounds; ratio = hub / store (latency: lower is better; grants/s: higher is better)`,
+);
 for (const [name, xs] of Object.entries(ratios)) console.log(`  ${name.padEnd(12)} ${stats(xs)}`);
 const last = absolute[absolute.length - 1];
 console.log('last round, absolute:');
-for (const [name, m] of Object.entries(last)) console.log(`  ${name.padEnd(9)} p50 ${ms(m.p50)}  p99 ${ms(m.p99)}  ${m.rate.toFixed(0)} grants/s`);
-console.log(`utilisation, 3 instances, demand 3x the limit (${utilisation.limit} per ${utilisation.windowMs} ms, ${windows} windows, calls of ${CALL_MS} ms, priority 5):`);
-console.log(`  hub:          ${hubUse.made} / ${hubUse.allowed} = ${(hubUse.made / hubUse.allowed).toFixed(3)} (goal >= 0.98), windows over the limit: ${hubUse.over}`);
-console.log(`  store budget: ${storeUse.made} / ${storeUse.allowed} = ${(storeUse.made / storeUse.allowed).toFixed(3)} (keeps 10% for client requests, D11), windows over the limit: ${storeUse.over}`);
+for (const [name, m] of Object.entries(last))
+  console.log(`  ${name.padEnd(9)} p50 ${ms(m.p50)}  p99 ${ms(m.p99)}  ${m.rate.toFixed(0)} grants/s`);
+console.log(
+  `utilisation, 3 instances, demand 3x the limit (${utilisation.limit} per ${utilisation.windowMs} ms, ${windows} windows, calls of ${CALL_MS} ms, priority 5):`,
+);
+console.log(
+  `  hub:          ${hubUse.made} / ${hubUse.allowed} = ${(hubUse.made / hubUse.allowed).toFixed(3)} (goal >= 0.98), windows over the limit: ${hubUse.over}`,
+);
+console.log(
+  `  store budget: ${storeUse.made} / ${storeUse.allowed} = ${(storeUse.made / storeUse.allowed).toFixed(3)} (keeps 10% for client requests, D11), windows over the limit: ${storeUse.over}`,
+);
 
 for (const stop of stopping) await stop();
 await store.close();

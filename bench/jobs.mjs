@@ -26,7 +26,9 @@ const HERE = fileURLToPath(new URL('.', import.meta.url));
 const { values: opts } = parseArgs({
   options: {
     quick: { type: 'boolean', default: process.env.BENCH_QUICK === '1' },
-    rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    connections: { type: 'string', default: '50' },
     backends: { type: 'string', default: 'embedded,mongodb' },
     // `api` measures acceptance alone: the HTTP role with no worker in the process (D1), as when
     // the workers run in processes of their own; nothing completes, so no drain.
@@ -39,13 +41,16 @@ const { values: opts } = parseArgs({
     'cpu-prof': { type: 'string' },
     // Another checkout's build to measure (the "before" of RESULTS.md); the harness stays this one's.
     root: { type: 'string', default: process.env.BENCH_SERVICE_ROOT ?? resolve(HERE, '..') },
-    child: { type: 'string' }, port: { type: 'string' },
+    child: { type: 'string' },
+    port: { type: 'string' },
   },
 });
 const ACCEPT_ONLY = opts.role === 'api';
 if (!['serve', 'api'].includes(opts.role)) throw new Error(`--role is serve or api, not ${opts.role}`);
 /** Whether the service measured has the pending bound (issue 38), which the bench lifts. */
-const PENDING_BOUND_KNOWN = readFileSync(join(opts.root, 'schemas/json/config.schema.json'), 'utf8').includes('"tenantPending"');
+const PENDING_BOUND_KNOWN = readFileSync(join(opts.root, 'schemas/json/config.schema.json'), 'utf8').includes(
+  '"tenantPending"',
+);
 const MASTER_KEY = '0f'.repeat(32);
 const API_KEY = 'bench-key-0001';
 const RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -68,8 +73,10 @@ async function runChild(kind, port) {
     const server = createServer((req, res) => {
       req.resume();
       req.on('end', () => {
-        if (req.url === '/oauth/token') return json(res, 200, { access_token: 'bench-token', token_type: 'Bearer', expires_in: 3600 });
-        if (req.method === 'POST' && req.url === '/v1/dossiers') return json(res, 201, { status: 'success', numeroInterne: `D-${++n}`, numeroExterne: 'EXT', comment: null });
+        if (req.url === '/oauth/token')
+          return json(res, 200, { access_token: 'bench-token', token_type: 'Bearer', expires_in: 3600 });
+        if (req.method === 'POST' && req.url === '/v1/dossiers')
+          return json(res, 201, { status: 'success', numeroInterne: `D-${++n}`, numeroExterne: 'EXT', comment: null });
         json(res, 404, { status: 'error', message: 'not here' });
       });
     });
@@ -96,7 +103,11 @@ async function runChild(kind, port) {
     process.once('SIGTERM', () => void channel.deleteQueue(queue).finally(() => process.exit(0)));
     insert = async (doc) => {
       await jobs.insertOne(doc);
-      await new Promise((ok, fail) => channel.sendToQueue(queue, Buffer.from(JSON.stringify({ jobId: doc._id })), { persistent: true }, (err) => (err ? fail(err) : ok())));
+      await new Promise((ok, fail) =>
+        channel.sendToQueue(queue, Buffer.from(JSON.stringify({ jobId: doc._id })), { persistent: true }, (err) =>
+          err ? fail(err) : ok(),
+        ),
+      );
     };
   }
   const { randomUUID } = await import('node:crypto');
@@ -137,9 +148,34 @@ async function runFloor(Koa, port) {
     const jobId = randomUUID();
     const now = new Date();
     const inputs = { secrets: sealer.seal(JSON.stringify({ apiKey: ctx.get('x-api-key'), body }), jobId), files: [] };
-    await jobs.insertOne({ _id: jobId, tenant: 'floor', opcoId: 'sandbox', type: 'dossier', status: 'pending', retries: 0, createdAt: now, startedAt: null, completedAt: null, steps: [{ step: 1, name: 'dossier', status: 'pending', attempts: 0 }], leaseOwner: null, leaseUntil: null, nextAttemptAt: now, inputs });
+    await jobs.insertOne({
+      _id: jobId,
+      tenant: 'floor',
+      opcoId: 'sandbox',
+      type: 'dossier',
+      status: 'pending',
+      retries: 0,
+      createdAt: now,
+      startedAt: null,
+      completedAt: null,
+      steps: [{ step: 1, name: 'dossier', status: 'pending', attempts: 0 }],
+      leaseOwner: null,
+      leaseUntil: null,
+      nextAttemptAt: now,
+      inputs,
+    });
     await queue.publish('jobs', { jobId, tenant: 'floor' });
-    await audit.insertOne({ _id: randomUUID(), at: now, actor: 'tenant', tenant: 'floor', operationId: 'createDossier', method: 'POST', path: '/sandbox/dossiers', status: 202, jobId });
+    await audit.insertOne({
+      _id: randomUUID(),
+      at: now,
+      actor: 'tenant',
+      tenant: 'floor',
+      operationId: 'createDossier',
+      method: 'POST',
+      path: '/sandbox/dossiers',
+      status: 202,
+      jobId,
+    });
     ctx.status = 202;
     ctx.body = { jobId, status: 'pending', statusUrl: `/sandbox/jobs/${jobId}` };
   });
@@ -169,21 +205,33 @@ async function main() {
   const cleanups = [];
   process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
   // Stopped by `npm run bench` when over its time: no process left behind.
-  process.once('SIGTERM', () => void Promise.allSettled(cleanups.reverse().map((cleanup) => cleanup())).finally(() => process.exit(143)));
+  process.once(
+    'SIGTERM',
+    () => void Promise.allSettled(cleanups.reverse().map((cleanup) => cleanup())).finally(() => process.exit(143)),
+  );
 
   // The service and the baselines on the service's CPU; the upstream, which stands for an OPCO's
   // server elsewhere, with the load, as in the other scripts (lib/processes.mjs).
   const start = async (args, env = {}, cpu = SERVICE_CPU) => {
     const port = await freePort();
     const command = pinned ? ['taskset', ['-c', cpu, process.execPath, ...args(port)]] : [process.execPath, args(port)];
-    const child = spawn(command[0], command[1], { env: { ...process.env, ...(typeof env === 'function' ? env(port) : env) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(command[0], command[1], {
+      env: { ...process.env, ...(typeof env === 'function' ? env(port) : env) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     children.add(child);
     const url = `http://127.0.0.1:${port}`;
     for (let i = 0; ; i++) {
       if (child.exitCode !== null) throw new Error(`${args(port).join(' ')} exited: ${stderr.slice(-2000)}`);
-      if (await fetch(`${url}/health`).then(() => true, () => false)) break;
+      if (
+        await fetch(`${url}/health`).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
       if (i > 600) throw new Error(`${args(port).join(' ')} did not start: ${stderr.slice(-2000)}`);
       await sleep(50);
     }
@@ -211,14 +259,27 @@ async function main() {
   // The warm-up's jobs end before the measured load: on FerretDB a fixed number of them, which it
   // completes in seconds (2 s of load there would be some 1,800 jobs, over a minute of drain).
   const warmAmountOf = (backend) => (backend === 'mongodb' ? 300 : undefined);
-  const load = (url, seconds = durationS, amount = undefined) => new Promise((ok, fail) => autocannon({
-    url: `${url}/sandbox/dossiers`, method: 'POST', connections, duration: seconds, ...(amount && { amount }), body,
-    headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
-  }, (err, result) => (err ? fail(err) : ok(result))));
+  const load = (url, seconds = durationS, amount = undefined) =>
+    new Promise((ok, fail) =>
+      autocannon(
+        {
+          url: `${url}/sandbox/dossiers`,
+          method: 'POST',
+          connections,
+          duration: seconds,
+          ...(amount && { amount }),
+          body,
+          headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
+        },
+        (err, result) => (err ? fail(err) : ok(result)),
+      ),
+    );
 
   const upstream = await start(self('upstream'), {}, LOAD_CPU);
   cleanups.push(() => upstream.stop());
-  const ferret = opts.backends.includes('mongodb') ? await startFerretDb({ url: opts['mongodb-url'], label: 'bench_jobs', cpu: LOAD_CPU }) : undefined;
+  const ferret = opts.backends.includes('mongodb')
+    ? await startFerretDb({ url: opts['mongodb-url'], label: 'bench_jobs', cpu: LOAD_CPU })
+    : undefined;
   if (ferret) cleanups.push(() => ferret.stop());
   const results = {};
   let failures = 0;
@@ -242,21 +303,36 @@ async function main() {
           await load(bare.url, warmS);
           const floorCpu = bare.cpuSeconds();
           const run = await load(bare.url);
-          floor = { rate: run['2xx'] / durationS, cpuUs: ((bare.cpuSeconds() - floorCpu) * 1e6) / Math.max(1, run['2xx']) };
+          floor = {
+            rate: run['2xx'] / durationS,
+            cpuUs: ((bare.cpuSeconds() - floorCpu) * 1e6) / Math.max(1, run['2xx']),
+          };
           await bare.stop();
         }
         const config = serviceConfig(backend, upstream.url, ferret?.url, id);
         const file = join(mkdtempSync(join(tmpdir(), 'bench-jobs-')), 'config.json');
         writeFileSync(file, JSON.stringify(config));
         const profiling = opts['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', opts['cpu-prof']] : [];
-        const service = await start((port) => [...profiling, join(opts.root, 'core/dist/src/cli.js'), opts.role, '--config', file], (port) => ({ PORT: String(port), OPCO_PROXY_MASTER_KEY: MASTER_KEY, BENCH_UPSTREAM_SECRET: 'x' }));
+        const service = await start(
+          (port) => [...profiling, join(opts.root, 'core/dist/src/cli.js'), opts.role, '--config', file],
+          (port) => ({ PORT: String(port), OPCO_PROXY_MASTER_KEY: MASTER_KEY, BENCH_UPSTREAM_SECRET: 'x' }),
+        );
         try {
-          const first = await fetch(`${service.url}/sandbox/dossiers`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-api-key': API_KEY } });
-          if (first.status !== 202) throw new Error(`the service did not accept a job: ${first.status} ${await first.text()}`);
+          const first = await fetch(`${service.url}/sandbox/dossiers`, {
+            method: 'POST',
+            body,
+            headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
+          });
+          if (first.status !== 202)
+            throw new Error(`the service did not accept a job: ${first.status} ${await first.text()}`);
           await first.arrayBuffer();
           // A read the upstream answers (its 404) proves the bench's key (P13): a key the upstream
           // never answered is held to the per-address limit of unproven keys, 2 requests a second.
-          await (await fetch(`${service.url}/sandbox/dossiers?numeroInterne=BENCH-PROOF`, { headers: { 'x-api-key': API_KEY } })).arrayBuffer();
+          await (
+            await fetch(`${service.url}/sandbox/dossiers?numeroInterne=BENCH-PROOF`, {
+              headers: { 'x-api-key': API_KEY },
+            })
+          ).arrayBuffer();
           // Jobs accepted before the measured load: the warm-up's, which the worker ends first.
           const drainMs = drainMsOf(backend);
           const before = 1 + (await load(service.url, warmS, warmAmountOf(backend)))['2xx'];
@@ -267,9 +343,18 @@ async function main() {
           const run = await load(service.url);
           const accepted = run['2xx'];
           const loadEnded = Date.now();
-          if (run.non2xx > 0 || run.errors > 0) console.log(`  ${backend} round ${round + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
+          if (run.non2xx > 0 || run.errors > 0)
+            console.log(`  ${backend} round ${round + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
           if (ACCEPT_ONLY) {
-            rows.push({ baseline: base['2xx'] / durationS, accepted: accepted / durationS, acceptP99: run.latency.p99, baseP99: base.latency.p99, baseCpuUs, cpuPerJobMs: ((service.cpuSeconds() - cpuBefore) * 1000) / Math.max(1, accepted), floor });
+            rows.push({
+              baseline: base['2xx'] / durationS,
+              accepted: accepted / durationS,
+              acceptP99: run.latency.p99,
+              baseP99: base.latency.p99,
+              baseCpuUs,
+              cpuPerJobMs: ((service.cpuSeconds() - cpuBefore) * 1000) / Math.max(1, accepted),
+              floor,
+            });
             continue;
           }
           // One read of the counter (a count of 0 is reached at once), with the drain's retries.
@@ -280,8 +365,12 @@ async function main() {
           // The drain's /metrics reads are in it, as in the jobs/s (one every POLL_MS).
           const cpuPerJobMs = ((service.cpuSeconds() - cpuBefore) * 1000) / Math.max(1, completed);
           rows.push({
-            baseline: base['2xx'] / durationS, accepted: accepted / durationS, acceptP99: run.latency.p99, baseP99: base.latency.p99,
-            completed: completed / ((at - started) / 1000), backlog: accepted - completed,
+            baseline: base['2xx'] / durationS,
+            accepted: accepted / durationS,
+            acceptP99: run.latency.p99,
+            baseP99: base.latency.p99,
+            completed: completed / ((at - started) / 1000),
+            backlog: accepted - completed,
             cpuPerJobMs,
             draining: at > loadEnded ? (completed - doneAtLoadEnd) / ((at - loadEnded) / 1000) : undefined,
           });
@@ -309,7 +398,8 @@ async function main() {
       }
     }
     report(results, counts, { rounds, durationS, connections, pinned });
-    if (opts['cpu-prof']) printProfiles(opts['cpu-prof'], 'top self time of the service (PROFILED: ratios not comparable)');
+    if (opts['cpu-prof'])
+      printProfiles(opts['cpu-prof'], 'top self time of the service (PROFILED: ratios not comparable)');
   } catch (err) {
     console.error(err);
     failures++;
@@ -321,19 +411,29 @@ async function main() {
 
 function serviceConfig(backend, upstreamUrl, mongoUrl, id) {
   return {
-    mode: 'development', host: '127.0.0.1', logLevel: 'warn', shutdownGraceMs: 2000,
+    mode: 'development',
+    host: '127.0.0.1',
+    logLevel: 'warn',
+    shutdownGraceMs: 2000,
     tenantRateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
     // One tenant's backlog is the load here: the api role alone keeps every job it accepts, past
     // the default bound of pending jobs per tenant (10,000, issue 38), which would answer 429.
     // (A service older than the bound has no such setting: its config would be refused.)
-    jobs: { ...(PENDING_BOUND_KNOWN && { tenantPending: { jobs: 10_000_000 } }), ...(opts.prefetch && { prefetch: Number(opts.prefetch) }) },
+    jobs: {
+      ...(PENDING_BOUND_KNOWN && { tenantPending: { jobs: 10_000_000 } }),
+      ...(opts.prefetch && { prefetch: Number(opts.prefetch) }),
+    },
     ...(backend === 'mongodb' && {
       store: { type: 'mongodb', url: mongoUrl, database: id },
       queue: { type: 'rabbitmq', url: RABBITMQ_URL, prefix: id },
     }),
     opcos: {
       sandbox: {
-        adapter: 'sandbox', baseUrl: upstreamUrl, tokenUrl: `${upstreamUrl}/oauth/token`, clientId: 'bench', clientSecretEnv: 'BENCH_UPSTREAM_SECRET',
+        adapter: 'sandbox',
+        baseUrl: upstreamUrl,
+        tokenUrl: `${upstreamUrl}/oauth/token`,
+        clientId: 'bench',
+        clientSecretEnv: 'BENCH_UPSTREAM_SECRET',
         // Not what limits completion: 1,000 a second (980 with the slots' call allowance) capped
         // the drain below the goal of 1,000 jobs/s.
         rateLimit: { limit: 5000, windowMs: 1000 },
@@ -372,7 +472,10 @@ async function waitCompleted(service, count, timeoutMs) {
 }
 
 function completedIn(metrics) {
-  return [...metrics.matchAll(/^opco_proxy_jobs_ended_total\{[^}]*status="completed"[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return [...metrics.matchAll(/^opco_proxy_jobs_ended_total\{[^}]*status="completed"[^}]*\} (\d+)/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
 }
 
 function report(results, counts, { rounds, durationS, connections, pinned }) {
@@ -380,7 +483,9 @@ function report(results, counts, { rounds, durationS, connections, pinned }) {
     const sorted = [...values].sort((a, b) => a - b);
     return `min ${sorted[0].toFixed(2)}  median ${sorted[Math.floor(sorted.length / 2)].toFixed(2)}  max ${sorted.at(-1).toFixed(2)}`;
   };
-  console.log(`jobs: ${rounds} interleaved round(s) of ${durationS} s at ${connections} connections, ${pinned ? `service and baselines on CPU 0, load, the upstream${opts['mongodb-url'] || !opts.backends.includes('mongodb') ? '' : ' and the bench\'s FerretDB'} on CPU 1 (PostgreSQL and RabbitMQ not pinned)` : 'not pinned'}; Node ${process.version}`);
+  console.log(
+    `jobs: ${rounds} interleaved round(s) of ${durationS} s at ${connections} connections, ${pinned ? `service and baselines on CPU 0, load, the upstream${opts['mongodb-url'] || !opts.backends.includes('mongodb') ? '' : " and the bench's FerretDB"} on CPU 1 (PostgreSQL and RabbitMQ not pinned)` : 'not pinned'}; Node ${process.version}`,
+  );
   for (const [backend, rows] of Object.entries(results)) {
     const name = backend === 'embedded' ? 'embedded (in-process store and queue)' : 'FerretDB-on-PostgreSQL + RabbitMQ';
     recordRatios(`${name}${ACCEPT_ONLY ? ', the api role alone' : ''}`, [
@@ -388,35 +493,64 @@ function report(results, counts, { rounds, durationS, connections, pinned }) {
       { name: 'accept p99 / baseline p99', values: rows.map((r) => r.acceptP99 / r.baseP99) },
       ...(ACCEPT_ONLY
         ? [{ name: 'CPU per accept / per insert', values: rows.map((r) => (r.cpuPerJobMs * 1000) / r.baseCpuUs) }]
-        : [{ name: 'completion / baseline', values: rows.map((r) => r.completed / r.baseline) }, { name: 'CPU per job (ms)', values: rows.map((r) => r.cpuPerJobMs) }]),
+        : [
+            { name: 'completion / baseline', values: rows.map((r) => r.completed / r.baseline) },
+            { name: 'CPU per job (ms)', values: rows.map((r) => r.cpuPerJobMs) },
+          ]),
     ]);
     console.log(`${name}:`);
-    console.log(`  acceptance / baseline          ${stats(rows.map((r) => r.accepted / r.baseline))}   (goal >= 0.5)${ACCEPT_ONLY ? ' the api role alone' : ''}`);
+    console.log(
+      `  acceptance / baseline          ${stats(rows.map((r) => r.accepted / r.baseline))}   (goal >= 0.5)${ACCEPT_ONLY ? ' the api role alone' : ''}`,
+    );
     if (ACCEPT_ONLY) {
-      console.log(`  CPU per accepted job / baseline's per insert  ${stats(rows.map((r) => (r.cpuPerJobMs * 1000) / r.baseCpuUs))}   (service ${stats(rows.map((r) => r.cpuPerJobMs * 1000))} µs)`);
+      console.log(
+        `  CPU per accepted job / baseline's per insert  ${stats(rows.map((r) => (r.cpuPerJobMs * 1000) / r.baseCpuUs))}   (service ${stats(rows.map((r) => r.cpuPerJobMs * 1000))} µs)`,
+      );
       const floors = rows.filter((r) => r.floor);
       if (floors.length > 0) {
-        console.log(`  the floor (the required work, bare) / baseline: acceptance ${stats(floors.map((r) => r.floor.rate / r.baseline))}, CPU ${stats(floors.map((r) => r.floor.cpuUs / r.baseCpuUs))}`);
-        console.log(`  the service / the floor:                        acceptance ${stats(floors.map((r) => r.accepted / r.floor.rate))}, CPU ${stats(floors.map((r) => (r.cpuPerJobMs * 1000) / r.floor.cpuUs))}`);
+        console.log(
+          `  the floor (the required work, bare) / baseline: acceptance ${stats(floors.map((r) => r.floor.rate / r.baseline))}, CPU ${stats(floors.map((r) => r.floor.cpuUs / r.baseCpuUs))}`,
+        );
+        console.log(
+          `  the service / the floor:                        acceptance ${stats(floors.map((r) => r.accepted / r.floor.rate))}, CPU ${stats(floors.map((r) => (r.cpuPerJobMs * 1000) / r.floor.cpuUs))}`,
+        );
       }
-      for (const [i, r] of rows.entries()) console.log(`  round ${i + 1}: baseline ${r.baseline.toFixed(0)}/s (p99 ${r.baseP99} ms), accepted ${r.accepted.toFixed(0)}/s (p99 ${r.acceptP99} ms)`);
+      for (const [i, r] of rows.entries())
+        console.log(
+          `  round ${i + 1}: baseline ${r.baseline.toFixed(0)}/s (p99 ${r.baseP99} ms), accepted ${r.accepted.toFixed(0)}/s (p99 ${r.acceptP99} ms)`,
+        );
       continue;
     }
-    console.log(`  completion / baseline          ${stats(rows.map((r) => r.completed / r.baseline))}${backend === 'mongodb' ? '   (goal >= 0.5)' : ''}`);
-    if (backend === 'embedded') console.log(`  completed jobs/s               ${stats(rows.map((r) => r.completed))}   (goal >= 1000)`);
-    console.log(`  service CPU per job, ms        ${stats(rows.map((r) => r.cpuPerJobMs))}   (acceptance and completion; 1,000 jobs/s on one core needs <= 1)`);
+    console.log(
+      `  completion / baseline          ${stats(rows.map((r) => r.completed / r.baseline))}${backend === 'mongodb' ? '   (goal >= 0.5)' : ''}`,
+    );
+    if (backend === 'embedded')
+      console.log(`  completed jobs/s               ${stats(rows.map((r) => r.completed))}   (goal >= 1000)`);
+    console.log(
+      `  service CPU per job, ms        ${stats(rows.map((r) => r.cpuPerJobMs))}   (acceptance and completion; 1,000 jobs/s on one core needs <= 1)`,
+    );
     const draining = rows.filter((r) => r.draining !== undefined);
-    if (draining.length > 0) console.log(`  jobs/s once the load stopped  ${stats(draining.map((r) => r.draining))}   (the worker alone, no submissions)`);
+    if (draining.length > 0)
+      console.log(
+        `  jobs/s once the load stopped  ${stats(draining.map((r) => r.draining))}   (the worker alone, no submissions)`,
+      );
     for (const [i, r] of rows.entries()) {
-      console.log(`  round ${i + 1}: baseline ${r.baseline.toFixed(0)}/s (p99 ${r.baseP99} ms), accepted ${r.accepted.toFixed(0)}/s (p99 ${r.acceptP99} ms), completed ${r.completed.toFixed(0)} jobs/s${r.backlog > 0 ? `, backlog left ${r.backlog}` : ''}`);
+      console.log(
+        `  round ${i + 1}: baseline ${r.baseline.toFixed(0)}/s (p99 ${r.baseP99} ms), accepted ${r.accepted.toFixed(0)}/s (p99 ${r.acceptP99} ms), completed ${r.completed.toFixed(0)} jobs/s${r.backlog > 0 ? `, backlog left ${r.backlog}` : ''}`,
+      );
     }
   }
   if (counts) {
     for (const [atomicity, perJob] of Object.entries(counts)) {
       const label = atomicity === 'server' ? 'as on MongoDB (atomicity: server)' : 'with the FerretDB lock workaround';
-      console.log(`per single-step job, ${label}: ${perJob.store} store commands, ${perJob.queue} queue operations (${perJob.published} publish, ${perJob.settled} ack)`);
-      console.log(`  ${Object.entries(perJob.commands).map(([name, n]) => `${name} ${n}`).join(', ')}`);
+      console.log(
+        `per single-step job, ${label}: ${perJob.store} store commands, ${perJob.queue} queue operations (${perJob.published} publish, ${perJob.settled} ack)`,
+      );
+      console.log(
+        `  ${Object.entries(perJob.commands)
+          .map(([name, n]) => `${name} ${n}`)
+          .join(', ')}`,
+      );
     }
   }
 }
-

@@ -37,12 +37,23 @@ import { QUICK, options, mib, printRatios, recordRatios, summary } from './lib/r
 import { recordUpstream, startFixedUpstream, startLibProcess, startOpcoProxy } from './lib/service.mjs';
 import { mongoAvailable, startFerretDb } from './lib/ferretdb.mjs';
 
-const args = options({ answers: { type: 'string' }, jobs: { type: 'string' }, files: { type: 'string' }, root: { type: 'string' }, snapshots: { type: 'string' }, probe: { type: 'string' }, 'jobs-backends': { type: 'string' }, 'mongodb-url': { type: 'string' } });
+const args = options({
+  answers: { type: 'string' },
+  jobs: { type: 'string' },
+  files: { type: 'string' },
+  root: { type: 'string' },
+  snapshots: { type: 'string' },
+  probe: { type: 'string' },
+  'jobs-backends': { type: 'string' },
+  'mongodb-url': { type: 'string' },
+});
 const snapshots = args.snapshots ? resolve(args.snapshots) : undefined;
 const answers = Number(args.answers ?? (QUICK ? 20_000 : 100_000));
 const jobs = Number(args.jobs ?? (QUICK ? 200 : 1000));
 const fileJobs = Number(args.files ?? 3);
-const jobsBackends = (args['jobs-backends'] ?? (mongoAvailable() || args['mongodb-url'] ? 'embedded,mongodb' : 'embedded')).split(',');
+const jobsBackends = (
+  args['jobs-backends'] ?? (mongoAvailable() || args['mongodb-url'] ? 'embedded,mongodb' : 'embedded')
+).split(',');
 const RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const cli = args.root ? join(resolve(args.root), 'core/dist/src/cli.js') : undefined;
 const FILE_BYTES = 10 * 1024 * 1024;
@@ -51,7 +62,12 @@ pinSelf();
 let errors = 0;
 
 async function send(pool, method, path, headers, body) {
-  const answer = await pool.request({ method, path, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const answer = await pool.request({
+    method,
+    path,
+    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await answer.body.text();
   if (answer.statusCode >= 300) {
     errors += 1;
@@ -72,14 +88,16 @@ async function waitForJob(pool, headers, statusUrl) {
 async function inTenths(count, inFlight, task, tick) {
   let next = 0;
   let done = 0;
-  await Promise.all(Array.from({ length: inFlight }, async () => {
-    while (next < count) {
-      const i = next++;
-      await task(i);
-      done += 1;
-      if (done % Math.ceil(count / 10) === 0) tick(done);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < count) {
+        const i = next++;
+        await task(i);
+        done += 1;
+        if (done % Math.ceil(count / 10) === 0) tick(done);
+      }
+    }),
+  );
 }
 
 // --- file job and 1,000 jobs against the sandbox ------------------------------------------------
@@ -88,17 +106,32 @@ const probeFile = args.probe ? resolve(args.probe) : undefined;
 if (snapshots && probeFile) throw new Error('--snapshots and --probe both use SIGUSR2: pick one');
 if (probeFile) writeFileSync(probeFile, '');
 let probing = Promise.resolve();
-const nodeArgs = snapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : probeFile ? ['--import', fileURLToPath(new URL('lib/memory-probe.mjs', import.meta.url))] : [];
+const nodeArgs = snapshots
+  ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`]
+  : probeFile
+    ? ['--import', fileURLToPath(new URL('lib/memory-probe.mjs', import.meta.url))]
+    : [];
 const idle = await idleRss();
-const service = await startOpcoProxy({ upstreamUrl: sandbox.url, config: { logLevel: 'warn' }, rateLimit: { limit: 1000, windowMs: 1000 }, cli, nodeArgs, env: probeFile ? { OPCO_MEMORY_PROBE: probeFile } : {} });
+const service = await startOpcoProxy({
+  upstreamUrl: sandbox.url,
+  config: { logLevel: 'warn' },
+  rateLimit: { limit: 1000, windowMs: 1000 },
+  cli,
+  nodeArgs,
+  env: probeFile ? { OPCO_MEMORY_PROBE: probeFile } : {},
+});
 if (cli) console.log(`measuring the build of ${cli}`);
 const pool = new Pool(service.url, { connections: 50 });
 const numero = sandbox.dataset.dossiers[0].numeroInterne;
 const fileJob = [];
 try {
-  const warm = await send(pool, 'POST', '/sandbox/factures', service.headers, { ...factureBody(numero), _files: { facture: Buffer.alloc(1024, 1).toString('base64') } });
+  const warm = await send(pool, 'POST', '/sandbox/factures', service.headers, {
+    ...factureBody(numero),
+    _files: { facture: Buffer.alloc(1024, 1).toString('base64') },
+  });
   const warmed = await waitForJob(pool, service.headers, warm.statusUrl);
-  if (warmed.status !== 'completed') throw new Error(`a small file job did not complete: ${JSON.stringify(warmed).slice(0, 500)}`);
+  if (warmed.status !== 'completed')
+    throw new Error(`a small file job did not complete: ${JSON.stringify(warmed).slice(0, 500)}`);
   const file = Buffer.alloc(FILE_BYTES);
   for (let i = 0; i < file.length; i += 4096) file[i] = i & 0xff;
   file.write('%PDF-1.4\n', 0);
@@ -115,7 +148,9 @@ try {
     await probe(`before file job ${n + 1}`);
     const before = service.rssBytes();
     let peak = before;
-    const sampler = setInterval(() => { peak = Math.max(peak, service.rssBytes()); }, 10);
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, service.rssBytes());
+    }, 10);
     const accepted = await send(pool, 'POST', '/sandbox/factures', service.headers, body);
     const atAcceptance = Math.max(peak, service.rssBytes());
     const job = await waitForJob(pool, service.headers, accepted.statusUrl);
@@ -138,7 +173,9 @@ try {
       { name: 'RSS before the first file job (MiB)', values: [fileJob[0].before / 1024 / 1024] },
       { name: 'file job: peak added / file size', values: fileJob.map((j) => (j.peak - j.before) / FILE_BYTES) },
     ]);
-    console.log(`10 MB file job (POST /sandbox/factures, _files.facture), ${fileJobs} in a row, RSS before ${fileJob.map((j) => mib(j.before)).join(' / ')}:`);
+    console.log(
+      `10 MB file job (POST /sandbox/factures, _files.facture), ${fileJobs} in a row, RSS before ${fileJob.map((j) => mib(j.before)).join(' / ')}:`,
+    );
     console.log(`  added while it runs (peak - before) / file size:   ${ratios('peak')}   (goal <= 3)`);
     console.log(`  of which up to the 202 (request side) / file size: ${ratios('atAcceptance')}`);
     console.log(`  still added 2 s after it ended / file size:        ${ratios('after')}   (goal: about 0)`);
@@ -171,9 +208,19 @@ process.exit(errors ? 1 : 0);
  */
 async function idleRss() {
   const body = join(mkdtempSync(join(tmpdir(), 'bench-idle-')), 'body.json');
-  writeFileSync(body, JSON.stringify({ items: Array.from({ length: 100 }, (_, i) => ({ i, etat: 'EN_COURS_INSTRUCTION', label: 'x'.repeat(80) })) }));
+  writeFileSync(
+    body,
+    JSON.stringify({
+      items: Array.from({ length: 100 }, (_, i) => ({ i, etat: 'EN_COURS_INSTRUCTION', label: 'x'.repeat(80) })),
+    }),
+  );
   const [proxy, koa] = await Promise.all([
-    startOpcoProxy({ upstreamUrl: sandbox.url, config: { logLevel: 'warn' }, cli, nodeArgs: process.env.IDLE_NODE_ARGS ? process.env.IDLE_NODE_ARGS.split(' ') : [] }),
+    startOpcoProxy({
+      upstreamUrl: sandbox.url,
+      config: { logLevel: 'warn' },
+      cli,
+      nodeArgs: process.env.IDLE_NODE_ARGS ? process.env.IDLE_NODE_ARGS.split(' ') : [],
+    }),
     startLibProcess('koa', 'koa-static.mjs', ['--body', body]),
   ]);
   try {
@@ -217,11 +264,15 @@ async function smallJobs(proc, jobPool) {
     await waitForJob(jobPool, proc.headers, accepted.statusUrl);
   };
   try {
-    if (!snapshots) await inTenths(jobs, 20, smallJob, (done) => { tenthDone(); void probe(`after ${done} small jobs`, proc); });
+    if (!snapshots)
+      await inTenths(jobs, 20, smallJob, (done) => {
+        tenthDone();
+        void probe(`after ${done} small jobs`, proc);
+      });
     for (let tenth = 1; snapshots && tenth <= 10; tenth++) {
       await inTenths(jobs / 10, 20, smallJob, () => {});
       tenthDone();
-      await heapSnapshot(proc, snapshots, `${tenth * jobs / 10} jobs`);
+      await heapSnapshot(proc, snapshots, `${(tenth * jobs) / 10} jobs`);
     }
   } finally {
     clearInterval(sampler);
@@ -237,7 +288,9 @@ function printJobRss(backend, rss) {
     const ratios = values.map((r) => r / rss.at[0]);
     const s = summary(ratios);
     console.log(`  ${label}: ${values.map(mib).join(', ')}`);
-    console.log(`    / RSS after the first tenth: min ${s.min.toFixed(2)}  max ${s.max.toFixed(2)}  last ${ratios[ratios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`);
+    console.log(
+      `    / RSS after the first tenth: min ${s.min.toFixed(2)}  max ${s.max.toFixed(2)}  last ${ratios[ratios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`,
+    );
   };
   console.log(`${jobs} jobs (POST /sandbox/dossiers, 20 in flight), ${backend}:`);
   line('RSS after each tenth', rss.at);
@@ -253,12 +306,22 @@ async function smallJobsOnMongo() {
   let mongoPool;
   try {
     mongoService = await startOpcoProxy({
-      upstreamUrl: sandbox.url, rateLimit: { limit: 1000, windowMs: 1000 }, cli, nodeArgs,
-      config: { logLevel: 'warn', store: { type: 'mongodb', url: ferret.url, database }, queue: { type: 'rabbitmq', url: RABBITMQ_URL, prefix: database } },
+      upstreamUrl: sandbox.url,
+      rateLimit: { limit: 1000, windowMs: 1000 },
+      cli,
+      nodeArgs,
+      config: {
+        logLevel: 'warn',
+        store: { type: 'mongodb', url: ferret.url, database },
+        queue: { type: 'rabbitmq', url: RABBITMQ_URL, prefix: database },
+      },
       env: probeFile ? { OPCO_MEMORY_PROBE: probeFile } : {},
     });
     mongoPool = new Pool(mongoService.url, { connections: 50 });
-    printJobRss('FerretDB-on-PostgreSQL + RabbitMQ (job records outside the process)', await smallJobs(mongoService, mongoPool));
+    printJobRss(
+      'FerretDB-on-PostgreSQL + RabbitMQ (job records outside the process)',
+      await smallJobs(mongoService, mongoPool),
+    );
   } finally {
     await mongoPool?.close();
     await mongoService?.stop();
@@ -299,21 +362,34 @@ async function cachedAnswers() {
   const recorded = await recordUpstream();
   const upstream = await startFixedUpstream(recorded);
   const cached = await startOpcoProxy({
-    upstreamUrl: upstream.url, cacheTtlS: 3600, rateLimit: { limit: 200, windowMs: 10 }, config: { logLevel: 'warn' }, cli,
+    upstreamUrl: upstream.url,
+    cacheTtlS: 3600,
+    rateLimit: { limit: 200, windowMs: 10 },
+    config: { logLevel: 'warn' },
+    cli,
     ...(probeFile && { nodeArgs, env: { OPCO_MEMORY_PROBE: probeFile } }),
   });
   const cachePool = new Pool(cached.url, { connections: 50 });
   try {
     const rss = [];
-    await inTenths(answers, 50, (i) => send(cachePool, 'GET', `/sandbox/dossiers/etats?numeroPage=${i + 1}`, cached.headers), (done) => {
-      rss.push(cached.rssBytes());
-      void probe(`after ${done} cached answers`, cached);
-    });
+    await inTenths(
+      answers,
+      50,
+      (i) => send(cachePool, 'GET', `/sandbox/dossiers/etats?numeroPage=${i + 1}`, cached.headers),
+      (done) => {
+        rss.push(cached.rssBytes());
+        void probe(`after ${done} cached answers`, cached);
+      },
+    );
     // The LRU fills within the first half (64 MiB of 12 KB answers): flat means flat after that.
     const ratios = rss.slice(4).map((r) => r / rss[4]);
     const s = summary(ratios);
-    console.log(`${answers} distinct cached answers (${recorded.bytes} bytes upstream each, default LRU bounds): RSS after each tenth ${rss.map(mib).join(', ')}`);
-    console.log(`  RSS over the second half / RSS at half-way: min ${s.min.toFixed(2)}  max ${s.max.toFixed(2)}  last ${ratios[ratios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`);
+    console.log(
+      `${answers} distinct cached answers (${recorded.bytes} bytes upstream each, default LRU bounds): RSS after each tenth ${rss.map(mib).join(', ')}`,
+    );
+    console.log(
+      `  RSS over the second half / RSS at half-way: min ${s.min.toFixed(2)}  max ${s.max.toFixed(2)}  last ${ratios[ratios.length - 1].toFixed(2)}   (goal within 0.90-1.10)`,
+    );
   } finally {
     await cachePool.close();
     await cached.stop();

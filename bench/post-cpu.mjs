@@ -24,7 +24,12 @@ const sandbox = await startSandbox();
 const body = JSON.stringify(factureBody(sandbox.dataset.dossiers[0].numeroInterne));
 
 async function measure(cli) {
-  const service = await startOpcoProxy({ upstreamUrl: sandbox.url, config: { logLevel: 'warn' }, rateLimit: { limit: 1000, windowMs: 1000 }, cli });
+  const service = await startOpcoProxy({
+    upstreamUrl: sandbox.url,
+    config: { logLevel: 'warn' },
+    rateLimit: { limit: 1000, windowMs: 1000 },
+    cli,
+  });
   const pool = new Pool(service.url, { connections: 8 });
   try {
     const headers = { ...service.headers, 'content-type': 'application/json', 'idempotency-key': 'bench-post-cpu' };
@@ -37,9 +42,12 @@ async function measure(cli) {
     for (let i = 0; i < 300; i++) await send(); // warm-up
     const before = service.cpuSeconds();
     let next = 0;
-    await Promise.all(Array.from({ length: 8 }, async () => {
-      while (next++ < requests) if ((await send()) !== 200) throw new Error('a request was not answered 200 duplicate');
-    }));
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next++ < requests)
+          if ((await send()) !== 200) throw new Error('a request was not answered 200 duplicate');
+      }),
+    );
     return ((service.cpuSeconds() - before) / requests) * 1e6;
   } finally {
     await pool.close();

@@ -9,21 +9,36 @@ import { parseArgs } from 'node:util';
 import { maxInWindow, startService, watchSync } from '@opco-proxy/e2e';
 
 // BENCH_QUICK=1 (npm run bench -- --quick): 2,000 dossiers instead of 10,000.
-const { values } = parseArgs({ options: { dossiers: { type: 'string', default: process.env.BENCH_QUICK === '1' ? '2000' : '10000' }, 'window-ms': { type: 'string', default: '2000' }, limit: { type: 'string', default: '60' } } });
+const { values } = parseArgs({
+  options: {
+    dossiers: { type: 'string', default: process.env.BENCH_QUICK === '1' ? '2000' : '10000' },
+    'window-ms': { type: 'string', default: '2000' },
+    limit: { type: 'string', default: '60' },
+  },
+});
 const dossiers = Number(values.dossiers);
 const windowMs = Number(values['window-ms']);
 const limit = Number(values.limit);
 const pageSize = 100;
 
 async function runSync(rateLimit) {
-  const service = await startService({ sandbox: { dossierCount: dossiers, pageSize }, opco: { rateLimit }, config: { jobs: { prefetch: 8 } } });
+  const service = await startService({
+    sandbox: { dossierCount: dossiers, pageSize },
+    opco: { rateLimit },
+    config: { jobs: { prefetch: 8 } },
+  });
   try {
     service.sandbox.resetStats();
     const started = Date.now();
     const accepted = await service.request('POST', '/sync/dossiers', { body: { opcoId: 'sandbox' } });
-    const { sync } = await watchSync(service, accepted.body.syncId, { timeoutMs: 30 * 60_000, until: (s) => s.status !== 'pending' && s.status !== 'processing' });
+    const { sync } = await watchSync(service, accepted.body.syncId, {
+      timeoutMs: 30 * 60_000,
+      until: (s) => s.status !== 'pending' && s.status !== 'processing',
+    });
     const wallMs = Date.now() - started;
-    const calls = service.sandbox.received.filter((r) => r.path === '/v2/dossiers/etats' || r.path === '/v1/dossiers/liste');
+    const calls = service.sandbox.received.filter(
+      (r) => r.path === '/v2/dossiers/etats' || r.path === '/v1/dossiers/liste',
+    );
     return { sync, wallMs, calls: calls.length, arrivals: calls.map((r) => r.at) };
   } finally {
     await service.close();
@@ -39,7 +54,9 @@ if (limited.sync.status !== 'completed' || limited.sync.fetched !== dossiers) {
 }
 const theoreticalMs = (limited.calls / limit) * windowMs;
 const worst = maxInWindow(limited.arrivals, windowMs);
-console.log(`sync of ${dossiers} dossiers, ${limited.calls} upstream calls (${Math.ceil(dossiers / pageSize)} etats pages + ${Math.ceil(dossiers / 50)} liste batches)`);
+console.log(
+  `sync of ${dossiers} dossiers, ${limited.calls} upstream calls (${Math.ceil(dossiers / pageSize)} etats pages + ${Math.ceil(dossiers / 50)} liste batches)`,
+);
 console.log(`limit ${limit} calls per ${windowMs} ms window (a minute compressed ${(60_000 / windowMs).toFixed(0)}x)`);
 console.log(`baseline, limit never reached: ${baseline.wallMs} ms`);
 console.log(`limited:                ${limited.wallMs} ms`);

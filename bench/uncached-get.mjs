@@ -26,7 +26,14 @@ import { recordUpstream, startFixedUpstream, startLibProcess, startOpcoProxy } f
 import { waitForHttp } from './lib/processes.mjs';
 import { printProfiles } from './lib/profile-summary.mjs';
 
-const args = options({ rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string', default: '50' }, rate: { type: 'string', default: '200' }, 'cpu-prof': { type: 'string' }, root: { type: 'string' } });
+const args = options({
+  rounds: { type: 'string' },
+  duration: { type: 'string' },
+  connections: { type: 'string', default: '50' },
+  rate: { type: 'string', default: '200' },
+  'cpu-prof': { type: 'string' },
+  root: { type: 'string' },
+});
 const rounds = Number(args.rounds ?? (QUICK ? 3 : 5));
 const durationS = Number(args.duration ?? (QUICK ? 2 : 5));
 const connections = Number(args.connections);
@@ -39,13 +46,26 @@ const recorded = await recordUpstream();
 const upstream = await startFixedUpstream(recorded);
 const nodeArgs = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
 // A budget the run never exhausts: 200 slots free again 10 ms after each call ends.
-const service = await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 0, rateLimit: { limit: 200, windowMs: 10 }, nodeArgs });
-const other = args.root ? await startOpcoProxy({ upstreamUrl: upstream.url, cacheTtlS: 0, rateLimit: { limit: 200, windowMs: 10 }, cli: join(resolve(args.root), 'core/dist/src/cli.js') }) : undefined;
+const service = await startOpcoProxy({
+  upstreamUrl: upstream.url,
+  cacheTtlS: 0,
+  rateLimit: { limit: 200, windowMs: 10 },
+  nodeArgs,
+});
+const other = args.root
+  ? await startOpcoProxy({
+      upstreamUrl: upstream.url,
+      cacheTtlS: 0,
+      rateLimit: { limit: 200, windowMs: 10 },
+      cli: join(resolve(args.root), 'core/dist/src/cli.js'),
+    })
+  : undefined;
 const stopping = [upstream, service, ...(other ? [other] : [])];
 let failed = false;
 try {
   const probe = await fetch(service.url + PATH, { headers: service.headers });
-  if (probe.status !== 200) throw new Error(`the service does not proxy: ${probe.status} ${(await probe.text()).slice(0, 300)}`);
+  if (probe.status !== 200)
+    throw new Error(`the service does not proxy: ${probe.status} ${(await probe.text()).slice(0, 300)}`);
   const proxies = { 'opco-proxy': { proc: service, path: PATH, headers: service.headers } };
   if (other) proxies['other (--root)'] = { proc: other, path: PATH, headers: other.headers };
   if (NGINX) {
@@ -60,7 +80,13 @@ try {
   proxies['undici proxy'] = { proc: undici, path: UPSTREAM_PATH };
   const baseline = NGINX ? 'nginx' : 'undici proxy';
 
-  const run = (d) => Object.fromEntries(Object.entries(proxies).map(([name, p]) => [name, () => measure(p.proc, { path: p.path, headers: p.headers, connections, durationS: d })]));
+  const run = (d) =>
+    Object.fromEntries(
+      Object.entries(proxies).map(([name, p]) => [
+        name,
+        () => measure(p.proc, { path: p.path, headers: p.headers, connections, durationS: d }),
+      ]),
+    );
   // Warm-up: a fresh process's first seconds cost it twice its steady CPU per read (JIT, the young
   // generation's growth: RESULTS.md, issue 40's third session), which 1 s did not cover.
   await interleave(1, run(3));
@@ -68,52 +94,160 @@ try {
 
   // Added latency at a fixed rate: each proxy's p50 minus the upstream's own, measured in turn.
   const direct = { proc: upstream, path: UPSTREAM_PATH };
-  const added = await interleave(QUICK ? 1 : 3, Object.fromEntries([['upstream', direct], ...Object.entries(proxies)].map(([name, p]) => [name, () => latencyAtRate({ url: p.proc.url + p.path, headers: p.headers, connections, rate, durationS: QUICK ? 2 : 4 })])));
+  const added = await interleave(
+    QUICK ? 1 : 3,
+    Object.fromEntries(
+      [['upstream', direct], ...Object.entries(proxies)].map(([name, p]) => [
+        name,
+        () =>
+          latencyAtRate({ url: p.proc.url + p.path, headers: p.headers, connections, rate, durationS: QUICK ? 2 : 4 }),
+      ]),
+    ),
+  );
   // Issue 40's goal: what the proxy adds for one client at a time (one connection, 50 reads a second, rarely two in flight).
-  const alone = await interleave(QUICK ? 1 : 3, Object.fromEntries([['upstream', direct], ...Object.entries(proxies)].map(([name, p]) => [name, () => latencyAtRate({ url: p.proc.url + p.path, headers: p.headers, connections: 1, rate: 50, durationS: QUICK ? 2 : 4 })])));
+  const alone = await interleave(
+    QUICK ? 1 : 3,
+    Object.fromEntries(
+      [['upstream', direct], ...Object.entries(proxies)].map(([name, p]) => [
+        name,
+        () =>
+          latencyAtRate({
+            url: p.proc.url + p.path,
+            headers: p.headers,
+            connections: 1,
+            rate: 50,
+            durationS: QUICK ? 2 : 4,
+          }),
+      ]),
+    ),
+  );
 
-  const clientRounds = JSON.parse(execFileSync(PINNED ? 'taskset' : process.execPath, [...(PINNED ? ['-c', SERVICE_CPU, process.execPath] : []), fileURLToPath(new URL('./lib/client-cost.mjs', import.meta.url)), '--upstream', upstream.url, '--calls', QUICK ? '2000' : '5000', '--rounds', QUICK ? '3' : '5'], { encoding: 'utf8' }));
+  const clientRounds = JSON.parse(
+    execFileSync(
+      PINNED ? 'taskset' : process.execPath,
+      [
+        ...(PINNED ? ['-c', SERVICE_CPU, process.execPath] : []),
+        fileURLToPath(new URL('./lib/client-cost.mjs', import.meta.url)),
+        '--upstream',
+        upstream.url,
+        '--calls',
+        QUICK ? '2000' : '5000',
+        '--rounds',
+        QUICK ? '3' : '5',
+      ],
+      { encoding: 'utf8' },
+    ),
+  );
 
-  const answerRounds = JSON.parse(execFileSync(PINNED ? 'taskset' : process.execPath, [...(PINNED ? ['-c', SERVICE_CPU, process.execPath] : []), fileURLToPath(new URL('./lib/answer-cost.mjs', import.meta.url)), '--answer', recorded.bodyFile, '--calls', QUICK ? '2000' : '5000'], { encoding: 'utf8' }));
+  const answerRounds = JSON.parse(
+    execFileSync(
+      PINNED ? 'taskset' : process.execPath,
+      [
+        ...(PINNED ? ['-c', SERVICE_CPU, process.execPath] : []),
+        fileURLToPath(new URL('./lib/answer-cost.mjs', import.meta.url)),
+        '--answer',
+        recorded.bodyFile,
+        '--calls',
+        QUICK ? '2000' : '5000',
+      ],
+      { encoding: 'utf8' },
+    ),
+  );
 
   failed = [results, added, alone].some((runs) => runs.some((r) => Object.values(r).some((m) => m.errors > 0)));
-  console.log(`uncached proxied GET (${recorded.bytes} bytes upstream), c=${connections}, ${durationS} s x ${rounds} interleaved rounds, load by ${GENERATOR}, ${pinning()}; baseline: ${NGINX ? 'nginx proxy_pass (1 worker, upstream keep-alive)' : 'a bare node:http + undici Pool proxy (nginx not installed)'}${nodeArgs.length ? ', SERVICE PROFILED (--cpu-prof): ratios are not comparable' : ''}`);
+  console.log(
+    `uncached proxied GET (${recorded.bytes} bytes upstream), c=${connections}, ${durationS} s x ${rounds} interleaved rounds, load by ${GENERATOR}, ${pinning()}; baseline: ${NGINX ? 'nginx proxy_pass (1 worker, upstream keep-alive)' : 'a bare node:http + undici Pool proxy (nginx not installed)'}${nodeArgs.length ? ', SERVICE PROFILED (--cpu-prof): ratios are not comparable' : ''}`,
+  );
   const rows = [
-    { name: `req/s vs ${baseline}`, values: results.map((r) => r['opco-proxy'].rps / r[baseline].rps), goal: '>= 0.35' },
-    { name: `CPU/req vs ${baseline}`, values: results.map((r) => r['opco-proxy'].cpuUsPerRequest / r[baseline].cpuUsPerRequest) },
+    {
+      name: `req/s vs ${baseline}`,
+      values: results.map((r) => r['opco-proxy'].rps / r[baseline].rps),
+      goal: '>= 0.35',
+    },
+    {
+      name: `CPU/req vs ${baseline}`,
+      values: results.map((r) => r['opco-proxy'].cpuUsPerRequest / r[baseline].cpuUsPerRequest),
+    },
   ];
-  if (NGINX) rows.push({ name: 'req/s vs undici proxy', values: results.map((r) => r['opco-proxy'].rps / r['undici proxy'].rps) }, { name: 'undici proxy vs nginx', values: results.map((r) => r['undici proxy'].rps / r.nginx.rps) });
+  if (NGINX)
+    rows.push(
+      { name: 'req/s vs undici proxy', values: results.map((r) => r['opco-proxy'].rps / r['undici proxy'].rps) },
+      { name: 'undici proxy vs nginx', values: results.map((r) => r['undici proxy'].rps / r.nginx.rps) },
+    );
   printRatios('ratio = opco-proxy / baseline, same run', rows);
   if (other) {
     printRatios(`ratio = this checkout / ${args.root}`, [
       { name: 'req/s', values: results.map((r) => r['opco-proxy'].rps / r['other (--root)'].rps) },
-      { name: 'CPU/req', values: results.map((r) => r['opco-proxy'].cpuUsPerRequest / r['other (--root)'].cpuUsPerRequest) },
+      {
+        name: 'CPU/req',
+        values: results.map((r) => r['opco-proxy'].cpuUsPerRequest / r['other (--root)'].cpuUsPerRequest),
+      },
     ]);
   }
-  console.log(`added p50 at ${rate} req/s offered over ${connections} connections (p50 through the proxy - p50 straight to the upstream), ms:`);
+  console.log(
+    `added p50 at ${rate} req/s offered over ${connections} connections (p50 through the proxy - p50 straight to the upstream), ms:`,
+  );
   for (const name of Object.keys(proxies)) {
     const s = summary(added.map((r) => r[name].p50Ms - r.upstream.p50Ms));
-    console.log(`  ${name.padEnd(13)} min ${s.min.toFixed(2)}  median ${s.median.toFixed(2)}  max ${s.max.toFixed(2)}${name === 'opco-proxy' ? '   (goal <= 2)' : ''}`);
+    console.log(
+      `  ${name.padEnd(13)} min ${s.min.toFixed(2)}  median ${s.median.toFixed(2)}  max ${s.max.toFixed(2)}${name === 'opco-proxy' ? '   (goal <= 2)' : ''}`,
+    );
   }
-  printRatios('added p50 at one client (one connection, 50 reads a second), ms:', Object.keys(proxies).map((name) => ({
-    name, values: alone.map((r) => r[name].p50Ms - r.upstream.p50Ms), ...(name === 'opco-proxy' && { goal: '<= 1' }),
-  })));
-  printRatios('upstream client, CPU per call (same upstream, 50 in flight, one process on the service core), ratio to undici Pool:', [
-    { name: 'got as called before', values: clientRounds.map((r) => r['got as called'] / r['undici pool']), goal: 'keep got if tuned <= 1.2' },
-    { name: 'got tuned', values: clientRounds.map((r) => r['got tuned'] / r['undici pool']) },
-    { name: 'undici request()', values: clientRounds.map((r) => r['undici request'] / r['undici pool']) },
-  ]);
+  printRatios(
+    'added p50 at one client (one connection, 50 reads a second), ms:',
+    Object.keys(proxies).map((name) => ({
+      name,
+      values: alone.map((r) => r[name].p50Ms - r.upstream.p50Ms),
+      ...(name === 'opco-proxy' && { goal: '<= 1' }),
+    })),
+  );
+  printRatios(
+    'upstream client, CPU per call (same upstream, 50 in flight, one process on the service core), ratio to undici Pool:',
+    [
+      {
+        name: 'got as called before',
+        values: clientRounds.map((r) => r['got as called'] / r['undici pool']),
+        goal: 'keep got if tuned <= 1.2',
+      },
+      { name: 'got tuned', values: clientRounds.map((r) => r['got tuned'] / r['undici pool']) },
+      { name: 'undici request()', values: clientRounds.map((r) => r['undici request'] / r['undici pool']) },
+    ],
+  );
   // One core does 1e6 µs of work a second: a proxy costing the undici proxy's CPU plus the answer's
   // cannot serve more than 1e6 / that, nor more than the load generator drives through nginx.
   const answerUs = answerRounds.total;
-  console.log(`the answer's own cost, CPU µs per answer (service's functions, one process on the service core): ${Object.entries(answerRounds).map(([n, us]) => `${n} ${us.toFixed(1)}`).join(', ')}`);
-  const rowsAbove = [{ name: `best reachable req/s vs ${baseline}`, values: results.map((r) => Math.min(1e6 / (r['undici proxy'].cpuUsPerRequest + answerUs), r[baseline].rps) / r[baseline].rps) }];
-  rowsAbove.push({ name: 'pipeline µs/req beyond it', values: results.map((r) => r['opco-proxy'].cpuUsPerRequest - r['undici proxy'].cpuUsPerRequest - answerUs), digits: 0 });
-  printRatios(`the floor: a proxy costing the undici proxy's CPU plus the answer's own (goal >= 0.35 is out of reach where this is below it)`, rowsAbove);
+  console.log(
+    `the answer's own cost, CPU µs per answer (service's functions, one process on the service core): ${Object.entries(
+      answerRounds,
+    )
+      .map(([n, us]) => `${n} ${us.toFixed(1)}`)
+      .join(', ')}`,
+  );
+  const rowsAbove = [
+    {
+      name: `best reachable req/s vs ${baseline}`,
+      values: results.map(
+        (r) => Math.min(1e6 / (r['undici proxy'].cpuUsPerRequest + answerUs), r[baseline].rps) / r[baseline].rps,
+      ),
+    },
+  ];
+  rowsAbove.push({
+    name: 'pipeline µs/req beyond it',
+    values: results.map((r) => r['opco-proxy'].cpuUsPerRequest - r['undici proxy'].cpuUsPerRequest - answerUs),
+    digits: 0,
+  });
+  printRatios(
+    `the floor: a proxy costing the undici proxy's CPU plus the answer's own (goal >= 0.35 is out of reach where this is below it)`,
+    rowsAbove,
+  );
   const last = results[results.length - 1];
   console.log('last round, absolute:');
   for (const [name, m] of Object.entries(last)) console.log(`  ${describe(name, m)}`);
-  console.log(`  client CPU per call: ${Object.entries(clientRounds[clientRounds.length - 1]).map(([n, us]) => `${n} ${us.toFixed(0)} µs`).join(', ')}`);
+  console.log(
+    `  client CPU per call: ${Object.entries(clientRounds[clientRounds.length - 1])
+      .map(([n, us]) => `${n} ${us.toFixed(0)} µs`)
+      .join(', ')}`,
+  );
   if (failed) console.log('ERRORS: some requests failed; exiting 1');
 } finally {
   for (const proc of stopping.reverse()) await proc.stop();

@@ -32,7 +32,12 @@ mkdirSync(dest, { recursive: true });
 const packs = mkdtempSync(join(tmpdir(), 'opco-image-packs-'));
 try {
   // One npm process packs them all (one each would take a second apiece).
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--workspaces', '--json', '--silent', '--pack-destination', packs], { cwd: root, encoding: 'utf8' }));
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', '--workspaces', '--json', '--silent', '--pack-destination', packs], {
+      cwd: root,
+      encoding: 'utf8',
+    }),
+  );
   for (const { name, path } of workspaces) {
     const { filename } = packed.find((entry) => entry.name === name);
     const target = join(dest, path);
@@ -40,12 +45,18 @@ try {
     execFileSync('tar', ['-xzf', join(packs, filename), '-C', target, '--strip-components=1']);
     const pkg = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8'));
     // A package whose `files` leave out its entry point would install and then fail at start-up.
-    if (pkg.main && !existsSync(join(target, pkg.main))) throw new Error(`${name}: ${pkg.main} is not in its package (check "files" in ${path}/package.json, and run npm run build first)`);
+    if (pkg.main && !existsSync(join(target, pkg.main)))
+      throw new Error(
+        `${name}: ${pkg.main} is not in its package (check "files" in ${path}/package.json, and run npm run build first)`,
+      );
   }
 } finally {
   rmSync(packs, { recursive: true, force: true });
 }
 // The workspaces the image holds; the lock file still names the test-only ones, which npm ci skips.
-writeFileSync(join(dest, 'package.json'), `${JSON.stringify({ ...manifest, workspaces: workspaces.map((pkg) => pkg.path) }, null, 2)}\n`);
+writeFileSync(
+  join(dest, 'package.json'),
+  `${JSON.stringify({ ...manifest, workspaces: workspaces.map((pkg) => pkg.path) }, null, 2)}\n`,
+);
 copyFileSync(join(root, 'package-lock.json'), join(dest, 'package-lock.json'));
 console.log(`image tree in ${dest}: ${workspaces.map((pkg) => pkg.path).join(', ')}`);

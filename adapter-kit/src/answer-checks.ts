@@ -27,7 +27,13 @@ export function checkAnswer(route: RouteKey, fixture: Fixture, outcome: CallOutc
   const after = `after the response transforms of ${route}`;
   if (!outcome.ok) {
     const { code, message } = outcome.error;
-    return [{ area: 'answers', where, message: `the pipeline refused this answer (${code}: ${message}); ${after} it must be an object with the fields the service schema requires` }];
+    return [
+      {
+        area: 'answers',
+        where,
+        message: `the pipeline refused this answer (${code}: ${message}); ${after} it must be an object with the fields the service schema requires`,
+      },
+    ];
   }
   const findings: Finding[] = [];
   const schema = answerSchemaOf(route);
@@ -35,24 +41,34 @@ export function checkAnswer(route: RouteKey, fixture: Fixture, outcome: CallOutc
     const result = validate(schema, outcome.body);
     if (!result.valid) {
       for (const error of result.errors) {
-        findings.push({ area: 'answers', where, message: `${after}, ${error} (service schema ${schema}): add or fix a response transform for that field` });
+        findings.push({
+          area: 'answers',
+          where,
+          message: `${after}, ${error} (service schema ${schema}): add or fix a response transform for that field`,
+        });
       }
     }
   } else if (outcome.body === null || typeof outcome.body !== 'object' || Array.isArray(outcome.body)) {
-    findings.push({ area: 'answers', where, message: `${after} the answer is not an object; a job's result is one (SPEC 2.5)` });
+    findings.push({
+      area: 'answers',
+      where,
+      message: `${after} the answer is not an object; a job's result is one (SPEC 2.5)`,
+    });
   }
   for (const [path, key, value] of fields(outcome.body)) {
     // The status route reports the upstream's own health words, which are no dossier state.
     const state = route !== 'GET /status' && Object.hasOwn(STATE_FIELDS, key) ? STATE_FIELDS[key] : undefined;
     if (state && typeof value === 'string' && !state.states.includes(value)) {
       findings.push({
-        area: 'answers', where,
+        area: 'answers',
+        where,
         message: `${after}, ${path} is "${value}", not a state of ${state.section} (${state.states.join(', ')}): map it in the response transforms (mapValues or correctStates)`,
       });
     }
     if (typeof value === 'string' && FRENCH_DATE.test(value)) {
       findings.push({
-        area: 'answers', where,
+        area: 'answers',
+        where,
         message: `${after}, ${path} is "${value}", a date written DD/MM/YYYY where the service writes YYYY-MM-DD (SPEC 2): add dateFormat(['${path.replace(/\.\d+(?=\.|$)/g, '.*')}']) to the response transforms`,
       });
     }
@@ -66,7 +82,10 @@ const FRENCH_DATE = /^\d{2}\/\d{2}\/\d{4}$/;
 function fields(value: unknown, path = ''): Array<[string, string, unknown]> {
   if (Array.isArray(value)) return value.flatMap((item, index) => fields(item, join(path, String(index))));
   if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([key, item]) => [[join(path, key), key, item] as [string, string, unknown], ...fields(item, join(path, key))]);
+  return Object.entries(value).flatMap(([key, item]) => [
+    [join(path, key), key, item] as [string, string, unknown],
+    ...fields(item, join(path, key)),
+  ]);
 }
 
 const join = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
@@ -76,7 +95,8 @@ function tableProblem(error: ServiceError): string | undefined {
   const known = ERROR_CODES[error.code];
   if (!known) return `code ${error.code} is not in the error table of SPEC 7`;
   if (error.code === 'UPSTREAM_ERROR') {
-    if (error.status < 400 || error.status > 599) return `UPSTREAM_ERROR with status ${error.status}, where SPEC 7 says the upstream's own error status`;
+    if (error.status < 400 || error.status > 599)
+      return `UPSTREAM_ERROR with status ${error.status}, where SPEC 7 says the upstream's own error status`;
   } else if (error.status !== known.status) {
     return `${error.code} with status ${error.status}, where SPEC 7 says ${known.status}`;
   }
@@ -88,18 +108,27 @@ export function checkError(route: RouteKey, fixture: Fixture, outcome: CallOutco
   const where = fixture.file;
   const expected = fixture.expect!;
   if (outcome.ok) {
-    return [{ area: 'errors', where, message: `the upstream's ${fixture.status} became a successful answer; the fixture expects ${expected.status} ${expected.code}` }];
+    return [
+      {
+        area: 'errors',
+        where,
+        message: `the upstream's ${fixture.status} became a successful answer; the fixture expects ${expected.status} ${expected.code}`,
+      },
+    ];
   }
   const { error } = outcome;
   const findings: Finding[] = [];
   const problem = tableProblem(error);
   if (problem) findings.push({ area: 'errors', where, message: problem });
   if (error.code !== expected.code || error.status !== expected.status) {
-    const hint = expected.code === 'UPSTREAM_ERROR' || ['TIMEOUT', 'NETWORK_ERROR', 'UPSTREAM_INVALID_RESPONSE'].includes(expected.code)
-      ? 'check the fixture\'s expect'
-      : `add an errors rule to the profile, e.g. {status: ${fixture.status}, body: /<words of this answer>/, routes: ['${route}'], code: '${expected.code}'}`;
+    const hint =
+      expected.code === 'UPSTREAM_ERROR' ||
+      ['TIMEOUT', 'NETWORK_ERROR', 'UPSTREAM_INVALID_RESPONSE'].includes(expected.code)
+        ? "check the fixture's expect"
+        : `add an errors rule to the profile, e.g. {status: ${fixture.status}, body: /<words of this answer>/, routes: ['${route}'], code: '${expected.code}'}`;
     findings.push({
-      area: 'errors', where,
+      area: 'errors',
+      where,
       message: `the upstream's ${fixture.status} becomes ${error.status} ${error.code} ("${error.message}"), the fixture expects ${expected.status} ${expected.code}: ${hint}`,
     });
   }
@@ -122,13 +151,18 @@ export function checkKeyRefusal(fixture: Fixture, outcome: CallOutcome, refusal:
   const where = fixture.file;
   const text = fixture.text.length > QUOTED_CHARS ? `${fixture.text.slice(0, QUOTED_CHARS)}...` : fixture.text;
   if (recognised) {
-    return [{
-      area: 'errors', where,
-      message: `keyRefusal ${String(refusal?.body)} takes this ${fixture.status} for an unknown CFA key, where the fixture's expect says keyRefused: false: the service would hold `
-        + `a key the upstream knows refused at once for a request it merely refused (P13); narrow keyRefusal.body to the upstream's words for an unknown key`,
-    }];
+    return [
+      {
+        area: 'errors',
+        where,
+        message:
+          `keyRefusal ${String(refusal?.body)} takes this ${fixture.status} for an unknown CFA key, where the fixture's expect says keyRefused: false: the service would hold ` +
+          `a key the upstream knows refused at once for a request it merely refused (P13); narrow keyRefusal.body to the upstream's words for an unknown key`,
+      },
+    ];
   }
-  const otherwise = 'or, if this answer refuses one request to a key the upstream knows, say so in the fixture: "expect": {"status": 403, "code": "HTTP_ERROR", "keyRefused": false}';
+  const otherwise =
+    'or, if this answer refuses one request to a key the upstream knows, say so in the fixture: "expect": {"status": 403, "code": "HTTP_ERROR", "keyRefused": false}';
   const taken = `the service takes this ${fixture.status} (${text}) for a refused request, not for an unknown CFA key`;
   let why: string;
   if (!refusal) {

@@ -13,7 +13,15 @@ import { type Profile, type ProfileDefinition, type RouteKey } from '@opco-proxy
 import { profileProblems, withProfileDefaults } from '@opco-proxy/core/application';
 import { checkAnswer, checkError, checkKeyRefusal } from './answer-checks.js';
 import { describeFinding, type Finding } from './findings.js';
-import { describesKeyRefusal, readFixtures, REQUEST_SCHEMA_FILE, routeDir, TOKEN_FIXTURE, type Fixture, type FixtureSet } from './fixtures.js';
+import {
+  describesKeyRefusal,
+  readFixtures,
+  REQUEST_SCHEMA_FILE,
+  routeDir,
+  TOKEN_FIXTURE,
+  type Fixture,
+  type FixtureSet,
+} from './fixtures.js';
 import { checkProfile } from './profile-checks.js';
 import { startReplay, type AuthInput, type Replay } from './replay.js';
 import { checkSentRequest, compileRequestSchema } from './request-checks.js';
@@ -45,25 +53,41 @@ export async function checkAdapter(options: ConformanceOptions): Promise<Conform
   // A profile the service would refuse at start is not run either: what the profile area says is the whole story.
   if (profileProblems(options.profile).length > 0) return refused(options.profile, findings);
   const profile = withProfileDefaults(options.profile);
-  const routes = (Object.keys(profile.routes ?? {}) as RouteKey[]).filter((route) => Object.hasOwn(SAMPLE_REQUESTS, route));
+  const routes = (Object.keys(profile.routes ?? {}) as RouteKey[]).filter((route) =>
+    Object.hasOwn(SAMPLE_REQUESTS, route),
+  );
   const samples = (route: RouteKey) => [...SAMPLE_REQUESTS[route], ...(options.requests?.[route] ?? [])];
   const counts = { answers: 0, errors: 0, requests: 0, paths: 0 };
   findings.push(...checkFixtureCoverage(routes, fixtures, profile));
 
   for (const route of routes) {
     const answers = successes(fixtures, route).flatMap((fixture) => parsed(fixture));
-    const requests = samples(route).map((sample) => (route.startsWith('GET ') ? sample.query ?? {} : withoutFiles(sample.body)));
-    counts.paths += [...(profile.routes[route]!.request ?? []), ...(profile.routes[route]!.response ?? [])].reduce((n, t) => n + (t.paths?.length ?? 0), 0);
-    findings.push(...checkTransformPaths(profile, route, {
-      requests, requestsFrom: 'the kit\'s sample requests', answers, answersFrom: `any recorded answer (${fixtures.routes.get(route)?.dir ?? `fixtures/${routeDir(route)}`})`,
-    }));
+    const requests = samples(route).map((sample) =>
+      route.startsWith('GET ') ? (sample.query ?? {}) : withoutFiles(sample.body),
+    );
+    counts.paths += [...(profile.routes[route]!.request ?? []), ...(profile.routes[route]!.response ?? [])].reduce(
+      (n, t) => n + (t.paths?.length ?? 0),
+      0,
+    );
+    findings.push(
+      ...checkTransformPaths(profile, route, {
+        requests,
+        requestsFrom: "the kit's sample requests",
+        answers,
+        answersFrom: `any recorded answer (${fixtures.routes.get(route)?.dir ?? `fixtures/${routeDir(route)}`})`,
+      }),
+    );
   }
 
   let replay: Replay | undefined;
   try {
     replay = await startReplay(profile, fixtures.token, options.auth);
   } catch (err) {
-    findings.push({ area: 'auth', where: 'auth', message: `the authentication cannot be set up: ${(err as Error).message}` });
+    findings.push({
+      area: 'auth',
+      where: 'auth',
+      message: `the authentication cannot be set up: ${(err as Error).message}`,
+    });
   }
   if (replay) {
     const upstream = replay;
@@ -78,10 +102,14 @@ export async function checkAdapter(options: ConformanceOptions): Promise<Conform
             const outcome = await replay.call(route, input(route, samples(route)[0]), fixture);
             if (fixture.status < 400) counts.answers++;
             else counts.errors++;
-            findings.push(...(fixture.status < 400 ? checkAnswer(route, fixture, outcome) : checkError(route, fixture, outcome)));
+            findings.push(
+              ...(fixture.status < 400 ? checkAnswer(route, fixture, outcome) : checkError(route, fixture, outcome)),
+            );
             findings.push(...checkKeyRefusal(fixture, outcome, profile.keyRefusal));
           }
-          findings.push(...(await checkRequests(route, samples(route), profile, fixtures, replay, () => counts.requests++)));
+          findings.push(
+            ...(await checkRequests(route, samples(route), profile, fixtures, replay, () => counts.requests++)),
+          );
         }
       }
     } finally {
@@ -91,7 +119,11 @@ export async function checkAdapter(options: ConformanceOptions): Promise<Conform
   // Every call needs the upstream's credentials: without them nothing below was checked.
   if (!replay) {
     for (const area of ['answers', 'errors', 'requests']) {
-      findings.push({ area, where: 'auth', message: 'not checked: every call needs the authentication to work first (see the auth findings)' });
+      findings.push({
+        area,
+        where: 'auth',
+        message: 'not checked: every call needs the authentication to work first (see the auth findings)',
+      });
     }
   }
   return {
@@ -110,9 +142,17 @@ export async function checkAdapter(options: ConformanceOptions): Promise<Conform
 
 function refused(profile: ProfileDefinition, findings: Finding[]): ConformanceReport {
   const notChecked = 'not checked: the service refuses this profile at start (see the profile findings)';
-  for (const area of AREAS.filter((area) => area !== 'profile' && area !== 'fixtures')) findings.push({ area, where: 'profile', message: notChecked });
+  for (const area of AREAS.filter((area) => area !== 'profile' && area !== 'fixtures'))
+    findings.push({ area, where: 'profile', message: notChecked });
   const checked = Object.fromEntries(AREAS.map((area) => [area, notChecked])) as ConformanceReport['checked'];
-  return { findings, checked: { ...checked, profile: `profile ${String(profile?.id)}: the keys the service needs, of their types`, fixtures: 'fixtures/: every file is usable' } };
+  return {
+    findings,
+    checked: {
+      ...checked,
+      profile: `profile ${String(profile?.id)}: the keys the service needs, of their types`,
+      fixtures: 'fixtures/: every file is usable',
+    },
+  };
 }
 
 function successes(fixtures: FixtureSet, route: RouteKey): Fixture[] {
@@ -133,10 +173,16 @@ function withoutFiles(body: Record<string, unknown> | undefined): unknown {
 }
 
 /** A sample as the pipeline gets it: the jobs plugin takes `_files` out of the body and decodes them. */
-function input(route: RouteKey, sample: SampleRequest): { query?: Record<string, string>; body?: unknown; files?: Record<string, Buffer> } {
+function input(
+  route: RouteKey,
+  sample: SampleRequest,
+): { query?: Record<string, string>; body?: unknown; files?: Record<string, Buffer> } {
   if (route.startsWith('GET ')) return { query: { ...sample.query } };
   const files = (sample.body?._files ?? {}) as Record<string, string>;
-  return { body: withoutFiles(sample.body), files: Object.fromEntries(Object.entries(files).map(([role, content]) => [role, Buffer.from(content, 'base64')])) };
+  return {
+    body: withoutFiles(sample.body),
+    files: Object.fromEntries(Object.entries(files).map(([role, content]) => [role, Buffer.from(content, 'base64')])),
+  };
 }
 
 function checkFixtureCoverage(routes: RouteKey[], fixtures: FixtureSet, profile: Profile): Finding[] {
@@ -144,25 +190,42 @@ function checkFixtureCoverage(routes: RouteKey[], fixtures: FixtureSet, profile:
   // A keyRefusal no recorded answer was tested against may never match what the upstream says.
   const recorded = routes.some((route) => fixtures.routes.get(route)?.answers.some(describesKeyRefusal));
   if (profile.keyRefusal?.body instanceof RegExp && !recorded) {
-    const route = routes.includes('GET /dossiers') ? 'GET /dossiers' : routes.find((r) => r !== 'GET /status') ?? routes[0];
+    const route = routes.includes('GET /dossiers')
+      ? 'GET /dossiers'
+      : (routes.find((r) => r !== 'GET /status') ?? routes[0]);
     const dir = route ? `fixtures/${routeDir(route)}` : 'fixtures';
     findings.push({
-      area: 'fixtures', where: dir,
-      message: `record the upstream's answer to an unknown CFA key, e.g. ${dir}/refused-key.json ({"status": ${profile.keyRefusal.status ?? 403}, "body": ..., `
-        + '"expect": {"status": 403, "code": "HTTP_ERROR"}}): the kit checks that keyRefusal recognises it',
+      area: 'fixtures',
+      where: dir,
+      message:
+        `record the upstream's answer to an unknown CFA key, e.g. ${dir}/refused-key.json ({"status": ${profile.keyRefusal.status ?? 403}, "body": ..., ` +
+        '"expect": {"status": 403, "code": "HTTP_ERROR"}}): the kit checks that keyRefusal recognises it',
     });
   }
   for (const route of routes) {
     const dir = `fixtures/${routeDir(route)}`;
     if (successes(fixtures, route).length === 0) {
-      findings.push({ area: 'fixtures', where: dir, message: `no recorded successful answer of ${route}: save one the upstream gave as ${dir}/<name>.json ({"status": 200, "body": ...})` });
+      findings.push({
+        area: 'fixtures',
+        where: dir,
+        message: `no recorded successful answer of ${route}: save one the upstream gave as ${dir}/<name>.json ({"status": 200, "body": ...})`,
+      });
     }
     if (route !== 'GET /status' && !fixtures.routes.get(route)?.requestSchema) {
-      findings.push({ area: 'fixtures', where: dir, message: `declare what the upstream accepts for ${route} in ${dir}/${REQUEST_SCHEMA_FILE} (JSON Schema of its ${route.startsWith('GET ') ? 'query' : 'body'})` });
+      findings.push({
+        area: 'fixtures',
+        where: dir,
+        message: `declare what the upstream accepts for ${route} in ${dir}/${REQUEST_SCHEMA_FILE} (JSON Schema of its ${route.startsWith('GET ') ? 'query' : 'body'})`,
+      });
     }
   }
   for (const [route, entry] of fixtures.routes) {
-    if (!routes.includes(route)) findings.push({ area: 'fixtures', where: entry.dir, message: `the profile has no ${route}: remove the folder, or add the route` });
+    if (!routes.includes(route))
+      findings.push({
+        area: 'fixtures',
+        where: entry.dir,
+        message: `the profile has no ${route}: remove the folder, or add the route`,
+      });
   }
   return findings;
 }
@@ -171,22 +234,36 @@ function checkFixtureCoverage(routes: RouteKey[], fixtures: FixtureSet, profile:
 async function checkAuth(profile: Profile, replay: Replay, token: Fixture | undefined): Promise<Finding | undefined> {
   const oauth = (profile.auth?.kind ?? 'oauth-client-credentials') === 'oauth-client-credentials';
   if (oauth && !token) {
-    return { area: 'auth', where: `fixtures/${TOKEN_FIXTURE}`, message: 'record the token endpoint\'s answer there ({"status": 200, "body": {...}}): the kit gets its token from it' };
+    return {
+      area: 'auth',
+      where: `fixtures/${TOKEN_FIXTURE}`,
+      message:
+        'record the token endpoint\'s answer there ({"status": 200, "body": {...}}): the kit gets its token from it',
+    };
   }
   try {
     const headers = await replay.authHeaders();
-    if (Object.keys(headers).length === 0) return { area: 'auth', where: 'auth', message: 'the authentication gives no header to send upstream' };
+    if (Object.keys(headers).length === 0)
+      return { area: 'auth', where: 'auth', message: 'the authentication gives no header to send upstream' };
     return undefined;
   } catch (err) {
-    const fields = token ? Object.keys((parsed(token)[0] ?? {})) : [];
+    const fields = token ? Object.keys(parsed(token)[0] ?? {}) : [];
     return {
-      area: 'auth', where: token?.file ?? 'auth',
+      area: 'auth',
+      where: token?.file ?? 'auth',
       message: `no token from the recorded answer (${(err as Error).message})${fields.length ? `; its fields are ${fields.join(', ')}: set tokenField and expiresInField of oauthClientCredentials to them` : ''}`,
     };
   }
 }
 
-async function checkRequests(route: RouteKey, samples: SampleRequest[], profile: Profile, fixtures: FixtureSet, replay: Replay, counted: () => void): Promise<Finding[]> {
+async function checkRequests(
+  route: RouteKey,
+  samples: SampleRequest[],
+  profile: Profile,
+  fixtures: FixtureSet,
+  replay: Replay,
+  counted: () => void,
+): Promise<Finding[]> {
   const schema = fixtures.routes.get(route)?.requestSchema;
   if (!schema) return [];
   const check = compileRequestSchema(schema.schema, schema.file);

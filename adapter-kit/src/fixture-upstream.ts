@@ -38,16 +38,24 @@ export async function startFixtureUpstream(token: Fixture | undefined): Promise<
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://upstream');
       const isToken = url.pathname === '/token';
-      const answer = isToken ? (token ?? { status: 404, headers: {}, text: '{"error":"no fixtures/auth/token.json"}' }) : (upstream.answer ?? NO_ANSWER);
+      const answer = isToken
+        ? (token ?? { status: 404, headers: {}, text: '{"error":"no fixtures/auth/token.json"}' })
+        : (upstream.answer ?? NO_ANSWER);
       const reply = () => {
-        res.writeHead(answer.status, { 'content-type': isJson(answer.text) ? 'application/json' : 'text/plain', ...answer.headers });
+        res.writeHead(answer.status, {
+          'content-type': isJson(answer.text) ? 'application/json' : 'text/plain',
+          ...answer.headers,
+        });
         res.end(answer.text);
       };
       if (isToken) return reply();
-      received(req, url, Buffer.concat(chunks)).then((request) => {
-        upstream.received.push(request);
-        reply();
-      }, () => reply());
+      received(req, url, Buffer.concat(chunks)).then(
+        (request) => {
+          upstream.received.push(request);
+          reply();
+        },
+        () => reply(),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -56,15 +64,21 @@ export async function startFixtureUpstream(token: Fixture | undefined): Promise<
   return Object.assign(upstream, {
     url,
     tokenUrl: `${url}/token`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   });
 }
 
 async function received(req: IncomingMessage, url: URL, body: Buffer): Promise<ReceivedRequest> {
-  const request: ReceivedRequest = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers };
+  const request: ReceivedRequest = {
+    method: req.method ?? 'GET',
+    path: url.pathname,
+    query: Object.fromEntries(url.searchParams),
+    headers: req.headers,
+  };
   const type = req.headers['content-type'] ?? '';
   if (type.startsWith('application/json') && body.length > 0) {
     try {
@@ -74,7 +88,11 @@ async function received(req: IncomingMessage, url: URL, body: Buffer): Promise<R
     }
   } else if (type.startsWith('multipart/form-data')) {
     // The platform's own multipart parser: what a server would read.
-    const form = await new Request('http://upstream/', { method: 'POST', headers: { 'content-type': type }, body }).formData();
+    const form = await new Request('http://upstream/', {
+      method: 'POST',
+      headers: { 'content-type': type },
+      body,
+    }).formData();
     request.parts = [];
     for (const [name, value] of form.entries()) {
       if (typeof value === 'string') request.parts.push({ name, text: value });

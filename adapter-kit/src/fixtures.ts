@@ -62,7 +62,10 @@ export const TOKEN_FIXTURE = join('auth', 'token.json');
 
 /** `GET /dossiers/etats` -> `get-dossiers-etats`. */
 export function routeDir(route: RouteKey): string {
-  return route.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return route
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 const ROUTE_BY_DIR = new Map(ROUTE_KEYS.map((route) => [routeDir(route), route]));
@@ -72,7 +75,12 @@ export function readFixtures(fixturesDir: string | URL, findings: Finding[]): Fi
   const root = typeof fixturesDir === 'string' ? fixturesDir : fileURLToPath(fixturesDir);
   const set: FixtureSet = { root, routes: new Map() };
   if (!existsSync(root) || !statSync(root).isDirectory()) {
-    findings.push({ area: 'fixtures', where: root, message: 'no fixtures folder: record the upstream\'s answers in fixtures/<route>/<name>.json (see docs/adapters.md)' });
+    findings.push({
+      area: 'fixtures',
+      where: root,
+      message:
+        "no fixtures folder: record the upstream's answers in fixtures/<route>/<name>.json (see docs/adapters.md)",
+    });
     return set;
   }
   const shown = (path: string) => join('fixtures', relative(root, path));
@@ -80,12 +88,17 @@ export function readFixtures(fixturesDir: string | URL, findings: Finding[]): Fi
     const dir = join(root, name);
     if (!statSync(dir).isDirectory()) continue;
     if (name === 'auth') {
-      if (existsSync(join(root, TOKEN_FIXTURE))) set.token = readFixture(join(root, TOKEN_FIXTURE), shown(join(root, TOKEN_FIXTURE)), findings);
+      if (existsSync(join(root, TOKEN_FIXTURE)))
+        set.token = readFixture(join(root, TOKEN_FIXTURE), shown(join(root, TOKEN_FIXTURE)), findings);
       continue;
     }
     const route = ROUTE_BY_DIR.get(name);
     if (!route) {
-      findings.push({ area: 'fixtures', where: shown(dir), message: `"${name}" names no route; folders are named after routes: ${[...ROUTE_BY_DIR.keys()].join(', ')}` });
+      findings.push({
+        area: 'fixtures',
+        where: shown(dir),
+        message: `"${name}" names no route; folders are named after routes: ${[...ROUTE_BY_DIR.keys()].join(', ')}`,
+      });
       continue;
     }
     const entry: RouteFixtures = { route, dir: shown(dir), answers: [] };
@@ -93,7 +106,8 @@ export function readFixtures(fixturesDir: string | URL, findings: Finding[]): Fi
       const path = join(dir, file);
       if (file === REQUEST_SCHEMA_FILE) {
         const schema = readJson(path, shown(path), findings);
-        if (schema && typeof schema === 'object' && !Array.isArray(schema)) entry.requestSchema = { file: shown(path), schema: schema as Record<string, unknown> };
+        if (schema && typeof schema === 'object' && !Array.isArray(schema))
+          entry.requestSchema = { file: shown(path), schema: schema as Record<string, unknown> };
         continue;
       }
       if (!file.endsWith('.json')) continue;
@@ -121,21 +135,32 @@ function readFixture(path: string, shown: string, findings: Finding[]): Fixture 
     findings.push({ area: 'fixtures', where: shown, message });
     return undefined;
   };
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return bad('a fixture is an object {status, body, ...}');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return bad('a fixture is an object {status, body, ...}');
   const status = raw.status;
-  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) return bad('"status" must be the HTTP status the upstream answered (100-599)');
-  if (!('body' in raw) && typeof raw.text !== 'string') return bad('give the answer as "body" (JSON) or "text" (anything else)');
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599)
+    return bad('"status" must be the HTTP status the upstream answered (100-599)');
+  if (!('body' in raw) && typeof raw.text !== 'string')
+    return bad('give the answer as "body" (JSON) or "text" (anything else)');
   const headers = raw.headers ?? {};
-  if (typeof headers !== 'object' || headers === null || Object.values(headers).some((v) => typeof v !== 'string')) return bad('"headers" maps header names to strings');
+  if (typeof headers !== 'object' || headers === null || Object.values(headers).some((v) => typeof v !== 'string'))
+    return bad('"headers" maps header names to strings');
   const expect = raw.expect as Fixture['expect'] | undefined;
-  if (expect !== undefined && (typeof expect?.status !== 'number' || typeof expect?.code !== 'string')) return bad('"expect" is {status, code}: what the service answers its client (SPEC 7)');
+  if (expect !== undefined && (typeof expect?.status !== 'number' || typeof expect?.code !== 'string'))
+    return bad('"expect" is {status, code}: what the service answers its client (SPEC 7)');
   if (expect?.keyRefused !== undefined) {
-    if (typeof expect.keyRefused !== 'boolean') return bad('"expect.keyRefused" is true or false: whether the answer says the CFA\'s key is unknown');
+    if (typeof expect.keyRefused !== 'boolean')
+      return bad('"expect.keyRefused" is true or false: whether the answer says the CFA\'s key is unknown');
     if (expect.keyRefused && (expect.code !== 'HTTP_ERROR' || expect.status !== 403 || status === 401)) {
-      return bad('an unknown CFA key is answered 403 HTTP_ERROR (D8), and never told by a 401 (the service\'s own credentials, D10): fix "expect" or remove "keyRefused"');
+      return bad(
+        'an unknown CFA key is answered 403 HTTP_ERROR (D8), and never told by a 401 (the service\'s own credentials, D10): fix "expect" or remove "keyRefused"',
+      );
     }
   }
-  if (status >= 400 && !expect) return bad(`an error answer needs "expect": {status, code}, what the service must answer its client for it (SPEC 7), e.g. {"status": ${status === 404 ? 404 : status}, "code": "${status === 404 ? 'NOT_FOUND' : 'UPSTREAM_ERROR'}"}`);
+  if (status >= 400 && !expect)
+    return bad(
+      `an error answer needs "expect": {status, code}, what the service must answer its client for it (SPEC 7), e.g. {"status": ${status === 404 ? 404 : status}, "code": "${status === 404 ? 'NOT_FOUND' : 'UPSTREAM_ERROR'}"}`,
+    );
   return {
     file: shown,
     description: typeof raw.description === 'string' ? raw.description : undefined,

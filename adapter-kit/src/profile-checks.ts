@@ -25,7 +25,8 @@ export function checkProfile(definition: ProfileDefinition): Finding[] {
   const refused = profileProblems(definition);
   const findings: Finding[] = refused.map(({ key, problem }) => ({ area: 'profile', where: key, message: problem }));
   if (refused.some((p) => p.key === 'profile' || p.key === 'formatVersion')) return findings;
-  const said = (where: string) => refused.some(({ key }) => where === key || where.startsWith(`${key}.`) || where.startsWith(`${key}[`));
+  const said = (where: string) =>
+    refused.some(({ key }) => where === key || where.startsWith(`${key}.`) || where.startsWith(`${key}[`));
   for (const finding of saneValues(withProfileDefaults(definition))) if (!said(finding.where)) findings.push(finding);
   return findings;
 }
@@ -34,18 +35,35 @@ export function checkProfile(definition: ProfileDefinition): Finding[] {
 function saneValues(profile: Profile): Finding[] {
   const findings: Finding[] = [];
   const at = (where: string, message: string) => findings.push({ area: 'profile', where, message });
-  if (typeof profile.id !== 'string' || !/^[a-z0-9][a-z0-9-]*$/.test(profile.id)) at('id', 'a lower-case name such as "opco-acme"');
-  if (!Array.isArray(profile.versions) || profile.versions.length === 0 || profile.versions.some((v) => typeof v !== 'string' || v === '')) {
+  if (typeof profile.id !== 'string' || !/^[a-z0-9][a-z0-9-]*$/.test(profile.id))
+    at('id', 'a lower-case name such as "opco-acme"');
+  if (
+    !Array.isArray(profile.versions) ||
+    profile.versions.length === 0 ||
+    profile.versions.some((v) => typeof v !== 'string' || v === '')
+  ) {
     at('versions', 'list the upstream API versions the profile calls (GET /{opcoId}/status reports them), e.g. ["v1"]');
   }
   const { limit, windowMs } = profile.rateLimit ?? {};
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) at('rateLimit.limit', `${limit}: a whole number of calls per window, 1 to 100000 (what the upstream allows your credentials)`);
-  if (!Number.isInteger(windowMs) || windowMs < 1000 || windowMs > 86_400_000) at('rateLimit.windowMs', `${windowMs}: the window in milliseconds, 1000 (a second) to 86400000 (a day)`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100_000)
+    at(
+      'rateLimit.limit',
+      `${limit}: a whole number of calls per window, 1 to 100000 (what the upstream allows your credentials)`,
+    );
+  if (!Number.isInteger(windowMs) || windowMs < 1000 || windowMs > 86_400_000)
+    at('rateLimit.windowMs', `${windowMs}: the window in milliseconds, 1000 (a second) to 86400000 (a day)`);
   const batch = profile.sync?.batchSize;
-  if (!Number.isInteger(batch) || batch < 1 || batch > MAX_BATCH) at('sync.batchSize', `${batch}: dossiers per liste call, 1 to ${MAX_BATCH} (SPEC 8), no more than the upstream's liste takes`);
+  if (!Number.isInteger(batch) || batch < 1 || batch > MAX_BATCH)
+    at(
+      'sync.batchSize',
+      `${batch}: dossiers per liste call, 1 to ${MAX_BATCH} (SPEC 8), no more than the upstream's liste takes`,
+    );
   const polling = profile.polling?.intervalMs;
   if (!Number.isInteger(polling) || polling < MIN_POLLING_MS || polling > MAX_POLLING_MS) {
-    at('polling.intervalMs', `${polling}: between ${MIN_POLLING_MS} (a minute) and ${MAX_POLLING_MS} (a day); the first profile polls every 300000`);
+    at(
+      'polling.intervalMs',
+      `${polling}: between ${MIN_POLLING_MS} (a minute) and ${MAX_POLLING_MS} (a day); the first profile polls every 300000`,
+    );
   }
   for (const [key, route] of Object.entries(profile.routes ?? {})) {
     if (typeof route !== 'object' || route === null) continue;
@@ -53,13 +71,18 @@ function saneValues(profile: Profile): Finding[] {
     const post = key.startsWith('POST ');
     if (route.cacheTtlS !== undefined) {
       if (post) at(`${where}.cacheTtlS`, 'a POST is never cached (SPEC 1.1 step 3): remove it');
-      else if (!Number.isInteger(route.cacheTtlS) || route.cacheTtlS < 0 || route.cacheTtlS > MAX_CACHE_S) at(`${where}.cacheTtlS`, `${route.cacheTtlS}: whole seconds, 0 to ${MAX_CACHE_S}`);
+      else if (!Number.isInteger(route.cacheTtlS) || route.cacheTtlS < 0 || route.cacheTtlS > MAX_CACHE_S)
+        at(`${where}.cacheTtlS`, `${route.cacheTtlS}: whole seconds, 0 to ${MAX_CACHE_S}`);
     }
     // SPEC 1.1 step 6: JSON for GET and POST dossier, multipart for the uploads.
     if (key === 'POST /dossiers' || !post) {
-      if (route.multipart !== undefined) at(`${where}.multipart`, `${key} is sent as JSON (SPEC 1.1 step 6): remove it`);
+      if (route.multipart !== undefined)
+        at(`${where}.multipart`, `${key} is sent as JSON (SPEC 1.1 step 6): remove it`);
     } else if (typeof route.multipart !== 'string' || route.multipart === '') {
-      at(`${where}.multipart`, `${key} is sent as multipart/form-data (SPEC 1.1 step 6): name the part that carries the JSON metadata`);
+      at(
+        `${where}.multipart`,
+        `${key} is sent as multipart/form-data (SPEC 1.1 step 6): name the part that carries the JSON metadata`,
+      );
     }
   }
   checkErrorRules(profile, at);
@@ -73,10 +96,12 @@ function checkErrorRules(profile: Profile, at: (where: string, message: string) 
   (Array.isArray(profile.errors) ? profile.errors : []).forEach((rule, index) => {
     if (typeof rule !== 'object' || rule === null) return;
     const where = `errors[${index}]`;
-    if (!Number.isInteger(rule.status) || rule.status < 400 || rule.status > 599) at(`${where}.status`, `${rule.status}: the upstream's error status, 400 to 599`);
+    if (!Number.isInteger(rule.status) || rule.status < 400 || rule.status > 599)
+      at(`${where}.status`, `${rule.status}: the upstream's error status, 400 to 599`);
     if (!RULE_CODES.includes(rule.code)) at(`${where}.code`, `${rule.code}: one of ${RULE_CODES.join(', ')} (SPEC 7)`);
     for (const route of Array.isArray(rule.routes) ? rule.routes : []) {
-      if (!profile.routes?.[route]) at(`${where}.routes`, `"${route}" is not a route of this profile, so the rule can never apply`);
+      if (!profile.routes?.[route])
+        at(`${where}.routes`, `"${route}" is not a route of this profile, so the rule can never apply`);
     }
   });
 }
@@ -93,8 +118,11 @@ export function statelessTest(body: RegExp, text: string): boolean {
 function checkKeyRefusal(profile: Profile, at: (where: string, message: string) => void): void {
   const refusal = profile.keyRefusal;
   if (refusal === undefined) {
-    at('keyRefusal', 'declare how the upstream says a CFA key is unknown, e.g. keyRefusal: {status: 403, body: /clé API refusée/}: without it, a key the upstream '
-      + 'accepted is held refused only after 3 refused requests in a row, and each costs the CFA a refused request (P13)');
+    at(
+      'keyRefusal',
+      'declare how the upstream says a CFA key is unknown, e.g. keyRefusal: {status: 403, body: /clé API refusée/}: without it, a key the upstream ' +
+        'accepted is held refused only after 3 refused requests in a row, and each costs the CFA a refused request (P13)',
+    );
     return;
   }
   // Of the wrong type: core said it (profileProblems), under keyRefusal or keyRefusal.body.
@@ -102,14 +130,23 @@ function checkKeyRefusal(profile: Profile, at: (where: string, message: string) 
   const status = refusal.status ?? 403;
   const shown = String(refusal.body);
   if (/[gy]/.test(refusal.body.flags)) {
-    at('keyRefusal.body', `${shown}: the g and y flags make test() start where the last match ended (lastIndex), so the same refusal would be recognised on one answer and missed on the next: remove them`);
+    at(
+      'keyRefusal.body',
+      `${shown}: the g and y flags make test() start where the last match ended (lastIndex), so the same refusal would be recognised on one answer and missed on the next: remove them`,
+    );
   } else if (statelessTest(refusal.body, '')) {
-    at('keyRefusal.body', `${shown} matches an empty answer, so every ${status} would be taken for an unknown key and hold the CFA's key refused: match the upstream's words for an unknown key, e.g. /clé API refusée/`);
+    at(
+      'keyRefusal.body',
+      `${shown} matches an empty answer, so every ${status} would be taken for an unknown key and hold the CFA's key refused: match the upstream's words for an unknown key, e.g. /clé API refusée/`,
+    );
   }
   (Array.isArray(profile.errors) ? profile.errors : []).forEach((rule, index) => {
     if (typeof rule !== 'object' || rule === null || rule.status !== status || rule.body !== undefined) return;
     const routes = Array.isArray(rule.routes) ? rule.routes.join(', ') : 'every route';
-    at(`errors[${index}]`, `takes every ${status} answer of ${routes} before keyRefusal is tried (the error rules come first), so no key refusal is recognised there: give the rule a body`);
+    at(
+      `errors[${index}]`,
+      `takes every ${status} answer of ${routes} before keyRefusal is tried (the error rules come first), so no key refusal is recognised there: give the rule a body`,
+    );
   });
 }
 
@@ -117,9 +154,15 @@ function checkKeyRefusal(profile: Profile, at: (where: string, message: string) 
 function checkAuthKeys(profile: Profile, at: (where: string, message: string) => void): void {
   const auth = profile.auth;
   if (!Array.isArray(auth?.configKeys)) return;
-  const config = loadSchema('kernel-config') as { properties: { opcos: { additionalProperties: { properties: Record<string, unknown> } } } };
+  const config = loadSchema('kernel-config') as {
+    properties: { opcos: { additionalProperties: { properties: Record<string, unknown> } } };
+  };
   const accepted = Object.keys(config.properties.opcos.additionalProperties.properties);
   for (const key of auth.configKeys as readonly string[]) {
-    if (!accepted.includes(key)) at('auth', `the ${auth.kind} strategy reads opcos.<id>.${key}, which the config file does not accept (${accepted.join(', ')}); read custom settings from opcos.<id>.auth`);
+    if (!accepted.includes(key))
+      at(
+        'auth',
+        `the ${auth.kind} strategy reads opcos.<id>.${key}, which the config file does not accept (${accepted.join(', ')}); read custom settings from opcos.<id>.auth`,
+      );
   }
 }

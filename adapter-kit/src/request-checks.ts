@@ -15,10 +15,14 @@ import type { SampleRequest } from './request-corpus.js';
 const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true });
 ajvFormats.default(ajv);
 
-export function compileRequestSchema(schema: Record<string, unknown>, file: string): ((value: unknown) => string[]) | Finding {
+export function compileRequestSchema(
+  schema: Record<string, unknown>,
+  file: string,
+): ((value: unknown) => string[]) | Finding {
   try {
     const check = ajv.compile(schema);
-    return (value) => (check(value) ? [] : [...new Set((check.errors ?? []).flatMap((error) => describe(error) ?? []))]);
+    return (value) =>
+      check(value) ? [] : [...new Set((check.errors ?? []).flatMap((error) => describe(error) ?? []))];
   } catch (err) {
     return { area: 'requests', where: file, message: `not a usable JSON Schema: ${(err as Error).message}` };
   }
@@ -44,7 +48,8 @@ function describe(error: ErrorObject): string | undefined {
 /** What the upstream received for a sample request, as the schema is written for it. */
 export function sentValue(routeProfile: RouteProfile, request: ReceivedRequest): { value?: unknown; problem?: string } {
   if (request.method === 'GET') return { value: request.query };
-  if (!routeProfile.multipart) return request.json === undefined ? { problem: 'no JSON body reached the upstream' } : { value: request.json };
+  if (!routeProfile.multipart)
+    return request.json === undefined ? { problem: 'no JSON body reached the upstream' } : { value: request.json };
   const part = request.parts?.find((p) => p.name === routeProfile.multipart);
   if (!part) return { problem: `no multipart part "${routeProfile.multipart}" reached the upstream` };
   try {
@@ -55,19 +60,25 @@ export function sentValue(routeProfile: RouteProfile, request: ReceivedRequest):
 }
 
 export function checkSentRequest(
-  route: RouteKey, sample: SampleRequest, routeProfile: RouteProfile, request: ReceivedRequest | undefined,
-  check: (value: unknown) => string[], schemaFile: string,
+  route: RouteKey,
+  sample: SampleRequest,
+  routeProfile: RouteProfile,
+  request: ReceivedRequest | undefined,
+  check: (value: unknown) => string[],
+  schemaFile: string,
 ): Finding[] {
   const where = `${route} (sample request "${sample.name}")`;
   if (!request) return [{ area: 'requests', where, message: 'nothing reached the upstream' }];
   const expectedPath = new URL(routeProfile.upstream, 'http://upstream').pathname;
   const findings: Finding[] = [];
-  if (request.path !== expectedPath) findings.push({ area: 'requests', where, message: `sent to ${request.path}, not ${expectedPath}` });
+  if (request.path !== expectedPath)
+    findings.push({ area: 'requests', where, message: `sent to ${request.path}, not ${expectedPath}` });
   const { value, problem } = sentValue(routeProfile, request);
   if (problem) return [...findings, { area: 'requests', where, message: problem }];
   for (const error of check(value)) {
     findings.push({
-      area: 'requests', where,
+      area: 'requests',
+      where,
       message: `the upstream request ${route.startsWith('GET ') ? 'query' : 'body'} does not satisfy ${schemaFile}, ${error}: add or fix a request transform (or the schema, if the upstream accepts it)`,
     });
   }

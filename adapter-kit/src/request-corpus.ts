@@ -31,8 +31,21 @@ const minimalDossier = {
 const fullDossier = {
   cerfa: {
     numeroExterne: 'CFA-2025-0042',
-    employeur: { siret: '12345678901234', denomination: '  Boulangerie du Port ', nom: ' martin', telephone: null, adresse: { codePostal: '44000', commune: 'Nantes' } },
-    apprenti: { nom: ' dupont ', prenom: 'Élodie ', nomUsage: null, sexe: 'F', dateNaissance: '2006-04-02', nir: '2060444109123' },
+    employeur: {
+      siret: '12345678901234',
+      denomination: '  Boulangerie du Port ',
+      nom: ' martin',
+      telephone: null,
+      adresse: { codePostal: '44000', commune: 'Nantes' },
+    },
+    apprenti: {
+      nom: ' dupont ',
+      prenom: 'Élodie ',
+      nomUsage: null,
+      sexe: 'F',
+      dateNaissance: '2006-04-02',
+      nir: '2060444109123',
+    },
     maitre1: { nom: 'Durand', prenom: 'Paul', dateNaissance: '1980-05-17T00:00:00.000Z' },
     maitre2: { nom: 'Petit', prenom: 'Anne', dateNaissance: '1975-11-30' },
     contrat: {
@@ -47,7 +60,13 @@ const fullDossier = {
       dureeTravailHebdoMinutes: 0,
       salaireEmbauche: 1100.5,
     },
-    formation: { rncp: 'RNCP35316', intituleQualification: 'CAP Boulanger', dateDebutFormation: '2025-09-01', dateFinFormation: '2027-06-30', dureeFormation: 800 },
+    formation: {
+      rncp: 'RNCP35316',
+      intituleQualification: 'CAP Boulanger',
+      dateDebutFormation: '2025-09-01',
+      dateFinFormation: '2027-06-30',
+      dureeFormation: 800,
+    },
     organismeFormation: { siret: '98765432109876', uaiCfa: '0441234A' },
   },
   _files: { cerfa: file },
@@ -61,7 +80,14 @@ const facture = {
   siretEmetteur: '98765432109876',
   estCertificatRealisation: false,
   lignes: [
-    { montant: 1000, natureLigne: 'PEDAGOGIE', quantite: 1, numeroEcheance: 1, numeroDossier: 'DOS-2025-000001', numeroDeca: '03120250900001' },
+    {
+      montant: 1000,
+      natureLigne: 'PEDAGOGIE',
+      quantite: 1,
+      numeroEcheance: 1,
+      numeroDossier: 'DOS-2025-000001',
+      numeroDeca: '03120250900001',
+    },
     { montant: 250.5, natureLigne: 'HEBERGEMENT', quantite: 5, numeroDossier: 'DOS-2025-000001' },
   ],
   _files: { facture: file },
@@ -73,8 +99,21 @@ const convention = {
   apprenti: { nom: ' durand', prenom: 'paul ', nomUsage: null },
   contrat: { dateDebutContrat: '2025-09-01', dateFinContrat: '2027-08-31T00:00:00.000Z' },
   organismeFormation: { siret: '98765432109876', uaiCfa: '0441234A' },
-  formation: { dateDebutFormation: '2025-09-02', dateFinFormation: '2027-06-30', dureeFormation: 800, rncp: 'RNCP35316', intituleQualification: 'CAP Boulanger' },
-  couts: { coutTotalPedagogieCFA: 13000, montantRQTHAnnee1: 500, nombreRepasTotaux: 120, montantPremierEquipement: 300, mentionMobiliteInternationale: false, accompagnementDROM: false },
+  formation: {
+    dateDebutFormation: '2025-09-02',
+    dateFinFormation: '2027-06-30',
+    dureeFormation: 800,
+    rncp: 'RNCP35316',
+    intituleQualification: 'CAP Boulanger',
+  },
+  couts: {
+    coutTotalPedagogieCFA: 13000,
+    montantRQTHAnnee1: 500,
+    nombreRepasTotaux: 120,
+    montantPremierEquipement: 300,
+    mentionMobiliteInternationale: false,
+    accompagnementDROM: false,
+  },
   mandatEmployeur: true,
   dateSignature: '2025-08-20',
   attestationConventionSigneeEntreprise: true,
@@ -95,32 +134,53 @@ const certificat = {
   employeur: { siret: '12345678901234' },
   apprenti: { nom: 'petit ', prenom: ' anne' },
   organismeFormation: { siret: '98765432109876' },
-  echeance: { numero: 4, codification: 'E4', duree: 400, dateDebut: '2027-01-01T00:00:00.000Z', dateFin: '2027-06-30', echeancePartielle: false },
+  echeance: {
+    numero: 4,
+    codification: 'E4',
+    duree: 400,
+    dateDebut: '2027-01-01T00:00:00.000Z',
+    dateFin: '2027-06-30',
+    echeancePartielle: false,
+  },
   _files: { certificat: file },
 };
 
-const document = { typeFichier: 'convention', objets: [{ typeObjet: 'dossier', idObjet: 'DOS-2025-000001' }], _files: { convention: file } };
+const document = {
+  typeFichier: 'convention',
+  objets: [{ typeObjet: 'dossier', idObjet: 'DOS-2025-000001' }],
+  _files: { convention: file },
+};
 
 export const SAMPLE_REQUESTS: Readonly<Record<RouteKey, readonly SampleRequest[]>> = {
   'GET /status': [{ name: 'status', query: {} }],
   'GET /cfakeyinfo': [{ name: 'key of a SIREN', query: { siren: '123456789', XAPIKEY: 'cfa-key-0001' } }],
   'GET /dossiers': [
     { name: 'by numeroInterne', query: { numeroInterne: 'DOS-2025-000001' } },
-    { name: 'by numeroExterne and numeroDeca', query: { numeroExterne: 'CFA-2025-0042', numeroDeca: '03120250900001' } },
+    {
+      name: 'by numeroExterne and numeroDeca',
+      query: { numeroExterne: 'CFA-2025-0042', numeroDeca: '03120250900001' },
+    },
   ],
   'GET /dossiers/etats': [
     { name: 'no filter', query: {} },
     { name: 'a page of a year', query: { anneeDossier: '2025', numeroPage: '2' } },
     { name: 'modified since a date', query: { dateModification: '2025-06-01', numeroPage: '1' } },
   ],
-  'GET /dossiers/liste': [{ name: 'three numbers', query: { numerosInternes: 'DOS-2025-000001,DOS-2025-000002,DOS-2025-000003' } }],
+  'GET /dossiers/liste': [
+    { name: 'three numbers', query: { numerosInternes: 'DOS-2025-000001,DOS-2025-000002,DOS-2025-000003' } },
+  ],
   'GET /factures/etats': [
     { name: 'no filter', query: {} },
     {
       name: 'every filter',
       query: {
-        anneeFacture: '2025', numeroInterneDossier: 'DOS-2025-000001', numeroExterneDossier: 'CFA-2025-0042', referenceFactureCFA: 'F2025-0042',
-        referenceVirement: 'VIR20251015', dateModification: '2025-06-01', numeroPage: '2',
+        anneeFacture: '2025',
+        numeroInterneDossier: 'DOS-2025-000001',
+        numeroExterneDossier: 'CFA-2025-0042',
+        referenceFactureCFA: 'F2025-0042',
+        referenceVirement: 'VIR20251015',
+        dateModification: '2025-06-01',
+        numeroPage: '2',
       },
     },
   ],

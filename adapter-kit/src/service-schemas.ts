@@ -28,7 +28,9 @@ function resolve(schema: JsonSchema): JsonSchema {
 /** The sub-schemas a value must or may satisfy at once (`allOf`, `oneOf`, `anyOf`), flattened. */
 function branches(schema: JsonSchema): JsonSchema[] {
   const resolved = resolve(schema);
-  const nested = ['allOf', 'oneOf', 'anyOf'].flatMap((key) => (Array.isArray(resolved[key]) ? (resolved[key] as JsonSchema[]) : []));
+  const nested = ['allOf', 'oneOf', 'anyOf'].flatMap((key) =>
+    Array.isArray(resolved[key]) ? (resolved[key] as JsonSchema[]) : [],
+  );
   return [resolved, ...nested.flatMap(branches)];
 }
 
@@ -46,7 +48,8 @@ export function schemaDeclares(id: SchemaId, segments: readonly string[]): boole
       const properties = branch.properties as Record<string, JsonSchema> | undefined;
       if (properties && head !== '*' && Object.hasOwn(properties, head)) return walk(properties[head], tail);
       if (head === '*' && properties) return Object.values(properties).some((property) => walk(property, tail));
-      if ((head === '*' || /^\d+$/.test(head)) && branch.items && typeof branch.items === 'object') return walk(branch.items as JsonSchema, tail);
+      if ((head === '*' || /^\d+$/.test(head)) && branch.items && typeof branch.items === 'object')
+        return walk(branch.items as JsonSchema, tail);
       return false;
     });
   };

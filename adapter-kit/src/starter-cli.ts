@@ -15,7 +15,11 @@ const NAME_HELP = 'NAME: an npm package name, e.g. @acme/opco-proxy-adapter-acme
 export function runStarterCli(program: string, args: string[], command?: string): number {
   const usage = `usage: ${program}${command ? ` ${command}` : ''} NAME [--dir DIR]   (${NAME_HELP})`;
   try {
-    const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { dir: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+    const { positionals, values } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { dir: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
     if (values.help) {
       console.log(usage);
       return 0;

@@ -11,7 +11,10 @@ import { PROFILE_FORMAT_VERSION } from '@opco-proxy/core';
  * The kit's own package.json (shipped in every package): a new adapter's peer range on core is
  * the line of the core this kit is built and released with, so it stays right at each release.
  */
-const KIT_PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; dependencies: Record<string, string> };
+const KIT_PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+  dependencies: Record<string, string>;
+};
 const caret = (version: string) => `^${version.replace(/^[\^~]/, '')}`;
 /** The range an adapter package declares on @opco-proxy/core as a peer dependency (the bundled adapters declare the same). */
 export const CORE_PEER_RANGE = caret(KIT_PACKAGE.dependencies['@opco-proxy/core']);
@@ -27,37 +30,58 @@ export interface StarterNames {
 }
 
 export function packageJson(names: StarterNames): string {
-  return `${JSON.stringify({
-    name: names.packageName,
-    version: '0.1.0',
-    description: `OPCO adapter ${names.id} for opco-proxy`,
-    // How operators and the registry's search find adapters.
-    keywords: ['opco-proxy', 'opco-proxy-adapter'],
-    engines: { node: '>=20.19' },
-    type: 'module',
-    main: 'dist/src/index.js',
-    types: 'dist/src/index.d.ts',
-    exports: { '.': './dist/src/index.js' },
-    files: ['dist/src', 'README.md'],
-    scripts: { build: 'tsc -p .', prepack: 'tsc -p .', test: 'tsc -p . && tap "dist/test/**/*.test.js"' },
-    tap: { 'disable-coverage': true, plugin: ['!@tapjs/typescript'] },
-    peerDependencies: { '@opco-proxy/core': CORE_PEER_RANGE },
-    // A scoped package is published private by default: an adapter is for every operator.
-    ...(names.packageName.startsWith('@') ? { publishConfig: { access: 'public' } } : {}),
-    devDependencies: {
-      '@opco-proxy/adapter-kit': caret(KIT_PACKAGE.version), '@opco-proxy/core': CORE_PEER_RANGE, '@types/node': '^20.19.43', tap: '^21.8.0', typescript: '^5.9.3',
+  return `${JSON.stringify(
+    {
+      name: names.packageName,
+      version: '0.1.0',
+      description: `OPCO adapter ${names.id} for opco-proxy`,
+      // How operators and the registry's search find adapters.
+      keywords: ['opco-proxy', 'opco-proxy-adapter'],
+      engines: { node: '>=20.19' },
+      type: 'module',
+      main: 'dist/src/index.js',
+      types: 'dist/src/index.d.ts',
+      exports: { '.': './dist/src/index.js' },
+      files: ['dist/src', 'README.md'],
+      scripts: { build: 'tsc -p .', prepack: 'tsc -p .', test: 'tsc -p . && tap "dist/test/**/*.test.js"' },
+      tap: { 'disable-coverage': true, plugin: ['!@tapjs/typescript'] },
+      peerDependencies: { '@opco-proxy/core': CORE_PEER_RANGE },
+      // A scoped package is published private by default: an adapter is for every operator.
+      ...(names.packageName.startsWith('@') ? { publishConfig: { access: 'public' } } : {}),
+      devDependencies: {
+        '@opco-proxy/adapter-kit': caret(KIT_PACKAGE.version),
+        '@opco-proxy/core': CORE_PEER_RANGE,
+        '@types/node': '^20.19.43',
+        tap: '^21.8.0',
+        typescript: '^5.9.3',
+      },
     },
-  }, null, 2)}\n`;
+    null,
+    2,
+  )}\n`;
 }
 
 /** Standalone: the package builds the same inside a clone of opco-proxy and on its own. */
-export const TSCONFIG = `${JSON.stringify({
-  compilerOptions: {
-    target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], strict: true, declaration: true, sourceMap: true,
-    rootDir: '.', outDir: 'dist', skipLibCheck: true, types: ['node'],
+export const TSCONFIG = `${JSON.stringify(
+  {
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      lib: ['ES2023'],
+      strict: true,
+      declaration: true,
+      sourceMap: true,
+      rootDir: '.',
+      outDir: 'dist',
+      skipLibCheck: true,
+      types: ['node'],
+    },
+    include: ['src', 'test'],
   },
-  include: ['src', 'test'],
-}, null, 2)}\n`;
+  null,
+  2,
+)}\n`;
 
 export const GITIGNORE = 'node_modules/\ndist/\n*.tgz\n';
 
@@ -138,7 +162,12 @@ See ${ADAPTERS_GUIDE}.
 }
 
 const dossier = {
-  status: 'success', engagement: 11610, etat: 'RUTPURE', numeroInterne: 'DOS-2024-000004', numeroExterne: 'EXT-2024-000004', numeroDeca: '02120241100004',
+  status: 'success',
+  engagement: 11610,
+  etat: 'RUTPURE',
+  numeroInterne: 'DOS-2024-000004',
+  numeroExterne: 'EXT-2024-000004',
+  numeroDeca: '02120241100004',
   dateModification: '2025-01-13',
   cerfa: {
     employeur: { siret: '81654444933150', denomination: 'EURL Pâtisserie Fournier' },
@@ -153,53 +182,125 @@ const dossier = {
 };
 const items = [
   { numeroExterne: 'EXT-2024-000001', numeroDeca: '03120240900001', numeroInterne: 'DOS-2024-000001', etat: 'SOLDE' },
-  { numeroExterne: 'EXT-2024-000002', numeroDeca: '03320240900002', numeroInterne: 'DOS-2024-000002', etat: 'En cours' },
+  {
+    numeroExterne: 'EXT-2024-000002',
+    numeroDeca: '03320240900002',
+    numeroInterne: 'DOS-2024-000002',
+    etat: 'En cours',
+  },
   { numeroExterne: 'EXT-2024-000003', numeroDeca: '03720240900003', numeroInterne: 'DOS-2024-000003', etat: 'Valide' },
 ];
 
 const ISO = '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$';
-const schema = (description: string, body: Record<string, unknown>) => ({ $schema: 'http://json-schema.org/draft-07/schema#', description, ...body });
+const schema = (description: string, body: Record<string, unknown>) => ({
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  description,
+  ...body,
+});
 const text = { type: 'string', minLength: 1 };
 
 /** Path (relative to fixtures/) -> content. */
 export const FIXTURES: Readonly<Record<string, unknown>> = {
-  'auth/token.json': { description: 'TODO: the token endpoint\'s answer, as captured', status: 200, body: { access_token: 'recorded-token', token_type: 'Bearer', expires_in: 3600 } },
+  'auth/token.json': {
+    description: "TODO: the token endpoint's answer, as captured",
+    status: 200,
+    body: { access_token: 'recorded-token', token_type: 'Bearer', expires_in: 3600 },
+  },
   'get-status/up.json': { description: 'GET /v1/status', status: 200, body: { status: 'UP', versions: ['v1'] } },
-  'get-dossiers/by-numero-interne.json': { description: 'a dossier; its state written with a typo', status: 200, body: dossier },
+  'get-dossiers/by-numero-interne.json': {
+    description: 'a dossier; its state written with a typo',
+    status: 200,
+    body: dossier,
+  },
   'get-dossiers/refused-key.json': {
-    description: 'TODO: the upstream\'s answer to a CFA key it does not know, as captured', status: 403, body: { status: 'error', message: 'clé API refusée' },
+    description: "TODO: the upstream's answer to a CFA key it does not know, as captured",
+    status: 403,
+    body: { status: 'error', message: 'clé API refusée' },
     expect: { status: 403, code: 'HTTP_ERROR' },
   },
-  'get-dossiers/unknown-dossier.json': { description: 'no such dossier', status: 404, body: { status: 'error', message: 'Dossier introuvable' }, expect: { status: 404, code: 'NOT_FOUND' } },
-  'get-dossiers/upstream-request.schema.json': schema('GET /v2/dossiers: numeroInterne, or numeroExterne with numeroDeca.', {
-    type: 'object', additionalProperties: false, properties: { numeroInterne: text, numeroExterne: text, numeroDeca: text },
-    oneOf: [{ required: ['numeroInterne'] }, { required: ['numeroExterne', 'numeroDeca'] }],
-  }),
-  'get-dossiers-etats/page-1.json': { description: 'first page', status: 200, body: { status: 'success', total: 3, count: 3, page: 1, EtatDossierResult: items } },
+  'get-dossiers/unknown-dossier.json': {
+    description: 'no such dossier',
+    status: 404,
+    body: { status: 'error', message: 'Dossier introuvable' },
+    expect: { status: 404, code: 'NOT_FOUND' },
+  },
+  'get-dossiers/upstream-request.schema.json': schema(
+    'GET /v2/dossiers: numeroInterne, or numeroExterne with numeroDeca.',
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: { numeroInterne: text, numeroExterne: text, numeroDeca: text },
+      oneOf: [{ required: ['numeroInterne'] }, { required: ['numeroExterne', 'numeroDeca'] }],
+    },
+  ),
+  'get-dossiers-etats/page-1.json': {
+    description: 'first page',
+    status: 200,
+    body: { status: 'success', total: 3, count: 3, page: 1, EtatDossierResult: items },
+  },
   'get-dossiers-etats/bare-array.json': { description: 'no numeroPage: a bare array', status: 200, body: items },
   'get-dossiers-etats/upstream-request.schema.json': schema('GET /v2/dossiers/etats.', {
-    type: 'object', additionalProperties: false,
-    properties: { anneeDossier: { type: 'string', pattern: '^[0-9]{4}$' }, dateModification: { type: 'string', pattern: ISO }, numeroPage: { type: 'string', pattern: '^[0-9]+$' } },
-  }),
-  'get-dossiers-liste/two-numbers.json': { description: 'a dossier and an unknown number', status: 200, body: { status: 'success', dossiers: [dossier], numerosInternesIntrouvables: ['DOS-1999-999999'] } },
-  'get-dossiers-liste/upstream-request.schema.json': schema('GET /v1/dossiers/liste: at most 50 comma-separated numbers.', {
-    type: 'object', additionalProperties: false, required: ['numerosInternes'], properties: { numerosInternes: { type: 'string', pattern: '^[^,]+(,[^,]+){0,49}$' } },
-  }),
-  'post-dossiers/created.json': { description: 'a dossier created', status: 201, body: { status: 'success', numeroInterne: 'DOS-NEW-000001', numeroExterne: 'CFA-1', comment: null } },
-  'post-dossiers/upstream-request.schema.json': schema('POST /v1/dossiers: the CERFA, dates YYYY-MM-DD, no null field.', {
-    type: 'object', required: ['cerfa'],
+    type: 'object',
+    additionalProperties: false,
     properties: {
-      cerfa: {
-        type: 'object', required: ['apprenti', 'contrat'],
-        properties: {
-          apprenti: { type: 'object', properties: { dateNaissance: { type: 'string', pattern: ISO }, nomUsage: { type: 'string' } } },
-          contrat: { type: 'object', properties: { dateDebutContrat: { type: 'string', pattern: ISO }, dateFinContrat: { type: 'string', pattern: ISO } } },
+      anneeDossier: { type: 'string', pattern: '^[0-9]{4}$' },
+      dateModification: { type: 'string', pattern: ISO },
+      numeroPage: { type: 'string', pattern: '^[0-9]+$' },
+    },
+  }),
+  'get-dossiers-liste/two-numbers.json': {
+    description: 'a dossier and an unknown number',
+    status: 200,
+    body: { status: 'success', dossiers: [dossier], numerosInternesIntrouvables: ['DOS-1999-999999'] },
+  },
+  'get-dossiers-liste/upstream-request.schema.json': schema(
+    'GET /v1/dossiers/liste: at most 50 comma-separated numbers.',
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['numerosInternes'],
+      properties: { numerosInternes: { type: 'string', pattern: '^[^,]+(,[^,]+){0,49}$' } },
+    },
+  ),
+  'post-dossiers/created.json': {
+    description: 'a dossier created',
+    status: 201,
+    body: { status: 'success', numeroInterne: 'DOS-NEW-000001', numeroExterne: 'CFA-1', comment: null },
+  },
+  'post-dossiers/upstream-request.schema.json': schema(
+    'POST /v1/dossiers: the CERFA, dates YYYY-MM-DD, no null field.',
+    {
+      type: 'object',
+      required: ['cerfa'],
+      properties: {
+        cerfa: {
+          type: 'object',
+          required: ['apprenti', 'contrat'],
+          properties: {
+            apprenti: {
+              type: 'object',
+              properties: { dateNaissance: { type: 'string', pattern: ISO }, nomUsage: { type: 'string' } },
+            },
+            contrat: {
+              type: 'object',
+              properties: {
+                dateDebutContrat: { type: 'string', pattern: ISO },
+                dateFinContrat: { type: 'string', pattern: ISO },
+              },
+            },
+          },
         },
       },
     },
-  }),
-  'post-documents/created.json': { description: 'a document received', status: 201, body: { status: 'success', idDocument: 'DOC-NEW-000001', comment: null } },
+  ),
+  'post-documents/created.json': {
+    description: 'a document received',
+    status: 201,
+    body: { status: 'success', idDocument: 'DOC-NEW-000001', comment: null },
+  },
   'post-documents/upstream-request.schema.json': schema('POST /v1/documents, part infosFichier.', {
-    type: 'object', required: ['typeFichier', 'objets'], properties: { objets: { type: 'array', minItems: 1 } },
+    type: 'object',
+    required: ['typeFichier', 'objets'],
+    properties: { objets: { type: 'array', minItems: 1 } },
   }),
 };

@@ -5,7 +5,17 @@
  */
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { ADAPTERS_GUIDE, CONFORMANCE_TEST, FIXTURES, GITIGNORE, TSCONFIG, packageJson, profileSource, readme, type StarterNames } from './starter-files.js';
+import {
+  ADAPTERS_GUIDE,
+  CONFORMANCE_TEST,
+  FIXTURES,
+  GITIGNORE,
+  TSCONFIG,
+  packageJson,
+  profileSource,
+  readme,
+  type StarterNames,
+} from './starter-files.js';
 
 /** npm's rules for a package name, scoped or not. */
 const PACKAGE_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/;
@@ -15,7 +25,10 @@ export function starterNames(name: string): StarterNames {
   if (!PACKAGE_NAME.test(name) || name.length > 214) {
     throw new Error(`"${name}" is not an npm package name: lower case, digits, - . _, optionally @scope/ first`);
   }
-  const id = name.slice(name.lastIndexOf('/') + 1).replace(/^(opco-proxy-)?adapter-/, '').replace(/[._]/g, '-');
+  const id = name
+    .slice(name.lastIndexOf('/') + 1)
+    .replace(/^(opco-proxy-)?adapter-/, '')
+    .replace(/[._]/g, '-');
   return { packageName: name, id };
 }
 
@@ -25,7 +38,8 @@ export function starterNames(name: string): StarterNames {
  */
 export function createAdapterPackage(name: string, dir: string): string[] {
   const names = starterNames(name);
-  if (existsSync(dir) && readdirSync(dir).length > 0) throw new Error(`${dir} is not empty: the starter only writes a new package`);
+  if (existsSync(dir) && readdirSync(dir).length > 0)
+    throw new Error(`${dir} is not empty: the starter only writes a new package`);
   const files: Record<string, string> = {
     'package.json': packageJson(names),
     'tsconfig.json': TSCONFIG,
@@ -34,7 +48,8 @@ export function createAdapterPackage(name: string, dir: string): string[] {
     'src/index.ts': profileSource(names),
     'test/conformance.test.ts': CONFORMANCE_TEST,
   };
-  for (const [path, content] of Object.entries(FIXTURES)) files[`fixtures/${path}`] = `${JSON.stringify(content, null, 2)}\n`;
+  for (const [path, content] of Object.entries(FIXTURES))
+    files[`fixtures/${path}`] = `${JSON.stringify(content, null, 2)}\n`;
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), content);
@@ -47,7 +62,10 @@ export function createAdapterPackage(name: string, dir: string): string[] {
  * a clone of opco-proxy (a workspace, so `npm install` links it to core and the kit), else to
  * ./<id>. Returns what to print: the files written and the next steps.
  */
-export function writeStarter(name: string, options: { dir?: string; cwd?: string } = {}): { dir: string; files: string[]; message: string } {
+export function writeStarter(
+  name: string,
+  options: { dir?: string; cwd?: string } = {},
+): { dir: string; files: string[]; message: string } {
   const cwd = options.cwd ?? process.cwd();
   const { id } = starterNames(name);
   const adapters = join(cwd, 'adapters');

@@ -27,28 +27,56 @@ export function checkTransformPaths(profile: Profile, route: RouteKey, inputs: P
   const routeProfile = profile.routes[route];
   if (!routeProfile) return [];
   return [
-    ...checkList(route, 'request', routeProfile.request ?? [], inputs.requests, inputs.requestsFrom, requestSchemaOf(route)),
-    ...checkList(route, 'response', routeProfile.response ?? [], inputs.answers, inputs.answersFrom, answerSchemaOf(route)),
+    ...checkList(
+      route,
+      'request',
+      routeProfile.request ?? [],
+      inputs.requests,
+      inputs.requestsFrom,
+      requestSchemaOf(route),
+    ),
+    ...checkList(
+      route,
+      'response',
+      routeProfile.response ?? [],
+      inputs.answers,
+      inputs.answersFrom,
+      answerSchemaOf(route),
+    ),
   ];
 }
 
-function checkList(route: RouteKey, list: 'request' | 'response', transforms: readonly Transform[], values: unknown[], from: string, schema: SchemaId | undefined): Finding[] {
+function checkList(
+  route: RouteKey,
+  list: 'request' | 'response',
+  transforms: readonly Transform[],
+  values: unknown[],
+  from: string,
+  schema: SchemaId | undefined,
+): Finding[] {
   const findings: Finding[] = [];
-  const reshaping = transforms.map((transform, index) => (transform.reshapes ? index : -1)).filter((index) => index >= 0);
+  const reshaping = transforms
+    .map((transform, index) => (transform.reshapes ? index : -1))
+    .filter((index) => index >= 0);
   const serviceSide = (index: number) =>
-    list === 'request' ? reshaping.length === 0 || index <= reshaping[0] : reshaping.length === 0 || index > reshaping.at(-1)!;
+    list === 'request'
+      ? reshaping.length === 0 || index <= reshaping[0]
+      : reshaping.length === 0 || index > reshaping.at(-1)!;
   let stage = values;
   transforms.forEach((transform, index) => {
     for (const path of transform.paths ?? []) {
       const segments = path.split('.');
       if (stage.some((value) => reaches(value, segments))) continue;
       if (schema && serviceSide(index) && schemaDeclares(schema, segments)) continue;
-      const side = serviceSide(index) ? `the service's names${schema ? ` (schema ${schema})` : ''}` : 'the upstream\'s names';
+      const side = serviceSide(index)
+        ? `the service's names${schema ? ` (schema ${schema})` : ''}`
+        : "the upstream's names";
       findings.push({
         area: 'transforms',
         where: `${route} ${list}[${index}] ${transform.name}`,
-        message: `path "${path}" matches no field of ${from}${schema && serviceSide(index) ? ` and is not a field of the service schema ${schema}` : ''}; `
-          + `at this point of the list fields bear ${side}: fix the path, or ${list === 'response' ? 'record an answer that has this field' : 'declare the field'}`,
+        message:
+          `path "${path}" matches no field of ${from}${schema && serviceSide(index) ? ` and is not a field of the service schema ${schema}` : ''}; ` +
+          `at this point of the list fields bear ${side}: fix the path, or ${list === 'response' ? 'record an answer that has this field' : 'declare the field'}`,
       });
     }
     stage = stage.map((value) => applyTransforms(value, [transform]));

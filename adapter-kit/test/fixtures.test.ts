@@ -22,33 +22,45 @@ t.test('folders are named after routes', async (t) => {
 
 t.test('answers, error answers, the token answer and the request schema are read', async (t) => {
   const findings: Finding[] = [];
-  const set = readFixtures(folder({
-    'auth/token.json': { status: 200, body: { access_token: 'x' } },
-    'get-dossiers/found.json': { status: 200, body: { status: 'success' }, headers: { 'x-trace': '1' } },
-    'get-dossiers/missing.json': { status: 404, text: 'not found', expect: { status: 404, code: 'NOT_FOUND' } },
-    'get-dossiers/upstream-request.schema.json': { type: 'object' },
-    'get-dossiers/notes.txt': 'ignored',
-  }), findings);
+  const set = readFixtures(
+    folder({
+      'auth/token.json': { status: 200, body: { access_token: 'x' } },
+      'get-dossiers/found.json': { status: 200, body: { status: 'success' }, headers: { 'x-trace': '1' } },
+      'get-dossiers/missing.json': { status: 404, text: 'not found', expect: { status: 404, code: 'NOT_FOUND' } },
+      'get-dossiers/upstream-request.schema.json': { type: 'object' },
+      'get-dossiers/notes.txt': 'ignored',
+    }),
+    findings,
+  );
   t.same(findings, []);
   t.equal(set.token?.text, '{"access_token":"x"}');
   const dossiers = set.routes.get('GET /dossiers')!;
-  t.same(dossiers.answers.map((a) => [a.file, a.status, a.text]), [
-    ['fixtures/get-dossiers/found.json', 200, '{"status":"success"}'],
-    ['fixtures/get-dossiers/missing.json', 404, 'not found'],
-  ]);
+  t.same(
+    dossiers.answers.map((a) => [a.file, a.status, a.text]),
+    [
+      ['fixtures/get-dossiers/found.json', 200, '{"status":"success"}'],
+      ['fixtures/get-dossiers/missing.json', 404, 'not found'],
+    ],
+  );
   t.same(dossiers.answers[0].headers, { 'x-trace': '1' });
-  t.same(dossiers.requestSchema, { file: 'fixtures/get-dossiers/upstream-request.schema.json', schema: { type: 'object' } });
+  t.same(dossiers.requestSchema, {
+    file: 'fixtures/get-dossiers/upstream-request.schema.json',
+    schema: { type: 'object' },
+  });
 });
 
 t.test('what cannot be used is said, with the file and what to write', async (t) => {
   const findings: Finding[] = [];
-  readFixtures(folder({
-    'get-dosiers/a.json': { status: 200, body: {} },
-    'get-dossiers/no-status.json': { body: {} },
-    'get-dossiers/no-body.json': { status: 200 },
-    'get-dossiers/no-expect.json': { status: 400, body: { erreur: 'x' } },
-    'get-dossiers/broken.json': '{"status": 200,',
-  }), findings);
+  readFixtures(
+    folder({
+      'get-dosiers/a.json': { status: 200, body: {} },
+      'get-dossiers/no-status.json': { body: {} },
+      'get-dossiers/no-body.json': { status: 200 },
+      'get-dossiers/no-expect.json': { status: 400, body: { erreur: 'x' } },
+      'get-dossiers/broken.json': '{"status": 200,',
+    }),
+    findings,
+  );
   const said = findings.map((f) => `${f.where}: ${f.message}`);
   t.match(said, [
     /^fixtures\/get-dosiers: "get-dosiers" names no route; folders are named after routes: get-status, get-cfakeyinfo, get-dossiers,/,

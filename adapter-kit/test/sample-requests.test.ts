@@ -6,7 +6,7 @@ import { ROUTE_KEYS } from '@opco-proxy/core';
 import { SAMPLE_REQUESTS } from '../src/index.js';
 import { requestSchemaOf } from '../src/service-schemas.js';
 
-t.test('every route has samples, each valid by the service\'s schema', async (t) => {
+t.test("every route has samples, each valid by the service's schema", async (t) => {
   t.same(Object.keys(SAMPLE_REQUESTS).sort(), [...ROUTE_KEYS].sort(), 'one list per profile route');
   for (const [route, samples] of Object.entries(SAMPLE_REQUESTS)) {
     t.ok(samples.length > 0, route);

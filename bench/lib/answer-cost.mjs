@@ -13,7 +13,14 @@ import { checkAnswer } from '../../core/dist/src/response-validation.js';
 import { profile } from '../../adapters/sandbox/dist/src/profile.js';
 import { summary } from './rounds.mjs';
 
-const { values } = parseArgs({ options: { answer: { type: 'string' }, route: { type: 'string', default: 'GET /dossiers/etats' }, calls: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: {
+    answer: { type: 'string' },
+    route: { type: 'string', default: 'GET /dossiers/etats' },
+    calls: { type: 'string', default: '5000' },
+    rounds: { type: 'string', default: '5' },
+  },
+});
 const bytes = readFileSync(values.answer);
 const route = values.route;
 const transforms = profile.routes[route]?.response ?? [];
@@ -21,9 +28,15 @@ const calls = Number(values.calls);
 
 const stages = {
   parse: () => JSON.parse(bytes.toString('utf8')),
-  depth: (v) => { jsonDepth(v, MAX_ANSWER_DEPTH); return v; },
+  depth: (v) => {
+    jsonDepth(v, MAX_ANSWER_DEPTH);
+    return v;
+  },
   transforms: (v) => applyTransforms(v, transforms, true),
-  check: (v) => { checkAnswer(route, v); return v; },
+  check: (v) => {
+    checkAnswer(route, v);
+    return v;
+  },
   stringify: (v) => JSON.stringify(v),
 };
 const names = Object.keys(stages);

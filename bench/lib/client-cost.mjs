@@ -8,27 +8,64 @@ import { parseArgs } from 'node:util';
 import got from 'got';
 import { Pool, request as undiciRequest } from 'undici';
 
-const { values } = parseArgs({ options: { upstream: { type: 'string' }, calls: { type: 'string', default: '4000' }, rounds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: {
+    upstream: { type: 'string' },
+    calls: { type: 'string', default: '4000' },
+    rounds: { type: 'string', default: '5' },
+  },
+});
 const url = `${values.upstream}/v2/dossiers/etats`;
 const calls = Number(values.calls);
 const IN_FLIGHT = 50;
-const headers = { 'x-api-key': 'k', editeur: 'e', logiciel: 'l', version: 'v', accept: 'application/json', authorization: 'Bearer t' };
+const headers = {
+  'x-api-key': 'k',
+  editeur: 'e',
+  logiciel: 'l',
+  version: 'v',
+  accept: 'application/json',
+  authorization: 'Bearer t',
+};
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 64 });
 const pool = new Pool(values.upstream, { connections: 64 });
 
 const clients = {
   // As core/src/upstream-client.ts called it before: per-call options, the global agent, a progress listener.
   'got as called': async () => {
-    const req = got(url, { method: 'GET', headers, searchParams: { numeroPage: '1' }, timeout: { request: 30_000 }, retry: { limit: 0 }, throwHttpErrors: false, followRedirect: false, responseType: 'buffer' });
+    const req = got(url, {
+      method: 'GET',
+      headers,
+      searchParams: { numeroPage: '1' },
+      timeout: { request: 30_000 },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      followRedirect: false,
+      responseType: 'buffer',
+    });
     req.on('downloadProgress', () => {});
     JSON.parse((await req).body.toString('utf8'));
   },
   'got tuned': async () => {
-    const res = await got(url, { headers, searchParams: { numeroPage: '1' }, agent: { http: keepAlive }, timeout: { request: 30_000 }, retry: { limit: 0 }, throwHttpErrors: false, followRedirect: false, responseType: 'buffer' });
+    const res = await got(url, {
+      headers,
+      searchParams: { numeroPage: '1' },
+      agent: { http: keepAlive },
+      timeout: { request: 30_000 },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      followRedirect: false,
+      responseType: 'buffer',
+    });
     JSON.parse(res.body.toString('utf8'));
   },
   'undici pool': async () => {
-    const res = await pool.request({ method: 'GET', path: '/v2/dossiers/etats?numeroPage=1', headers, headersTimeout: 30_000, bodyTimeout: 30_000 });
+    const res = await pool.request({
+      method: 'GET',
+      path: '/v2/dossiers/etats?numeroPage=1',
+      headers,
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
     JSON.parse(await res.body.text());
   },
   'undici request': async () => {
@@ -40,9 +77,11 @@ const clients = {
 async function cost(call) {
   let left = calls;
   const before = process.cpuUsage();
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    while (left-- > 0) await call();
-  }));
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (left-- > 0) await call();
+    }),
+  );
   const used = process.cpuUsage(before);
   return (used.user + used.system) / calls;
 }
@@ -52,7 +91,8 @@ const names = Object.keys(clients);
 const rounds = [];
 for (let round = 0; round < Number(values.rounds); round++) {
   const seen = {};
-  for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) seen[name] = await cost(clients[name]);
+  for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)])
+    seen[name] = await cost(clients[name]);
   rounds.push(seen);
 }
 console.log(JSON.stringify(rounds));

@@ -9,7 +9,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startProcess } from './processes.mjs';
 
-export const FERRETDB_BINARY = join(process.env.OPCO_PROXY_CACHE ?? join(homedir(), '.cache/opco-proxy'), 'ferretdb-v1.24.2');
+export const FERRETDB_BINARY = join(
+  process.env.OPCO_PROXY_CACHE ?? join(homedir(), '.cache/opco-proxy'),
+  'ferretdb-v1.24.2',
+);
 
 /** Whether a MongoDB-wire server can be had: a cached FerretDB binary or MONGODB_URL. */
 export function mongoAvailable() {
@@ -31,14 +34,26 @@ export async function startFerretDb({ url, label = 'bench', cpu } = {}) {
   execFileSync('createdb', ['-h', '127.0.0.1', '-U', 'postgres', database]);
   const port = await freePort();
   const ferret = startProcess({
-    name: 'ferretdb', command: FERRETDB_BINARY, cpu,
-    args: ['--handler=postgresql', `--postgresql-url=postgres://postgres@127.0.0.1:5432/${database}?pool_max_conns=20`, `--listen-addr=127.0.0.1:${port}`, '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=error'],
+    name: 'ferretdb',
+    command: FERRETDB_BINARY,
+    cpu,
+    args: [
+      '--handler=postgresql',
+      `--postgresql-url=postgres://postgres@127.0.0.1:5432/${database}?pool_max_conns=20`,
+      `--listen-addr=127.0.0.1:${port}`,
+      '--state-dir=-',
+      '--debug-addr=-',
+      '--telemetry=disable',
+      '--log-level=error',
+    ],
   });
   // A bench that dies before its cleanup leaves no FerretDB behind (the database stays: see drop).
   process.once('exit', () => ferret.child.kill('SIGKILL'));
   const drop = () => {
     try {
-      execFileSync('dropdb', ['-h', '127.0.0.1', '-U', 'postgres', '--if-exists', '--force', database], { stdio: 'ignore' });
+      execFileSync('dropdb', ['-h', '127.0.0.1', '-U', 'postgres', '--if-exists', '--force', database], {
+        stdio: 'ignore',
+      });
     } catch {
       // left for the operator: named <label>_<pid>
     }
@@ -50,7 +65,13 @@ export async function startFerretDb({ url, label = 'bench', cpu } = {}) {
       drop();
       throw new Error(`FerretDB exited: ${ferret.output()}`);
     }
-    if (await MongoClient.connect(mongoUrl, { serverSelectionTimeoutMS: 500 }).then((c) => c.close().then(() => true), () => false)) break;
+    if (
+      await MongoClient.connect(mongoUrl, { serverSelectionTimeoutMS: 500 }).then(
+        (c) => c.close().then(() => true),
+        () => false,
+      )
+    )
+      break;
     if (i > 60) {
       await ferret.stop('SIGKILL');
       drop();

@@ -6,7 +6,9 @@ import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { port: { type: 'string' }, body: { type: 'string' }, token: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { port: { type: 'string' }, body: { type: 'string' }, token: { type: 'string' } },
+});
 const body = readFileSync(values.body);
 const token = readFileSync(values.token);
 const server = createServer((req, res) => {

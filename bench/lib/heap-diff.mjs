@@ -7,8 +7,12 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '40' }, by: { type: 'string', default: 'name' } }, allowPositionals: true });
-if (positionals.length !== 2) throw new Error('usage: heap-diff.mjs A.heapsnapshot B.heapsnapshot [--top N] [--by name|string]');
+const { values, positionals } = parseArgs({
+  options: { top: { type: 'string', default: '40' }, by: { type: 'string', default: 'name' } },
+  allowPositionals: true,
+});
+if (positionals.length !== 2)
+  throw new Error('usage: heap-diff.mjs A.heapsnapshot B.heapsnapshot [--top N] [--by name|string]');
 
 /** Map of "type name" to {count, bytes}. */
 function tally(file) {
@@ -21,9 +25,12 @@ function tally(file) {
   for (let i = 0; i < nodes.length; i += fields.length) {
     const type = types[nodes[i + T]];
     const name = strings[nodes[i + N]];
-    const key = values.by === 'string' && (type === 'string' || type === 'concatenated string' || type === 'sliced string')
-      ? `${type} ${JSON.stringify(name.slice(0, 40))}`
-      : type === 'string' || type === 'concatenated string' || type === 'sliced string' ? type : `${type} ${name.slice(0, 60)}`;
+    const key =
+      values.by === 'string' && (type === 'string' || type === 'concatenated string' || type === 'sliced string')
+        ? `${type} ${JSON.stringify(name.slice(0, 40))}`
+        : type === 'string' || type === 'concatenated string' || type === 'sliced string'
+          ? type
+          : `${type} ${name.slice(0, 60)}`;
     const g = groups.get(key) ?? { count: 0, bytes: 0 };
     g.count += 1;
     g.bytes += nodes[i + S];
@@ -41,8 +48,12 @@ for (const key of new Set([...a.groups.keys(), ...b.groups.keys()])) {
   rows.push({ key, count: y.count - x.count, bytes: y.bytes - x.bytes, countB: y.count });
 }
 rows.sort((r, s) => s.bytes - r.bytes);
-console.log(`heap (self sizes): ${(a.total / 1048576).toFixed(1)} MiB -> ${(b.total / 1048576).toFixed(1)} MiB, +${((b.total - a.total) / 1048576).toFixed(2)} MiB`);
+console.log(
+  `heap (self sizes): ${(a.total / 1048576).toFixed(1)} MiB -> ${(b.total / 1048576).toFixed(1)} MiB, +${((b.total - a.total) / 1048576).toFixed(2)} MiB`,
+);
 console.log('   +bytes   +count   count    type name');
 for (const r of rows.slice(0, Number(values.top))) {
-  console.log(`${String(r.bytes).padStart(9)} ${String(r.count).padStart(8)} ${String(r.countB).padStart(7)}    ${r.key}`);
+  console.log(
+    `${String(r.bytes).padStart(9)} ${String(r.count).padStart(8)} ${String(r.countB).padStart(7)}    ${r.key}`,
+  );
 }

@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import Koa from 'koa';
 
-const { values } = parseArgs({ options: { port: { type: 'string' }, body: { type: 'string' }, observed: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { port: { type: 'string' }, body: { type: 'string' }, observed: { type: 'boolean', default: false } },
+});
 const body = readFileSync(values.body, 'utf8');
 const app = new Koa();
 if (values.observed) {
@@ -19,7 +21,18 @@ if (values.observed) {
     const started = performance.now();
     await next();
     const ms = performance.now() - started;
-    lines.info({ requestId: ctx.get('x-request-id') || 'r', method: ctx.method, route: '/{opcoId}/dossiers/etats', operationId: 'getDossiersEtats', status: ctx.status, ms, apiKey: 'bench****' }, 'request');
+    lines.info(
+      {
+        requestId: ctx.get('x-request-id') || 'r',
+        method: ctx.method,
+        route: '/{opcoId}/dossiers/etats',
+        operationId: 'getDossiersEtats',
+        status: ctx.status,
+        ms,
+        apiKey: 'bench****',
+      },
+      'request',
+    );
     httpRequests.inc({ route: '/{opcoId}/dossiers/etats', method: ctx.method, status: String(ctx.status) });
     httpDuration.observe({ route: '/{opcoId}/dossiers/etats', method: ctx.method }, ms / 1000);
   });

@@ -25,8 +25,12 @@ async function wrk(url, connections, durationS, headers) {
   const [cmd, argv] = PINNED ? ['taskset', ['-c', LOAD_CPU, 'wrk', ...args]] : ['wrk', args];
   const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout.on('data', (c) => { out += c; });
-  child.stderr.on('data', (c) => { out += c; });
+  child.stdout.on('data', (c) => {
+    out += c;
+  });
+  child.stderr.on('data', (c) => {
+    out += c;
+  });
   const [code] = await once(child, 'exit');
   if (code !== 0) throw new Error(`wrk exited ${code}:\n${out}`);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
@@ -72,17 +76,19 @@ export async function latencyAtRate({ url, connections = 50, rate, durationS, he
     const due = started + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 1) await sleep(wait);
-    inFlight.push((async () => {
-      const sent = performance.now();
-      try {
-        const answer = await pool.request({ method: 'GET', path: target.pathname + target.search, headers });
-        await answer.body.dump();
-        if (answer.statusCode >= 300) errors += 1;
-        else samples.push(performance.now() - sent);
-      } catch {
-        errors += 1;
-      }
-    })());
+    inFlight.push(
+      (async () => {
+        const sent = performance.now();
+        try {
+          const answer = await pool.request({ method: 'GET', path: target.pathname + target.search, headers });
+          await answer.body.dump();
+          if (answer.statusCode >= 300) errors += 1;
+          else samples.push(performance.now() - sent);
+        } catch {
+          errors += 1;
+        }
+      })(),
+    );
   }
   await Promise.all(inFlight);
   const elapsed = (performance.now() - started) / 1000;

@@ -17,7 +17,8 @@ function mappings() {
   let kind = 'other';
   for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
     const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (header) kind = header[1] === '[heap]' ? 'heap' : header[1] === '' ? 'anon' : header[1].startsWith('/') ? 'file' : 'other';
+    if (header)
+      kind = header[1] === '[heap]' ? 'heap' : header[1] === '' ? 'anon' : header[1].startsWith('/') ? 'file' : 'other';
     else if (line.startsWith('Rss:')) rss[kind] += Number(/(\d+)/.exec(line)[1]) * 1024;
   }
   return Object.fromEntries(Object.entries(rss).map(([k, v]) => [k, mib(v)]));
@@ -27,9 +28,16 @@ if (file) {
   process.on('SIGUSR2', () => {
     const usage = process.memoryUsage();
     const old = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'old_space');
-    appendFileSync(file, `${JSON.stringify({
-      rss: mib(usage.rss), heapUsed: mib(usage.heapUsed), oldSpaceUsed: mib(old.space_used_size),
-      external: mib(usage.external), arrayBuffers: mib(usage.arrayBuffers), mappings: mappings(),
-    })}\n`);
+    appendFileSync(
+      file,
+      `${JSON.stringify({
+        rss: mib(usage.rss),
+        heapUsed: mib(usage.heapUsed),
+        oldSpaceUsed: mib(old.space_used_size),
+        external: mib(usage.external),
+        arrayBuffers: mib(usage.arrayBuffers),
+        mappings: mappings(),
+      })}\n`,
+    );
   });
 }

@@ -36,5 +36,10 @@ http {
   }
 }`;
   writeFileSync(join(prefix, 'nginx.conf'), conf);
-  return startProcess({ name: 'nginx', command: BINARY, args: ['-p', prefix, '-c', join(prefix, 'nginx.conf')], cpu: SERVICE_CPU });
+  return startProcess({
+    name: 'nginx',
+    command: BINARY,
+    args: ['-p', prefix, '-c', join(prefix, 'nginx.conf')],
+    cpu: SERVICE_CPU,
+  });
 }

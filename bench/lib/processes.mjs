@@ -20,7 +20,9 @@ export function pinSelf(cpu = LOAD_CPU) {
 }
 
 export function pinning() {
-  return PINNED ? `pinned with taskset: service and baselines on CPU ${SERVICE_CPU}, load generator and upstream on CPU ${LOAD_CPU}` : 'not pinned (no taskset or a single core)';
+  return PINNED
+    ? `pinned with taskset: service and baselines on CPU ${SERVICE_CPU}, load generator and upstream on CPU ${LOAD_CPU}`
+    : 'not pinned (no taskset or a single core)';
 }
 
 export async function freePort() {
@@ -38,10 +40,17 @@ export async function freePort() {
  */
 export function startProcess({ name, command, args = [], env = {}, cpu, capture = false }) {
   const [cmd, argv] = PINNED && cpu !== undefined ? ['taskset', ['-c', cpu, command, ...args]] : [command, args];
-  const child = spawn(cmd, argv, { env: { ...process.env, ...env }, stdio: ['ignore', capture ? 'pipe' : 'ignore', 'pipe'] });
+  const child = spawn(cmd, argv, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', capture ? 'pipe' : 'ignore', 'pipe'],
+  });
   let output = '';
-  child.stderr.on('data', (chunk) => { output = (output + chunk).slice(-4000); });
-  child.stdout?.on('data', (chunk) => { output = (output + chunk).slice(-4000); });
+  child.stderr.on('data', (chunk) => {
+    output = (output + chunk).slice(-4000);
+  });
+  child.stdout?.on('data', (chunk) => {
+    output = (output + chunk).slice(-4000);
+  });
   const exited = once(child, 'exit');
   return {
     name,

@@ -27,9 +27,12 @@ export function selfTimeByFile(profiles) {
 
 /** Prints the top self-time files of every profile written into `dir` (a benchmark's --cpu-prof). */
 export function printProfiles(dir, title = 'top self time of the service', top = 15) {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
   console.log(`${title} (${files.length} profile(s) in ${dir}):`);
-  for (const row of selfTimeByFile(files).slice(0, top)) console.log(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.file}`);
+  for (const row of selfTimeByFile(files).slice(0, top))
+    console.log(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.file}`);
 }
 
 function fileOf({ url, functionName }) {
@@ -42,7 +45,11 @@ function fileOf({ url, functionName }) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '15' } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { top: { type: 'string', default: '15' } },
+  });
   const rows = selfTimeByFile(positionals.map((f) => JSON.parse(readFileSync(f, 'utf8'))));
-  for (const row of rows.slice(0, Number(values.top))) console.log(`${(row.share * 100).toFixed(1).padStart(5)} %  ${row.file}`);
+  for (const row of rows.slice(0, Number(values.top)))
+    console.log(`${(row.share * 100).toFixed(1).padStart(5)} %  ${row.file}`);
 }

@@ -10,7 +10,8 @@ export const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK
 
 /** The script's own options, plus --quick. */
 export function options(spec) {
-  return parseArgs({ options: { ...spec, quick: { type: 'boolean', default: false } }, allowPositionals: false }).values;
+  return parseArgs({ options: { ...spec, quick: { type: 'boolean', default: false } }, allowPositionals: false })
+    .values;
 }
 
 /** Runs `rounds` rounds; `sides` maps a name to an async measurement; returns one record per round. */
@@ -42,7 +43,9 @@ export function formatRatio(xs, digits = 2) {
 export function recordRatios(title, rows) {
   if (!process.env.BENCH_RATIOS_FILE) return;
   const script = basename(process.argv[1] ?? '', '.mjs');
-  const lines = rows.map((row) => JSON.stringify({ script, title, name: row.name, goal: row.goal, ...summary(row.values) }));
+  const lines = rows.map((row) =>
+    JSON.stringify({ script, title, name: row.name, goal: row.goal, ...summary(row.values) }),
+  );
   appendFileSync(process.env.BENCH_RATIOS_FILE, lines.map((line) => `${line}\n`).join(''));
 }
 
@@ -54,7 +57,10 @@ export function printRatios(title, rows) {
   recordRatios(title, rows);
   console.log(title);
   const width = Math.max(...rows.map((r) => r.name.length));
-  for (const row of rows) console.log(`  ${row.name.padEnd(width)}  ${formatRatio(row.values, row.digits)}${row.goal ? `   (goal ${row.goal})` : ''}`);
+  for (const row of rows)
+    console.log(
+      `  ${row.name.padEnd(width)}  ${formatRatio(row.values, row.digits)}${row.goal ? `   (goal ${row.goal})` : ''}`,
+    );
 }
 
 export const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;

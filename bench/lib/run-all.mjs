@@ -11,12 +11,20 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, 'total-minutes': { type: 'string' }, only: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    'total-minutes': { type: 'string' },
+    only: { type: 'string' },
+  },
+});
 const quick = values.quick || process.env.BENCH_QUICK === '1';
 const dir = fileURLToPath(new URL('..', import.meta.url));
 const only = values.only?.split(',').map((name) => name.replace(/\.mjs$/, ''));
 // compare.mjs runs these scripts itself, against a ref (npm run bench:compare).
-const scripts = readdirSync(dir).filter((f) => f.endsWith('.mjs') && f !== 'compare.mjs' && (!only || only.includes(f.replace(/\.mjs$/, '')))).sort();
+const scripts = readdirSync(dir)
+  .filter((f) => f.endsWith('.mjs') && f !== 'compare.mjs' && (!only || only.includes(f.replace(/\.mjs$/, ''))))
+  .sort();
 const totalMs = Number(values['total-minutes'] ?? (quick ? 12 : 45)) * 60_000;
 const started = Date.now();
 const outcomes = [];
@@ -25,7 +33,10 @@ for (const [i, script] of scripts.entries()) {
   const budgetMs = (totalMs - (Date.now() - started)) / (scripts.length - i);
   console.log(`\n=== ${script}${quick ? ' --quick' : ''} (at most ${(budgetMs / 60_000).toFixed(1)} min) ===`);
   // Quick runs are asked for through the environment, which a script that knows no --quick ignores.
-  const child = spawn(process.execPath, [join(dir, script)], { stdio: 'inherit', env: { ...process.env, ...(quick ? { BENCH_QUICK: '1' } : {}) } });
+  const child = spawn(process.execPath, [join(dir, script)], {
+    stdio: 'inherit',
+    env: { ...process.env, ...(quick ? { BENCH_QUICK: '1' } : {}) },
+  });
   const timer = setTimeout(() => child.kill('SIGTERM'), Math.max(budgetMs, 30_000));
   const [code, signal] = await once(child, 'exit');
   clearTimeout(timer);

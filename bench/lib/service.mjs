@@ -12,8 +12,12 @@ import { freePort, startProcess, waitForHttp, SERVICE_CPU, LOAD_CPU } from './pr
  * The checkout whose build runs as the service: this one, or BENCH_SERVICE_ROOT (bench/compare.mjs
  * sets it to a ref's worktree; a ref from before the server package has only core's cli.js).
  */
-export const SERVICE_ROOT = process.env.BENCH_SERVICE_ROOT ? resolve(process.env.BENCH_SERVICE_ROOT) : fileURLToPath(new URL('../..', import.meta.url));
-export const cliOf = (root) => [join(root, 'server/dist/src/cli.js'), join(root, 'core/dist/src/cli.js')].find((file) => existsSync(file)) ?? join(root, 'server/dist/src/cli.js');
+export const SERVICE_ROOT = process.env.BENCH_SERVICE_ROOT
+  ? resolve(process.env.BENCH_SERVICE_ROOT)
+  : fileURLToPath(new URL('../..', import.meta.url));
+export const cliOf = (root) =>
+  [join(root, 'server/dist/src/cli.js'), join(root, 'core/dist/src/cli.js')].find((file) => existsSync(file)) ??
+  join(root, 'server/dist/src/cli.js');
 export const CLI = cliOf(SERVICE_ROOT);
 export const TENANT_KEY = 'bench-tenant-key-0001';
 const MASTER_KEY = '0f'.repeat(32);
@@ -33,13 +37,19 @@ export async function recordUpstream({ pageSize = 100 } = {}) {
     });
     const tokenText = await tokenAnswer.text();
     if (!tokenAnswer.ok) throw new Error(`sandbox token answer ${tokenAnswer.status}: ${tokenText}`);
-    const page = await fetch(`${sandbox.url}/v2/dossiers/etats?numeroPage=1`, { headers: { authorization: `Bearer ${JSON.parse(tokenText).access_token}`, 'x-api-key': TENANT_KEY } });
+    const page = await fetch(`${sandbox.url}/v2/dossiers/etats?numeroPage=1`, {
+      headers: { authorization: `Bearer ${JSON.parse(tokenText).access_token}`, 'x-api-key': TENANT_KEY },
+    });
     const pageText = await page.text();
     if (!page.ok) throw new Error(`sandbox etats answer ${page.status}: ${pageText}`);
     const dir = mkdtempSync(join(tmpdir(), 'bench-upstream-'));
     writeFileSync(join(dir, 'token.json'), tokenText);
     writeFileSync(join(dir, 'etats.json'), pageText);
-    return { tokenFile: join(dir, 'token.json'), bodyFile: join(dir, 'etats.json'), bytes: Buffer.byteLength(pageText) };
+    return {
+      tokenFile: join(dir, 'token.json'),
+      bodyFile: join(dir, 'etats.json'),
+      bytes: Buffer.byteLength(pageText),
+    };
   } finally {
     await sandbox.close();
   }
@@ -48,7 +58,20 @@ export async function recordUpstream({ pageSize = 100 } = {}) {
 /** The replaying upstream, on the load generator's core (it is the fast part of the setup). */
 export async function startFixedUpstream(recorded) {
   const port = await freePort();
-  const proc = startProcess({ name: 'upstream', command: process.execPath, args: [join(LIB, 'fixed-upstream.mjs'), '--port', String(port), '--body', recorded.bodyFile, '--token', recorded.tokenFile], cpu: LOAD_CPU });
+  const proc = startProcess({
+    name: 'upstream',
+    command: process.execPath,
+    args: [
+      join(LIB, 'fixed-upstream.mjs'),
+      '--port',
+      String(port),
+      '--body',
+      recorded.bodyFile,
+      '--token',
+      recorded.tokenFile,
+    ],
+    cpu: LOAD_CPU,
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(url, proc);
   return { ...proc, url };
@@ -57,7 +80,12 @@ export async function startFixedUpstream(recorded) {
 /** A Node script of bench/lib as a process on the service core (the baselines). */
 export async function startLibProcess(name, script, args) {
   const port = await freePort();
-  const proc = startProcess({ name, command: process.execPath, args: [join(LIB, script), '--port', String(port), ...args], cpu: SERVICE_CPU });
+  const proc = startProcess({
+    name,
+    command: process.execPath,
+    args: [join(LIB, script), '--port', String(port), ...args],
+    cpu: SERVICE_CPU,
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(url, proc);
   return { ...proc, url };
@@ -68,28 +96,47 @@ export async function startLibProcess(name, script, args) {
  * route uncached; the tenant rate limit is lifted so the load generator's one key is never
  * refused; `rateLimit` is the upstream budget (every call claims one of its slots).
  */
-export async function startOpcoProxy({ upstreamUrl, cacheTtlS = 300, rateLimit = { limit: 60, windowMs: 60_000 }, config = {}, nodeArgs = [], env = {}, cli = CLI }) {
+export async function startOpcoProxy({
+  upstreamUrl,
+  cacheTtlS = 300,
+  rateLimit = { limit: 60, windowMs: 60_000 },
+  config = {},
+  nodeArgs = [],
+  env = {},
+  cli = CLI,
+}) {
   const port = await freePort();
   const file = join(mkdtempSync(join(tmpdir(), 'bench-config-')), 'config.json');
-  writeFileSync(file, JSON.stringify({
-    mode: 'production',
-    host: '127.0.0.1',
-    port,
-    logLevel: 'info',
-    tenantRateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
-    // The bench's key is new to the upstream: its first requests are unproven (P13), and a burst
-    // of them would meet the address limit meant for strangers (bench/edge-attacks.mjs measures that).
-    addressRateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
-    ...config,
-    opcos: {
-      sandbox: {
-        adapter: 'sandbox', baseUrl: upstreamUrl, tokenUrl: `${upstreamUrl}/oauth/token`, clientId: 'bench', clientSecretEnv: 'BENCH_UPSTREAM_SECRET',
-        rateLimit, cacheTtlS: { 'GET /dossiers/etats': cacheTtlS },
+  writeFileSync(
+    file,
+    JSON.stringify({
+      mode: 'production',
+      host: '127.0.0.1',
+      port,
+      logLevel: 'info',
+      tenantRateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
+      // The bench's key is new to the upstream: its first requests are unproven (P13), and a burst
+      // of them would meet the address limit meant for strangers (bench/edge-attacks.mjs measures that).
+      addressRateLimit: { perSecond: 1_000_000, burst: 1_000_000 },
+      ...config,
+      opcos: {
+        sandbox: {
+          adapter: 'sandbox',
+          baseUrl: upstreamUrl,
+          tokenUrl: `${upstreamUrl}/oauth/token`,
+          clientId: 'bench',
+          clientSecretEnv: 'BENCH_UPSTREAM_SECRET',
+          rateLimit,
+          cacheTtlS: { 'GET /dossiers/etats': cacheTtlS },
+        },
       },
-    },
-  }));
+    }),
+  );
   const proc = startProcess({
-    name: 'opco-proxy', command: process.execPath, args: [...nodeArgs, cli, 'serve', '--config', file], cpu: SERVICE_CPU,
+    name: 'opco-proxy',
+    command: process.execPath,
+    args: [...nodeArgs, cli, 'serve', '--config', file],
+    cpu: SERVICE_CPU,
     env: { OPCO_PROXY_MASTER_KEY: MASTER_KEY, BENCH_UPSTREAM_SECRET: 'bench', ...env },
   });
   const url = `http://127.0.0.1:${port}`;

@@ -21,7 +21,9 @@ if (process.argv.includes('--check')) {
     // a missing file differs like any other
   }
   if (current !== doc) {
-    console.error('docs/errors.md is not what the error tables give: run `npm run generate -w @opco-proxy/core` and commit it');
+    console.error(
+      'docs/errors.md is not what the error tables give: run `npm run generate -w @opco-proxy/core` and commit it',
+    );
     process.exit(1);
   }
 } else {

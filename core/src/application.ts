@@ -18,7 +18,15 @@ export * from './profile/field-case.js';
 export * from './ports/store.js';
 export * from './ports/queue.js';
 export * from './errors/errors.js';
-export { KERNEL_ERRORS, KernelError, kernelError, kernelErrorMessage, isKernelError, type KernelErrorCode, type KernelErrorParams } from './errors/kernel-errors.js';
+export {
+  KERNEL_ERRORS,
+  KernelError,
+  kernelError,
+  kernelErrorMessage,
+  isKernelError,
+  type KernelErrorCode,
+  type KernelErrorParams,
+} from './errors/kernel-errors.js';
 export * from './host/hooks.js';
 export * from './host/seams.js';
 export * from './host/events.js';

@@ -154,7 +154,13 @@ export async function settlesBy(clock: Clock, deadline: number, work: Promise<un
     timer = clock.setTimeout(() => resolve(false), Math.max(0, deadline - clock.now()));
   });
   try {
-    return await Promise.race([work.then(() => true, () => true), late]);
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
   } finally {
     timer?.cancel();
   }

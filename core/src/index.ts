@@ -11,7 +11,15 @@
  */
 
 // The plugin contract: what a plugin exports and what the kernel hands it.
-export { definePlugin, PLUGIN_API_VERSION, SUPPORTED_PLUGIN_APIS, type Plugin, type PluginApi, type ProcessRole, type RecoverySpec } from './plugin.js';
+export {
+  definePlugin,
+  PLUGIN_API_VERSION,
+  SUPPORTED_PLUGIN_APIS,
+  type Plugin,
+  type PluginApi,
+  type ProcessRole,
+  type RecoverySpec,
+} from './plugin.js';
 export type { HookHandlers, HookName } from './host/hooks.js';
 export type { SeamName, Seams } from './host/seams.js';
 export type { DomainEvent } from './host/events.js';
@@ -23,7 +31,15 @@ export { RawJson } from './http/operation-router.js';
 export type { State } from './http/state.js';
 export { MetricsWindow, type PluginMetrics, type WindowSnapshot, type CallOutcome } from './observability/metrics.js';
 export type { Pipeline } from './pipeline/pipeline.js';
-export { PRIORITY, type CachedAnswer, type CallContext, type FileContent, type Opco, type Tenant, type UpstreamAnswer } from './pipeline/call-context.js';
+export {
+  PRIORITY,
+  type CachedAnswer,
+  type CallContext,
+  type FileContent,
+  type Opco,
+  type Tenant,
+  type UpstreamAnswer,
+} from './pipeline/call-context.js';
 export type { OpcoDirectory, CallInput } from './profile/opco-directory.js';
 export { createLogger, type Logger } from './observability/logger.js';
 export { SERVICE_VERSION } from './host/version.js';
@@ -45,9 +61,28 @@ export { createEmbeddedQueue } from './queue/embedded-queue.js';
 
 // Errors, time, crypto, hosts.
 export * from './errors/errors.js';
-export { ConfigError, KernelError, kernelError, isKernelError, type KernelErrorCode, type KernelErrorParams } from './errors/kernel-errors.js';
+export {
+  ConfigError,
+  KernelError,
+  kernelError,
+  isKernelError,
+  type KernelErrorCode,
+  type KernelErrorParams,
+} from './errors/kernel-errors.js';
 export { settlesBy, systemClock, type Clock, type Timer } from './clock.js';
-export { hmacSha256Base64, hmacSha256Hex, randomHex, safeEqualHex, safeEqualText, sha256Hex, type Sealed, type SealedFile, type SealedPages, type SealedParts, type Sealer } from './crypto/crypto.js';
+export {
+  hmacSha256Base64,
+  hmacSha256Hex,
+  randomHex,
+  safeEqualHex,
+  safeEqualText,
+  sha256Hex,
+  type Sealed,
+  type SealedFile,
+  type SealedPages,
+  type SealedParts,
+  type Sealer,
+} from './crypto/crypto.js';
 export { canonicalJson, canonicalJsonSha256 } from './crypto/canonical-json.js';
 export { releaseBuffer } from './http/resizable-buffer.js';
 export { tenantHash } from './http/tenant.js';

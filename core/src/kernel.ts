@@ -10,7 +10,14 @@ import type { Server } from 'node:http';
 import Koa from 'koa';
 import { Hooks } from './host/hooks.js';
 import { createBatchedLogger, createLogger, type Logger } from './observability/logger.js';
-import { MetricsWindow, backendUpGauge, createPrometheusMetrics, pluginMetrics, queueDepthGauge, type PrometheusMetrics } from './observability/metrics.js';
+import {
+  MetricsWindow,
+  backendUpGauge,
+  createPrometheusMetrics,
+  pluginMetrics,
+  queueDepthGauge,
+  type PrometheusMetrics,
+} from './observability/metrics.js';
 import { UpstreamClient } from './pipeline/upstream-client.js';
 import { StoreBudgetAdmission, UpstreamBudget } from './limits/store-budget.js';
 import { Pipeline } from './pipeline/pipeline.js';
@@ -96,24 +103,39 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const role = options.role ?? 'serve';
   const bundled = options.bundled ?? {};
   const store = options.store ?? (await openStore(config.store, bundled, { clock }));
-  const queue = options.queue ?? (await openQueue(config.queue, bundled, { clock, log }).catch(async (err: unknown) => {
-    if (!options.store) await store.close();
-    throw err;
-  }));
+  const queue =
+    options.queue ??
+    (await openQueue(config.queue, bundled, { clock, log }).catch(async (err: unknown) => {
+      if (!options.store) await store.close();
+      throw err;
+    }));
   const hooks = new Hooks();
   const seams = new SeamRegistry();
   const window = new MetricsWindow(clock);
   const prometheus = createPrometheusMetrics();
   const inFlight = new InFlight();
-  const standing = new TenantStanding(store, clock, config.tenantKeys, (opcoId) => prometheus.refusedKeyHits.inc({ opco: opcoId }));
-  const heldWork = new HeldWork(clock, config.tenantKeys.unprovenHoldings as HeldBounds, async (tenant) => (await standing.of(undefined, tenant)) === 'proven', (bound) => prometheus.addressRefusals.inc({ reason: `held-${bound}` }));
+  const standing = new TenantStanding(store, clock, config.tenantKeys, (opcoId) =>
+    prometheus.refusedKeyHits.inc({ opco: opcoId }),
+  );
+  const heldWork = new HeldWork(
+    clock,
+    config.tenantKeys.unprovenHoldings as HeldBounds,
+    async (tenant) => (await standing.of(undefined, tenant)) === 'proven',
+    (bound) => prometheus.addressRefusals.inc({ reason: `held-${bound}` }),
+  );
   standing.onRefusal(({ tenant, wasProven }) => {
-    if (!wasProven) heldWork.refused(tenant).catch((err: unknown) => log.warn({ err }, 'what a refused key stored could not be dropped'));
+    if (!wasProven)
+      heldWork
+        .refused(tenant)
+        .catch((err: unknown) => log.warn({ err }, 'what a refused key stored could not be dropped'));
   });
   const opcos = await OpcoDirectory.load(config.opcos, clock, bundled);
   const auditLog = new AuditLog(store, clock);
   const audit = new AuditTrail({
-    log: auditLog, reads: config.audit.reads, logger: log, knownOpco: (opcoId) => opcos.has(opcoId),
+    log: auditLog,
+    reads: config.audit.reads,
+    logger: log,
+    knownOpco: (opcoId) => opcos.has(opcoId),
     counted: (action, status) => prometheus.auditRecords.inc({ action, status: String(status) }),
     failed: (action) => prometheus.auditFailures.inc({ action }),
   });
@@ -125,20 +147,46 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     allowList: new Set(config.allowedTenants),
     adminKey: config.adminKey,
     standing,
-    addresses: new AddressLimits(config.addressRateLimit, clock, (reason) => prometheus.addressRefusals.inc({ reason })),
+    addresses: new AddressLimits(config.addressRateLimit, clock, (reason) =>
+      prometheus.addressRefusals.inc({ reason }),
+    ),
     proxies: new TrustedProxies(config.trustedProxies),
     audit,
   });
-  const client = new UpstreamClient({ publisher: config.publisher, timeoutMs: config.upstream.timeoutMs, maxAnswerBytes: config.upstream.maxAnswerBytes });
+  const client = new UpstreamClient({
+    publisher: config.publisher,
+    timeoutMs: config.upstream.timeoutMs,
+    maxAnswerBytes: config.upstream.maxAnswerBytes,
+  });
   for (const opco of opcos.list()) {
     const strategy = opco.profile.auth ?? oauthClientCredentials();
     const entry = config.opcos[opco.id] as unknown as Record<string, unknown>;
-    client.authenticate(opco.id, strategy.setup({
-      opcoId: opco.id, adapter: opco.adapter, entry, env: config.env, clock, timeoutMs: config.upstream.timeoutMs, send: client.transport,
-    }));
+    client.authenticate(
+      opco.id,
+      strategy.setup({
+        opcoId: opco.id,
+        adapter: opco.adapter,
+        entry,
+        env: config.env,
+        clock,
+        timeoutMs: config.upstream.timeoutMs,
+        send: client.transport,
+      }),
+    );
   }
   const { unprovenShare, calmUnprovenShare } = config.tenantKeys;
-  const pipeline = new Pipeline({ hooks, client, window, prometheus, log, clock, admission: () => seams.get('admission'), standing, unprovenShare, calmUnprovenShare });
+  const pipeline = new Pipeline({
+    hooks,
+    client,
+    window,
+    prometheus,
+    log,
+    clock,
+    admission: () => seams.get('admission'),
+    standing,
+    unprovenShare,
+    calmUnprovenShare,
+  });
   const emit: Emit = async (event) => {
     const full: DomainEvent = { ...event, id: event.id ?? randomHex(16), timestamp: clock.date().toISOString() };
     await hooks.runEvent(full, (err) => log.error({ err, event: full.type }, 'event handler failed'));
@@ -151,10 +199,35 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const queueNames = new Set<string>();
   queueDepthGauge(prometheus.registry, queue, queueNames);
   backendUpGauge(prometheus.registry, { store, queue }, clock);
-  mountOperatorRoutes(router, { opcos, window, queue, queueNames, unprovenShare, admission: () => seams.get('admission') });
+  mountOperatorRoutes(router, {
+    opcos,
+    window,
+    queue,
+    queueNames,
+    unprovenShare,
+    admission: () => seams.get('admission'),
+  });
 
   const resolveHost = options.resolveHost ?? systemResolver;
-  const host = new PluginHost({ config, role, log, clock, store, queue, hooks, seams, router, opcos, pipeline, window, registry: prometheus.registry, emit, resolveHost, queueNames, heldWork });
+  const host = new PluginHost({
+    config,
+    role,
+    log,
+    clock,
+    store,
+    queue,
+    hooks,
+    seams,
+    router,
+    opcos,
+    pipeline,
+    window,
+    registry: prometheus.registry,
+    emit,
+    resolveHost,
+    queueNames,
+    heldWork,
+  });
   for (const plugin of await loadPlugins(config.plugins, options.plugins, bundled)) {
     await plugin.register(host.apiFor(plugin.name, pluginMetrics(prometheus.registry, plugin.name, clock)));
     log.debug({ plugin: plugin.name }, 'plugin registered');
@@ -171,7 +244,8 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   app.use(requestContext(inFlight));
   app.use(httpMetrics(prometheus, clock));
   // A logger given by the caller (tests, embedders) takes the access lines too.
-  const accessLines = options.log || config.logLevel === 'silent' ? undefined : createBatchedLogger({ level: config.logLevel });
+  const accessLines =
+    options.log || config.logLevel === 'silent' ? undefined : createBatchedLogger({ level: config.logLevel });
   const write = requestLog(accessLines?.log ?? log);
   app.use(accessLog(write, clock));
   app.use(renderErrors(log));
@@ -210,12 +284,27 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   };
 
   return {
-    config, role, log, clock, store, queue, opcos, pipeline, window, prometheus, app, emit,
+    config,
+    role,
+    log,
+    clock,
+    store,
+    queue,
+    opcos,
+    pipeline,
+    window,
+    prometheus,
+    app,
+    emit,
     async listen(port = config.port, hostName = config.host) {
       // Slow and greedy clients are bounded as the config's `server` section says (connection-limits.ts).
-      server = createGuardedServer(serverLimits(config), (req, res) => {
-        if (!early(req, res)) void chain(req, res);
-      }, { proxies: new TrustedProxies(config.trustedProxies), registry: prometheus.registry });
+      server = createGuardedServer(
+        serverLimits(config),
+        (req, res) => {
+          if (!early(req, res)) void chain(req, res);
+        },
+        { proxies: new TrustedProxies(config.trustedProxies), registry: prometheus.registry },
+      );
       answerClientErrors(server);
       return listenAt(server, port, hostName);
     },

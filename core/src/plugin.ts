@@ -27,7 +27,6 @@ import type { HostResolver } from './http/host-resolver.js';
 
 export type ProcessRole = 'serve' | 'api' | 'worker';
 
-
 /**
  * Durable work a worker restores and keeps moving (SPEC 3.1, D20, D25): `requeue(graceMs)` queues
  * again the unfinished records due `graceMs` ago or more (their message may be lost). With a
@@ -129,7 +128,12 @@ export async function loadPlugins(names: string[], extra: Plugin[] = [], bundled
     if (typeof plugin?.register !== 'function') throw kernelError('OPCO_ERR_PLUGIN_INVALID', { index, name });
     const target = plugin.apiVersion ?? PLUGIN_API_VERSION;
     if (!SUPPORTED_PLUGIN_APIS.includes(target)) {
-      throw kernelError('OPCO_ERR_PLUGIN_API_UNSUPPORTED', { index, package: packageName('plugin', name), target: String(target), supported: SUPPORTED_PLUGIN_APIS.join(', ') });
+      throw kernelError('OPCO_ERR_PLUGIN_API_UNSUPPORTED', {
+        index,
+        package: packageName('plugin', name),
+        target: String(target),
+        supported: SUPPORTED_PLUGIN_APIS.join(', '),
+      });
     }
     loaded.set(plugin.name, plugin);
   }

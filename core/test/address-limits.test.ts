@@ -24,16 +24,19 @@ t.test('unproven requests take tokens of their address; other addresses are unto
   t.doesNotThrow(() => limits.takeUnproven('203.0.113.9'), 'a token back after 1/perSecond');
 });
 
-t.test('failed authentications spend tokens, and an address out of tokens is refused before its key is checked', async (t) => {
-  const clock = new TestClock({ frozen: true });
-  const limits = new AddressLimits(options, clock);
-  for (let i = 0; i < 5; i++) {
-    limits.checkBeforeAuth('198.51.100.1');
-    limits.failedAuth('198.51.100.1');
-  }
-  t.throws(() => limits.checkBeforeAuth('198.51.100.1'), { code: 'RATE_LIMITED' });
-  t.throws(() => limits.takeUnproven('198.51.100.1'), { code: 'RATE_LIMITED' }, 'one bucket for both');
-});
+t.test(
+  'failed authentications spend tokens, and an address out of tokens is refused before its key is checked',
+  async (t) => {
+    const clock = new TestClock({ frozen: true });
+    const limits = new AddressLimits(options, clock);
+    for (let i = 0; i < 5; i++) {
+      limits.checkBeforeAuth('198.51.100.1');
+      limits.failedAuth('198.51.100.1');
+    }
+    t.throws(() => limits.checkBeforeAuth('198.51.100.1'), { code: 'RATE_LIMITED' });
+    t.throws(() => limits.takeUnproven('198.51.100.1'), { code: 'RATE_LIMITED' }, 'one bucket for both');
+  },
+);
 
 t.test('wrong operator keys back off per address, doubling; the right key from elsewhere works at once', async (t) => {
   const clock = new TestClock({ frozen: true });
@@ -72,19 +75,33 @@ t.test('IPv6 clients are limited per /64', async (t) => {
 });
 
 function request(remoteAddress: string, forwarded?: string): IncomingMessage {
-  return { socket: { remoteAddress }, headers: forwarded === undefined ? {} : { 'x-forwarded-for': forwarded } } as unknown as IncomingMessage;
+  return {
+    socket: { remoteAddress },
+    headers: forwarded === undefined ? {} : { 'x-forwarded-for': forwarded },
+  } as unknown as IncomingMessage;
 }
 
-t.test('the client address: the socket, or X-Forwarded-For read from the right behind trusted proxies only', async (t) => {
-  const none = new TrustedProxies([]);
-  t.equal(none.clientOf(request('203.0.113.5', '1.2.3.4')), '203.0.113.5', 'no trusted proxy: the header is ignored');
-  t.equal(none.clientOf(request('::ffff:203.0.113.5')), '203.0.113.5', 'IPv4-mapped IPv6 as IPv4');
-  const proxies = new TrustedProxies(['10.0.0.0/8', '2001:db8::/32']);
-  t.equal(proxies.clientOf(request('10.1.2.3', '198.51.100.7')), '198.51.100.7');
-  t.equal(proxies.clientOf(request('10.1.2.3', '6.6.6.6, 198.51.100.7, 10.9.9.9')), '198.51.100.7', 'what the client wrote itself is left of its first proxy');
-  t.equal(proxies.clientOf(request('203.0.113.5', '198.51.100.7')), '203.0.113.5', 'an untrusted peer cannot forward');
-  t.equal(proxies.clientOf(request('10.1.2.3', 'garbage, 10.2.2.2')), '10.2.2.2', 'the last address vouched for');
-  t.equal(proxies.clientOf(request('10.1.2.3')), '10.1.2.3', 'a trusted proxy without the header is the client');
-  t.throws(() => new TrustedProxies(['10.0.0.0/33']), /prefix/);
-  t.throws(() => new TrustedProxies(['not-an-ip']), /not an address/);
-});
+t.test(
+  'the client address: the socket, or X-Forwarded-For read from the right behind trusted proxies only',
+  async (t) => {
+    const none = new TrustedProxies([]);
+    t.equal(none.clientOf(request('203.0.113.5', '1.2.3.4')), '203.0.113.5', 'no trusted proxy: the header is ignored');
+    t.equal(none.clientOf(request('::ffff:203.0.113.5')), '203.0.113.5', 'IPv4-mapped IPv6 as IPv4');
+    const proxies = new TrustedProxies(['10.0.0.0/8', '2001:db8::/32']);
+    t.equal(proxies.clientOf(request('10.1.2.3', '198.51.100.7')), '198.51.100.7');
+    t.equal(
+      proxies.clientOf(request('10.1.2.3', '6.6.6.6, 198.51.100.7, 10.9.9.9')),
+      '198.51.100.7',
+      'what the client wrote itself is left of its first proxy',
+    );
+    t.equal(
+      proxies.clientOf(request('203.0.113.5', '198.51.100.7')),
+      '203.0.113.5',
+      'an untrusted peer cannot forward',
+    );
+    t.equal(proxies.clientOf(request('10.1.2.3', 'garbage, 10.2.2.2')), '10.2.2.2', 'the last address vouched for');
+    t.equal(proxies.clientOf(request('10.1.2.3')), '10.1.2.3', 'a trusted proxy without the header is the client');
+    t.throws(() => new TrustedProxies(['10.0.0.0/33']), /prefix/);
+    t.throws(() => new TrustedProxies(['not-an-ip']), /not an address/);
+  },
+);

@@ -12,7 +12,12 @@ function backend(kind: string) {
   return {
     state,
     kind,
-    ping: () => (state.answer === 'up' ? Promise.resolve() : state.answer === 'down' ? Promise.reject(new Error(`${kind} down`)) : new Promise<void>(() => {})),
+    ping: () =>
+      state.answer === 'up'
+        ? Promise.resolve()
+        : state.answer === 'down'
+          ? Promise.reject(new Error(`${kind} down`))
+          : new Promise<void>(() => {}),
   };
 }
 

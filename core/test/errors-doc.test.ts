@@ -34,7 +34,10 @@ t.test('every HTTP code has its row with its status and whether it is retried', 
 
 t.test('every kernel code has its row, after the HTTP table, with its message template', async (t) => {
   const kernelSection = doc.slice(doc.indexOf('## Kernel misuse codes'));
-  t.ok(kernelSection.length > 0 && doc.indexOf('## Kernel misuse codes') > doc.indexOf('| TIMEOUT |'), 'a section of its own');
+  t.ok(
+    kernelSection.length > 0 && doc.indexOf('## Kernel misuse codes') > doc.indexOf('| TIMEOUT |'),
+    'a section of its own',
+  );
   const table = rows(kernelSection);
   for (const [code, { message, config }] of Object.entries(KERNEL_ERRORS)) {
     const row = table.get(code);

@@ -2,14 +2,24 @@
 // table's, and every failure maps onto it (docs/errors.md: errors-doc.test.ts).
 import t from 'tap';
 import { loadSchema } from '@opco-proxy/schemas';
-import { ERROR_CODES, QueueUnavailableError, StoreUnavailableError, asServiceError, createError, errorCodeSpec, errorCodes, isRetriedByWorkers, toErrorBody } from '../src/application.js';
+import {
+  ERROR_CODES,
+  QueueUnavailableError,
+  StoreUnavailableError,
+  asServiceError,
+  createError,
+  errorCodeSpec,
+  errorCodes,
+  isRetriedByWorkers,
+  toErrorBody,
+} from '../src/application.js';
 
 t.test('the ErrorBody schema lists exactly the codes of the table', async (t) => {
   const schema = loadSchema('error-body') as { properties: { code: { enum: string[] } } };
   t.same([...schema.properties.code.enum].sort(), Object.keys(ERROR_CODES).sort());
 });
 
-t.test('whether a worker retries is the table\'s retryable, unless the table says otherwise', async (t) => {
+t.test("whether a worker retries is the table's retryable, unless the table says otherwise", async (t) => {
   for (const code of errorCodes) {
     const error = createError(code);
     const spec = errorCodeSpec(code);
@@ -18,22 +28,32 @@ t.test('whether a worker retries is the table\'s retryable, unless the table say
   const unusable = createError('UPSTREAM_INVALID_RESPONSE');
   t.ok(unusable.retryable, 'a caller may ask again for an unusable answer');
   t.notOk(isRetriedByWorkers(unusable), 'a job step or a sync batch does not');
-  t.ok(isRetriedByWorkers(createError('UPSTREAM_ERROR', 'x', { status: 503 })), 'an upstream 503 is retried by workers');
+  t.ok(
+    isRetriedByWorkers(createError('UPSTREAM_ERROR', 'x', { status: 503 })),
+    'an upstream 503 is retried by workers',
+  );
   t.notOk(isRetriedByWorkers(createError('UPSTREAM_ERROR', 'x', { status: 422 })), 'an upstream 422 is not');
 });
 
-t.test('outages of the store or the queue are 503 UNAVAILABLE with Retry-After; anything else 500 without its message', async (t) => {
-  for (const outage of [new StoreUnavailableError('mongo gone'), new QueueUnavailableError('broker gone')]) {
-    const error = asServiceError(outage);
-    t.equal(error.code, 'UNAVAILABLE');
-    t.equal(error.status, 503);
-    t.equal(error.headers['Retry-After'], '5');
-    t.notMatch(error.message, /gone/, 'the backend message stays in the logs');
-  }
-  const internal = asServiceError(new RangeError('Maximum call stack size exceeded'));
-  t.equal(internal.code, 'INTERNAL_ERROR');
-  t.same(toErrorBody(internal), { status: 'error', code: 'INTERNAL_ERROR', description: 'Unexpected internal error' });
-  const kept = createError('METHOD_NOT_ALLOWED');
-  t.equal(asServiceError(kept), kept, 'a ServiceError is kept as it is');
-  t.equal(kept.status, 405);
-});
+t.test(
+  'outages of the store or the queue are 503 UNAVAILABLE with Retry-After; anything else 500 without its message',
+  async (t) => {
+    for (const outage of [new StoreUnavailableError('mongo gone'), new QueueUnavailableError('broker gone')]) {
+      const error = asServiceError(outage);
+      t.equal(error.code, 'UNAVAILABLE');
+      t.equal(error.status, 503);
+      t.equal(error.headers['Retry-After'], '5');
+      t.notMatch(error.message, /gone/, 'the backend message stays in the logs');
+    }
+    const internal = asServiceError(new RangeError('Maximum call stack size exceeded'));
+    t.equal(internal.code, 'INTERNAL_ERROR');
+    t.same(toErrorBody(internal), {
+      status: 'error',
+      code: 'INTERNAL_ERROR',
+      description: 'Unexpected internal error',
+    });
+    const kept = createError('METHOD_NOT_ALLOWED');
+    t.equal(asServiceError(kept), kept, 'a ServiceError is kept as it is');
+    t.equal(kept.status, 405);
+  },
+);

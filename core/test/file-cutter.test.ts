@@ -25,7 +25,11 @@ function random(seed: number) {
  * copy the cutter may keep a view of; one it says it does not keep is scribbled over, as giving
  * its memory back (releaseChunk) would empty it: a view it keeps without saying so spoils the result.
  */
-function cut(text: string | Buffer, sizes: (i: number) => number, limit = LIMIT): { value: unknown; files: CutFile[]; invalidJson: boolean } {
+function cut(
+  text: string | Buffer,
+  sizes: (i: number) => number,
+  limit = LIMIT,
+): { value: unknown; files: CutFile[]; invalidJson: boolean } {
   const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
   const cutter = new FileCutter(limit);
   for (let at = 0, i = 0; at < bytes.length; i++) {
@@ -35,7 +39,11 @@ function cut(text: string | Buffer, sizes: (i: number) => number, limit = LIMIT)
     at += size;
   }
   const skeleton = cutter.end().toString('utf8');
-  return { value: cutter.invalidJson ? undefined : JSON.parse(skeleton), files: cutter.files, invalidJson: cutter.invalidJson };
+  return {
+    value: cutter.invalidJson ? undefined : JSON.parse(skeleton),
+    files: cutter.files,
+    invalidJson: cutter.invalidJson,
+  };
 }
 
 /** The file behind a placeholder in the parsed value. */
@@ -59,17 +67,42 @@ const CHUNKINGS: Array<[string, (i: number) => number]> = [
 t.test('a file decodes the same whatever the chunks, across 4-character groups and pages', async (t) => {
   const rng = random(7);
   // Sizes around the base64 groups, the first page's doublings and the 768 KiB pages.
-  for (const size of [0, 1, 2, 3, 4, 191, 192, 193, 98_303, 98_304, 98_305, 786_431, 786_432, 786_433, 2 * 786_432 + 5]) {
+  for (const size of [
+    0,
+    1,
+    2,
+    3,
+    4,
+    191,
+    192,
+    193,
+    98_303,
+    98_304,
+    98_305,
+    786_431,
+    786_432,
+    786_433,
+    2 * 786_432 + 5,
+  ]) {
     const bytes = Buffer.alloc(size);
     for (let i = 0; i < size; i++) bytes[i] = rng.int(256);
-    const body = JSON.stringify({ numero: 'F-1', _files: { facture: bytes.toString('base64') }, after: [1, { x: '}' }] });
-    for (const [label, sizes] of size > 100_000 ? CHUNKINGS.filter(([l]) => l !== '1 byte' && l !== '2 bytes') : CHUNKINGS) {
+    const body = JSON.stringify({
+      numero: 'F-1',
+      _files: { facture: bytes.toString('base64') },
+      after: [1, { x: '}' }],
+    });
+    for (const [label, sizes] of size > 100_000
+      ? CHUNKINGS.filter(([l]) => l !== '1 byte' && l !== '2 bytes')
+      : CHUNKINGS) {
       const result = cut(body, sizes);
       const file = fileAt(t, result, (result.value as any)._files.facture);
       t.equal(file.outcome, size === 0 ? 'empty' : 'valid', `${size} bytes, ${label}`);
       t.equal(file.size, size);
       t.ok(joined(file).equals(bytes), `${size} bytes intact, ${label}`);
-      t.ok(file.content.slice(0, -1).every((page) => page.length % 3 === 0), 'every page but the last holds a multiple of 3 bytes');
+      t.ok(
+        file.content.slice(0, -1).every((page) => page.length % 3 === 0),
+        'every page but the last holds a multiple of 3 bytes',
+      );
       t.same((result.value as any).after, [1, { x: '}' }], 'what follows the file is read as it was');
     }
   }
@@ -78,14 +111,34 @@ t.test('a file decodes the same whatever the chunks, across 4-character groups a
 t.test('validity and bytes are those of the schema and of Node, for every short value', async (t) => {
   const rng = random(11);
   const alphabet = 'AQgw+/=9z= \n!é';
-  const values = ['', 'A', 'AA', 'AAA', 'AAAA', 'QQ==', 'QQ=', 'QQ', 'QUI=', 'QUI', 'Q===', '====', 'AA=A', 'AAAA====', 'QR==', 'QUJD', 'QUJDRA'];
-  for (let i = 0; i < 3000; i++) values.push(Array.from({ length: rng.int(10) }, () => alphabet[rng.int(alphabet.length)]).join(''));
+  const values = [
+    '',
+    'A',
+    'AA',
+    'AAA',
+    'AAAA',
+    'QQ==',
+    'QQ=',
+    'QQ',
+    'QUI=',
+    'QUI',
+    'Q===',
+    '====',
+    'AA=A',
+    'AAAA====',
+    'QR==',
+    'QUJD',
+    'QUJDRA',
+  ];
+  for (let i = 0; i < 3000; i++)
+    values.push(Array.from({ length: rng.int(10) }, () => alphabet[rng.int(alphabet.length)]).join(''));
   for (const value of values) {
     const result = cut(JSON.stringify({ _files: { a: value } }), () => 1 + rng.int(4));
     const file = fileAt(t, result, (result.value as any)._files.a);
     const expected = value === '' ? 'empty' : isBase64(value) ? 'valid' : 'invalid';
     t.equal(file.outcome, expected, JSON.stringify(value));
-    if (expected === 'valid') t.ok(joined(file).equals(Buffer.from(value, 'base64')), `bytes of ${JSON.stringify(value)}`);
+    if (expected === 'valid')
+      t.ok(joined(file).equals(Buffer.from(value, 'base64')), `bytes of ${JSON.stringify(value)}`);
   }
 });
 
@@ -101,9 +154,18 @@ t.test('JSON escapes inside a file are read as the characters they stand for', a
     t.equal(file.outcome, 'valid', label);
     t.ok(joined(file).equals(bytes), label);
   }
-  for (const [name, inside] of [['a line break', 'QUJD\\nRA=='], ['a space', 'QUJD RA=='], ['a non-ASCII escape', 'QUJD\\u00e9'], ['a quote', 'QU\\"JD']]) {
+  for (const [name, inside] of [
+    ['a line break', 'QUJD\\nRA=='],
+    ['a space', 'QUJD RA=='],
+    ['a non-ASCII escape', 'QUJD\\u00e9'],
+    ['a quote', 'QU\\"JD'],
+  ]) {
     const result = cut(`{"_files":{"x":"${inside}"}}`, () => 2);
-    t.equal(fileAt(t, result, (result.value as any)._files.x).outcome, 'invalid', `${name} is not base64 (as before: no whitespace)`);
+    t.equal(
+      fileAt(t, result, (result.value as any)._files.x).outcome,
+      'invalid',
+      `${name} is not base64 (as before: no whitespace)`,
+    );
   }
 });
 
@@ -118,7 +180,13 @@ t.test('a bad character in the middle of a large file is found, and its bytes ar
 });
 
 t.test('a file over the limit is counted to its end, not kept', async (t) => {
-  const result = cut(JSON.stringify({ _files: { big: Buffer.alloc(1001).toString('base64'), small: Buffer.alloc(1000).toString('base64') } }), () => 100, 1000);
+  const result = cut(
+    JSON.stringify({
+      _files: { big: Buffer.alloc(1001).toString('base64'), small: Buffer.alloc(1000).toString('base64') },
+    }),
+    () => 100,
+    1000,
+  );
   const big = fileAt(t, result, (result.value as any)._files.big);
   t.equal(big.outcome, 'valid');
   t.equal(big.size, 1001, 'its size, for the 413');
@@ -134,7 +202,11 @@ t.test('only string values of the top-level `_files` object are cut', async (t) 
     ['a string _files', '{"_files":"QUJD"}', (v) => v._files],
     ['a deeper value', '{"_files":{"a":{"b":"QUJD"}}}', (v) => v._files.a.b],
     ['a key that only looks like it', '{"x_files":{"a":"QUJD"},"_files ":{"a":"QUJD"}}', (v) => v['x_files'].a],
-    ['brackets and quotes in strings', '{"s":"{\\"_files\\":{\\"a\\":\\"QUJD\\"}}","t":"[[[","_files2":{"a":"QUJD"}}', (v) => v._files2.a],
+    [
+      'brackets and quotes in strings',
+      '{"s":"{\\"_files\\":{\\"a\\":\\"QUJD\\"}}","t":"[[[","_files2":{"a":"QUJD"}}',
+      (v) => v._files2.a,
+    ],
   ];
   for (const [label, text, pick] of cases) {
     for (const [chunking, sizes] of CHUNKINGS) {
@@ -172,15 +244,25 @@ t.test('a file that breaks JSON string rules makes the body invalid JSON', async
 
 t.test('random bodies read as JSON.parse reads them, files as Node decodes them', async (t) => {
   const rng = random(23);
-  const scalar = (): unknown => [() => rng.int(1000) - 500, () => 'v"}{[],:\\' + rng.int(9), () => null, () => rng.next() < 0.5, () => '\u00e9\u4e2d\ud83d\ude00'][rng.int(5)]();
+  const scalar = (): unknown =>
+    [
+      () => rng.int(1000) - 500,
+      () => 'v"}{[],:\\' + rng.int(9),
+      () => null,
+      () => rng.next() < 0.5,
+      () => '\u00e9\u4e2d\ud83d\ude00',
+    ][rng.int(5)]();
   const value = (depth: number): unknown => {
     if (depth > 3 || rng.next() < 0.4) return scalar();
     if (rng.next() < 0.5) return Array.from({ length: rng.int(4) }, () => value(depth + 1));
-    return Object.fromEntries(Array.from({ length: rng.int(4) }, (_, i) => [`k${i}${rng.int(3) === 0 ? '"\\' : ''}`, value(depth + 1)]));
+    return Object.fromEntries(
+      Array.from({ length: rng.int(4) }, (_, i) => [`k${i}${rng.int(3) === 0 ? '"\\' : ''}`, value(depth + 1)]),
+    );
   };
   for (let n = 0; n < 300; n++) {
     const files: Record<string, string> = {};
-    for (let i = rng.int(4); i > 0; i--) files[`r${i}`] = Buffer.from(Array.from({ length: rng.int(300) }, () => rng.int(256))).toString('base64');
+    for (let i = rng.int(4); i > 0; i--)
+      files[`r${i}`] = Buffer.from(Array.from({ length: rng.int(300) }, () => rng.int(256))).toString('base64');
     const body = { ...(value(0) as object), _files: files, z: value(1) };
     const text = JSON.stringify(body, null, rng.next() < 0.3 ? 2 : undefined);
     const result = cut(text, () => 1 + rng.int(40));
@@ -204,7 +286,10 @@ t.test('discard gives back the pages of every file, the one still arriving inclu
   const pages = cutter.files[0].content;
   t.ok(pages.length >= 2 && pages.every((page) => page.length > 0));
   cutter.discard();
-  t.ok(pages.every((page) => page.length === 0), 'their memory is gone: they read empty');
+  t.ok(
+    pages.every((page) => page.length === 0),
+    'their memory is gone: they read empty',
+  );
 });
 
 t.test('a chunk is kept only for a long run of text outside the files: the others may be given back', async (t) => {
@@ -213,7 +298,11 @@ t.test('a chunk is kept only for a long run of text outside the files: the other
   const cutter = new FileCutter(LIMIT);
   const kept: boolean[] = [];
   for (let at = 0; at < text.length; at += 65536) kept.push(cutter.push(Buffer.from(text.subarray(at, at + 65536))));
-  t.same(kept, [true, false, false, false, false], 'the first chunk holds 5,000 bytes of text kept as they came; the rest is the file and a short tail');
+  t.same(
+    kept,
+    [true, false, false, false, false],
+    'the first chunk holds 5,000 bytes of text kept as they came; the rest is the file and a short tail',
+  );
   const value = JSON.parse(cutter.end().toString()) as { note: string; tail: number };
   t.equal(value.note.length, 5000);
   t.equal(value.tail, 1);

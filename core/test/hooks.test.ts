@@ -1,7 +1,14 @@
 // The hook registry (hooks.ts): a fixed list of names, misuse refused with a stable code, and
 // each family's way of running its handlers.
 import t from 'tap';
-import { Hooks, HOOK_NAMES, isKernelError, type CallContext, type CachedAnswer, type DomainEvent } from '../src/application.js';
+import {
+  Hooks,
+  HOOK_NAMES,
+  isKernelError,
+  type CallContext,
+  type CachedAnswer,
+  type DomainEvent,
+} from '../src/application.js';
 
 const ctx = {} as CallContext; // the handlers below never read it
 const answer = (json: string) => ({ json }) as CachedAnswer;

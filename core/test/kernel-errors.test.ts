@@ -4,7 +4,18 @@ import t from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, ERROR_CODES, KERNEL_ERRORS, KernelError, apiKeyHeader, defineProfile, isKernelError, kernelError, rename, type KernelErrorCode } from '../src/application.js';
+import {
+  ConfigError,
+  ERROR_CODES,
+  KERNEL_ERRORS,
+  KernelError,
+  apiKeyHeader,
+  defineProfile,
+  isKernelError,
+  kernelError,
+  rename,
+  type KernelErrorCode,
+} from '../src/application.js';
 
 const codes = Object.keys(KERNEL_ERRORS) as KernelErrorCode[];
 
@@ -26,7 +37,7 @@ t.test('a template is filled with its parameters; a configuration code is a Conf
   t.equal(missing.message, 'invalid configuration: plugins: "sync" needs plugin "jobs"');
   const unknown = kernelError('OPCO_ERR_HOOK_UNKNOWN', { hook: 'onRequest', known: 'lookup, peek' });
   t.ok(unknown instanceof KernelError);
-  t.notOk(unknown instanceof ConfigError, 'a plugin author\'s mistake keeps its stack');
+  t.notOk(unknown instanceof ConfigError, "a plugin author's mistake keeps its stack");
   t.equal(unknown.message, 'hook "onRequest" is not supported; known hooks: lookup, peek');
   t.ok(isKernelError(unknown, 'OPCO_ERR_HOOK_UNKNOWN'));
   t.notOk(isKernelError(unknown, 'OPCO_ERR_HOOKS_FROZEN'));
@@ -40,13 +51,19 @@ t.test('a ConfigError built by hand keeps its text and has the generic configura
   t.equal(error.name, 'ConfigError');
 });
 
-t.test('an adapter\'s misuse is coded too: unknown route, bad transform, the tenant\'s header', async (t) => {
+t.test("an adapter's misuse is coded too: unknown route, bad transform, the tenant's header", async (t) => {
   t.throws(() => defineProfile({ id: 'acme', routes: { 'GET /nowhere': {} } } as never), {
     code: 'OPCO_ERR_PROFILE_ROUTE_UNKNOWN',
     message: 'profile acme: unknown route "GET /nowhere"',
   });
-  t.throws(() => rename({ 'a.*': 'b' }), { code: 'OPCO_ERR_TRANSFORM_INVALID', message: 'invalid rename "a.*" -> "b": rename one named field to a plain name' });
-  t.throws(() => rename({ 'a..b': 'c' }), { code: 'OPCO_ERR_TRANSFORM_INVALID', message: 'invalid transform path "a..b": empty segment' });
+  t.throws(() => rename({ 'a.*': 'b' }), {
+    code: 'OPCO_ERR_TRANSFORM_INVALID',
+    message: 'invalid rename "a.*" -> "b": rename one named field to a plain name',
+  });
+  t.throws(() => rename({ 'a..b': 'c' }), {
+    code: 'OPCO_ERR_TRANSFORM_INVALID',
+    message: 'invalid transform path "a..b": empty segment',
+  });
   t.throws(() => apiKeyHeader({ header: 'X-Api-Key' }), { code: 'OPCO_ERR_AUTH_HEADER_RESERVED' });
 });
 

@@ -2,7 +2,14 @@
 // lease lapses, writes only under the lease, retries not taken early, lost work found by the
 // sweep. Time is moved with a TestClock, never slept.
 import t, { type Test } from 'tap';
-import { createEmbeddedStore, LeasedRecords, TestClock, unleased, type Leased, type Store } from '../src/application.js';
+import {
+  createEmbeddedStore,
+  LeasedRecords,
+  TestClock,
+  unleased,
+  type Leased,
+  type Store,
+} from '../src/application.js';
 
 interface Work extends Leased {
   state: 'open' | 'done';
@@ -16,7 +23,14 @@ async function setUp(t: Test, options: { frozen?: boolean } = {}) {
   const collection = store.collection<Work>('work');
   const leases = new LeasedRecords(collection, clock, 'w');
   const add = (id: string, changes: Partial<Work> = {}) =>
-    collection.insertOne({ _id: id, state: 'open', leaseOwner: null, leaseUntil: null, nextAttemptAt: clock.date(), ...changes });
+    collection.insertOne({
+      _id: id,
+      state: 'open',
+      leaseOwner: null,
+      leaseUntil: null,
+      nextAttemptAt: clock.date(),
+      ...changes,
+    });
   return { clock, collection, leases, add };
 }
 
@@ -77,11 +91,22 @@ t.test('overdue finds unheld work due for longer than the grace, not fresh or he
   const { clock, leases, add } = await setUp(t);
   await add('stuck', { nextAttemptAt: new Date(clock.now() - 120_000) });
   await add('fresh');
-  await add('held', { nextAttemptAt: new Date(clock.now() - 120_000), leaseOwner: 'x', leaseUntil: new Date(clock.now() + 60_000) });
+  await add('held', {
+    nextAttemptAt: new Date(clock.now() - 120_000),
+    leaseOwner: 'x',
+    leaseUntil: new Date(clock.now() + 60_000),
+  });
   await add('later', { nextAttemptAt: new Date(clock.now() + 60_000) });
   await add('ended', { state: 'done', nextAttemptAt: new Date(clock.now() - 120_000) });
-  t.same((await leases.overdue({ state: 'open' }, new Date(clock.now() - 60_000))).map((w) => w._id), ['stuck']);
-  t.same((await leases.overdue({ state: 'open' }, new Date(8.64e15))).map((w) => w._id).sort(), ['fresh', 'later', 'stuck'], 'due before the end of time: everything not held');
+  t.same(
+    (await leases.overdue({ state: 'open' }, new Date(clock.now() - 60_000))).map((w) => w._id),
+    ['stuck'],
+  );
+  t.same(
+    (await leases.overdue({ state: 'open' }, new Date(8.64e15))).map((w) => w._id).sort(),
+    ['fresh', 'later', 'stuck'],
+    'due before the end of time: everything not held',
+  );
 });
 
 t.test('overdue with a $in: the records matching any value, by due date, within the limit', async (t) => {
@@ -92,8 +117,16 @@ t.test('overdue with a $in: the records matching any value, by due date, within 
   await add('open-less-late', due(100_000));
   await add('open-fresh');
   const both = { state: { $in: ['open', 'done'] } };
-  t.same((await leases.overdue(both, new Date(clock.now() - 60_000))).map((w) => w._id), ['open-late', 'done-later', 'open-less-late'], 'both states, most overdue first');
-  t.same((await leases.overdue(both, new Date(clock.now() - 60_000), 2)).map((w) => w._id), ['open-late', 'done-later'], 'the limit holds over the merged list');
+  t.same(
+    (await leases.overdue(both, new Date(clock.now() - 60_000))).map((w) => w._id),
+    ['open-late', 'done-later', 'open-less-late'],
+    'both states, most overdue first',
+  );
+  t.same(
+    (await leases.overdue(both, new Date(clock.now() - 60_000), 2)).map((w) => w._id),
+    ['open-late', 'done-later'],
+    'the limit holds over the merged list',
+  );
   t.equal((await leases.dueSince(both))?.getTime(), clock.now() - 300_000, 'due since the most overdue of either');
   t.equal(await leases.dueSince({ state: 'gone' }), null, 'null when none waits');
 });
@@ -118,11 +151,19 @@ t.test('release with unset; revoke ends the work whoever holds it, and the holde
   const { leases, add, collection } = await setUp(t);
   await add('r', { n: 1 });
   const first = (await leases.claim({ _id: 'r' }, 10_000))!;
-  t.equal((await leases.release('r', first.token, { state: 'done' }, { unset: ['n'] }))!.n, undefined, 'n removed in the releasing write');
+  t.equal(
+    (await leases.release('r', first.token, { state: 'done' }, { unset: ['n'] }))!.n,
+    undefined,
+    'n removed in the releasing write',
+  );
   t.equal(await leases.release('r', first.token), null, 'a second release finds nothing');
   await collection.updateMany({ _id: 'r' }, { $set: { state: 'open' } });
   const second = (await leases.claim({ _id: 'r' }, 10_000))!;
-  t.equal(await leases.revoke({ _id: 'r', state: 'done' }, { n: 9 }), null, 'nothing revoked where the filter does not match');
+  t.equal(
+    await leases.revoke({ _id: 'r', state: 'done' }, { n: 9 }),
+    null,
+    'nothing revoked where the filter does not match',
+  );
   const revoked = (await leases.revoke({ _id: 'r', state: 'open' }, { state: 'done' }, { unset: ['n'] }))!;
   t.equal(revoked.state, 'done');
   t.equal(revoked.leaseOwner, null, 'the lease is gone');
@@ -132,34 +173,41 @@ t.test('release with unset; revoke ends the work whoever holds it, and the holde
   t.equal((await collection.findOne({ _id: 'r' }))!.state, 'done');
 });
 
-t.test('unclaimed: gone and finished are acknowledged, a held record refuses redelivery only, an unheld one is queued for when due', async (t) => {
-  const { clock, leases, add } = await setUp(t, { frozen: true });
-  const requeued: number[] = [];
-  const ended: string[] = [];
-  const how = {
-    finished: (w: Work) => w.state === 'done',
-    ended: async (w: Work) => void ended.push(w._id),
-    requeue: async (delayMs: number) => void requeued.push(delayMs),
-  };
-  await leases.unclaimed('missing', true, how);
-  await add('done', { state: 'done' });
-  await leases.unclaimed('done', true, how);
-  t.same(ended, ['done'], 'a finished record is told to `ended`');
-  await add('held');
-  const claimed = (await leases.claim({ _id: 'held' }, 10_000))!;
-  await leases.unclaimed('held', false, how);
-  await t.rejects(leases.unclaimed('held', true, how), { name: 'LeaseHeld' }, 'redelivered while held: handed back');
-  t.same(requeued, [], 'nothing queued again so far');
-  await leases.release('held', claimed.token, { nextAttemptAt: new Date(clock.now() + 4000) });
-  await leases.unclaimed('held', true, how);
-  await add('due', { nextAttemptAt: new Date(clock.now() - 1000) });
-  await leases.unclaimed('due', false, how);
-  await clock.advance(10_001);
-  await add('lapsed', { leaseOwner: 'x', leaseUntil: new Date(clock.now() - 1), nextAttemptAt: new Date(clock.now() + 2000) });
-  await leases.unclaimed('lapsed', true, how);
-  t.same(requeued, [4000, 0, 2000], 'early: in the time left; due: at once; a lapsed lease holds nothing');
-  t.same(ended, ['done']);
-});
+t.test(
+  'unclaimed: gone and finished are acknowledged, a held record refuses redelivery only, an unheld one is queued for when due',
+  async (t) => {
+    const { clock, leases, add } = await setUp(t, { frozen: true });
+    const requeued: number[] = [];
+    const ended: string[] = [];
+    const how = {
+      finished: (w: Work) => w.state === 'done',
+      ended: async (w: Work) => void ended.push(w._id),
+      requeue: async (delayMs: number) => void requeued.push(delayMs),
+    };
+    await leases.unclaimed('missing', true, how);
+    await add('done', { state: 'done' });
+    await leases.unclaimed('done', true, how);
+    t.same(ended, ['done'], 'a finished record is told to `ended`');
+    await add('held');
+    const claimed = (await leases.claim({ _id: 'held' }, 10_000))!;
+    await leases.unclaimed('held', false, how);
+    await t.rejects(leases.unclaimed('held', true, how), { name: 'LeaseHeld' }, 'redelivered while held: handed back');
+    t.same(requeued, [], 'nothing queued again so far');
+    await leases.release('held', claimed.token, { nextAttemptAt: new Date(clock.now() + 4000) });
+    await leases.unclaimed('held', true, how);
+    await add('due', { nextAttemptAt: new Date(clock.now() - 1000) });
+    await leases.unclaimed('due', false, how);
+    await clock.advance(10_001);
+    await add('lapsed', {
+      leaseOwner: 'x',
+      leaseUntil: new Date(clock.now() - 1),
+      nextAttemptAt: new Date(clock.now() + 2000),
+    });
+    await leases.unclaimed('lapsed', true, how);
+    t.same(requeued, [4000, 0, 2000], 'early: in the time left; due: at once; a lapsed lease holds nothing');
+    t.same(ended, ['done']);
+  },
+);
 
 t.test('hold renews the lease while the work runs, and stops renewing after', async (t) => {
   const { clock, collection, leases, add } = await setUp(t);

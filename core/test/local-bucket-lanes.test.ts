@@ -27,16 +27,23 @@ t.test('a flood of unproven asks gets at most the slice of each window; proven a
   for (let window = 0; window < 4; window++) {
     await settle();
     const these = granted.splice(0);
-    perWindow.push({ unproven: these.filter((g) => g.name.startsWith('stranger')).length, proven: these.filter((g) => g.name.startsWith('cfa')).length });
+    perWindow.push({
+      unproven: these.filter((g) => g.name.startsWith('stranger')).length,
+      proven: these.filter((g) => g.name.startsWith('cfa')).length,
+    });
     for (const call of these) call.release();
     await clock.advance(W);
   }
-  t.same(perWindow, [
-    { unproven: 2, proven: 8 },
-    { unproven: 2, proven: 8 },
-    { unproven: 2, proven: 8 },
-    { unproven: 2, proven: 6 },
-  ], 'the slice each window, the whole rest to proven tenants; once they are served, the window is not filled by strangers');
+  t.same(
+    perWindow,
+    [
+      { unproven: 2, proven: 8 },
+      { unproven: 2, proven: 8 },
+      { unproven: 2, proven: 8 },
+      { unproven: 2, proven: 6 },
+    ],
+    'the slice each window, the whole rest to proven tenants; once they are served, the window is not filled by strangers',
+  );
   await settle();
   t.equal(granted.length, 2, 'the fifth window: the slice again, nobody proven is left');
   t.equal(bucket.unprovenWaiters(), 40);
@@ -73,8 +80,11 @@ t.test('while the slice has room, both lanes keep D11 order: priority, then tena
     granted.at(-1)!.release();
     await clock.advance(W);
   }
-  t.same(names(), ['first', 'v-client', 'u-sync-1', 'p-sync-1', 'q-sync-1', 'u-sync-2', 'p-sync-2'],
-    'as one FairQueue would: the unproven tenant u takes its turns among the proven p and q');
+  t.same(
+    names(),
+    ['first', 'v-client', 'u-sync-1', 'p-sync-1', 'q-sync-1', 'u-sync-2', 'p-sync-2'],
+    'as one FairQueue would: the unproven tenant u takes its turns among the proven p and q',
+  );
 });
 
 t.test('an ask that does not say is proven: buckets without a slice behave as before', async (t) => {
@@ -87,7 +97,8 @@ t.test('an ask that does not say is proven: buckets without a slice behave as be
   t.equal(bucket.unprovenUsed(), 0);
   const plain = new LocalBucket(2, W, new TestClock({ frozen: true }));
   const got: string[] = [];
-  for (const name of ['x', 'y']) void plain.acquire({ priority: 5, tenant: name, proven: false }).then(() => got.push(name));
+  for (const name of ['x', 'y'])
+    void plain.acquire({ priority: 5, tenant: name, proven: false }).then(() => got.push(name));
   await settle();
   t.same(got, ['x', 'y'], 'no unprovenLimit given: the whole limit');
 });

@@ -41,16 +41,19 @@ t.test('without an answer, the task runs every intervalMs', async (t) => {
   t.same(runs, [1000, 2000, 3000]);
 });
 
-t.test('a task that answers {nextRunInMs} next runs that much later, and by intervalMs again when it stops asking', async (t) => {
-  const { clock, runs, state } = started(t);
-  state.answer = { nextRunInMs: 5000 };
-  await advance(clock, 10_000);
-  t.same(runs, [1000, 6000], 'a run every 5 s, none at the 1 s interval');
-  t.equal(clock.pending(), 1, 'one timer waits: the next run');
-  state.answer = 42;
-  await advance(clock, 3000);
-  t.same(runs, [1000, 6000, 11_000, 12_000, 13_000], 'an answer that is not a NextRun leaves intervalMs');
-});
+t.test(
+  'a task that answers {nextRunInMs} next runs that much later, and by intervalMs again when it stops asking',
+  async (t) => {
+    const { clock, runs, state } = started(t);
+    state.answer = { nextRunInMs: 5000 };
+    await advance(clock, 10_000);
+    t.same(runs, [1000, 6000], 'a run every 5 s, none at the 1 s interval');
+    t.equal(clock.pending(), 1, 'one timer waits: the next run');
+    state.answer = 42;
+    await advance(clock, 3000);
+    t.same(runs, [1000, 6000, 11_000, 12_000, 13_000], 'an answer that is not a NextRun leaves intervalMs');
+  },
+);
 
 t.test('wake() runs the task at once, and once more right after a run it interrupted', async (t) => {
   const { clock, runs, state, periodic } = started(t);

@@ -3,10 +3,31 @@
 // admitted on its own, drift warnings, the 60-second window (D13) and the tenant's standing.
 import t, { type Test } from 'tap';
 import {
-  Hooks, MetricsWindow, Pipeline, TenantStanding, TestClock, UpstreamClient, createEmbeddedStore, createLogger, createPrometheusMetrics, rename, uppercase,
-  type AdmissionProvider, type AdmissionRequest, type CallContext, type Opco, type UpstreamOutcome,
+  Hooks,
+  MetricsWindow,
+  Pipeline,
+  TenantStanding,
+  TestClock,
+  UpstreamClient,
+  createEmbeddedStore,
+  createLogger,
+  createPrometheusMetrics,
+  rename,
+  uppercase,
+  type AdmissionProvider,
+  type AdmissionRequest,
+  type CallContext,
+  type Opco,
+  type UpstreamOutcome,
 } from '../src/application.js';
-import { callContext, inlineOpco, json, startUpstream, type Answer, type Upstream } from './fixtures/upstream-server.js';
+import {
+  callContext,
+  inlineOpco,
+  json,
+  startUpstream,
+  type Answer,
+  type Upstream,
+} from './fixtures/upstream-server.js';
 
 const PAGE = { status: 'ok', EtatDossierResult: [] };
 
@@ -45,31 +66,67 @@ interface Rig {
   ctx(route: Parameters<typeof callContext>[1], changes?: Partial<CallContext>): CallContext;
 }
 
-async function rig(t: Test, answer: Answer = (_req, res) => json(res, 200, PAGE), refusable = false, routes?: Opco['profile']['routes']): Promise<Rig> {
+async function rig(
+  t: Test,
+  answer: Answer = (_req, res) => json(res, 200, PAGE),
+  refusable = false,
+  routes?: Opco['profile']['routes'],
+): Promise<Rig> {
   const upstream = await startUpstream(answer);
-  const client = new UpstreamClient({ publisher: { editeur: 'e', logiciel: 'l', version: 'v' }, timeoutMs: 2000, maxAnswerBytes: 1 << 20 });
+  const client = new UpstreamClient({
+    publisher: { editeur: 'e', logiciel: 'l', version: 'v' },
+    timeoutMs: 2000,
+    maxAnswerBytes: 1 << 20,
+  });
   const store = await createEmbeddedStore({});
   t.teardown(async () => {
     await client.close();
     await upstream.close();
     await store.close();
   });
-  const opco = inlineOpco(upstream.url, routes ?? { 'GET /dossiers/etats': { upstream: '/etats' }, 'POST /dossiers': { upstream: '/dossiers' } });
+  const opco = inlineOpco(
+    upstream.url,
+    routes ?? { 'GET /dossiers/etats': { upstream: '/etats' }, 'POST /dossiers': { upstream: '/dossiers' } },
+  );
   let token = 0;
-  client.authenticate(opco.id, { headers: async () => ({ authorization: `Bearer t${++token}` }), refused: () => refusable });
+  client.authenticate(opco.id, {
+    headers: async () => ({ authorization: `Bearer t${++token}` }),
+    refused: () => refusable,
+  });
   const clock = new TestClock();
   const hooks = new Hooks();
   const admission = new RecordingAdmission();
   const window = new MetricsWindow(clock);
   const prometheus = createPrometheusMetrics();
   const standing = new TenantStanding(store, clock, { provenTtlS: 3600, refusedTtlS: 60 });
-  const pipeline = new Pipeline({ hooks, client, admission: () => admission, window, prometheus, log: createLogger({ level: 'silent' }), clock, standing, unprovenShare: 0.5 });
-  return { upstream, pipeline, hooks, admission, window, prometheus, standing, opco, clock, ctx: (route, changes) => callContext(opco, route, changes, clock) };
+  const pipeline = new Pipeline({
+    hooks,
+    client,
+    admission: () => admission,
+    window,
+    prometheus,
+    log: createLogger({ level: 'silent' }),
+    clock,
+    standing,
+    unprovenShare: 0.5,
+  });
+  return {
+    upstream,
+    pipeline,
+    hooks,
+    admission,
+    window,
+    prometheus,
+    standing,
+    opco,
+    clock,
+    ctx: (route, changes) => callContext(opco, route, changes, clock),
+  };
 }
 
 async function counter(prometheus: Rig['prometheus'], name: string): Promise<Array<{ labels: object; value: number }>> {
   const metric = (await prometheus.registry.getMetricsAsJSON()).find((m) => m.name === name);
-  return (metric?.values ?? []);
+  return metric?.values ?? [];
 }
 
 t.test('step 3: a lookup hit answers with the kept JSON, and nothing goes upstream', async (t) => {
@@ -112,7 +169,11 @@ t.test('a POST is never looked up nor stored', async (t) => {
 
 t.test('step 5: the profile transforms the request, then beforeCall hooks; step 7 transforms the answer', async (t) => {
   const routes = {
-    'GET /dossiers/etats': { upstream: '/etats', request: [uppercase(['etat'])], response: [rename({ upstreamTotal: 'total' })] },
+    'GET /dossiers/etats': {
+      upstream: '/etats',
+      request: [uppercase(['etat'])],
+      response: [rename({ upstreamTotal: 'total' })],
+    },
     'POST /dossiers': { upstream: '/dossiers', request: [rename({ siret: 'numeroSiret' })] },
   };
   const r = await rig(t, (_req, res) => json(res, 200, { ...PAGE, upstreamTotal: 3 }), false, routes);
@@ -132,12 +193,20 @@ t.test('step 5: the profile transforms the request, then beforeCall hooks; step 
 t.test('step 4: each call is admitted, carries its lease headers, and releases with its outcome', async (t) => {
   const r = await rig(t);
   await r.pipeline.run(r.ctx('GET /dossiers/etats'));
-  t.match(r.admission.requests[0], { opcoId: 'up', route: 'GET /dossiers/etats', method: 'GET', tenant: 'tenant-hash', synchronous: true, proven: false, unprovenLimit: 50 });
+  t.match(r.admission.requests[0], {
+    opcoId: 'up',
+    route: 'GET /dossiers/etats',
+    method: 'GET',
+    tenant: 'tenant-hash',
+    synchronous: true,
+    proven: false,
+    unprovenLimit: 50,
+  });
   t.equal(r.upstream.received[0].headers['svc-hub-token'], 'grant-1');
   t.match(r.admission.released, [{ status: 200 }]);
   r.upstream.answer((_req, res) => json(res, 500, {}));
   await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'UPSTREAM_ERROR', status: 500 });
-  t.match(r.admission.released[1], { status: 500 }, 'the upstream\'s status');
+  t.match(r.admission.released[1], { status: 500 }, "the upstream's status");
   await r.upstream.close();
   await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'NETWORK_ERROR' });
   t.match(r.admission.released[2], { status: 0 }, 'no answer is status 0');
@@ -149,7 +218,11 @@ t.test('a refused admission ends the call before it goes out', async (t) => {
   await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'RATE_LIMITED' });
   t.equal(r.upstream.received.length, 0);
   r.admission.refuse = undefined;
-  t.same(await r.pipeline.run(r.ctx('GET /dossiers/etats')), PAGE, 'the tenant\'s next call is not held back by the first');
+  t.same(
+    await r.pipeline.run(r.ctx('GET /dossiers/etats')),
+    PAGE,
+    "the tenant's next call is not held back by the first",
+  );
 });
 
 t.test('a release that fails does not fail a call that has happened', async (t) => {
@@ -164,7 +237,13 @@ t.test('D10: a curable 401 is called again once, admitted on its own with fresh 
   t.same(await r.pipeline.run(r.ctx('GET /dossiers/etats')), PAGE);
   t.equal(r.admission.requests.length, 2, 'two admissions');
   t.match(r.admission.released, [{ status: 401 }, { status: 200 }]);
-  t.same(r.upstream.received.map((q) => [q.headers.authorization, q.headers['svc-hub-token']]), [['Bearer t1', 'grant-1'], ['Bearer t2', 'grant-2']]);
+  t.same(
+    r.upstream.received.map((q) => [q.headers.authorization, q.headers['svc-hub-token']]),
+    [
+      ['Bearer t1', 'grant-1'],
+      ['Bearer t2', 'grant-2'],
+    ],
+  );
   calls = 0;
   r.upstream.answer((_req, res) => json(res, 401, {}));
   await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'HTTP_ERROR' }, 'a second 401 is the answer');
@@ -177,7 +256,9 @@ t.test('step 8: drift from the schema is a warning, counted; a missing required 
   const ctx = r.ctx('GET /dossiers/etats');
   t.same(await r.pipeline.run(ctx), drifted, 'the drifted answer is returned');
   t.ok(ctx.warnings.length > 0, `warnings: ${ctx.warnings.join('; ')}`);
-  t.match(await counter(r.prometheus, 'opco_proxy_response_drift_warnings_total'), [{ value: 1, labels: { opco: 'up' } }]);
+  t.match(await counter(r.prometheus, 'opco_proxy_response_drift_warnings_total'), [
+    { value: 1, labels: { opco: 'up' } },
+  ]);
   const clean = r.ctx('GET /dossiers/etats');
   r.upstream.answer((_req, res) => json(res, 200, PAGE));
   await r.pipeline.run(clean);
@@ -185,10 +266,14 @@ t.test('step 8: drift from the schema is a warning, counted; a missing required 
   r.upstream.answer((_req, res) => json(res, 200, { status: 'ok' }));
   await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'UPSTREAM_INVALID_RESPONSE', status: 502 });
   r.upstream.answer((_req, res) => json(res, 200, [PAGE]));
-  await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'UPSTREAM_INVALID_RESPONSE' }, 'an answer that is no object');
+  await t.rejects(
+    r.pipeline.run(r.ctx('GET /dossiers/etats')),
+    { code: 'UPSTREAM_INVALID_RESPONSE' },
+    'an answer that is no object',
+  );
 });
 
-t.test('step 9: the window counts upstream failures, not answers about the client\'s input (D13)', async (t) => {
+t.test("step 9: the window counts upstream failures, not answers about the client's input (D13)", async (t) => {
   let status = 200;
   const r = await rig(t, (_req, res) => json(res, status, status === 200 ? PAGE : {}));
   for (const next of [200, 404, 400, 500, 503]) {

@@ -3,7 +3,15 @@
 // still open; a body holding decoded files hashes as the base64 text the client sent.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { canonicalJson, canonicalJsonSha256, createSealer, seal, sealPages, sha256Hex, unsealPieces } from '../src/application.js';
+import {
+  canonicalJson,
+  canonicalJsonSha256,
+  createSealer,
+  seal,
+  sealPages,
+  sha256Hex,
+  unsealPieces,
+} from '../src/application.js';
 import { resizableBuffer } from '../src/http/resizable-buffer.js';
 
 const key = Buffer.alloc(32, 3);
@@ -31,7 +39,11 @@ t.test('a file sealed by pages opens as the same bytes; its pages are taken and 
     t.equal(given.length, 0, `${size} bytes: the pages are taken out of the caller's array`);
     t.equal(sealed.pages.length, pageCount, 'one sealed page per page');
     t.equal(sealed.pages[0], first, 'encrypted where it lay: the same buffer, not a copy');
-    t.equal(sealed.pages.reduce((n, page) => n + page.length, 0), size, 'ciphertext as long as the file');
+    t.equal(
+      sealed.pages.reduce((n, page) => n + page.length, 0),
+      size,
+      'ciphertext as long as the file',
+    );
     t.notOk(Buffer.concat(sealed.pages).includes(bytes.subarray(0, 64)), 'no plaintext in the pages');
     const pieces = sealer.unsealPieces(sealed, 'job-1:cerfa');
     t.ok(Buffer.concat(pieces).equals(bytes), `${size} bytes back`);
@@ -60,7 +72,10 @@ t.test('a file sealed as base64 parts by an earlier version still opens, and che
   t.ok(Buffer.concat(unsealPieces(key, earlier, 'old-job:cerfa')).equals(bytes));
   const flipped = Buffer.from(parts[1], 'base64');
   flipped[5] ^= 1;
-  t.throws(() => unsealPieces(key, { ...earlier, parts: [parts[0], flipped.toString('base64'), parts[2]] }, 'old-job:cerfa'), 'a flipped bit');
+  t.throws(
+    () => unsealPieces(key, { ...earlier, parts: [parts[0], flipped.toString('base64'), parts[2]] }, 'old-job:cerfa'),
+    'a flipped bit',
+  );
   t.throws(() => unsealPieces(key, { ...earlier, parts: parts.slice(0, 2) }, 'old-job:cerfa'), 'a part dropped');
 });
 
@@ -72,12 +87,25 @@ t.test('a file sealed whole by an earlier version still opens as pieces', async 
 
 t.test('a body with decoded files hashes as the base64 text it came as', async (t) => {
   const file = randomBytes(3 * PAGE + 2);
-  const asText = { numero: 'F-1', lignes: [{ b: 1, a: 2 }], _files: { facture: file.toString('base64'), autre: 'QUJD' } };
-  const asPages = { numero: 'F-1', lignes: [{ b: 1, a: 2 }], _files: { facture: pages(file), autre: [Buffer.from('ABC')] } };
+  const asText = {
+    numero: 'F-1',
+    lignes: [{ b: 1, a: 2 }],
+    _files: { facture: file.toString('base64'), autre: 'QUJD' },
+  };
+  const asPages = {
+    numero: 'F-1',
+    lignes: [{ b: 1, a: 2 }],
+    _files: { facture: pages(file), autre: [Buffer.from('ABC')] },
+  };
   const before = sha256Hex(canonicalJson(asText)); // what earlier versions stored for an Idempotency-Key
   t.equal(canonicalJsonSha256(asPages), before, 'pages hash as their base64');
   t.equal(canonicalJsonSha256({ ...asPages, _files: { ...asPages._files, facture: file } }), before, 'one buffer too');
   t.equal(canonicalJson(asPages), canonicalJson(asText));
-  t.not(canonicalJsonSha256({ ...asPages, _files: { ...asPages._files, autre: [Buffer.from('ABD')] } }), before, 'another file, another hash');
-  for (const value of [{}, [], null, 'x', { b: [1, { d: undefined, c: '\u00e9' }], a: [] }]) t.equal(canonicalJsonSha256(value), sha256Hex(canonicalJson(value)), JSON.stringify(value));
+  t.not(
+    canonicalJsonSha256({ ...asPages, _files: { ...asPages._files, autre: [Buffer.from('ABD')] } }),
+    before,
+    'another file, another hash',
+  );
+  for (const value of [{}, [], null, 'x', { b: [1, { d: undefined, c: '\u00e9' }], a: [] }])
+    t.equal(canonicalJsonSha256(value), sha256Hex(canonicalJson(value)), JSON.stringify(value));
 });

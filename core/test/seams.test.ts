@@ -3,7 +3,10 @@
 import t from 'tap';
 import { SeamRegistry, type AdmissionProvider } from '../src/application.js';
 
-const budget = (name: string): AdmissionProvider => ({ name, admit: async () => ({ headers: {}, release: () => undefined }) });
+const budget = (name: string): AdmissionProvider => ({
+  name,
+  admit: async () => ({ headers: {}, release: () => undefined }),
+});
 
 t.test('one provider per seam; the second is refused naming both', async (t) => {
   const seams = new SeamRegistry();

@@ -1,9 +1,17 @@
 // D11, D12: never more than `limit` calls per window; background work leaves a reserve to
 // client requests and waits instead of being refused.
 import t from 'tap';
-import { createEmbeddedStore, UpstreamBudget, PRIORITY, systemClock, TestClock, type Opco } from '../src/application.js';
+import {
+  createEmbeddedStore,
+  UpstreamBudget,
+  PRIORITY,
+  systemClock,
+  TestClock,
+  type Opco,
+} from '../src/application.js';
 
-const opco = (limit: number, windowMs: number) => ({ id: `o${limit}-${windowMs}-${Math.random()}`, rateLimit: { limit, windowMs } }) as Opco;
+const opco = (limit: number, windowMs: number) =>
+  ({ id: `o${limit}-${windowMs}-${Math.random()}`, rateLimit: { limit, windowMs } }) as Opco;
 
 t.test('client requests: exactly limit per window, then RATE_LIMITED with Retry-After', async (t) => {
   const store = await createEmbeddedStore({});
@@ -14,9 +22,16 @@ t.test('client requests: exactly limit per window, then RATE_LIMITED with Retry-
   const o = opco(5, 3000);
   const leases = await Promise.all(Array.from({ length: 8 }, () => budget.acquire(o).catch((err) => err)));
   t.equal(leases.filter((l) => !(l instanceof Error)).length, 5);
-  const refused = leases.find((l) => l instanceof Error) as unknown as { code: string; headers: Record<string, string> };
+  const refused = leases.find((l) => l instanceof Error) as unknown as {
+    code: string;
+    headers: Record<string, string>;
+  };
   t.equal(refused.code, 'RATE_LIMITED');
-  t.equal(refused.headers['Retry-After'], '4', 'the window (3 s) after the claims, stamped 60 ms ahead for the calls (2%), rounded up');
+  t.equal(
+    refused.headers['Retry-After'],
+    '4',
+    'the window (3 s) after the claims, stamped 60 ms ahead for the calls (2%), rounded up',
+  );
 });
 
 t.test('background work leaves 10% of the budget to clients', async (t) => {
@@ -46,68 +61,83 @@ t.test('background work waits for the window, and stops waiting when cancelled',
   t.equal(await budget.acquireWaiting(o, PRIORITY.low, () => cancel), null, 'cancelled while waiting');
 });
 
-t.test('a slot is free one window after the call ended as the upstream may count it, whether the call was fast or slow', async (t) => {
-  const store = await createEmbeddedStore({});
-  t.teardown(() => store.close());
-  const clock = new TestClock({ frozen: true });
-  const budget = new UpstreamBudget(store, clock);
-  const o = opco(1, 10_000); // allowance: 2% of the window = 200 ms
-  const writes: string[] = [];
-  const slots = store.collection('upstream_budget');
-  for (const method of ['findOneAndUpdate', 'updateMany'] as const) {
-    const original = slots[method].bind(slots) as (...args: unknown[]) => Promise<unknown>;
-    (slots as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => (writes.push(method), original(...args));
-  }
+t.test(
+  'a slot is free one window after the call ended as the upstream may count it, whether the call was fast or slow',
+  async (t) => {
+    const store = await createEmbeddedStore({});
+    t.teardown(() => store.close());
+    const clock = new TestClock({ frozen: true });
+    const budget = new UpstreamBudget(store, clock);
+    const o = opco(1, 10_000); // allowance: 2% of the window = 200 ms
+    const writes: string[] = [];
+    const slots = store.collection('upstream_budget');
+    for (const method of ['findOneAndUpdate', 'updateMany'] as const) {
+      const original = slots[method].bind(slots) as (...args: unknown[]) => Promise<unknown>;
+      (slots as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => (
+        writes.push(method),
+        original(...args)
+      );
+    }
 
-  // A fast call (50 ms): its claim stamped the slot 200 ms ahead, so its release writes nothing.
-  const fast = await budget.acquire(o);
-  await clock.advance(50);
-  writes.length = 0;
-  await fast.release();
-  t.same(writes, [], 'a call ended within the allowance costs no second write');
-  await clock.advance(10_000 - 50 + 199);
-  t.equal(await budget.tryAcquire(o), null, 'not free before claim + allowance + window');
-  await clock.advance(1);
-  const slow = await budget.tryAcquire(o);
-  t.ok(slow, 'free once claim + allowance + window has passed');
+    // A fast call (50 ms): its claim stamped the slot 200 ms ahead, so its release writes nothing.
+    const fast = await budget.acquire(o);
+    await clock.advance(50);
+    writes.length = 0;
+    await fast.release();
+    t.same(writes, [], 'a call ended within the allowance costs no second write');
+    await clock.advance(10_000 - 50 + 199);
+    t.equal(await budget.tryAcquire(o), null, 'not free before claim + allowance + window');
+    await clock.advance(1);
+    const slow = await budget.tryAcquire(o);
+    t.ok(slow, 'free once claim + allowance + window has passed');
 
-  // A slow call (3 s): its release stamps the slot with its end.
-  await clock.advance(3000);
-  writes.length = 0;
-  await slow!.release();
-  t.same(writes, ['updateMany'], 'a call that outlasted the allowance stamps its end');
-  await clock.advance(10_000 - 1);
-  t.equal(await budget.tryAcquire(o), null, 'not free before end + window');
-  await clock.advance(1);
-  t.ok(await budget.tryAcquire(o), 'free one window after the slow call ended');
-});
+    // A slow call (3 s): its release stamps the slot with its end.
+    await clock.advance(3000);
+    writes.length = 0;
+    await slow!.release();
+    t.same(writes, ['updateMany'], 'a call that outlasted the allowance stamps its end');
+    await clock.advance(10_000 - 1);
+    t.equal(await budget.tryAcquire(o), null, 'not free before end + window');
+    await clock.advance(1);
+    t.ok(await budget.tryAcquire(o), 'free one window after the slow call ended');
+  },
+);
 
-t.test('two first claims at once (prefetch > 1), answered out of order: every later claim is one round trip', async (t) => {
-  const store = await createEmbeddedStore({});
-  t.teardown(() => store.close());
-  const budget = new UpstreamBudget(store, new TestClock({ frozen: true }));
-  const o = opco(10, 60_000);
-  const slots = store.collection('upstream_budget');
-  const original = slots.findOneAndUpdate.bind(slots) as (filter: Record<string, unknown>, ...rest: unknown[]) => Promise<unknown>;
-  let claims = 0;
-  // The first claim's answer comes back only after the second's (a busy store: CI under load).
-  let answerFirst!: () => void;
-  const secondAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
-  (slots as unknown as Record<string, unknown>).findOneAndUpdate = async (filter: Record<string, unknown>, ...rest: unknown[]) => {
-    if (!('usedAt' in filter)) return original(filter, ...rest); // the slots being made
-    const claim = ++claims;
-    const slot = await original(filter, ...rest);
-    if (claim === 1) await secondAnswered;
-    if (claim === 2) answerFirst();
-    return slot;
-  };
+t.test(
+  'two first claims at once (prefetch > 1), answered out of order: every later claim is one round trip',
+  async (t) => {
+    const store = await createEmbeddedStore({});
+    t.teardown(() => store.close());
+    const budget = new UpstreamBudget(store, new TestClock({ frozen: true }));
+    const o = opco(10, 60_000);
+    const slots = store.collection('upstream_budget');
+    const original = slots.findOneAndUpdate.bind(slots) as (
+      filter: Record<string, unknown>,
+      ...rest: unknown[]
+    ) => Promise<unknown>;
+    let claims = 0;
+    // The first claim's answer comes back only after the second's (a busy store: CI under load).
+    let answerFirst!: () => void;
+    const secondAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
+    (slots as unknown as Record<string, unknown>).findOneAndUpdate = async (
+      filter: Record<string, unknown>,
+      ...rest: unknown[]
+    ) => {
+      if (!('usedAt' in filter)) return original(filter, ...rest); // the slots being made
+      const claim = ++claims;
+      const slot = await original(filter, ...rest);
+      if (claim === 1) await secondAnswered;
+      if (claim === 2) answerFirst();
+      return slot;
+    };
 
-  await Promise.all([budget.acquire(o), budget.acquire(o)]);
-  t.equal(claims, 2, 'each first claim searched once');
-  claims = 0;
-  for (let i = 0; i < 6; i++) await (await budget.acquire(o)).release();
-  t.equal(claims, 6, 'then one claim per call: the rotation never guesses the slot the other first claim took');
-});
+    await Promise.all([budget.acquire(o), budget.acquire(o)]);
+    t.equal(claims, 2, 'each first claim searched once');
+    claims = 0;
+    for (let i = 0; i < 6; i++) await (await budget.acquire(o)).release();
+    t.equal(claims, 6, 'then one claim per call: the rotation never guesses the slot the other first claim took');
+  },
+);
 
 t.test('unproven tenants share the last slots only; proven ones may take every slot (issue 27)', async (t) => {
   const store = await createEmbeddedStore({});
@@ -117,7 +147,9 @@ t.test('unproven tenants share the last slots only; proven ones may take every s
   const unproven = { proven: false, unprovenLimit: 2 };
   const strangers = await Promise.all(Array.from({ length: 6 }, () => budget.tryAcquire(o, PRIORITY.client, unproven)));
   t.equal(strangers.filter(Boolean).length, 2, 'a flood of unproven calls gets the slice and no more');
-  const refused = await budget.acquire(o, PRIORITY.client, unproven).catch((err: unknown) => err as { code: string; message: string });
+  const refused = await budget
+    .acquire(o, PRIORITY.client, unproven)
+    .catch((err: unknown) => err as { code: string; message: string });
   t.match(refused, { code: 'RATE_LIMITED', message: /not accepted yet/ }, 'refused, saying which share is spent');
   let proven = 0;
   while (await budget.tryAcquire(o, PRIORITY.client)) proven++;

@@ -26,18 +26,26 @@ const NEDB_JOURNAL = [
   '{"_id":"j4","key":"k4","a":3,"b":3,"n":',
 ].join('\n');
 
-t.test("a datafile nedb wrote opens with its documents and indexes; a line cut short is skipped", async (t) => {
+t.test('a datafile nedb wrote opens with its documents and indexes; a line cut short is skipped', async (t) => {
   const dir = await tempDir(t);
   await writeFile(join(dir, 'jobs.db'), NEDB_JOURNAL);
   const store = await createEmbeddedStore({ path: dir });
   t.teardown(() => store.close());
   const jobs = store.collection<Row>('jobs');
-  t.strictSame((await jobs.find({}, { sort: { _id: 1 } })).map((d) => d._id), ['j2', 'j3'], 'the deletion applied, the cut line skipped');
+  t.strictSame(
+    (await jobs.find({}, { sort: { _id: 1 } })).map((d) => d._id),
+    ['j2', 'j3'],
+    'the deletion applied, the cut line skipped',
+  );
   t.equal((await jobs.findOne({ _id: 'j2' }))?.n, 2, 'a later line replaces an earlier one');
   const pages = ((await jobs.findOne({ _id: 'j3' }))?.content as { pages: unknown[] }).pages;
-  t.ok(Buffer.isBuffer(pages[0]) && (pages[0]).toString() === 'hello', 'bytes read back as a Buffer');
+  t.ok(Buffer.isBuffer(pages[0]) && pages[0].toString() === 'hello', 'bytes read back as a Buffer');
   await t.rejects(jobs.insertOne({ _id: 'x', key: 'k2' }), DuplicateKeyError, 'the unique index came back');
-  await t.rejects(jobs.insertOne({ _id: 'y', key: 'new', a: 2, b: 1 }), DuplicateKeyError, 'the compound unique index came back');
+  await t.rejects(
+    jobs.insertOne({ _id: 'y', key: 'new', a: 2, b: 1 }),
+    DuplicateKeyError,
+    'the compound unique index came back',
+  );
   const rewritten = (await readFile(join(dir, 'jobs.db'), 'utf8')).split('\n').filter(Boolean);
   t.equal(rewritten.length, 4, 'opening rewrote the datafile compactly: two indexes, two documents');
 });
@@ -69,7 +77,9 @@ t.test('every acknowledged write survives a kill -9', async (t) => {
       if (i % 3 === 0) await c.deleteOne({ _id: 'd' + i });
       process.stdout.write(i + '\\n');
     }`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', writer], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', writer], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let acknowledged = -1;
   await new Promise<void>((resolve) => {
     child.stdout.on('data', (chunk: Buffer) => {

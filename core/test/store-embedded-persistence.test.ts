@@ -36,7 +36,11 @@ t.test('data, Dates and unique indexes survive closing and reopening', async (t)
   const j1 = await reopened.findOne({ _id: 'j1' });
   t.strictSame(j1, { _id: 'j1', key: 'k1', at, nested: { when: [at] }, n: 11 });
   t.ok(j1?.at instanceof Date, 'a Date is read back as a Date');
-  t.strictSame((await reopened.find({}, { sort: { _id: 1 } })).map((d) => d._id), ['j1', 'j2'], 'the deletion persisted');
+  t.strictSame(
+    (await reopened.find({}, { sort: { _id: 1 } })).map((d) => d._id),
+    ['j1', 'j2'],
+    'the deletion persisted',
+  );
   t.equal(await second.collection<Row>('other').count(), 1);
   await t.rejects(reopened.insertOne({ _id: 'j4', key: 'k2' }), DuplicateKeyError, 'the unique index persisted');
 });
@@ -62,22 +66,33 @@ t.test('bytes: kept as given, written to the datafile as base64, read back as Bu
   await files.insertOne({ _id: 'plain', n: 1 });
   const held = (await files.findOne({ _id: 'f' })) as unknown as { content: { pages: Buffer[] } };
   t.equal(held.content.pages[0], pages[0], 'in memory the store hands out the Buffer it was given, not a copy');
-  await t.rejects(files.findOneAndUpdate({ _id: 'f' }, { $set: { n: 1 } }), TypeError, 'a document holding bytes is not updated');
+  await t.rejects(
+    files.findOneAndUpdate({ _id: 'f' }, { $set: { n: 1 } }),
+    TypeError,
+    'a document holding bytes is not updated',
+  );
   await t.rejects(files.updateMany({}, { $set: { n: 2 } }), TypeError, 'nor through updateMany');
   t.strictSame(await files.findOne({ _id: 'plain' }), { _id: 'plain', n: 1 }, 'a refused updateMany changed nothing');
   await first.close();
 
   const line = (await readFile(join(path, 'files.db'), 'utf8')).split('\n').find((l) => l.includes('"f"'))!;
   t.ok(line.includes(`{"$$bytes":"${pages[1].toString('base64')}"}`), 'the datafile holds the base64 of the bytes');
-  t.notOk(line.includes('"type":"Buffer"'), 'not Buffer.toJSON\'s array of numbers');
+  t.notOk(line.includes('"type":"Buffer"'), "not Buffer.toJSON's array of numbers");
 
   const second = await createEmbeddedStore({ path });
   t.teardown(() => second.close());
   const reopened = second.collection<Row>('files');
   const back = (await reopened.findOne({ _id: 'f' })) as unknown as { at: Date; content: { pages: Buffer[] } };
   t.ok(back.at instanceof Date && back.at.getTime() === 7, 'Dates beside bytes still come back as Dates');
-  t.ok(back.content.pages.every((page, i) => Buffer.isBuffer(page) && page.equals(pages[i])), 'bytes come back as the same bytes');
-  await t.rejects(reopened.findOneAndUpdate({ _id: 'f' }, { $set: { n: 1 } }), TypeError, 'still not updated once read from the datafile');
+  t.ok(
+    back.content.pages.every((page, i) => Buffer.isBuffer(page) && page.equals(pages[i])),
+    'bytes come back as the same bytes',
+  );
+  await t.rejects(
+    reopened.findOneAndUpdate({ _id: 'f' }, { $set: { n: 1 } }),
+    TypeError,
+    'still not updated once read from the datafile',
+  );
   t.equal(await reopened.deleteOne({ _id: 'f' }), 1);
   t.equal(await reopened.findOne({ _id: 'f' }), null);
 });

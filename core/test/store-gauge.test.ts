@@ -33,27 +33,30 @@ function setUp() {
   return { clock, store, age, scrape };
 }
 
-t.test('a cheap read: scrapes within a second share it, the next second reads again, the age grows in between', async (t) => {
-  const { clock, store, age, scrape } = setUp();
-  const first = await scrape();
-  store.answer(new Date(clock.now() - 5000));
-  t.equal(await first.pending, 5, 'the age of the moment read');
-  await clock.advance(999);
-  t.equal(await age.seconds(), 5.999, 'counted from the same moment 999 ms later');
-  t.equal(store.calls.length, 1, 'without a second read');
-  await clock.advance(1);
-  const second = await scrape();
-  t.equal(store.calls.length, 2, 'a second after the first read, the next scrape reads again');
-  store.answer(null);
-  t.equal(await second.pending, 0, 'nothing waits: 0');
-});
+t.test(
+  'a cheap read: scrapes within a second share it, the next second reads again, the age grows in between',
+  async (t) => {
+    const { clock, store, age, scrape } = setUp();
+    const first = await scrape();
+    store.answer(new Date(clock.now() - 5000));
+    t.equal(await first.pending, 5, 'the age of the moment read');
+    await clock.advance(999);
+    t.equal(await age.seconds(), 5.999, 'counted from the same moment 999 ms later');
+    t.equal(store.calls.length, 1, 'without a second read');
+    await clock.advance(1);
+    const second = await scrape();
+    t.equal(store.calls.length, 2, 'a second after the first read, the next scrape reads again');
+    store.answer(null);
+    t.equal(await second.pending, 0, 'nothing waits: 0');
+  },
+);
 
 t.test('a slow read pushes the next one back by 20 times its cost, at most 60 s', async (t) => {
   const { clock, store, age, scrape } = setUp();
   const first = await scrape();
   await clock.advance(500);
   store.answer(new Date(clock.now() - 60_000));
-  t.equal(await first.pending, 60, 'the read answered within the scrape\'s bound');
+  t.equal(await first.pending, 60, "the read answered within the scrape's bound");
   await clock.advance(9_499);
   t.equal(await age.seconds(), 69.499, 'the age still grows from the last moment');
   t.equal(store.calls.length, 1, '1 ms before then, no second read');

@@ -20,21 +20,30 @@ t.test('unknown keys are unproven; accepted ones proven at that opcoId only, for
   t.equal(await standing.of('acme', TENANT), 'unproven', 'after its lifetime');
 });
 
-t.test('a refused key is answered 403 for refusedTtlS, then tried again; a proven key refused loses its proof', async (t) => {
-  const store = await createEmbeddedStore({});
-  t.teardown(() => store.close());
-  const clock = new TestClock({ frozen: true });
-  const hits: string[] = [];
-  const standing = new TenantStanding(store, clock, options, (opcoId) => hits.push(opcoId));
-  await standing.accepted('acme', TENANT);
-  await standing.refused('acme', TENANT, true);
-  const err = await standing.assertNotRefused('acme', TENANT).catch((e: unknown) => e as { code: string; status: number; message: string });
-  t.match(err, { code: 'HTTP_ERROR', status: 403, message: /300 s/ });
-  t.same(hits, ['acme'], 'the local answer is counted');
-  t.equal(await standing.assertNotRefused('other', TENANT), 'unproven', 'other upstreams are not concerned');
-  await clock.advance(300_000);
-  t.equal(await standing.assertNotRefused('acme', TENANT), 'unproven', 'tried again once the period ends: neither refused nor proven');
-});
+t.test(
+  'a refused key is answered 403 for refusedTtlS, then tried again; a proven key refused loses its proof',
+  async (t) => {
+    const store = await createEmbeddedStore({});
+    t.teardown(() => store.close());
+    const clock = new TestClock({ frozen: true });
+    const hits: string[] = [];
+    const standing = new TenantStanding(store, clock, options, (opcoId) => hits.push(opcoId));
+    await standing.accepted('acme', TENANT);
+    await standing.refused('acme', TENANT, true);
+    const err = await standing
+      .assertNotRefused('acme', TENANT)
+      .catch((e: unknown) => e as { code: string; status: number; message: string });
+    t.match(err, { code: 'HTTP_ERROR', status: 403, message: /300 s/ });
+    t.same(hits, ['acme'], 'the local answer is counted');
+    t.equal(await standing.assertNotRefused('other', TENANT), 'unproven', 'other upstreams are not concerned');
+    await clock.advance(300_000);
+    t.equal(
+      await standing.assertNotRefused('acme', TENANT),
+      'unproven',
+      'tried again once the period ends: neither refused nor proven',
+    );
+  },
+);
 
 t.test('every instance learns what one learned, within LOCAL_RECHECK_MS', async (t) => {
   const store = await createEmbeddedStore({});
@@ -81,10 +90,13 @@ t.test('an unproven key sent many times at once: one call goes, the others wait 
   const first = await standing.claim('acme', TENANT);
   t.equal(first.standing, 'unproven');
   let secondSettled = false;
-  const second = standing.claim('acme', TENANT).then(
-    (claim) => ({ claim }),
-    (err: unknown) => ({ err: err as { code: string } }),
-  ).finally(() => (secondSettled = true));
+  const second = standing
+    .claim('acme', TENANT)
+    .then(
+      (claim) => ({ claim }),
+      (err: unknown) => ({ err: err as { code: string } }),
+    )
+    .finally(() => (secondSettled = true));
   await new Promise((resolve) => setImmediate(resolve));
   t.notOk(secondSettled, 'the second waits while the first is on its way');
   await standing.refused('acme', TENANT, true);
@@ -93,7 +105,11 @@ t.test('an unproven key sent many times at once: one call goes, the others wait 
   const proven = 'b'.repeat(64);
   await standing.accepted('acme', proven);
   const claims = await Promise.all([standing.claim('acme', proven), standing.claim('acme', proven)]);
-  t.same(claims.map((c) => c.standing), ['proven', 'proven'], 'proven keys never wait for one another');
+  t.same(
+    claims.map((c) => c.standing),
+    ['proven', 'proven'],
+    'proven keys never wait for one another',
+  );
 });
 
 t.test('known() answers at once past the recheck time and reads the store again behind it', async (t) => {
@@ -108,53 +124,72 @@ t.test('known() answers at once past the recheck time and reads the store again 
   await clock.advance(LOCAL_RECHECK_MS);
   t.equal(two.known('acme', TENANT), 'proven', 'the answer of the moment, without waiting for the store');
   // The read behind it is the embedded store's: a few turns of the event loop.
-  for (let turn = 0; turn < 1000 && two.known('acme', TENANT) !== 'refused'; turn++) await new Promise((resolve) => setImmediate(resolve));
+  for (let turn = 0; turn < 1000 && two.known('acme', TENANT) !== 'refused'; turn++)
+    await new Promise((resolve) => setImmediate(resolve));
   t.equal(two.known('acme', TENANT), 'refused', 'then what the store says');
 });
 
 // Issue 37: a 403 about one request is not a refusal of a key the upstream accepted.
-t.test('a proven key is held refused only after forbiddenInARow 403s to distinct requests, none accepted between them', async (t) => {
-  const store = await createEmbeddedStore({});
-  t.teardown(() => store.close());
-  const clock = new TestClock({ frozen: true });
-  const refusals: Array<{ tenant: string; wasProven: boolean }> = [];
-  const standing = new TenantStanding(store, clock, { ...options, forbiddenInARow: 3 });
-  standing.onRefusal(({ tenant, wasProven }) => refusals.push({ tenant, wasProven }));
-  await standing.accepted('acme', TENANT);
-  t.equal(await standing.forbidden('acme', TENANT, 'dossier-1', true), false, 'one 403 refuses that request only');
-  t.equal(await standing.forbidden('acme', TENANT, 'dossier-1', true), false, 'the same request refused again counts once');
-  t.equal(await standing.assertNotRefused('acme', TENANT), 'proven', 'the key stays proven');
-  t.equal(await standing.forbidden('acme', TENANT, 'dossier-2', true), false, 'two distinct requests');
-  await standing.accepted('acme', TENANT);
-  t.equal(await standing.forbidden('acme', TENANT, 'dossier-3', true), false, 'an accepted answer between them starts a new series');
-  t.equal(await standing.forbidden('acme', TENANT, 'dossier-4', true), false);
-  t.same(refusals, [], 'no refusal yet');
-  t.equal(await standing.forbidden('acme', TENANT, 'dossier-5', true), true, 'the third distinct 403 in a row confirms it');
-  t.equal(await standing.of('acme', TENANT), 'refused');
-  t.same(refusals, [{ tenant: TENANT, wasProven: true }]);
-  const other = new TenantStanding(store, clock, { ...options, forbiddenInARow: 3 });
-  t.equal(await other.of('acme', TENANT), 'refused', 'every instance knows');
-});
+t.test(
+  'a proven key is held refused only after forbiddenInARow 403s to distinct requests, none accepted between them',
+  async (t) => {
+    const store = await createEmbeddedStore({});
+    t.teardown(() => store.close());
+    const clock = new TestClock({ frozen: true });
+    const refusals: Array<{ tenant: string; wasProven: boolean }> = [];
+    const standing = new TenantStanding(store, clock, { ...options, forbiddenInARow: 3 });
+    standing.onRefusal(({ tenant, wasProven }) => refusals.push({ tenant, wasProven }));
+    await standing.accepted('acme', TENANT);
+    t.equal(await standing.forbidden('acme', TENANT, 'dossier-1', true), false, 'one 403 refuses that request only');
+    t.equal(
+      await standing.forbidden('acme', TENANT, 'dossier-1', true),
+      false,
+      'the same request refused again counts once',
+    );
+    t.equal(await standing.assertNotRefused('acme', TENANT), 'proven', 'the key stays proven');
+    t.equal(await standing.forbidden('acme', TENANT, 'dossier-2', true), false, 'two distinct requests');
+    await standing.accepted('acme', TENANT);
+    t.equal(
+      await standing.forbidden('acme', TENANT, 'dossier-3', true),
+      false,
+      'an accepted answer between them starts a new series',
+    );
+    t.equal(await standing.forbidden('acme', TENANT, 'dossier-4', true), false);
+    t.same(refusals, [], 'no refusal yet');
+    t.equal(
+      await standing.forbidden('acme', TENANT, 'dossier-5', true),
+      true,
+      'the third distinct 403 in a row confirms it',
+    );
+    t.equal(await standing.of('acme', TENANT), 'refused');
+    t.same(refusals, [{ tenant: TENANT, wasProven: true }]);
+    const other = new TenantStanding(store, clock, { ...options, forbiddenInARow: 3 });
+    t.equal(await other.of('acme', TENANT), 'refused', 'every instance knows');
+  },
+);
 
-t.test('a 403 to a key never accepted refuses it at once, and strangers are remembered at the opcoId for strangersRememberedS', async (t) => {
-  const store = await createEmbeddedStore({});
-  t.teardown(() => store.close());
-  const clock = new TestClock({ frozen: true });
-  const standing = new TenantStanding(store, clock, { ...options, strangersRememberedS: 600 });
-  const refusals: boolean[] = [];
-  standing.onRefusal(({ wasProven }) => refusals.push(wasProven));
-  t.equal(await standing.strangersLately('acme'), false, 'calm at first');
-  t.equal(await standing.forbidden('acme', TENANT, 'x', false), true);
-  t.equal(await standing.of('acme', TENANT), 'refused');
-  t.same(refusals, [false]);
-  t.equal(await standing.strangersLately('acme'), true, 'an unproven key was refused here');
-  t.equal(await standing.strangersLately('other'), false, 'not at other opcoIds');
-  const two = new TenantStanding(store, clock, { ...options, strangersRememberedS: 600 });
-  t.equal(await two.strangersLately('acme'), true, 'read by every instance');
-  const proven = 'b'.repeat(64);
-  await standing.accepted('other', proven);
-  await standing.refused('other', proven, true);
-  t.equal(await standing.strangersLately('other'), false, 'a proven key refused is no stranger');
-  await clock.advance(600_000);
-  t.equal(await two.strangersLately('acme'), false, 'forgotten after strangersRememberedS');
-});
+t.test(
+  'a 403 to a key never accepted refuses it at once, and strangers are remembered at the opcoId for strangersRememberedS',
+  async (t) => {
+    const store = await createEmbeddedStore({});
+    t.teardown(() => store.close());
+    const clock = new TestClock({ frozen: true });
+    const standing = new TenantStanding(store, clock, { ...options, strangersRememberedS: 600 });
+    const refusals: boolean[] = [];
+    standing.onRefusal(({ wasProven }) => refusals.push(wasProven));
+    t.equal(await standing.strangersLately('acme'), false, 'calm at first');
+    t.equal(await standing.forbidden('acme', TENANT, 'x', false), true);
+    t.equal(await standing.of('acme', TENANT), 'refused');
+    t.same(refusals, [false]);
+    t.equal(await standing.strangersLately('acme'), true, 'an unproven key was refused here');
+    t.equal(await standing.strangersLately('other'), false, 'not at other opcoIds');
+    const two = new TenantStanding(store, clock, { ...options, strangersRememberedS: 600 });
+    t.equal(await two.strangersLately('acme'), true, 'read by every instance');
+    const proven = 'b'.repeat(64);
+    await standing.accepted('other', proven);
+    await standing.refused('other', proven, true);
+    t.equal(await standing.strangersLately('other'), false, 'a proven key refused is no stranger');
+    await clock.advance(600_000);
+    t.equal(await two.strangersLately('acme'), false, 'forgotten after strangersRememberedS');
+  },
+);

@@ -126,12 +126,16 @@ t.test('trim', async (t) => {
 
 t.test('uppercase', async (t) => {
   const input = frozen({ nom: ' Dupont-lefèvre ', prenom: 'élodie', age: 20, tags: { x: false } });
-  t.strictSame(uppercase(['nom', 'prenom', 'age', 'tags']).apply(input), {
-    nom: ' DUPONT-LEFÈVRE ',
-    prenom: 'ÉLODIE',
-    age: 20,
-    tags: { x: false },
-  }, 'accents kept, no trimming, non-strings untouched');
+  t.strictSame(
+    uppercase(['nom', 'prenom', 'age', 'tags']).apply(input),
+    {
+      nom: ' DUPONT-LEFÈVRE ',
+      prenom: 'ÉLODIE',
+      age: 20,
+      tags: { x: false },
+    },
+    'accents kept, no trimming, non-strings untouched',
+  );
   t.equal(uppercase(['nom']).name, 'uppercase');
 });
 
@@ -165,7 +169,16 @@ t.test('dateFormat', async (t) => {
   });
 
   t.test('unparseable values are left for validation', async (t) => {
-    for (const value of ['31/02/2024', '2024-13-01T00:00:00Z', '1/9/2024', '2024/09/01', 'demain', '', ' 2024-09-01', '2024-02-30T10:00:00+01:00']) {
+    for (const value of [
+      '31/02/2024',
+      '2024-13-01T00:00:00Z',
+      '1/9/2024',
+      '2024/09/01',
+      'demain',
+      '',
+      ' 2024-09-01',
+      '2024-02-30T10:00:00+01:00',
+    ]) {
       t.equal(format(value), value, JSON.stringify(value));
     }
     for (const value of [null, 20240901, true, { y: 2024 }]) {
@@ -174,11 +187,17 @@ t.test('dateFormat', async (t) => {
   });
 
   t.test('several paths and wildcards', async (t) => {
-    const input = frozen({ contrat: { dateDebutContrat: '01/09/2024', dateFinContrat: '2026-08-31T00:00:00Z' }, echeances: [{ dateDebut: '15/10/2024' }] });
-    t.strictSame(dateFormat(['contrat.dateDebutContrat', 'contrat.dateFinContrat', 'echeances.*.dateDebut']).apply(input), {
-      contrat: { dateDebutContrat: '2024-09-01', dateFinContrat: '2026-08-31' },
-      echeances: [{ dateDebut: '2024-10-15' }],
+    const input = frozen({
+      contrat: { dateDebutContrat: '01/09/2024', dateFinContrat: '2026-08-31T00:00:00Z' },
+      echeances: [{ dateDebut: '15/10/2024' }],
     });
+    t.strictSame(
+      dateFormat(['contrat.dateDebutContrat', 'contrat.dateFinContrat', 'echeances.*.dateDebut']).apply(input),
+      {
+        contrat: { dateDebutContrat: '2024-09-01', dateFinContrat: '2026-08-31' },
+        echeances: [{ dateDebut: '2024-10-15' }],
+      },
+    );
   });
 });
 
@@ -192,14 +211,18 @@ t.test('dropNulls', async (t) => {
     list: [{ k: null, v: 2 }, null, 3, [{ deep: null }]],
     emptied: { only: null },
   });
-  t.strictSame(dropNulls().apply(input), {
-    b: 0,
-    c: '',
-    d: false,
-    nested: { y: { w: 1 } },
-    list: [{ v: 2 }, null, 3, [{}]],
-    emptied: {},
-  }, 'null fields removed at any depth; falsy values, null array elements and emptied objects kept');
+  t.strictSame(
+    dropNulls().apply(input),
+    {
+      b: 0,
+      c: '',
+      d: false,
+      nested: { y: { w: 1 } },
+      list: [{ v: 2 }, null, 3, [{}]],
+      emptied: {},
+    },
+    'null fields removed at any depth; falsy values, null array elements and emptied objects kept',
+  );
   t.equal(dropNulls().apply(null), null, 'a null root stays null');
   t.strictSame(dropNulls().apply([null, 1]), [null, 1]);
   t.equal(dropNulls().apply('text'), 'text');
@@ -212,7 +235,9 @@ t.test('rename', async (t) => {
     lignes: [{ numDossier: 'a' }, { montant: 1 }, 'scalar'],
   });
   t.strictSame(
-    rename({ numeroDECA: 'numeroDeca', 'dossier.etatDuDossier': 'etat', 'lignes.*.numDossier': 'numeroDossier' }).apply(input),
+    rename({ numeroDECA: 'numeroDeca', 'dossier.etatDuDossier': 'etat', 'lignes.*.numDossier': 'numeroDossier' }).apply(
+      input,
+    ),
     {
       numeroDeca: 'D1',
       dossier: { other: 1, etat: 'ENGAGE' },
@@ -244,14 +269,18 @@ t.test('toString', async (t) => {
 t.test('mapValues', async (t) => {
   const map = { O: true, N: false, A: 'alpha' };
   const input = frozen({ a: 'O', b: 'N', c: 'A', d: 'Z', e: 1, f: ['O', 'toString'] });
-  t.strictSame(mapValues(['a', 'b', 'c', 'd', 'e', 'f.*'], map).apply(input), {
-    a: true,
-    b: false,
-    c: 'alpha',
-    d: 'Z',
-    e: 1,
-    f: [true, 'toString'],
-  }, 'unknown values and inherited names are not mapped');
+  t.strictSame(
+    mapValues(['a', 'b', 'c', 'd', 'e', 'f.*'], map).apply(input),
+    {
+      a: true,
+      b: false,
+      c: 'alpha',
+      d: 'Z',
+      e: 1,
+      f: [true, 'toString'],
+    },
+    'unknown values and inherited names are not mapped',
+  );
   const objectImage = { nested: [1] };
   const out = mapValues(['a'], { O: objectImage }).apply({ a: 'O' }) as { a: unknown };
   t.strictSame(out.a, objectImage);
@@ -267,13 +296,17 @@ t.test('correctStates', async (t) => {
       commentaire: 'Valide',
       statut: 'RUTPURE',
     });
-    t.strictSame(correctStates().apply(input), {
-      etat: 'RUPTURE',
-      dossiers: [{ etat: 'EN_COURS_INSTRUCTION' }, { etat: 'ENGAGE' }, { etat: 'REFUSE' }, { etat: 'SOLDE' }],
-      facture: { etatFacture: 'REFUSE', dossier: { etatDossier: 'ENGAGE' } },
-      commentaire: 'Valide',
-      statut: 'RUTPURE',
-    }, 'only state keys change; correct states stay');
+    t.strictSame(
+      correctStates().apply(input),
+      {
+        etat: 'RUPTURE',
+        dossiers: [{ etat: 'EN_COURS_INSTRUCTION' }, { etat: 'ENGAGE' }, { etat: 'REFUSE' }, { etat: 'SOLDE' }],
+        facture: { etatFacture: 'REFUSE', dossier: { etatDossier: 'ENGAGE' } },
+        commentaire: 'Valide',
+        statut: 'RUTPURE',
+      },
+      'only state keys change; correct states stay',
+    );
   });
 
   t.test('default table', async (t) => {
@@ -287,11 +320,11 @@ t.test('correctStates', async (t) => {
   });
 
   t.test('bare arrays, exact matches, odd values', async (t) => {
-    t.strictSame(correctStates().apply([{ etat: 'RUTPURE' }, { etat: 'rutpure' }, { etat: 'En cours ' }]), [
-      { etat: 'RUPTURE' },
-      { etat: 'rutpure' },
-      { etat: 'En cours ' },
-    ], 'matching is exact');
+    t.strictSame(
+      correctStates().apply([{ etat: 'RUTPURE' }, { etat: 'rutpure' }, { etat: 'En cours ' }]),
+      [{ etat: 'RUPTURE' }, { etat: 'rutpure' }, { etat: 'En cours ' }],
+      'matching is exact',
+    );
     t.strictSame(correctStates().apply({ etat: null, etatDossier: 3, etatFacture: { x: 'Valide' } }), {
       etat: null,
       etatDossier: 3,
@@ -303,7 +336,10 @@ t.test('correctStates', async (t) => {
 
   t.test('custom table and keys', async (t) => {
     const transform = correctStates({ PAYE: 'REGLE' }, ['statutFacture']);
-    t.strictSame(transform.apply({ statutFacture: 'PAYE', etat: 'RUTPURE' }), { statutFacture: 'REGLE', etat: 'RUTPURE' });
+    t.strictSame(transform.apply({ statutFacture: 'PAYE', etat: 'RUTPURE' }), {
+      statutFacture: 'REGLE',
+      etat: 'RUTPURE',
+    });
   });
 });
 
@@ -325,7 +361,7 @@ t.test('applyTransforms copies the value once at most, and not at all when the c
   const input = { a: 'x', n: { deep: [1] } };
   const shared = applyTransforms(input, list) as Record<string, unknown>;
   t.strictSame(shared, { n: { deep: [1] }, b: 'y', c: 1 });
-  t.strictSame(input, { a: 'x', n: { deep: [1] } }, 'the caller\'s value is untouched');
+  t.strictSame(input, { a: 'x', n: { deep: [1] } }, "the caller's value is untouched");
   t.not(shared.n, input.n, 'and shares nothing with the result');
   const owned = { a: 'x', n: { deep: [1] } };
   const rewritten = applyTransforms(owned, list, true) as Record<string, unknown>;
@@ -335,7 +371,13 @@ t.test('applyTransforms copies the value once at most, and not at all when the c
   t.strictSame(reshaped, { b: 'x' }, 'a transform without rewrite, then one with it');
   const states = [{ etat: 'Valide', lignes: [{ etatDossier: 'RUTPURE' }] }];
   const etats = [correctStates(), wrapBareArray('r')];
-  const expected = { status: 'success', total: 1, count: 1, page: 1, r: [{ etat: 'ENGAGE', lignes: [{ etatDossier: 'RUPTURE' }] }] };
+  const expected = {
+    status: 'success',
+    total: 1,
+    count: 1,
+    page: 1,
+    r: [{ etat: 'ENGAGE', lignes: [{ etatDossier: 'RUPTURE' }] }],
+  };
   t.strictSame(applyTransforms(states, etats), expected);
   t.strictSame(states, [{ etat: 'Valide', lignes: [{ etatDossier: 'RUTPURE' }] }], 'untouched unless owned');
   const ownedStates = [{ etat: 'Valide', lignes: [{ etatDossier: 'RUTPURE' }] }];
@@ -372,7 +414,21 @@ t.test('every transform has its vocabulary name', async (t) => {
     renumber(['a'], { from: 1, to: 0 }),
     setDefaults({ a: 1 }),
   ].map((transform) => transform.name);
-  t.strictSame(names, ['trim', 'uppercase', 'dateFormat', 'dropNulls', 'rename', 'toString', 'mapValues', 'correctStates', 'wrapBareArray', 'renameKeys', 'pageFrom', 'renumber', 'setDefaults']);
+  t.strictSame(names, [
+    'trim',
+    'uppercase',
+    'dateFormat',
+    'dropNulls',
+    'rename',
+    'toString',
+    'mapValues',
+    'correctStates',
+    'wrapBareArray',
+    'renameKeys',
+    'pageFrom',
+    'renumber',
+    'setDefaults',
+  ]);
 });
 
 t.test('renameKeys', async (t) => {
@@ -396,21 +452,49 @@ t.test('renameKeys', async (t) => {
   };
   t.strictSame(renameKeys('snake').apply(service), wire, 'every name, at any depth, in arrays too; values untouched');
   const irregular = ['IBAN', 'referenceFactureCFA', 'montantRQTHAnnee1'];
-  t.strictSame(renameKeys('camel', { irregular }).apply(frozen(wire)), service, 'back to the SPEC names with the irregular table');
+  t.strictSame(
+    renameKeys('camel', { irregular }).apply(frozen(wire)),
+    service,
+    'back to the SPEC names with the irregular table',
+  );
   t.strictSame(
     renameKeys('camel').apply(frozen({ reference_facture_cfa: 1, iban: 2 })),
     { referenceFactureCfa: 1, iban: 2 },
     'without the table, acronyms come back by the regular rule',
   );
-  t.strictSame(renameKeys('camel').apply(frozen({ totalElements: 3, page: 0 })), { totalElements: 3, page: 0 }, 'camelCase names stay');
-  for (const value of [null, 'text', 3, []]) t.strictSame(renameKeys('snake').apply(value), value, JSON.stringify(value));
+  t.strictSame(
+    renameKeys('camel').apply(frozen({ totalElements: 3, page: 0 })),
+    { totalElements: 3, page: 0 },
+    'camelCase names stay',
+  );
+  for (const value of [null, 'text', 3, []])
+    t.strictSame(renameKeys('snake').apply(value), value, JSON.stringify(value));
   t.equal(renameKeys('snake').reshapes, true);
 });
 
 t.test('field-case: every SPEC name comes back through snake and camel', async (t) => {
-  const irregular = ['IBAN', 'XAPIKEY', 'EtatDossierResult', 'referenceFactureCFA', 'coutTotalPedagogieCFA', 'attestationConventionConformeJSON', 'accompagnementDROM', 'montantRQTHAnnee4'];
+  const irregular = [
+    'IBAN',
+    'XAPIKEY',
+    'EtatDossierResult',
+    'referenceFactureCFA',
+    'coutTotalPedagogieCFA',
+    'attestationConventionConformeJSON',
+    'accompagnementDROM',
+    'montantRQTHAnnee4',
+  ];
   const toCamel = fieldRenamer('camel', irregular);
-  for (const name of [...irregular, 'numeroInterne', 'dateNaissance', 'organismeFormation', 'uaiCfa', 'maitre1', 'dureeTravailHebdoHeures', 'status', 'cerfa']) {
+  for (const name of [
+    ...irregular,
+    'numeroInterne',
+    'dateNaissance',
+    'organismeFormation',
+    'uaiCfa',
+    'maitre1',
+    'dureeTravailHebdoHeures',
+    'status',
+    'cerfa',
+  ]) {
     t.equal(toCamel(camelToSnake(name)), name, name);
   }
   t.equal(camelToSnake('referenceFactureCFA'), 'reference_facture_cfa');
@@ -422,20 +506,42 @@ t.test('pageFrom', async (t) => {
   const options = { items: 'items', total: 'totalElements', page: 'page', base: 0, into: 'EtatDossierResult' };
   const upstream = frozen({ items: [{ n: 1 }, { n: 2 }], totalElements: 42, page: 0, size: 2 });
   const page = pageFrom(options).apply(upstream) as { EtatDossierResult: unknown[] };
-  t.strictSame(page, { status: 'success', total: 42, count: 2, page: 1, EtatDossierResult: [{ n: 1 }, { n: 2 }] }, 'page 0 upstream is page 1; size dropped');
+  t.strictSame(
+    page,
+    { status: 'success', total: 42, count: 2, page: 1, EtatDossierResult: [{ n: 1 }, { n: 2 }] },
+    'page 0 upstream is page 1; size dropped',
+  );
   t.not(page.EtatDossierResult, upstream.items, 'items copied');
-  t.strictSame(pageFrom({ ...options, base: 1, into: 'factures' }).apply({ items: [], totalElements: 0, page: 3 }), { status: 'success', total: 0, count: 0, page: 3, factures: [] });
-  t.strictSame(pageFrom(options).apply({ items: [{}] }), { status: 'success', total: 1, count: 1, page: 1, EtatDossierResult: [{}] }, 'no total: the items counted');
+  t.strictSame(pageFrom({ ...options, base: 1, into: 'factures' }).apply({ items: [], totalElements: 0, page: 3 }), {
+    status: 'success',
+    total: 0,
+    count: 0,
+    page: 3,
+    factures: [],
+  });
+  t.strictSame(
+    pageFrom(options).apply({ items: [{}] }),
+    { status: 'success', total: 1, count: 1, page: 1, EtatDossierResult: [{}] },
+    'no total: the items counted',
+  );
   for (const value of [[{ n: 1 }], { erreur: 'x' }, null, { items: 'not a list' }]) {
     t.strictSame(pageFrom(options).apply(frozen(value)), value, `left as is: ${JSON.stringify(value)}`);
   }
-  t.strictSame(applyTransforms([{ n: 1 }], [pageFrom(options), wrapBareArray('EtatDossierResult')]), { status: 'success', total: 1, count: 1, page: 1, EtatDossierResult: [{ n: 1 }] }, 'composes with wrapBareArray');
+  t.strictSame(
+    applyTransforms([{ n: 1 }], [pageFrom(options), wrapBareArray('EtatDossierResult')]),
+    { status: 'success', total: 1, count: 1, page: 1, EtatDossierResult: [{ n: 1 }] },
+    'composes with wrapBareArray',
+  );
   t.strictSame(pageFrom(options).paths, ['items', 'totalElements', 'page']);
 });
 
 t.test('renumber', async (t) => {
   const zeroBased = renumber(['numeroPage', 'n'], { from: 1, to: 0 });
-  t.strictSame(zeroBased.apply(frozen({ numeroPage: '1', n: 3 })), { numeroPage: '0', n: 2 }, 'strings stay strings, numbers numbers');
+  t.strictSame(
+    zeroBased.apply(frozen({ numeroPage: '1', n: 3 })),
+    { numeroPage: '0', n: 2 },
+    'strings stay strings, numbers numbers',
+  );
   t.strictSame(zeroBased.apply(frozen({ numeroPage: '12' })), { numeroPage: '11' });
   for (const value of ['0', 'abc', '-1', '1.5', 0, 2.5, null]) {
     t.strictSame(zeroBased.apply({ numeroPage: value }), { numeroPage: value }, `left as is: ${JSON.stringify(value)}`);
@@ -446,11 +552,19 @@ t.test('renumber', async (t) => {
 
 t.test('setDefaults', async (t) => {
   const defaults = setDefaults({ status: 'success', 'dossiers.*.status': 'success', 'meta.tags': [] });
-  t.strictSame(defaults.apply(frozen({ dossiers: [{ n: 1 }, { n: 2, status: 'kept' }, 'scalar'] })), {
-    dossiers: [{ n: 1, status: 'success' }, { n: 2, status: 'kept' }, 'scalar'],
-    status: 'success',
-  }, 'absent fields set, present ones kept, missing parents not created');
-  t.strictSame(defaults.apply(frozen({ status: null, meta: {} })), { status: 'success', meta: { tags: [] } }, 'null counts as absent');
+  t.strictSame(
+    defaults.apply(frozen({ dossiers: [{ n: 1 }, { n: 2, status: 'kept' }, 'scalar'] })),
+    {
+      dossiers: [{ n: 1, status: 'success' }, { n: 2, status: 'kept' }, 'scalar'],
+      status: 'success',
+    },
+    'absent fields set, present ones kept, missing parents not created',
+  );
+  t.strictSame(
+    defaults.apply(frozen({ status: null, meta: {} })),
+    { status: 'success', meta: { tags: [] } },
+    'null counts as absent',
+  );
   const out = defaults.apply({ meta: {} }) as { meta: { tags: unknown[] } };
   out.meta.tags.push(1);
   t.strictSame((defaults.apply({ meta: {} }) as { meta: { tags: unknown[] } }).meta.tags, [], 'defaults are copied');

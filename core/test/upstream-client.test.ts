@@ -16,9 +16,17 @@ function bearer(refusable = false): UpstreamAuth {
   return { headers: async () => ({ authorization: 'Bearer tok' }), refused: () => refusable };
 }
 
-async function setup(t: Test, answer?: Answer, options: { timeoutMs?: number; maxAnswerBytes?: number; refusable?: boolean; errors?: never[] } = {}) {
+async function setup(
+  t: Test,
+  answer?: Answer,
+  options: { timeoutMs?: number; maxAnswerBytes?: number; refusable?: boolean; errors?: never[] } = {},
+) {
   const upstream = await startUpstream(answer);
-  const client = new UpstreamClient({ publisher: PUBLISHER, timeoutMs: options.timeoutMs ?? 5000, maxAnswerBytes: options.maxAnswerBytes ?? 1 << 20 });
+  const client = new UpstreamClient({
+    publisher: PUBLISHER,
+    timeoutMs: options.timeoutMs ?? 5000,
+    maxAnswerBytes: options.maxAnswerBytes ?? 1 << 20,
+  });
   t.teardown(async () => {
     await client.close();
     await upstream.close();
@@ -30,7 +38,10 @@ async function setup(t: Test, answer?: Answer, options: { timeoutMs?: number; ma
 
 /** The ServiceError a call ends with, or a failure when it answers. */
 async function failure(t: Test, call: Promise<unknown>): Promise<ServiceError> {
-  const err = await call.then(() => undefined, (e: unknown) => e);
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   t.ok(err instanceof ServiceError, `a ServiceError (${String(err)})`);
   return err as ServiceError;
 }
@@ -38,8 +49,10 @@ async function failure(t: Test, call: Promise<unknown>): Promise<ServiceError> {
 t.test('a GET carries the query and the headers of SPEC 1.1; lease and hook headers override', async (t) => {
   const { upstream, client, opco } = await setup(t, (_req, res) => json(res, 200, { items: [1] }, { 'x-up': 'u' }));
   const ctx = callContext(opco, 'GET /dossiers/etats', {
-    query: { numeroPage: '2', etat: 'a b' }, requestId: 'req-42',
-    leaseHeaders: { 'Svc-Hub-Token': 'grant' }, upstreamHeaders: { Authorization: 'Bearer from-hook' },
+    query: { numeroPage: '2', etat: 'a b' },
+    requestId: 'req-42',
+    leaseHeaders: { 'Svc-Hub-Token': 'grant' },
+    upstreamHeaders: { Authorization: 'Bearer from-hook' },
   });
   const answer = await client.call(ctx);
   t.same(answer.body, { items: [1] });
@@ -49,13 +62,19 @@ t.test('a GET carries the query and the headers of SPEC 1.1; lease and hook head
   t.equal(sent.method, 'GET');
   t.equal(sent.path, '/v2/etats?numeroPage=2&etat=a+b');
   t.match(sent.headers, {
-    'x-api-key': 'cfa-key', editeur: 'Ed', logiciel: 'Log', version: '9.9', accept: 'application/json',
-    'x-request-id': 'req-42', 'svc-hub-token': 'grant', authorization: 'Bearer from-hook',
+    'x-api-key': 'cfa-key',
+    editeur: 'Ed',
+    logiciel: 'Log',
+    version: '9.9',
+    accept: 'application/json',
+    'x-request-id': 'req-42',
+    'svc-hub-token': 'grant',
+    authorization: 'Bearer from-hook',
   });
   t.equal(sent.body.length, 0, 'no body');
 });
 
-t.test('without a request id, none is sent; the authentication header is the strategy\'s', async (t) => {
+t.test("without a request id, none is sent; the authentication header is the strategy's", async (t) => {
   const { upstream, client, opco } = await setup(t);
   await client.call(callContext(opco, 'GET /dossiers/etats'));
   t.notOk('x-request-id' in upstream.received[0].headers);
@@ -75,7 +94,12 @@ t.test('a multipart POST: the metadata part, then one `fichier` part per file, a
   const { upstream, client, opco } = await setup(t, (_req, res) => json(res, 200, { ok: true }));
   const pdf = Buffer.from('%PDF-1.4 facture');
   const bytes = Buffer.from([0, 1, 2, 255]);
-  await client.call(callContext(opco, 'POST /factures', { body: { montant: 12 }, files: { facture: [pdf.subarray(0, 5), pdf.subarray(5)], annexe: bytes } }));
+  await client.call(
+    callContext(opco, 'POST /factures', {
+      body: { montant: 12 },
+      files: { facture: [pdf.subarray(0, 5), pdf.subarray(5)], annexe: bytes },
+    }),
+  );
   const [sent] = upstream.received;
   const type = String(sent.headers['content-type']);
   const boundary = /^multipart\/form-data; boundary=(.+)$/.exec(type)?.[1];
@@ -102,43 +126,70 @@ t.test('an upstream that does not answer in time: 504 TIMEOUT', async (t) => {
 });
 
 t.test('a body that stops half-way is a timeout too', async (t) => {
-  const { client, opco } = await setup(t, (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.write('{"items": [');
-  }, { timeoutMs: 200 });
+  const { client, opco } = await setup(
+    t,
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"items": [');
+    },
+    { timeoutMs: 200 },
+  );
   t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'TIMEOUT' });
 });
 
 t.test('an upstream that cannot be reached: 502 NETWORK_ERROR', async (t) => {
   const { upstream, client, opco } = await setup(t);
   await upstream.close();
-  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'NETWORK_ERROR', status: 502 });
+  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), {
+    code: 'NETWORK_ERROR',
+    status: 502,
+  });
 });
 
-t.test('closed, the client fails a call as a network error and sends nothing (undici is loaded at the first call)', async (t) => {
-  const { upstream, client, opco } = await setup(t);
-  await client.call(callContext(opco, 'GET /dossiers/etats'));
-  await client.close();
-  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'NETWORK_ERROR', status: 502 });
-  t.equal(upstream.received.length, 1, 'only the call made before the close reached the upstream');
-  const unused = new UpstreamClient({ publisher: PUBLISHER, timeoutMs: 1000, maxAnswerBytes: 1000 });
-  await unused.close();
-  t.pass('a client that never called (no pool made) closes, and closing twice is harmless');
-  await unused.close();
-});
+t.test(
+  'closed, the client fails a call as a network error and sends nothing (undici is loaded at the first call)',
+  async (t) => {
+    const { upstream, client, opco } = await setup(t);
+    await client.call(callContext(opco, 'GET /dossiers/etats'));
+    await client.close();
+    t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), {
+      code: 'NETWORK_ERROR',
+      status: 502,
+    });
+    t.equal(upstream.received.length, 1, 'only the call made before the close reached the upstream');
+    const unused = new UpstreamClient({ publisher: PUBLISHER, timeoutMs: 1000, maxAnswerBytes: 1000 });
+    await unused.close();
+    t.pass('a client that never called (no pool made) closes, and closing twice is harmless');
+    await unused.close();
+  },
+);
 
 t.test('answers over maxAnswerBytes are unusable, whether declared or streamed', async (t) => {
   const big = JSON.stringify({ data: 'x'.repeat(2000) });
-  const { upstream, client, opco } = await setup(t, (_req, res) => json(res, 200, JSON.parse(big)), { maxAnswerBytes: 1000 });
-  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'UPSTREAM_INVALID_RESPONSE', status: 502 }, 'Content-Length over the limit');
+  const { upstream, client, opco } = await setup(t, (_req, res) => json(res, 200, JSON.parse(big)), {
+    maxAnswerBytes: 1000,
+  });
+  t.match(
+    await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))),
+    { code: 'UPSTREAM_INVALID_RESPONSE', status: 502 },
+    'Content-Length over the limit',
+  );
   upstream.answer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     res.write(big.slice(0, 600));
     setTimeout(() => res.end(big.slice(600)), 20);
   });
-  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'UPSTREAM_INVALID_RESPONSE' }, 'chunks over the limit');
+  t.match(
+    await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))),
+    { code: 'UPSTREAM_INVALID_RESPONSE' },
+    'chunks over the limit',
+  );
   upstream.answer((_req, res) => json(res, 200, { data: 'x'.repeat(900) }));
-  t.equal(((await client.call(callContext(opco, 'GET /dossiers/etats'))).body as { data: string }).data.length, 900, 'an answer under the limit passes');
+  t.equal(
+    ((await client.call(callContext(opco, 'GET /dossiers/etats'))).body as { data: string }).data.length,
+    900,
+    'an answer under the limit passes',
+  );
 });
 
 t.test('a 2xx that is not JSON, or too deep, is unusable; an empty one is null', async (t) => {
@@ -146,9 +197,15 @@ t.test('a 2xx that is not JSON, or too deep, is unusable; an empty one is null',
   const notJson = await failure(t, client.call(callContext(opco, 'GET /dossiers/etats')));
   t.match(notJson, { code: 'UPSTREAM_INVALID_RESPONSE', upstream: '<html>' });
   upstream.answer((_req, res) => res.end('['.repeat(100) + ']'.repeat(100)));
-  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'UPSTREAM_INVALID_RESPONSE' });
+  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), {
+    code: 'UPSTREAM_INVALID_RESPONSE',
+  });
   upstream.answer((_req, res) => res.writeHead(204).end());
-  t.match(await client.call(callContext(opco, 'GET /dossiers/etats')), { status: 204, body: null }, 'as the answer said');
+  t.match(
+    await client.call(callContext(opco, 'GET /dossiers/etats')),
+    { status: 204, body: null },
+    'as the answer said',
+  );
 });
 
 t.test('error answers map onto the table of SPEC 7', async (t) => {
@@ -170,25 +227,51 @@ t.test('error answers map onto the table of SPEC 7', async (t) => {
     status = answered;
     headers = extra;
     const err = await failure(t, client.call(callContext(opco, 'GET /dossiers/etats')));
-    t.match(err, { ...expected, upstream: { message: `said ${answered}` } }, `upstream ${answered} ${JSON.stringify(extra)}`);
+    t.match(
+      err,
+      { ...expected, upstream: { message: `said ${answered}` } },
+      `upstream ${answered} ${JSON.stringify(extra)}`,
+    );
   }
 });
 
-t.test('the profile\'s error rules come first: status, body and routes must match', async (t) => {
+t.test("the profile's error rules come first: status, body and routes must match", async (t) => {
   const errors = [
-    { status: 400, body: /inconnu/, routes: ['GET /dossiers/etats'], code: 'NOT_FOUND', description: 'no such dossier' },
+    {
+      status: 400,
+      body: /inconnu/,
+      routes: ['GET /dossiers/etats'],
+      code: 'NOT_FOUND',
+      description: 'no such dossier',
+    },
     { status: 400, code: 'VALIDATION_ERROR', description: 'refused' },
     { status: 418, code: 'UPSTREAM_ERROR' },
   ] as never[];
   let status = 400;
   let text = 'Dossier inconnu';
   const { client, opco } = await setup(t, (_req, res) => res.writeHead(status).end(text), { errors });
-  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'NOT_FOUND', message: 'no such dossier', upstream: 'Dossier inconnu' });
-  t.match(await failure(t, client.call(callContext(opco, 'POST /dossiers', { body: {} }))), { code: 'VALIDATION_ERROR', errors: ['upstream: refused'] }, 'on another route, the next rule');
+  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), {
+    code: 'NOT_FOUND',
+    message: 'no such dossier',
+    upstream: 'Dossier inconnu',
+  });
+  t.match(
+    await failure(t, client.call(callContext(opco, 'POST /dossiers', { body: {} }))),
+    { code: 'VALIDATION_ERROR', errors: ['upstream: refused'] },
+    'on another route, the next rule',
+  );
   text = 'champ manquant';
-  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'VALIDATION_ERROR', status: 400 }, 'another body, the next rule');
+  t.match(
+    await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))),
+    { code: 'VALIDATION_ERROR', status: 400 },
+    'another body, the next rule',
+  );
   status = 418;
-  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'UPSTREAM_ERROR', status: 418 }, 'UPSTREAM_ERROR keeps the status');
+  t.match(
+    await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))),
+    { code: 'UPSTREAM_ERROR', status: 418 },
+    'UPSTREAM_ERROR keeps the status',
+  );
 });
 
 t.test('a large error body is kept as text cut short', async (t) => {
@@ -202,17 +285,28 @@ t.test('a 401 is retried once when the authentication says fresh credentials may
   const { client, opco } = await setup(t, (_req, res) => json(res, 401, {}), { refusable: true });
   const first = await client.call(callContext(opco, 'GET /dossiers/etats')).catch((err: unknown) => err);
   t.ok(first instanceof AuthRefreshNeeded, 'the first 401 asks for a refresh');
-  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'), false)), { code: 'HTTP_ERROR', status: 403 }, 'the second one is the answer');
+  t.match(
+    await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'), false)),
+    { code: 'HTTP_ERROR', status: 403 },
+    'the second one is the answer',
+  );
 });
 
 t.test('the auth transport posts token requests through the same client', async (t) => {
   const { upstream, client } = await setup(t, (_req, res) => json(res, 200, { access_token: 'a' }));
-  const answer = await client.transport({ url: `${upstream.url}/oauth/token?x=1`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials', timeoutMs: 1000 });
+  const answer = await client.transport({
+    url: `${upstream.url}/oauth/token?x=1`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+    timeoutMs: 1000,
+  });
   t.same(answer, { status: 200, text: '{"access_token":"a"}' });
   t.match(upstream.received[0], { method: 'POST', path: '/oauth/token?x=1' });
   t.equal(upstream.received[0].body.toString(), 'grant_type=client_credentials');
   upstream.answer(() => undefined);
-  const late = await client.transport({ url: upstream.url, headers: {}, body: '', timeoutMs: 100 }).catch((err: unknown) => err);
+  const late = await client
+    .transport({ url: upstream.url, headers: {}, body: '', timeoutMs: 100 })
+    .catch((err: unknown) => err);
   t.match(late, { code: 'TIMEOUT' }, 'a token request has its time limit');
 });
 

@@ -12,7 +12,10 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Why the browser test cannot run here (skip it), or undefined when it can; throws in CI without the browser. */
 export function browserSkip(): string | undefined {
   if (existsSync(CHROMIUM_PATH)) return undefined;
-  if (process.env.CI) throw new Error(`${CHROMIUM_PATH} is missing: CI must run the console's browser test (.ci/run installs the chromium package)`);
+  if (process.env.CI)
+    throw new Error(
+      `${CHROMIUM_PATH} is missing: CI must run the console's browser test (.ci/run installs the chromium package)`,
+    );
   return `${CHROMIUM_PATH} is not installed (apt-get install chromium): the console's browser test is skipped on this machine`;
 }
 

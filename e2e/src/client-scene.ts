@@ -22,7 +22,12 @@ export interface ClientScene {
   sandbox: Sandbox;
   process: CliProcess;
   /** One request as a client would send it; `from` 127.0.0.2 plays the stranger's address. */
-  send(method: string, path: string, key: string, options?: { body?: unknown; from?: 'stranger' }): Promise<ClientReply>;
+  send(
+    method: string,
+    path: string,
+    key: string,
+    options?: { body?: unknown; from?: 'stranger' },
+  ): Promise<ClientReply>;
   /** Upstream calls made with this key so far. */
   upstreamCalls(key: string): number;
   close(): Promise<void>;
@@ -46,10 +51,22 @@ export async function startClientScene(options: ClientSceneOptions): Promise<Cli
     port: 0,
     shutdownGraceMs: 2000,
     plugins: ['jobs', 'webhooks', 'sync'],
-    opcos: { sandbox: { adapter: 'sandbox', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'clients', clientSecretEnv: 'CLIENTS_SANDBOX_SECRET', ...options.opco } },
+    opcos: {
+      sandbox: {
+        adapter: 'sandbox',
+        baseUrl: sandbox.url,
+        tokenUrl: sandbox.tokenUrl,
+        clientId: 'clients',
+        clientSecretEnv: 'CLIENTS_SANDBOX_SECRET',
+        ...options.opco,
+      },
+    },
     ...options.config,
   };
-  const child = runCli(['serve', '--config', writeConfig(config)], { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, CLIENTS_SANDBOX_SECRET: 'test-secret' });
+  const child = runCli(['serve', '--config', writeConfig(config)], {
+    OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY,
+    CLIENTS_SANDBOX_SECRET: 'test-secret',
+  });
   let url: string;
   try {
     url = await child.url;
@@ -67,8 +84,11 @@ export async function startClientScene(options: ClientSceneOptions): Promise<Cli
       const headers: Record<string, string> = { 'x-api-key': key };
       if (body !== undefined) headers['content-type'] = 'application/json';
       const answer = await request(url + path, {
-        method: method as 'GET', headers, body: body === undefined ? undefined : JSON.stringify(body),
-        dispatcher: from === 'stranger' ? stranger : publisher, headersTimeout: 60_000,
+        method: method as 'GET',
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        dispatcher: from === 'stranger' ? stranger : publisher,
+        headersTimeout: 60_000,
       });
       const text = await answer.body.text();
       return { status: answer.statusCode, headers: answer.headers, body: text ? JSON.parse(text) : undefined };

@@ -35,7 +35,8 @@ class Contract {
     ajvFormats.default(this.ajv);
     this.ajv.addFormat('byte', true);
     this.ajv.addFormat('date-or-timestamp', isDateOrTimestamp);
-    for (const [name, schema] of Object.entries(doc.components.schemas)) this.ajv.addSchema(schema, `#/components/schemas/${name}`);
+    for (const [name, schema] of Object.entries(doc.components.schemas))
+      this.ajv.addSchema(schema, `#/components/schemas/${name}`);
     this.errorBody = this.ajv.compile({ $ref: '#/components/schemas/ErrorBody' });
     this.operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item).map(([method, op]) => ({
@@ -44,7 +45,9 @@ class Contract {
         method: method.toUpperCase(),
         // The router takes a trailing slash as the same path (`/docs/` is `/docs`).
         pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
-        responses: Object.fromEntries(Object.entries(op.responses).map(([status, response]) => [status, this.compileResponse(response)])),
+        responses: Object.fromEntries(
+          Object.entries(op.responses).map(([status, response]) => [status, this.compileResponse(response)]),
+        ),
       })),
     );
     // Literal paths first, as the service routes them.
@@ -54,7 +57,10 @@ class Contract {
   private compileResponse(response: any): { schema?: ValidateFunction; json: boolean } {
     const resolved = response.$ref ? this.doc.components.responses[String(response.$ref).split('/').pop()!] : response;
     const json = resolved.content?.['application/json'];
-    return { json: Boolean(json), schema: json?.schema?.$ref ? this.ajv.compile({ $ref: json.schema.$ref }) : undefined };
+    return {
+      json: Boolean(json),
+      schema: json?.schema?.$ref ? this.ajv.compile({ $ref: json.schema.$ref }) : undefined,
+    };
   }
 }
 
@@ -80,7 +86,14 @@ process.on('exit', () => {
 });
 
 /** Problems of one answer; empty when it is what the document says. */
-export function contractProblems(method: string, url: string, status: number, headers: Headers, text: string, options: { checkBody?: boolean; contract?: Contract } = {}): string[] {
+export function contractProblems(
+  method: string,
+  url: string,
+  status: number,
+  headers: Headers,
+  text: string,
+  options: { checkBody?: boolean; contract?: Contract } = {},
+): string[] {
   const { operations, errorBody, ajv } = options.contract ?? contractOf();
   checked += 1;
   const path = new URL(url).pathname;
@@ -89,12 +102,15 @@ export function contractProblems(method: string, url: string, status: number, he
   if (headers.get('svc-api-version') !== '1') problems.push('no Svc-Api-Version: 1');
   if (!headers.get('x-request-id')) problems.push('no X-Request-Id');
   if (status >= 400) {
-    if (!errorBody(body)) problems.push(`error body is not SPEC 7's: ${ajv.errorsText(errorBody.errors)} (${text.slice(0, 200)})`);
+    if (!errorBody(body))
+      problems.push(`error body is not SPEC 7's: ${ajv.errorsText(errorBody.errors)} (${text.slice(0, 200)})`);
     if (status === 429 && !headers.get('retry-after')) problems.push('429 without Retry-After');
-    if (status === 503 && (body as { code?: string })?.code === 'UNAVAILABLE' && !headers.get('retry-after')) problems.push('503 UNAVAILABLE without Retry-After');
+    if (status === 503 && (body as { code?: string })?.code === 'UNAVAILABLE' && !headers.get('retry-after'))
+      problems.push('503 UNAVAILABLE without Retry-After');
   }
   if (!ROUTED_METHODS.has(method)) {
-    if (status !== 501 || (body as { code?: string })?.code !== 'NOT_SUPPORTED') problems.push(`${method}, which no route takes, answered ${status}, not 501 NOT_SUPPORTED`);
+    if (status !== 501 || (body as { code?: string })?.code !== 'NOT_SUPPORTED')
+      problems.push(`${method}, which no route takes, answered ${status}, not 501 NOT_SUPPORTED`);
     return problems;
   }
   if (method === 'OPTIONS' && status === 204) {
@@ -104,7 +120,8 @@ export function contractProblems(method: string, url: string, status: number, he
   const op = operations.find((o) => o.method === (method === 'HEAD' ? 'GET' : method) && o.pattern.test(path));
   if (!op) {
     if (status === 405 && !headers.get('allow')) problems.push('405 without Allow');
-    if (![400, 403, 404, 405, 408, 413, 415, 429, 431].includes(status)) problems.push(`no operation for ${method} ${path} answered ${status}`);
+    if (![400, 403, 404, 405, 408, 413, 415, 429, 431].includes(status))
+      problems.push(`no operation for ${method} ${path} answered ${status}`);
     return problems;
   }
   const documented = op.responses[String(status)];
@@ -112,7 +129,13 @@ export function contractProblems(method: string, url: string, status: number, he
     problems.push(`${op.id} answered ${status}, which /doc does not list`);
     return problems;
   }
-  if (status < 400 && options.checkBody !== false && documented.schema && method !== 'HEAD' && !documented.schema(body)) {
+  if (
+    status < 400 &&
+    options.checkBody !== false &&
+    documented.schema &&
+    method !== 'HEAD' &&
+    !documented.schema(body)
+  ) {
     problems.push(`${op.id} ${status} body does not match /doc: ${ajv.errorsText(documented.schema.errors)}`);
   }
   return problems;

@@ -5,14 +5,23 @@
  */
 import type { Test } from 'tap';
 import { startHubProcess, type HubProcess } from './hub-process.js';
-import { describeOutcome, EDGE_RATE_LIMIT, startEdgeScene, type Attack, type EdgeScene, type SceneOptions } from './edge-attack.js';
+import {
+  describeOutcome,
+  EDGE_RATE_LIMIT,
+  startEdgeScene,
+  type Attack,
+  type EdgeScene,
+  type SceneOptions,
+} from './edge-attack.js';
 
 /** More than one window of the OPCO's limit (10 s): every attack spans a full window. */
 const ATTACK_MS = 12_000;
 
 async function effectiveLimit(hub: HubProcess): Promise<number | undefined> {
   const limits = await hub.admin('GET', '/admin/limits');
-  return (limits.body.limits as Array<{ opcoId: string; effectiveLimit: number }>).find((item) => item.opcoId === 'sandbox')?.effectiveLimit;
+  return (limits.body.limits as Array<{ opcoId: string; effectiveLimit: number }>).find(
+    (item) => item.opcoId === 'sandbox',
+  )?.effectiveLimit;
 }
 
 async function replay(t: Test, scene: EdgeScene, attacks: Attack[], slice = 3): Promise<void> {
@@ -20,10 +29,19 @@ async function replay(t: Test, scene: EdgeScene, attacks: Attack[], slice = 3): 
   for (const attack of attacks) {
     const outcome = await scene.attack(attack, ATTACK_MS);
     t.comment(describeOutcome(outcome));
-    t.ok(outcome.cfa.answered >= Math.ceil(outcome.cfa.sent * 0.95), `${attack}: the CFA got ${outcome.cfa.answered} of ${outcome.cfa.sent} answers (at least 95 %)`);
-    t.ok(outcome.mostCallsOfOneKey <= 1, `${attack}: a refused key reached the upstream at most once (${outcome.mostCallsOfOneKey})`);
+    t.ok(
+      outcome.cfa.answered >= Math.ceil(outcome.cfa.sent * 0.95),
+      `${attack}: the CFA got ${outcome.cfa.answered} of ${outcome.cfa.sent} answers (at least 95 %)`,
+    );
+    t.ok(
+      outcome.mostCallsOfOneKey <= 1,
+      `${attack}: a refused key reached the upstream at most once (${outcome.mostCallsOfOneKey})`,
+    );
     if (attack !== 'none') {
-      t.ok(outcome.strangerUpstreamCalls <= slice * Math.ceil(ATTACK_MS / EDGE_RATE_LIMIT.windowMs), `${attack}: the stranger's keys took at most the unproven slice (${outcome.strangerUpstreamCalls} calls)`);
+      t.ok(
+        outcome.strangerUpstreamCalls <= slice * Math.ceil(ATTACK_MS / EDGE_RATE_LIMIT.windowMs),
+        `${attack}: the stranger's keys took at most the unproven slice (${outcome.strangerUpstreamCalls} calls)`,
+      );
       t.ok((outcome.stranger.statuses['429'] ?? 0) > 0, `${attack}: most of the stranger's requests were refused 429`);
       t.notOk(outcome.stranger.statuses['0'], `${attack}: every stranger request got an answer`);
     }
@@ -36,7 +54,11 @@ export function edgeAttackSuite(t: Test, label: string, backends: () => SceneOpt
     t.teardown(() => scene.close());
     await replay(t, scene, ['none', 'random keys', '50 invalid keys reused']);
     const metrics = await scene.metrics();
-    t.match(metrics, /opco_proxy_budget_calls_total\{opco="sandbox",tenant="unproven"\} \d+/, 'budget calls by unproven tenants counted');
+    t.match(
+      metrics,
+      /opco_proxy_budget_calls_total\{opco="sandbox",tenant="unproven"\} \d+/,
+      'budget calls by unproven tenants counted',
+    );
     t.match(metrics, /opco_proxy_address_refusals_total\{reason="unproven"\} [1-9]/, 'per-address refusals counted');
     t.match(metrics, /opco_proxy_refused_key_hits_total\{opco="sandbox"\} \d+/);
   });
@@ -60,6 +82,10 @@ export function edgeAttackSuite(t: Test, label: string, backends: () => SceneOpt
     const scene = await startEdgeScene({ backends: backends(), hub, config });
     t.teardown(() => scene.close());
     await replay(t, scene, ['random keys'], 9);
-    t.equal(await effectiveLimit(hub), EDGE_RATE_LIMIT.limit, 'refusals are not upstream failures: the hub kept its configured limit');
+    t.equal(
+      await effectiveLimit(hub),
+      EDGE_RATE_LIMIT.limit,
+      'refusals are not upstream failures: the hub kept its configured limit',
+    );
   });
 }

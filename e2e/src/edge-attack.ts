@@ -60,7 +60,14 @@ export async function startEdgeScene(options: SceneOptions = {}): Promise<EdgeSc
     // No cache: every read of the CFA is an upstream call, as in the issue's measurements.
     plugins: ['jobs', 'webhooks', 'sync'],
     opcos: {
-      sandbox: { adapter: 'sandbox', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'edge', clientSecretEnv: 'EDGE_SANDBOX_SECRET', rateLimit: EDGE_RATE_LIMIT },
+      sandbox: {
+        adapter: 'sandbox',
+        baseUrl: sandbox.url,
+        tokenUrl: sandbox.tokenUrl,
+        clientId: 'edge',
+        clientSecretEnv: 'EDGE_SANDBOX_SECRET',
+        rateLimit: EDGE_RATE_LIMIT,
+      },
     },
     ...options.backends,
     ...options.config,
@@ -83,7 +90,11 @@ export async function startEdgeScene(options: SceneOptions = {}): Promise<EdgeSc
   const cfa = new Agent({ connections: 16 });
   const get = async (agent: Agent, key: string): Promise<number> => {
     try {
-      const answer = await request(`${url}/sandbox/dossiers/etats`, { dispatcher: agent, headers: { 'x-api-key': key }, headersTimeout: 60_000 });
+      const answer = await request(`${url}/sandbox/dossiers/etats`, {
+        dispatcher: agent,
+        headers: { 'x-api-key': key },
+        headersTimeout: 60_000,
+      });
       await answer.body.dump();
       return answer.statusCode;
     } catch {
@@ -96,8 +107,12 @@ export async function startEdgeScene(options: SceneOptions = {}): Promise<EdgeSc
     process: child,
     warmUp: () => get(cfa, CFA_KEY),
     async attack(attack, durationMs) {
-      const reused = Array.from({ length: 50 }, (_, i) => `stranger-reused-${String(i).padStart(2, '0')}-${randomBytes(3).toString('hex')}`);
-      const strangerKey = (n: number) => (attack === 'random keys' ? `stranger-${randomBytes(8).toString('hex')}` : reused[n % reused.length]);
+      const reused = Array.from(
+        { length: 50 },
+        (_, i) => `stranger-reused-${String(i).padStart(2, '0')}-${randomBytes(3).toString('hex')}`,
+      );
+      const strangerKey = (n: number) =>
+        attack === 'random keys' ? `stranger-${randomBytes(8).toString('hex')}` : reused[n % reused.length];
       const receivedBefore = sandbox.received.length;
       const cfaAnswers: Promise<number>[] = [];
       const strangerAnswers: Promise<number>[] = [];
@@ -118,7 +133,11 @@ export async function startEdgeScene(options: SceneOptions = {}): Promise<EdgeSc
       }
       return {
         attack,
-        cfa: { sent: cfaStatuses.length, answered: cfaStatuses.filter((s) => s === 200).length, statuses: histogram(cfaStatuses) },
+        cfa: {
+          sent: cfaStatuses.length,
+          answered: cfaStatuses.filter((s) => s === 200).length,
+          statuses: histogram(cfaStatuses),
+        },
         stranger: { sent: strangerStatuses.length, statuses: histogram(strangerStatuses) },
         mostCallsOfOneKey: Math.max(0, ...perKey.values()),
         strangerUpstreamCalls: [...perKey.values()].reduce((sum, n) => sum + n, 0),
@@ -144,7 +163,12 @@ function histogram(statuses: number[]): Record<string, number> {
 
 /** One line of the issue's table: `random keys: CFA 24/24 (200×24); stranger 240 (429×231, 403×9); 9 upstream calls, at most 1 per key`. */
 export function describeOutcome(outcome: AttackOutcome): string {
-  const shown = (statuses: Record<string, number>) => Object.entries(statuses).map(([status, n]) => `${status}×${n}`).join(', ');
-  return `${outcome.attack}: CFA ${outcome.cfa.answered}/${outcome.cfa.sent} (${shown(outcome.cfa.statuses)}); stranger ${outcome.stranger.sent} (${shown(outcome.stranger.statuses)}); ` +
-    `${outcome.strangerUpstreamCalls} stranger calls upstream, at most ${outcome.mostCallsOfOneKey} per key`;
+  const shown = (statuses: Record<string, number>) =>
+    Object.entries(statuses)
+      .map(([status, n]) => `${status}×${n}`)
+      .join(', ');
+  return (
+    `${outcome.attack}: CFA ${outcome.cfa.answered}/${outcome.cfa.sent} (${shown(outcome.cfa.statuses)}); stranger ${outcome.stranger.sent} (${shown(outcome.stranger.statuses)}); ` +
+    `${outcome.strangerUpstreamCalls} stranger calls upstream, at most ${outcome.mostCallsOfOneKey} per key`
+  );
 }

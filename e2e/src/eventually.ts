@@ -10,7 +10,8 @@ export { eventually };
 
 /** The first event of `type` whose data matches `data` (shallowly), once it has been emitted. */
 export function emitted(events: DomainEvent[], type: string, data: Record<string, unknown>): Promise<DomainEvent> {
-  const matches = (event: DomainEvent) => event.type === type && Object.entries(data).every(([key, value]) => (event.data)[key] === value);
+  const matches = (event: DomainEvent) =>
+    event.type === type && Object.entries(data).every(([key, value]) => event.data[key] === value);
   return eventually(() => events.find(matches), `${type} ${JSON.stringify(data)}`);
 }
 
@@ -20,7 +21,12 @@ type LogReader = { get(path: string, options?: { key?: string | null }): Promise
  * A webhook's delivery logs once `until` holds: the receiver sees a request before the service
  * has recorded its answer, so a test that saw the request must wait for the record.
  */
-export function deliveryLogs(service: LogReader, webhookId: string, until: (logs: any[]) => boolean, key?: string): Promise<any[]> {
+export function deliveryLogs(
+  service: LogReader,
+  webhookId: string,
+  until: (logs: any[]) => boolean,
+  key?: string,
+): Promise<any[]> {
   let last: any[] = [];
   const probe = async () => {
     const reply = await service.get(`/webhooks/${webhookId}/logs`, key === undefined ? {} : { key });

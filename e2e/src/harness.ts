@@ -3,7 +3,15 @@
  */
 import { Writable } from 'node:stream';
 import { BUNDLED, CONFIG_PARTS } from '@opco-proxy/server';
-import { createLogger, type Clock, type DomainEvent, type HostResolver, type Plugin, type Queue, type Store } from '@opco-proxy/core';
+import {
+  createLogger,
+  type Clock,
+  type DomainEvent,
+  type HostResolver,
+  type Plugin,
+  type Queue,
+  type Store,
+} from '@opco-proxy/core';
 import { createKernel, resolveConfig, type Kernel, type OpcoConfig } from '@opco-proxy/core/application';
 import { startSandbox, type Sandbox, type SandboxOptions } from '@opco-proxy/adapter-sandbox';
 import { contractOf, contractProblems, type Contract } from './contract.js';
@@ -72,7 +80,10 @@ export interface Reply {
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
   const sandbox = options.upstream ?? (await startSandbox(options.sandbox));
   const upstreamEntry = (overrides?: Partial<OpcoConfig>) => ({
-    adapter: 'sandbox', baseUrl: sandbox.url, clientId: 'test-client', clientSecretEnv: 'TEST_SANDBOX_SECRET',
+    adapter: 'sandbox',
+    baseUrl: sandbox.url,
+    clientId: 'test-client',
+    clientSecretEnv: 'TEST_SANDBOX_SECRET',
     // A sandbox authenticating with a static key has no token endpoint.
     ...(sandbox.tokenUrl ? { tokenUrl: sandbox.tokenUrl } : {}),
     ...overrides,
@@ -108,16 +119,34 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
 }
 
 async function listen(options: ServiceOptions, sandbox: Sandbox, raw: unknown): Promise<Service> {
-  const config = resolveConfig(raw, { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, TEST_SANDBOX_SECRET: 'test-secret', ...options.env }, { parts: CONFIG_PARTS });
+  const config = resolveConfig(
+    raw,
+    { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, TEST_SANDBOX_SECRET: 'test-secret', ...options.env },
+    { parts: CONFIG_PARTS },
+  );
   const log = options.logs ? createLogger({ level: 'debug', destination: lineCollector(options.logs) }) : undefined;
   const plugins = [...(options.plugins ?? [])];
   const events = options.events;
-  if (events) plugins.push({ name: 'test-event-collector', register: (api) => api.addHook('event', (event) => void events.push(event)) });
-  const kernel = await createKernel(config, { store: options.store, queue: options.queue, log, resolveHost: options.resolveHost, clock: options.clock, plugins, role: options.role, bundled: BUNDLED });
+  if (events)
+    plugins.push({
+      name: 'test-event-collector',
+      register: (api) => api.addHook('event', (event) => void events.push(event)),
+    });
+  const kernel = await createKernel(config, {
+    store: options.store,
+    queue: options.queue,
+    log,
+    resolveHost: options.resolveHost,
+    clock: options.clock,
+    plugins,
+    role: options.role,
+    bundled: BUNDLED,
+  });
   const url = await kernel.listen(0, '127.0.0.1');
   // Answers are checked against the document this instance publishes (only its plugins' routes).
   const contract = contractOf(await (await fetch(`${url}/doc`)).json());
-  const request = (method: string, path: string, req: RequestOptions = {}) => send(url, method, path, { ...req, contract });
+  const request = (method: string, path: string, req: RequestOptions = {}) =>
+    send(url, method, path, { ...req, contract });
   return {
     url,
     kernel,
@@ -141,8 +170,12 @@ export async function send(url: string, method: string, path: string, req: Reque
   }
   const response = await fetch(url + path, { method, headers, body });
   const text = await response.text();
-  const problems = contractProblems(method, url + path, response.status, response.headers, text, { checkBody: !req.drift, contract: req.contract });
-  if (problems.length > 0) throw new Error(`${method} ${path} answered ${response.status}, not as /doc says:\n- ${problems.join('\n- ')}`);
+  const problems = contractProblems(method, url + path, response.status, response.headers, text, {
+    checkBody: !req.drift,
+    contract: req.contract,
+  });
+  if (problems.length > 0)
+    throw new Error(`${method} ${path} answered ${response.status}, not as /doc says:\n- ${problems.join('\n- ')}`);
   let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;

@@ -89,14 +89,20 @@ export async function startInstanceGroup(options: InstanceGroupOptions): Promise
         logs: options.logs,
         config: {
           plugins: options.plugins ?? ['hub'],
-          hub: { url: options.hubUrls ?? options.hub.url.replace(/^http/, 'ws'), apiKeyEnv: keyEnv, expectedInstances: spec.expectedInstances ?? 1, maxWaitMs: options.maxWaitMs ?? 60_000 },
+          hub: {
+            url: options.hubUrls ?? options.hub.url.replace(/^http/, 'ws'),
+            apiKeyEnv: keyEnv,
+            expectedInstances: spec.expectedInstances ?? 1,
+            maxWaitMs: options.maxWaitMs ?? 60_000,
+          },
           publisher: { editeur: spec.fleetId, logiciel: spec.name, version: '1.0' },
           ...options.backends?.(spec.fleetId),
         },
       });
       members.push({ ...spec, service, keyId: created.id, hubKey: created.key });
       const standing = new TenantStanding(service.kernel.store, systemClock, DEFAULTS.tenantKeys);
-      for (const key of options.provenKeys ?? [KEY_A, KEY_B]) await standing.accepted('sandbox', authenticate(key).hash);
+      for (const key of options.provenKeys ?? [KEY_A, KEY_B])
+        await standing.accepted('sandbox', authenticate(key).hash);
     }
     await waitConnected(options.hub, members.length);
   } catch (err) {
@@ -119,10 +125,14 @@ export async function startInstanceGroup(options: InstanceGroupOptions): Promise
 
 /** Resolves once the hub lists `count` connected instances. */
 export async function waitConnected(hub: HubProcess, count: number, timeoutMs = 10_000): Promise<void> {
-  await eventually(async () => {
-    const reply = await hub.admin('GET', '/admin/instances').catch(() => undefined);
-    return reply?.status === 200 && reply.body.length === count;
-  }, `${count} instances connected to the hub`, timeoutMs);
+  await eventually(
+    async () => {
+      const reply = await hub.admin('GET', '/admin/instances').catch(() => undefined);
+      return reply?.status === 200 && reply.body.length === count;
+    },
+    `${count} instances connected to the hub`,
+    timeoutMs,
+  );
 }
 
 function toCall(received: ReceivedRequest): UpstreamCall {
@@ -146,13 +156,19 @@ function toCall(received: ReceivedRequest): UpstreamCall {
  * Keeps `concurrency` client GETs in flight on `service` until `stop()` says so; each call asks a
  * fresh page, so nothing is served from a cache. Resolves with every answer's status.
  */
-export async function clientLoad(service: Service, options: { concurrency: number; stop: () => boolean; key?: string }): Promise<number[]> {
+export async function clientLoad(
+  service: Service,
+  options: { concurrency: number; stop: () => boolean; key?: string },
+): Promise<number[]> {
   const statuses: number[] = [];
   let n = 0;
   const loop = async () => {
     while (!options.stop()) {
       n += 1;
-      const reply = await service.get(`/sandbox/dossiers/etats?numeroPage=${1000 + n}`, options.key ? { key: options.key } : {});
+      const reply = await service.get(
+        `/sandbox/dossiers/etats?numeroPage=${1000 + n}`,
+        options.key ? { key: options.key } : {},
+      );
       statuses.push(reply.status);
     }
   };

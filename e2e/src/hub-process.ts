@@ -76,7 +76,11 @@ export async function startHubProcess(options: HubProcessOptions): Promise<HubPr
     const headers: Record<string, string> = {};
     if (authorization !== null) headers.authorization = authorization;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(url + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -87,7 +91,9 @@ export async function startHubProcess(options: HubProcessOptions): Promise<HubPr
     return { status: res.status, body: parsed, headers: res.headers };
   };
   const hub: HubProcess = {
-    url, port, configFile,
+    url,
+    port,
+    configFile,
     get process() {
       return current;
     },
@@ -95,7 +101,8 @@ export async function startHubProcess(options: HubProcessOptions): Promise<HubPr
     admin,
     async key(fleetId, name) {
       const created = await admin('POST', '/admin/keys', { fleetId, name });
-      if (created.status !== 201) throw new Error(`hub key not created: ${created.status} ${JSON.stringify(created.body)}`);
+      if (created.status !== 201)
+        throw new Error(`hub key not created: ${created.status} ${JSON.stringify(created.body)}`);
       return created.body;
     },
     rewrite(next) {

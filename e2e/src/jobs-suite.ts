@@ -7,7 +7,15 @@ import type { Test } from 'tap';
 import { tenantHash, type DomainEvent } from '@opco-proxy/core';
 import { startService, KEY_A, KEY_B, type Service, type ServiceOptions } from './harness.js';
 import { emitted, eventually } from './eventually.js';
-import { PDF, certificatBody, conventionBody, documentBody, dossierBody, factureBody, waitForJob } from './jobs-client.js';
+import {
+  PDF,
+  certificatBody,
+  conventionBody,
+  documentBody,
+  dossierBody,
+  factureBody,
+  waitForJob,
+} from './jobs-client.js';
 import { COMMON, type UpstreamShape } from './upstream-shapes.js';
 
 export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: UpstreamShape = COMMON): void {
@@ -18,8 +26,13 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
   t.before(async () => {
     const options = backend();
     service = await startService({
-      ...options, events, opcoId: shape.opcoId, sandbox: { ...options.sandbox, shape: shape.sandbox },
-      opco: { adapter: shape.adapter, rateLimit: shape.rateLimit }, opcos: { other: { adapter: shape.adapter } }, config: { ...options.config, jobs: { backoffMs: [100, 200, 400] } },
+      ...options,
+      events,
+      opcoId: shape.opcoId,
+      sandbox: { ...options.sandbox, shape: shape.sandbox },
+      opco: { adapter: shape.adapter, rateLimit: shape.rateLimit },
+      opcos: { other: { adapter: shape.adapter } },
+      config: { ...options.config, jobs: { backoffMs: [100, 200, 400] } },
     });
   });
   t.teardown(() => service.close());
@@ -43,8 +56,10 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
     t.equal(job.retries, 0);
     t.ok(job.startedAt && job.completedAt);
     t.match(job.result.numeroInterne, /\S/);
-    if (shape.answersStates) t.equal(job.result.etat, 'TRANSMIS', 'the answer in the SPEC\'s words');
-    const wire = posted(paths.postDossier).find((r) => shape.canonical(r.json)?.cerfa?.numeroExterne === body.cerfa.numeroExterne)!;
+    if (shape.answersStates) t.equal(job.result.etat, 'TRANSMIS', "the answer in the SPEC's words");
+    const wire = posted(paths.postDossier).find(
+      (r) => shape.canonical(r.json)?.cerfa?.numeroExterne === body.cerfa.numeroExterne,
+    )!;
     t.ok(wire, 'upstream received the dossier');
     shape.checkDossierSent(t, (wire.json as any).cerfa);
     t.equal(wire.headers['x-api-key'], KEY_A);
@@ -52,7 +67,12 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
 
   t.test('factures, conventions, certificats and documents go multipart with their part names', async (t) => {
     const cases: Array<[string, Record<string, unknown>, string | undefined, string | undefined]> = [
-      ['factures', { ...factureBody(numero()), _files: { facture: PDF.toString('base64') } }, paths.factures, parts.factures],
+      [
+        'factures',
+        { ...factureBody(numero()), _files: { facture: PDF.toString('base64') } },
+        paths.factures,
+        parts.factures,
+      ],
       ['conventions', conventionBody(numero()), paths.conventions, parts.conventions],
       ['certificats', certificatBody(numero()), paths.certificats, parts.certificats],
       ['documents', documentBody(numero()), paths.documents, parts.documents],
@@ -78,8 +98,10 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
       t.notOk('_files' in json, 'files are not in the metadata');
       if (route === 'conventions') shape.checkConventionSent(t, json);
       if (route === 'certificats') t.equal(json.apprenti.prenom, 'ANNE');
-      if (route === 'factures') t.equal(shape.canonical(json).dateEmission, '2024-10-15', 'the emission date as the upstream writes dates');
-      if (route === 'factures' && shape.answersStates) t.equal(job.result.etatFacture, 'TRANSMIS', 'the answer in the SPEC\'s words');
+      if (route === 'factures')
+        t.equal(shape.canonical(json).dateEmission, '2024-10-15', 'the emission date as the upstream writes dates');
+      if (route === 'factures' && shape.answersStates)
+        t.equal(job.result.etatFacture, 'TRANSMIS', "the answer in the SPEC's words");
       const expectedFiles = Object.keys((body._files as object) ?? {}).length;
       const fileParts = wire.parts!.filter((p) => p.name !== part);
       t.equal(fileParts.length, expectedFiles, `${route}: file parts`);
@@ -96,7 +118,9 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
     t.equal(reply.body.code, 'VALIDATION_ERROR');
     t.ok(reply.body.errors.includes('cerfa.apprenti.nom: Required'), reply.text);
     t.ok(reply.body.errors.includes('cerfa.contrat.dateDebutContrat: Invalid date'), reply.text);
-    const badFile = await service.request('POST', at('documents'), { body: { ...documentBody(numero()), _files: { convention: 'not base64!!' } } });
+    const badFile = await service.request('POST', at('documents'), {
+      body: { ...documentBody(numero()), _files: { convention: 'not base64!!' } },
+    });
     t.equal(badFile.status, 400);
     t.match(badFile.text, /convention/, 'names the role');
     const noLines = await service.request('POST', at('factures'), { body: { ...factureBody(numero()), lignes: [] } });
@@ -113,16 +137,26 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
     const again = await service.request('POST', at('factures'), { body, headers: { 'Idempotency-Key': key } });
     t.equal(again.status, 200);
     t.same(again.body, { jobId: first.body.jobId, status: 'duplicate', statusUrl: first.body.statusUrl });
-    const changed = await service.request('POST', at('factures'), { body: { ...body, montantTotal: 1 }, headers: { 'Idempotency-Key': key } });
+    const changed = await service.request('POST', at('factures'), {
+      body: { ...body, montantTotal: 1 },
+      headers: { 'Idempotency-Key': key },
+    });
     t.equal(changed.status, 200);
     t.equal(changed.body.jobId, first.body.jobId);
     t.equal(changed.body.warning, 'payload differs from the original request');
-    const otherTenant = await service.request('POST', at('factures'), { key: KEY_B, body, headers: { 'Idempotency-Key': key } });
+    const otherTenant = await service.request('POST', at('factures'), {
+      key: KEY_B,
+      body,
+      headers: { 'Idempotency-Key': key },
+    });
     t.equal(otherTenant.status, 202, 'keys are per tenant');
     t.not(otherTenant.body.jobId, first.body.jobId);
     await waitForJob(service, first.body.statusUrl);
     await waitForJob(service, otherTenant.body.statusUrl, { key: KEY_B });
-    const tooLong = await service.request('POST', at('factures'), { body, headers: { 'Idempotency-Key': 'k'.repeat(256) } });
+    const tooLong = await service.request('POST', at('factures'), {
+      body,
+      headers: { 'Idempotency-Key': 'k'.repeat(256) },
+    });
     t.equal(tooLong.status, 400);
   });
 
@@ -130,12 +164,21 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
     const key = `race-${Date.now()}`;
     const body = factureBody(numero());
     body.numero = key;
-    const replies = await Promise.all(Array.from({ length: 12 }, () => service.request('POST', at('factures'), { body, headers: { 'Idempotency-Key': key } })));
+    const replies = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        service.request('POST', at('factures'), { body, headers: { 'Idempotency-Key': key } }),
+      ),
+    );
     const created = replies.filter((r) => r.status === 202);
     t.equal(created.length, 1, replies.map((r) => r.status).join(','));
-    t.ok(replies.every((r) => r.body.jobId === created[0].body.jobId), 'all point at one job');
+    t.ok(
+      replies.every((r) => r.body.jobId === created[0].body.jobId),
+      'all point at one job',
+    );
     await waitForJob(service, created[0].body.statusUrl);
-    const sent = posted(paths.factures).filter((r) => r.parts?.some((p) => p.name === parts.factures && p.content.toString().includes(key)));
+    const sent = posted(paths.factures).filter((r) =>
+      r.parts?.some((p) => p.name === parts.factures && p.content.toString().includes(key)),
+    );
     t.equal(sent.length, 1, 'the upstream got it once');
   });
 
@@ -158,7 +201,12 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
 
   t.test('a 4xx fails at once, with the upstream body, and is not retried', async (t) => {
     const before = posted(paths.factures).length;
-    service.sandbox.faults.add({ route: `POST ${paths.factures}`, status: 422, body: { message: 'montant incohérent' }, times: 5 });
+    service.sandbox.faults.add({
+      route: `POST ${paths.factures}`,
+      status: 422,
+      body: { message: 'montant incohérent' },
+      times: 5,
+    });
     const reply = await service.request('POST', at('factures'), { body: factureBody(numero()) });
     const job = await waitForJob(service, reply.body.statusUrl);
     t.equal(job.status, 'failed');
@@ -178,25 +226,42 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
     t.equal(job.error.code, 'UPSTREAM_ERROR');
     t.equal(posted(paths.factures).length - before, 3, 'exactly 3 upstream attempts');
     const metrics = await service.get('/metrics', { key: null });
-    t.match(metrics.text, /opco_proxy_jobs_ended_total\{type="post-facture",status="failed"\} [1-9]/, 'counted for operators');
+    t.match(
+      metrics.text,
+      /opco_proxy_jobs_ended_total\{type="post-facture",status="failed"\} [1-9]/,
+      'counted for operators',
+    );
     const failed = await emitted(events, 'job.failed', { jobId: job.jobId });
     t.same(Object.keys(failed.data).sort(), ['error', 'jobId', 'retries', 'status', 'type']);
     t.equal(failed.data.retries, 2);
   });
 
   t.test('a dossier with files is a composite job: dossier then one document per file', async (t) => {
-    const body = dossierBody({ _files: { cerfa: PDF.toString('base64'), convention: Buffer.from('%PDF-convention').toString('base64') } });
+    const body = dossierBody({
+      _files: { cerfa: PDF.toString('base64'), convention: Buffer.from('%PDF-convention').toString('base64') },
+    });
     service.sandbox.faults.add({ route: `POST ${paths.documents}`, status: 502, times: 1 });
     const reply = await service.request('POST', at('dossiers'), { body });
     const job = await waitForJob(service, reply.body.statusUrl);
     t.equal(job.status, 'completed', JSON.stringify(job));
     t.equal(job.totalSteps, 3);
     t.equal(job.currentStep, 3);
-    t.same(job.steps.map((s: any) => [s.step, s.name, s.status]), [[1, 'dossier', 'completed'], [2, 'document:cerfa', 'completed'], [3, 'document:convention', 'completed']]);
+    t.same(
+      job.steps.map((s: any) => [s.step, s.name, s.status]),
+      [
+        [1, 'dossier', 'completed'],
+        [2, 'document:cerfa', 'completed'],
+        [3, 'document:convention', 'completed'],
+      ],
+    );
     t.equal(job.retries, 1, 'the failed document step was retried');
-    const dossierCalls = posted(paths.postDossier).filter((r) => shape.canonical(r.json)?.cerfa?.numeroExterne === body.cerfa.numeroExterne);
+    const dossierCalls = posted(paths.postDossier).filter(
+      (r) => shape.canonical(r.json)?.cerfa?.numeroExterne === body.cerfa.numeroExterne,
+    );
     t.equal(dossierCalls.length, 1, 'the completed dossier step was not re-run by the retry');
-    const documents = posted(paths.documents).filter((r) => r.parts?.some((p) => p.name === parts.documents && p.content.toString().includes(job.result.numeroInterne)));
+    const documents = posted(paths.documents).filter((r) =>
+      r.parts?.some((p) => p.name === parts.documents && p.content.toString().includes(job.result.numeroInterne)),
+    );
     t.equal(documents.length, 3, 'two documents, one of them retried');
     const info = metadataOf(documents.at(-1)!, parts.documents);
     t.same(info, { typeFichier: 'convention', objets: [{ typeObjet: 'dossier', idObjet: job.result.numeroInterne }] });
@@ -204,7 +269,14 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
     // job.completed follow it: wait for the last of them before reading the progress events.
     const completed = await emitted(events, 'job.completed', { jobId: job.jobId });
     const progress = events.filter((e) => e.type === 'job.progress' && e.data.jobId === job.jobId);
-    t.same(progress.map((e) => [e.data.step, e.data.name, e.data.status, e.data.totalSteps]), [[1, 'dossier', 'completed', 3], [2, 'document:cerfa', 'completed', 3], [3, 'document:convention', 'completed', 3]]);
+    t.same(
+      progress.map((e) => [e.data.step, e.data.name, e.data.status, e.data.totalSteps]),
+      [
+        [1, 'dossier', 'completed', 3],
+        [2, 'document:cerfa', 'completed', 3],
+        [3, 'document:convention', 'completed', 3],
+      ],
+    );
     t.same(Object.keys(completed.data).sort(), ['completedAt', 'jobId', 'result', 'status', 'type']);
     t.equal(completed.tenant, tenantHash(KEY_A), 'the tenant hash, not the key');
   });
@@ -213,13 +285,25 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
     const secretKey = `dump-check-key-${Date.now()}`;
     const marker = Buffer.from(`%PDF-unique-marker-${Date.now()}`);
     service.sandbox.faults.add({ route: `POST ${paths.documents}`, latencyMs: 600, times: 1 });
-    const reply = await service.request('POST', at('documents'), { key: secretKey, body: { ...documentBody(numero()), _files: { convention: marker.toString('base64') } } });
+    const reply = await service.request('POST', at('documents'), {
+      key: secretKey,
+      body: { ...documentBody(numero()), _files: { convention: marker.toString('base64') } },
+    });
     t.equal(reply.status, 202);
     await waitForJob(service, reply.body.statusUrl, { key: secretKey, until: (job) => job.status === 'processing' });
-    const dump = JSON.stringify(await Promise.all(['jobs', 'job_secrets', 'job_files', 'idempotency_keys'].map((name) => service.kernel.store.collection(name).find({}))));
+    const dump = JSON.stringify(
+      await Promise.all(
+        ['jobs', 'job_secrets', 'job_files', 'idempotency_keys'].map((name) =>
+          service.kernel.store.collection(name).find({}),
+        ),
+      ),
+    );
     t.notOk(dump.includes(secretKey), 'no plaintext API key');
     t.notOk(dump.includes(marker.toString('base64')) || dump.includes(marker.toString('utf8')), 'no plaintext file');
-    t.ok((await service.kernel.store.collection('job_files').count({ jobId: reply.body.jobId })) > 0, 'the sealed file is there while the job runs');
+    t.ok(
+      (await service.kernel.store.collection('job_files').count({ jobId: reply.body.jobId })) > 0,
+      'the sealed file is there while the job runs',
+    );
     await waitForJob(service, reply.body.statusUrl, { key: secretKey });
     // The job is recorded as ended first (so a crash in between never loses its outcome), then purged.
     const left = async () =>
@@ -231,10 +315,18 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
   });
 
   t.test('a queue that refuses the job: 503 UNAVAILABLE and nothing is kept', async (t) => {
-    const broken = await startService({ ...backend(), upstream: service.sandbox, opcoId: shape.opcoId, opco: { adapter: shape.adapter, rateLimit: shape.rateLimit } });
+    const broken = await startService({
+      ...backend(),
+      upstream: service.sandbox,
+      opcoId: shape.opcoId,
+      opco: { adapter: shape.adapter, rateLimit: shape.rateLimit },
+    });
     t.teardown(() => broken.close());
     await broken.kernel.queue.close();
-    const reply = await broken.request('POST', at('factures'), { body: factureBody(numero()), headers: { 'Idempotency-Key': 'refused-1' } });
+    const reply = await broken.request('POST', at('factures'), {
+      body: factureBody(numero()),
+      headers: { 'Idempotency-Key': 'refused-1' },
+    });
     t.equal(reply.status, 503, reply.text);
     t.equal(reply.body.code, 'UNAVAILABLE');
     for (const name of ['jobs', 'job_secrets', 'job_files', 'idempotency_keys']) {

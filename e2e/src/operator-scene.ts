@@ -57,21 +57,40 @@ export async function startOperatorScene(options: { slowListeMs?: number } = {})
         headers: request.auth === null ? {} : { authorization: request.auth ?? `Bearer ${ADMIN_KEY}` },
       });
     const created = await service.request('POST', '/webhooks', {
-      body: { callbackUrl: `${receiver.url}/hooks/jobs?token=${RECEIVER_TOKEN}`, events: ['job.failed', 'job.completed'], description: 'CFA back office' },
+      body: {
+        callbackUrl: `${receiver.url}/hooks/jobs?token=${RECEIVER_TOKEN}`,
+        events: ['job.failed', 'job.completed'],
+        description: 'CFA back office',
+      },
     });
     if (created.status !== 201) throw new Error(`webhook not created: ${created.text}`);
     const webhook = created.body;
 
     const numero = service.sandbox.dataset.dossiers[0].numeroInterne;
-    service.sandbox.faults.add({ route: `POST ${COMMON.paths.factures}`, status: 422, body: { message: 'montant incohérent avec le dossier' }, times: 1 });
+    service.sandbox.faults.add({
+      route: `POST ${COMMON.paths.factures}`,
+      status: 422,
+      body: { message: 'montant incohérent avec le dossier' },
+      times: 1,
+    });
     const posted = await service.request('POST', '/sandbox/factures', { body: factureBody(numero) });
     const failedJob = await waitForJob(service, posted.body.statusUrl);
     if (failedJob.status !== 'failed') throw new Error(`the job was meant to fail: ${JSON.stringify(failedJob)}`);
-    const failed = await eventually(async () => (await admin('/admin/deliveries?status=failed')).body.items[0], 'the job.failed delivery to fail', 15_000);
+    const failed = await eventually(
+      async () => (await admin('/admin/deliveries?status=failed')).body.items[0],
+      'the job.failed delivery to fail',
+      15_000,
+    );
 
-    const polled = await service.request('POST', '/sync/dossiers', { key: KEY_B, body: { opcoId: 'sandbox', enablePoller: true } });
+    const polled = await service.request('POST', '/sync/dossiers', {
+      key: KEY_B,
+      body: { opcoId: 'sandbox', enablePoller: true },
+    });
     await watchSync(service, polled.body.syncId, { key: KEY_B });
-    await eventually(async () => (await admin('/admin/pollers')).body.items.length > 0, 'the poller of the finished sync');
+    await eventually(
+      async () => (await admin('/admin/pollers')).body.items.length > 0,
+      'the poller of the finished sync',
+    );
 
     service.sandbox.faults.add({ route: `GET ${COMMON.paths.liste}$`, latencyMs: options.slowListeMs ?? 2500 });
     const started = await service.request('POST', '/sync/dossiers', { body: { opcoId: 'sandbox' } });

@@ -37,14 +37,26 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
 
   t.test('a poller turns sandbox state changes into the three change events', async (t) => {
     const clock = new TestClock({ frozen: true });
-    const service = await startService({ clock, opcoId, sandbox: { shape: shape.sandbox, dossierCount: 120, factureCount: 40 }, opco: entry });
+    const service = await startService({
+      clock,
+      opcoId,
+      sandbox: { shape: shape.sandbox, dossierCount: 120, factureCount: 40 },
+      opco: entry,
+    });
     const receiver = await startReceiver();
     t.teardown(async () => {
       await service.close();
       await receiver.close();
     });
     const { sandbox } = service;
-    const hook = (await service.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/changes`, events: ['dossier.etat_changed', 'dossier.updated', 'facture.etat_changed'] } })).body;
+    const hook = (
+      await service.request('POST', '/webhooks', {
+        body: {
+          callbackUrl: `${receiver.url}/changes`,
+          events: ['dossier.etat_changed', 'dossier.updated', 'facture.etat_changed'],
+        },
+      })
+    ).body;
     const accepted = await service.request('POST', '/sync/dossiers', { body: { opcoId, enablePoller: true } });
     await watchSync(service, accepted.body.syncId);
 
@@ -64,27 +76,50 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
     await receiver.waitFor(expected, 15_000);
     // Time jumps by whole intervals: an attempt still in flight would see its lease lapse and the
     // delivery sent twice (at least once is the promise; Svc-Delivery-Id lets receivers tell).
-    await deliveryLogs(service, hook.id, (logs) => logs.filter((l: { status: string }) => l.status === 'delivered').length === expected);
+    await deliveryLogs(
+      service,
+      hook.id,
+      (logs) => logs.filter((l: { status: string }) => l.status === 'delivered').length === expected,
+    );
     await nextPoll(service, clock);
     await nextPoll(service, clock);
     const byEvent = (type: string) => receiver.received.filter((r) => r.body.event === type).map((r) => r.body.data);
-    t.ok(receiver.received.every((r) => signatureValid(hook.secret, r)), 'signed');
+    t.ok(
+      receiver.received.every((r) => signatureValid(hook.secret, r)),
+      'signed',
+    );
 
     const etat = byEvent('dossier.etat_changed');
     t.same(etat.map((d) => d.numeroInterne).sort(), [...moved.dossiers].sort());
     for (const change of etat) {
       const now = sandbox.dataset.dossiers.find((d: any) => d.numeroInterne === change.numeroInterne) as any;
-      t.same(change, { numeroInterne: now.numeroInterne, numeroExterne: now.numeroExterne, numeroDeca: now.numeroDeca, previousEtat: before.get(now.numeroInterne), etat: now.etat });
+      t.same(change, {
+        numeroInterne: now.numeroInterne,
+        numeroExterne: now.numeroExterne,
+        numeroDeca: now.numeroDeca,
+        previousEtat: before.get(now.numeroInterne),
+        etat: now.etat,
+      });
     }
     const updated = byEvent('dossier.updated');
     t.same(updated.map((d) => d.numeroInterne).sort(), [...moved.dossiers].sort());
-    t.ok(updated.every((d) => d.dossier.numeroInterne === d.numeroInterne && d.dossier.cerfa), 'the new content');
+    t.ok(
+      updated.every((d) => d.dossier.numeroInterne === d.numeroInterne && d.dossier.cerfa),
+      'the new content',
+    );
 
     const factures = byEvent('facture.etat_changed');
     t.same(factures.map((f) => f.numeroInterneFacture).sort(), [...moved.factures].sort());
     for (const change of factures) {
-      const now = sandbox.dataset.factures.find((f: any) => f.numeroInterneFacture === change.numeroInterneFacture) as any;
-      t.match(change, { referenceFactureCFA: now.referenceFactureCFA, previousEtat: facturesBefore.get(now.numeroInterneFacture), etat: now.etatFacture, montantFacture: now.montantFacture });
+      const now = sandbox.dataset.factures.find(
+        (f: any) => f.numeroInterneFacture === change.numeroInterneFacture,
+      ) as any;
+      t.match(change, {
+        referenceFactureCFA: now.referenceFactureCFA,
+        previousEtat: facturesBefore.get(now.numeroInterneFacture),
+        etat: now.etatFacture,
+        montantFacture: now.montantFacture,
+      });
       t.ok('referenceVirement' in change && 'dateReglement' in change);
       t.equal(change.dateReglement, now.dateReglement, 'payment date as YYYY-MM-DD or null');
     }
@@ -106,7 +141,12 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
   t.test('a poller this worker starts polls after its own interval, not after the idle wait', async (t) => {
     const clock = new TestClock({ frozen: true });
     const shortMs = 5000;
-    const service = await startService({ clock, opcoId, sandbox: { shape: shape.sandbox, dossierCount: 20, factureCount: 5 }, opco: { ...entry, pollingIntervalMs: shortMs } });
+    const service = await startService({
+      clock,
+      opcoId,
+      sandbox: { shape: shape.sandbox, dossierCount: 20, factureCount: 5 },
+      opco: { ...entry, pollingIntervalMs: shortMs },
+    });
     t.teardown(() => service.close());
     const sync = service.kernel.config.sync as SyncConfig;
     const idleWaitMs = sync.sweepIntervalMs;
@@ -143,12 +183,19 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
       await store.close();
       await upstream.close();
     });
-    const announced = () => seen.filter((e) => e.type === 'dossier.etat_changed').map((e) => String(e.data.numeroInterne));
+    const announced = () =>
+      seen.filter((e) => e.type === 'dossier.etat_changed').map((e) => String(e.data.numeroInterne));
     const accepted = await one.request('POST', '/sync/dossiers', { body: { opcoId, enablePoller: true } });
     await watchSync(one, accepted.body.syncId);
     upstream.resetStats();
     const moved = upstream.advance({ dossiers: 4 });
-    const polls = () => upstream.received.filter((r) => r.path === shape.paths.etats && r.query[shape.query.dateModification] && r.query[shape.query.page] === shape.page(1)).length;
+    const polls = () =>
+      upstream.received.filter(
+        (r) =>
+          r.path === shape.paths.etats &&
+          r.query[shape.query.dateModification] &&
+          r.query[shape.query.page] === shape.page(1),
+      ).length;
     for (let interval = 1; interval <= 4; interval++) {
       await nextPoll(one, clock);
       // Both workers tick on every advance; the poll's lease lets exactly one of them run it.
@@ -166,9 +213,17 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
       await upstream.close();
     });
     const clock = new TestClock({ frozen: true });
-    const options = { upstream, clock, opcoId, opco: entry, config: { store: { type: 'embedded' as const, path: mkdtempSync(join(tmpdir(), 'opco-poller-')) } } };
+    const options = {
+      upstream,
+      clock,
+      opcoId,
+      opco: entry,
+      config: { store: { type: 'embedded' as const, path: mkdtempSync(join(tmpdir(), 'opco-poller-')) } },
+    };
     const first = await startService(options);
-    await first.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/after-restart`, events: ['dossier.etat_changed'] } });
+    await first.request('POST', '/webhooks', {
+      body: { callbackUrl: `${receiver.url}/after-restart`, events: ['dossier.etat_changed'] },
+    });
     const accepted = await first.request('POST', '/sync/dossiers', { body: { opcoId, enablePoller: true } });
     await watchSync(first, accepted.body.syncId);
     await first.close();
@@ -179,6 +234,10 @@ export function pollersSuite(t: Test, shape: UpstreamShape = COMMON): void {
     const moved = upstream.advance({ dossiers: 2 });
     await nextPoll(second, clock);
     await receiver.waitFor(2, 15_000);
-    t.same(receiver.received.map((r) => r.body.data.numeroInterne).sort(), [...moved.dossiers].sort(), 'the restarted process polls and announces the changes');
+    t.same(
+      receiver.received.map((r) => r.body.data.numeroInterne).sort(),
+      [...moved.dossiers].sort(),
+      'the restarted process polls and announces the changes',
+    );
   });
 }

@@ -19,7 +19,11 @@ export interface PrivateFerretDb {
   close(): Promise<void>;
 }
 
-const PG = { host: process.env.PGHOST ?? '127.0.0.1', port: process.env.PGPORT ?? '5432', user: process.env.PGUSER ?? 'postgres' };
+const PG = {
+  host: process.env.PGHOST ?? '127.0.0.1',
+  port: process.env.PGPORT ?? '5432',
+  user: process.env.PGUSER ?? 'postgres',
+};
 
 /** Where the machine's PostgreSQL listens, `host:port` (what a relay in front of it forwards to). */
 export function postgresAddress(): string {
@@ -32,9 +36,13 @@ function binary(): string {
 
 /** Why a private FerretDB cannot be started here, or false. */
 export function privateFerretDbSkip(): string | false {
-  if (!existsSync(binary())) return `no FerretDB binary at ${binary()} (.ci/ferretdb.sh builds it; or set FERRETDB_BIN)`;
+  if (!existsSync(binary()))
+    return `no FerretDB binary at ${binary()} (.ci/ferretdb.sh builds it; or set FERRETDB_BIN)`;
   try {
-    execFileSync('psql', ['-XAtq', '-h', PG.host, '-p', PG.port, '-U', PG.user, '-d', 'postgres', '-c', 'select 1'], { stdio: 'ignore', timeout: 5000 });
+    execFileSync('psql', ['-XAtq', '-h', PG.host, '-p', PG.port, '-U', PG.user, '-d', 'postgres', '-c', 'select 1'], {
+      stdio: 'ignore',
+      timeout: 5000,
+    });
     return false;
   } catch {
     return `PostgreSQL is not reachable at ${PG.host}:${PG.port} as ${PG.user}`;
@@ -45,13 +53,28 @@ export function privateFerretDbSkip(): string | false {
  * `postgresVia`: the `host:port` FerretDB dials for PostgreSQL instead of the server itself (a
  * TCP relay in front of it, to take PostgreSQL away from a running FerretDB).
  */
-export async function startPrivateFerretDb(label: string, options: { poolMaxConns: number; postgresVia?: string }): Promise<PrivateFerretDb> {
+export async function startPrivateFerretDb(
+  label: string,
+  options: { poolMaxConns: number; postgresVia?: string },
+): Promise<PrivateFerretDb> {
   const database = `${label}_${process.pid}_${Date.now()}`;
   const pg = ['-h', PG.host, '-p', PG.port, '-U', PG.user];
   execFileSync('createdb', [...pg, database]);
   const port = await freePort();
   const pgUrl = `postgres://${PG.user}@${options.postgresVia ?? `${PG.host}:${PG.port}`}/${database}?pool_max_conns=${options.poolMaxConns}`;
-  const child: ChildProcess = spawn(binary(), ['--handler=postgresql', `--postgresql-url=${pgUrl}`, `--listen-addr=127.0.0.1:${port}`, '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=error'], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(
+    binary(),
+    [
+      '--handler=postgresql',
+      `--postgresql-url=${pgUrl}`,
+      `--listen-addr=127.0.0.1:${port}`,
+      '--state-dir=-',
+      '--debug-addr=-',
+      '--telemetry=disable',
+      '--log-level=error',
+    ],
+    { stdio: 'ignore' },
+  );
   const exited = once(child, 'exit');
   // Not left behind by a test process that ends without its teardowns (tap's timeout sends SIGTERM,
   // which ends a process without its 'exit' listeners: the signal is raised again once it is killed).
@@ -78,10 +101,17 @@ export async function startPrivateFerretDb(label: string, options: { poolMaxConn
   };
   const url = `mongodb://127.0.0.1:${port}/test?directConnection=true`;
   const answers = async () => {
-    if (child.exitCode !== null) throw new Error(`FerretDB exited (${child.exitCode}) before answering on port ${port}`);
+    if (child.exitCode !== null)
+      throw new Error(`FerretDB exited (${child.exitCode}) before answering on port ${port}`);
     const client = new MongoClient(url, { serverSelectionTimeoutMS: 500 });
     try {
-      return await client.db('admin').command({ ping: 1 }).then(() => true, () => false);
+      return await client
+        .db('admin')
+        .command({ ping: 1 })
+        .then(
+          () => true,
+          () => false,
+        );
     } finally {
       await client.close();
     }
@@ -94,4 +124,3 @@ export async function startPrivateFerretDb(label: string, options: { poolMaxConn
   }
   return { url, close };
 }
-

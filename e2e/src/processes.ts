@@ -22,7 +22,13 @@ export interface CliProcess {
 
 /** `cwd`: the working directory of the process (an operator's directory), default the test's. */
 export function runCli(args: string[], env: Record<string, string> = {}, cli = CLI, cwd?: string): CliProcess {
-  return watchProcess(spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  return watchProcess(
+    spawn(process.execPath, [cli, ...args], {
+      cwd,
+      env: { ...process.env, LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
 }
 
 /** Collects what a child process prints and tells when a line appears (its URL once it listens). */

@@ -13,7 +13,8 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export async function readsSuite(t: Test, shape: UpstreamShape = COMMON): Promise<void> {
   const service = await startService({
-    opcoId: shape.opcoId, opco: { adapter: shape.adapter, rateLimit: shape.rateLimit },
+    opcoId: shape.opcoId,
+    opco: { adapter: shape.adapter, rateLimit: shape.rateLimit },
     sandbox: { shape: shape.sandbox, dossierCount: 240, factureCount: 60, pageSize: 50 },
   });
   t.teardown(() => service.close());
@@ -38,9 +39,21 @@ export async function readsSuite(t: Test, shape: UpstreamShape = COMMON): Promis
     t.equal(reply.body.count, 50);
     t.equal(reply.body.EtatDossierResult.length, 50);
     t.equal(reply.body.total, 240);
-    t.ok(reply.body.EtatDossierResult.every((item: { etat: string }) => DOSSIER_STATES.includes(item.etat)), 'every state is a SPEC 3.3 state');
+    t.ok(
+      reply.body.EtatDossierResult.every((item: { etat: string }) => DOSSIER_STATES.includes(item.etat)),
+      'every state is a SPEC 3.3 state',
+    );
     const first = reply.body.EtatDossierResult[0];
-    t.same(first, { numeroExterne: first.numeroExterne, numeroDeca: first.numeroDeca, numeroInterne: first.numeroInterne, etat: first.etat }, 'the SPEC 2.2 item');
+    t.same(
+      first,
+      {
+        numeroExterne: first.numeroExterne,
+        numeroDeca: first.numeroDeca,
+        numeroInterne: first.numeroInterne,
+        etat: first.etat,
+      },
+      'the SPEC 2.2 item',
+    );
     t.equal(sandbox.dataset.dossiers[50].numeroInterne, first.numeroInterne, 'the second page of 50');
     t.equal(lastWire().path, shape.paths.etats);
     t.equal(lastWire().query[shape.query.page], shape.page(2));
@@ -90,7 +103,9 @@ export async function readsSuite(t: Test, shape: UpstreamShape = COMMON): Promis
 
   t.test('GET /{opcoId}/dossiers by numeroExterne and numeroDeca', async (t) => {
     const dossier = sandbox.dataset.dossiers[3];
-    const reply = await service.get(at(`dossiers?numeroExterne=${dossier.numeroExterne}&numeroDeca=${dossier.numeroDeca}`));
+    const reply = await service.get(
+      at(`dossiers?numeroExterne=${dossier.numeroExterne}&numeroDeca=${dossier.numeroDeca}`),
+    );
     t.equal(reply.status, 200, reply.text);
     t.equal(reply.body.numeroInterne, dossier.numeroInterne);
     t.equal(lastWire().path, shape.paths.dossier);
@@ -104,12 +119,24 @@ export async function readsSuite(t: Test, shape: UpstreamShape = COMMON): Promis
     t.equal(reply.body.total, 60);
     t.equal(reply.body.factures.length, 50);
     for (const item of reply.body.factures) {
-      for (const field of ['numeroInterneFacture', 'referenceFactureCFA', 'organismeFormation', 'montantFacture', 'etatFacture', 'dossiers']) t.ok(field in item, field);
+      for (const field of [
+        'numeroInterneFacture',
+        'referenceFactureCFA',
+        'organismeFormation',
+        'montantFacture',
+        'etatFacture',
+        'dossiers',
+      ])
+        t.ok(field in item, field);
       t.ok(FACTURE_STATES.includes(item.etatFacture), `${item.etatFacture} is a SPEC 3.4 state`);
       t.ok(item.dateReglement === null || ISO_DATE.test(item.dateReglement), 'payment date as YYYY-MM-DD or null');
       t.match(item.organismeFormation.IBAN, /^FR76/);
     }
-    t.same(new Set(reply.body.factures.map((f: { etatFacture: string }) => f.etatFacture)).size > 3, true, 'several states seen');
+    t.same(
+      new Set(reply.body.factures.map((f: { etatFacture: string }) => f.etatFacture)).size > 3,
+      true,
+      'several states seen',
+    );
     const second = await service.get(at('factures/etats?numeroPage=2'));
     t.equal(second.body.page, 2);
     t.equal(second.body.factures.length, 10);
@@ -129,7 +156,11 @@ export async function readsSuite(t: Test, shape: UpstreamShape = COMMON): Promis
   });
 
   t.test('upstream calls carry bearer token, forwarded key and publisher headers', async (t) => {
-    t.same(sandbox.stats.tokenRequestsLog.map((r) => r.style), [shape.tokenStyle], 'one token, asked for the way this upstream wants');
+    t.same(
+      sandbox.stats.tokenRequestsLog.map((r) => r.style),
+      [shape.tokenStyle],
+      'one token, asked for the way this upstream wants',
+    );
     sandbox.resetStats();
     const reply = await service.get(at('dossiers/etats?numeroPage=3'), { key: KEY_A });
     t.equal(reply.status, 200);

@@ -32,7 +32,11 @@ export interface Step {
  * Starts a command in a process group of its own: `npx x` is npm, a shell and x, and a signal to
  * npm alone leaves x running (and holding the pipes).
  */
-export function spawnGroup(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): ChildProcess {
+export function spawnGroup(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): ChildProcess {
   return spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
@@ -57,7 +61,11 @@ export async function stopGroup(child: ChildProcess): Promise<void> {
 }
 
 /** Runs a command to its end (killed after `timeoutMs`): exit code, output and wall time. */
-export async function runStep(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Step> {
+export async function runStep(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<Step> {
   const started = performance.now();
   const child = spawnGroup(command, args, options);
   let out = '';
@@ -79,15 +87,21 @@ function cleanEnv(): NodeJS.ProcessEnv {
 
 function verdaccioConfig(uplink: string): string {
   const local = { access: '$all', publish: '$authenticated' };
-  return JSON.stringify({
-    storage: './storage',
-    auth: { htpasswd: { file: './htpasswd', max_users: 10 } },
-    uplinks: { upstream: { url: uplink, maxage: '30m', timeout: '60s', agent_options: { keepAlive: true, maxSockets: 32 } } },
-    packages: { '@opco-proxy/*': local, '@acme/*': local, '**': { access: '$all', proxy: 'upstream' } },
-    web: { enable: false },
-    log: { type: 'stdout', format: 'json', level: 'warn' },
-    max_body_size: '100mb',
-  }, null, 2);
+  return JSON.stringify(
+    {
+      storage: './storage',
+      auth: { htpasswd: { file: './htpasswd', max_users: 10 } },
+      uplinks: {
+        upstream: { url: uplink, maxage: '30m', timeout: '60s', agent_options: { keepAlive: true, maxSockets: 32 } },
+      },
+      packages: { '@opco-proxy/*': local, '@acme/*': local, '**': { access: '$all', proxy: 'upstream' } },
+      web: { enable: false },
+      log: { type: 'stdout', format: 'json', level: 'warn' },
+      max_body_size: '100mb',
+    },
+    null,
+    2,
+  );
 }
 
 /**
@@ -100,13 +114,19 @@ export async function startRegistry(dir: string, node: string, uplink: string): 
   // Verdaccio's config is YAML, of which JSON is a subset.
   writeFileSync(join(dir, 'verdaccio.yaml'), verdaccioConfig(uplink));
   const port = await freePort();
-  const child = spawnGroup(node, [bin, '--config', join(dir, 'verdaccio.yaml'), '--listen', `127.0.0.1:${port}`], { cwd: dir, env: cleanEnv() });
+  const child = spawnGroup(node, [bin, '--config', join(dir, 'verdaccio.yaml'), '--listen', `127.0.0.1:${port}`], {
+    cwd: dir,
+    env: cleanEnv(),
+  });
   let log = '';
   child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
   const url = await listeningUrl(child, () => log);
   const token = await signUp(url);
   const host = url.replace(/^http:/, '');
-  writeFileSync(join(dir, 'npmrc'), `registry=${url}\n${host}:_authToken=${token}\nupdate-notifier=false\nfund=false\naudit=false\n`);
+  writeFileSync(
+    join(dir, 'npmrc'),
+    `registry=${url}\n${host}:_authToken=${token}\nupdate-notifier=false\nfund=false\naudit=false\n`,
+  );
   const env = { ...cleanEnv(), npm_config_userconfig: join(dir, 'npmrc'), npm_config_registry: url };
   return {
     url,
@@ -139,9 +159,12 @@ async function listeningUrl(child: ChildProcess, log: () => string): Promise<str
 async function signUp(url: string): Promise<string> {
   const name = 'journeys';
   const answer = await fetch(`${url}-/user/org.couchdb.user:${name}`, {
-    method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, password: 'journeys-password-0001' }),
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name, password: 'journeys-password-0001' }),
   });
   const body = (await answer.json()) as { token?: string };
-  if (!answer.ok || !body.token) throw new Error(`Verdaccio refused the user: ${answer.status} ${JSON.stringify(body)}`);
+  if (!answer.ok || !body.token)
+    throw new Error(`Verdaccio refused the user: ${answer.status} ${JSON.stringify(body)}`);
   return body.token;
 }

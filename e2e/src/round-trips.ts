@@ -4,7 +4,15 @@
  * settled (acked or handed back) on the real RabbitMQ queue. Counted, never timed.
  */
 import { MongoClient } from 'mongodb';
-import { tenantHash, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type Store } from '@opco-proxy/core';
+import {
+  tenantHash,
+  type Consumer,
+  type ConsumeOptions,
+  type MessageHandler,
+  type PublishOptions,
+  type Queue,
+  type Store,
+} from '@opco-proxy/core';
 import { TestClock } from '@opco-proxy/core/testing';
 import { createStore } from '@opco-proxy/driver-mongodb';
 import { createQueue } from '@opco-proxy/driver-rabbitmq';
@@ -46,7 +54,13 @@ export class RoundTrips {
   }
 
   snapshot(): { store: number; queue: number; published: number; settled: number; commands: Record<string, number> } {
-    return { store: this.storeCommands, queue: this.queueOperations, published: this.published, settled: this.settled, commands: Object.fromEntries([...this.commands].sort()) };
+    return {
+      store: this.storeCommands,
+      queue: this.queueOperations,
+      published: this.published,
+      settled: this.settled,
+      commands: Object.fromEntries([...this.commands].sort()),
+    };
   }
 }
 
@@ -64,21 +78,36 @@ export interface CountedBackends {
  * A fresh database and queue prefix on MONGODB_URL and RABBITMQ_URL, every operation counted.
  * `atomicity: 'server'` counts what MongoDB gets; left out, FerretDB gets its lock workaround.
  */
-export async function countedBackends(label: string, options: { atomicity?: 'server' | 'lock' } = {}): Promise<CountedBackends> {
-  const { store: storeConfig, queue: queueConfig } = realBackends(label) as unknown as { store: { url: string; database: string }; queue: { url: string; prefix: string } };
+export async function countedBackends(
+  label: string,
+  options: { atomicity?: 'server' | 'lock' } = {},
+): Promise<CountedBackends> {
+  const { store: storeConfig, queue: queueConfig } = realBackends(label) as unknown as {
+    store: { url: string; database: string };
+    queue: { url: string; prefix: string };
+  };
   const counts = new RoundTrips();
   const store = await createStore({
-    url: storeConfig.url, database: storeConfig.database, atomicity: options.atomicity,
+    url: storeConfig.url,
+    database: storeConfig.database,
+    atomicity: options.atomicity,
     onCommand: (event) => counts.noteCommand(event.commandName, event.command[event.commandName]),
   });
   const queue = countingQueue(await createQueue({ url: queueConfig.url, prefix: queueConfig.prefix }), counts);
   const observer = await MongoClient.connect(storeConfig.url);
   return {
-    store, queue, counts, database: storeConfig.database, observer,
+    store,
+    queue,
+    counts,
+    database: storeConfig.database,
+    observer,
     async close() {
       await queue.close().catch(() => undefined);
       await store.close().catch(() => undefined);
-      await observer.db(storeConfig.database).dropDatabase().catch(() => undefined);
+      await observer
+        .db(storeConfig.database)
+        .dropDatabase()
+        .catch(() => undefined);
       await observer.close();
     },
   };
@@ -126,7 +155,12 @@ export async function completeJobs(service: Service, backends: CountedBackends, 
     ids.push(reply.body.jobId);
   }
   // Ended and its event emitted: the last write of a job.
-  await eventually(async () => (await records.countDocuments({ _id: { $in: ids } as never, status: 'completed', notified: true })) === count, `${count} jobs completed and notified`, 60_000);
+  await eventually(
+    async () =>
+      (await records.countDocuments({ _id: { $in: ids } as never, status: 'completed', notified: true })) === count,
+    `${count} jobs completed and notified`,
+    60_000,
+  );
   // The message is settled once its handler returns, just after that write: count it too.
   await eventually(() => backends.counts.settled >= backends.counts.published, 'every message settled', 60_000);
   return ids;
@@ -138,7 +172,11 @@ export async function completeJobs(service: Service, backends: CountedBackends, 
  * renewal runs meanwhile, so the counts are the job's own.
  */
 export async function jobRoundTrips(backends: CountedBackends, jobs = 10): Promise<PerJob> {
-  const service = await startService({ store: backends.store, queue: backends.queue, clock: new TestClock({ frozen: true }) });
+  const service = await startService({
+    store: backends.store,
+    queue: backends.queue,
+    clock: new TestClock({ frozen: true }),
+  });
   try {
     await completeJobs(service, backends, 2);
     backends.counts.reset();
@@ -146,7 +184,11 @@ export async function jobRoundTrips(backends: CountedBackends, jobs = 10): Promi
     const counts = backends.counts.snapshot();
     const per = (n: number) => n / jobs;
     return {
-      jobs, store: per(counts.store), queue: per(counts.queue), published: per(counts.published), settled: per(counts.settled),
+      jobs,
+      store: per(counts.store),
+      queue: per(counts.queue),
+      published: per(counts.published),
+      settled: per(counts.settled),
       commands: Object.fromEntries(Object.entries(counts.commands).map(([name, n]) => [name, per(n)])),
     };
   } finally {
@@ -171,21 +213,36 @@ export interface PerDelivery {
  */
 export async function deliveryRoundTrips(backends: CountedBackends, webhooks = 20, events = 5): Promise<PerDelivery> {
   const receiver = await startReceiver({ status: 200 });
-  const service = await startService({ store: backends.store, queue: backends.queue, clock: new TestClock({ frozen: true }) });
+  const service = await startService({
+    store: backends.store,
+    queue: backends.queue,
+    clock: new TestClock({ frozen: true }),
+  });
   try {
     for (let i = 0; i < webhooks; i++) {
-      const reply = await service.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/w${i}`, events: ['sync.started'] } });
+      const reply = await service.request('POST', '/webhooks', {
+        body: { callbackUrl: `${receiver.url}/w${i}`, events: ['sync.started'] },
+      });
       if (reply.status !== 201) throw new Error(`POST /webhooks answered ${reply.status}: ${reply.text}`);
     }
     const records = backends.observer.db(backends.database).collection('webhook_deliveries');
     let emitted = 0;
     const run = async (count: number) => {
       for (let i = 0; i < count; i++) {
-        await service.kernel.emit({ type: 'sync.started', tenant: tenantHash(KEY_A), opcoId: 'sandbox', data: { syncId: `rt-${++emitted}`, total: 1 } });
+        await service.kernel.emit({
+          type: 'sync.started',
+          tenant: tenantHash(KEY_A),
+          opcoId: 'sandbox',
+          data: { syncId: `rt-${++emitted}`, total: 1 },
+        });
       }
       const total = emitted * webhooks;
       // Delivered and released: the last write of a delivery.
-      await eventually(async () => (await records.countDocuments({ status: 'delivered' })) === total, `${total} deliveries delivered`, 60_000);
+      await eventually(
+        async () => (await records.countDocuments({ status: 'delivered' })) === total,
+        `${total} deliveries delivered`,
+        60_000,
+      );
       await eventually(() => backends.counts.settled >= backends.counts.published, 'every message settled', 60_000);
     };
     await run(1);
@@ -195,7 +252,10 @@ export async function deliveryRoundTrips(backends: CountedBackends, webhooks = 2
     const deliveries = webhooks * events;
     const per = (n: number) => n / deliveries;
     return {
-      deliveries, store: per(counts.store), published: per(counts.published), settled: per(counts.settled),
+      deliveries,
+      store: per(counts.store),
+      published: per(counts.published),
+      settled: per(counts.settled),
       commands: Object.fromEntries(Object.entries(counts.commands).map(([name, n]) => [name, per(n)])),
     };
   } finally {

@@ -98,13 +98,17 @@ function trickle(url: string, options: SlowOptions, start: (index: number) => st
       clearInterval(timer);
     });
   }
-  const lifetimes = () => sockets.map((s) => (s.openedAt === undefined ? Infinity : (s.closedAt ?? Infinity) - s.openedAt)).sort((a, b) => a - b);
+  const lifetimes = () =>
+    sockets
+      .map((s) => (s.openedAt === undefined ? Infinity : (s.closedAt ?? Infinity) - s.openedAt))
+      .sort((a, b) => a - b);
   return {
     sockets,
     lifetimes,
     async closed(withinMs) {
       const deadline = performance.now() + withinMs;
-      while (performance.now() < deadline && sockets.some((s) => s.closedAt === undefined)) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (performance.now() < deadline && sockets.some((s) => s.closedAt === undefined))
+        await new Promise((resolve) => setTimeout(resolve, 100));
     },
     answers() {
       const counts: Record<string, number> = {};
@@ -125,7 +129,10 @@ function trickle(url: string, options: SlowOptions, start: (index: number) => st
  * GET /health every `everyMs` while running, each on a new connection (as a balancer's health
  * check does, so accepting is measured too); each probe's time to answer (ms), and failures.
  */
-export function probeHealth(url: string, everyMs = 100): { stop(): Promise<{ times: number[]; at: number[]; failures: string[] }> } {
+export function probeHealth(
+  url: string,
+  everyMs = 100,
+): { stop(): Promise<{ times: number[]; at: number[]; failures: string[] }> } {
   const times: number[] = [];
   const at: number[] = [];
   const failures: string[] = [];
@@ -173,7 +180,9 @@ export interface HealthProbes {
  * event loop is not counted against the service.
  */
 export function probeHealthApart(url: string, everyMs = 100): { stop(): Promise<HealthProbes> } {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), url, String(everyMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), url, String(everyMs)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -192,6 +201,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const probe = probeHealth(process.argv[2], Number(process.argv[3]));
   process.stdin.resume();
   process.stdin.once('end', () => {
-    void probe.stop().then(({ times, at, failures }) => process.stdout.write(JSON.stringify({ times, at: at.map((ms) => ms - started), failures })));
+    void probe
+      .stop()
+      .then(({ times, at, failures }) =>
+        process.stdout.write(JSON.stringify({ times, at: at.map((ms) => ms - started), failures })),
+      );
   });
 }

@@ -2,10 +2,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KEY_A, type Reply } from './harness.js';
 
-type Requester = { request(method: string, path: string, options?: { key?: string | null; body?: unknown }): Promise<Reply> };
+type Requester = {
+  request(method: string, path: string, options?: { key?: string | null; body?: unknown }): Promise<Reply>;
+};
 
 /** Polls GET /sync/{id}, recording every state seen, until `until` holds. */
-export async function watchSync(service: Requester, syncId: string, options: { key?: string; timeoutMs?: number; until?: (sync: any) => boolean } = {}) {
+export async function watchSync(
+  service: Requester,
+  syncId: string,
+  options: { key?: string; timeoutMs?: number; until?: (sync: any) => boolean } = {},
+) {
   const until = options.until ?? ((sync) => ['completed', 'failed', 'cancelled'].includes(sync.status));
   const seen: any[] = [];
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);

@@ -12,7 +12,12 @@ import { COMMON, type UpstreamShape } from './upstream-shapes.js';
 
 export async function syncSuite(t: Test, shape: UpstreamShape = COMMON): Promise<void> {
   const events: DomainEvent[] = [];
-  const service = await startService({ opcoId: shape.opcoId, opco: { adapter: shape.adapter, rateLimit: shape.rateLimit }, sandbox: { shape: shape.sandbox, dossierCount: 320, pageSize: 40 }, events });
+  const service = await startService({
+    opcoId: shape.opcoId,
+    opco: { adapter: shape.adapter, rateLimit: shape.rateLimit },
+    sandbox: { shape: shape.sandbox, dossierCount: 320, pageSize: 40 },
+    events,
+  });
   const opcoId = shape.opcoId;
   /** 320 dossiers in batches of the profile's size (50 common, 20 classic). */
   const batches = Math.ceil(320 / shape.batchSize);
@@ -31,24 +36,54 @@ export async function syncSuite(t: Test, shape: UpstreamShape = COMMON): Promise
     t.equal(accepted.body.statusUrl, `/sync/${accepted.body.syncId}`);
     const { sync, seen } = await watchSync(service, accepted.body.syncId);
     t.equal(sync.status, 'completed');
-    t.match(sync, { opcoId, total: 320, discovered: 320, fetched: 320, progress: 1, batchesCompleted: batches, totalBatches: batches, error: null });
+    t.match(sync, {
+      opcoId,
+      total: 320,
+      discovered: 320,
+      fetched: 320,
+      progress: 1,
+      batchesCompleted: batches,
+      totalBatches: batches,
+      error: null,
+    });
     t.ok(sync.completedAt && sync.estimatedEnd && sync.startedAt);
     const progress = seen.map((s) => s.progress);
-    t.same(progress, [...progress].sort((a, b) => a - b), 'progress never goes back');
-    t.ok(seen.filter((s) => s.batchesCompleted === 0).every((s) => s.progress <= 0.5), 'discovery stays within 0 to 0.5');
+    t.same(
+      progress,
+      [...progress].sort((a, b) => a - b),
+      'progress never goes back',
+    );
+    t.ok(
+      seen.filter((s) => s.batchesCompleted === 0).every((s) => s.progress <= 0.5),
+      'discovery stays within 0 to 0.5',
+    );
     t.equal(etatsCalls().length, 8, 'every etats page read (320 / 40)');
-    t.same(etatsCalls().map((r) => r.query[shape.query.page]), [1, 2, 3, 4, 5, 6, 7, 8].map(shape.page), 'pages in the upstream\'s numbering');
+    t.same(
+      etatsCalls().map((r) => r.query[shape.query.page]),
+      [1, 2, 3, 4, 5, 6, 7, 8].map(shape.page),
+      "pages in the upstream's numbering",
+    );
     const requested = listeCalls().map((r) => r.query[shape.query.numeros].split(','));
     t.equal(requested.length, batches);
-    t.ok(requested.every((numbers) => numbers.length <= shape.batchSize), `at most ${shape.batchSize} numbers per liste call`);
+    t.ok(
+      requested.every((numbers) => numbers.length <= shape.batchSize),
+      `at most ${shape.batchSize} numbers per liste call`,
+    );
     t.equal(new Set(requested.flat()).size, 320, 'every dossier fetched once');
 
     await emitted(events, 'sync.completed', { syncId: sync.syncId });
     const mine = events.filter((e) => (e.data as any).syncId === sync.syncId);
     t.same(mine.find((e) => e.type === 'sync.started')!.data, { syncId: sync.syncId, total: 320 });
     const batchEvents = mine.filter((e) => e.type === 'sync.batch');
-    t.same(batchEvents.map((e) => e.data.batch).sort((a: any, b: any) => a - b), Array.from({ length: batches }, (_, i) => i + 1));
-    t.equal(batchEvents.reduce((n, e) => n + (e.data.dossiers as unknown[]).length, 0), 320, 'sync.batch carries the dossiers');
+    t.same(
+      batchEvents.map((e) => e.data.batch).sort((a: any, b: any) => a - b),
+      Array.from({ length: batches }, (_, i) => i + 1),
+    );
+    t.equal(
+      batchEvents.reduce((n, e) => n + (e.data.dossiers as unknown[]).length, 0),
+      320,
+      'sync.batch carries the dossiers',
+    );
     t.ok(batchEvents.every((e) => e.data.totalBatches === batches));
     const completed = mine.find((e) => e.type === 'sync.completed')!;
     t.equal(completed.data.total, 320);
@@ -56,9 +91,16 @@ export async function syncSuite(t: Test, shape: UpstreamShape = COMMON): Promise
     t.equal(mine.indexOf(completed), mine.length - 1, 'sync.completed comes last');
     const dossier = (batchEvents[0].data.dossiers as any[])[0];
     t.ok(dossier.cerfa && dossier.numeroInterne, 'full dossier records');
-    t.equal(dossier.status, 'success', 'in the SPEC\'s shape');
-    t.equal(dossier.cerfa.apprenti.dateNaissance, sandbox.dataset.dossier(dossier.numeroInterne)!.cerfa.apprenti.dateNaissance, 'dates as YYYY-MM-DD');
-    t.match((await service.get('/metrics', { key: null })).text, /opco_proxy_syncs_ended_total\{status="completed"\} [1-9]/);
+    t.equal(dossier.status, 'success', "in the SPEC's shape");
+    t.equal(
+      dossier.cerfa.apprenti.dateNaissance,
+      sandbox.dataset.dossier(dossier.numeroInterne)!.cerfa.apprenti.dateNaissance,
+      'dates as YYYY-MM-DD',
+    );
+    t.match(
+      (await service.get('/metrics', { key: null })).text,
+      /opco_proxy_syncs_ended_total\{status="completed"\} [1-9]/,
+    );
   });
 
   t.test('minYear reads only those years', async (t) => {
@@ -76,7 +118,13 @@ export async function syncSuite(t: Test, shape: UpstreamShape = COMMON): Promise
   });
 
   t.test('body rules: 400 for bad minYear, missing or unknown opcoId', async (t) => {
-    for (const body of [{}, { opcoId, minYear: 2017 }, { opcoId, minYear: 2018.5 }, { opcoId, enablePoller: 'yes' }, { opcoId: 'nowhere' }]) {
+    for (const body of [
+      {},
+      { opcoId, minYear: 2017 },
+      { opcoId, minYear: 2018.5 },
+      { opcoId, enablePoller: 'yes' },
+      { opcoId: 'nowhere' },
+    ]) {
       const reply = await service.request('POST', '/sync/dossiers', { key: 'rules-tenant-key', body });
       t.equal(reply.status, 400, JSON.stringify(body));
       t.equal(reply.body.code, 'VALIDATION_ERROR');
@@ -101,7 +149,10 @@ export async function syncSuite(t: Test, shape: UpstreamShape = COMMON): Promise
     const after = (await service.request('GET', `/sync/${first.body.syncId}`, { key: tenant })).body;
     t.equal(after.status, 'cancelled');
     t.ok(after.batchesCompleted < after.totalBatches);
-    t.ok(events.some((e) => e.type === 'sync.cancelled' && e.data.syncId === first.body.syncId), 'sync.cancelled emitted');
+    t.ok(
+      events.some((e) => e.type === 'sync.cancelled' && e.data.syncId === first.body.syncId),
+      'sync.cancelled emitted',
+    );
     const again = await service.request('DELETE', `/sync/${first.body.syncId}`, { key: tenant });
     t.equal(again.status, 200);
     t.equal(again.body.status, 'cancelled');
@@ -112,7 +163,10 @@ export async function syncSuite(t: Test, shape: UpstreamShape = COMMON): Promise
   });
 
   t.test('DELETE of a finished sync leaves it as it is; other tenants see nothing', async (t) => {
-    const accepted = await service.request('POST', '/sync/dossiers', { key: 'finished-tenant-key', body: { opcoId, minYear: 2025 } });
+    const accepted = await service.request('POST', '/sync/dossiers', {
+      key: 'finished-tenant-key',
+      body: { opcoId, minYear: 2025 },
+    });
     await watchSync(service, accepted.body.syncId, { key: 'finished-tenant-key' });
     const reply = await service.request('DELETE', `/sync/${accepted.body.syncId}`, { key: 'finished-tenant-key' });
     t.equal(reply.status, 200);

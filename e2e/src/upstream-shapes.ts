@@ -14,8 +14,17 @@ export interface UpstreamShape {
   versions: string[];
   /** Upstream paths of the profile's routes; `certificats` absent when the route is not supported. */
   paths: {
-    status: string; dossier: string; etats: string; liste: string; factureEtats: string; cfakeyinfo: string;
-    postDossier: string; factures: string; conventions: string; certificats?: string; documents: string;
+    status: string;
+    dossier: string;
+    etats: string;
+    liste: string;
+    factureEtats: string;
+    cfakeyinfo: string;
+    postDossier: string;
+    factures: string;
+    conventions: string;
+    certificats?: string;
+    documents: string;
   };
   /** Multipart part carrying the JSON metadata, per POST route. */
   parts: { factures: string; conventions: string; certificats?: string; documents: string };
@@ -50,12 +59,26 @@ export const COMMON: UpstreamShape = {
   adapter: 'sandbox',
   versions: ['1.0', '1.1'],
   paths: {
-    status: '/v1/status', dossier: '/v2/dossiers', etats: '/v2/dossiers/etats', liste: '/v1/dossiers/liste', factureEtats: '/v1/factures/etats',
-    cfakeyinfo: '/v1/cfakeyinfo', postDossier: '/v1/dossiers', factures: '/v1/factures', conventions: '/v1/conventions', certificats: '/v2/certificats',
+    status: '/v1/status',
+    dossier: '/v2/dossiers',
+    etats: '/v2/dossiers/etats',
+    liste: '/v1/dossiers/liste',
+    factureEtats: '/v1/factures/etats',
+    cfakeyinfo: '/v1/cfakeyinfo',
+    postDossier: '/v1/dossiers',
+    factures: '/v1/factures',
+    conventions: '/v1/conventions',
+    certificats: '/v2/certificats',
     documents: '/v1/documents',
   },
   parts: { factures: 'facture', conventions: 'convention', certificats: 'certificat', documents: 'infosFichier' },
-  query: { year: 'anneeDossier', page: 'numeroPage', numeros: 'numerosInternes', dateModification: 'dateModification', cfaKey: 'XAPIKEY' },
+  query: {
+    year: 'anneeDossier',
+    page: 'numeroPage',
+    numeros: 'numerosInternes',
+    dateModification: 'dateModification',
+    cfaKey: 'XAPIKEY',
+  },
   tokenStyle: 'form',
   page: (n) => String(n),
   date: (iso) => iso,
@@ -87,7 +110,8 @@ function fromClassicWire(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(value)) {
-    out[snakeToCamel(name)] = isDateField(name) && typeof field === 'string' ? (frenchToIso(field) ?? field) : fromClassicWire(field);
+    out[snakeToCamel(name)] =
+      isDateField(name) && typeof field === 'string' ? (frenchToIso(field) ?? field) : fromClassicWire(field);
   }
   return out;
 }
@@ -98,8 +122,15 @@ export const CLASSIC: UpstreamShape = {
   adapter: 'classic-api',
   versions: ['3.0', '3.1'],
   paths: {
-    status: '/api/v3/statut', dossier: '/api/v3/dossier', etats: '/api/v3/dossiers/etats', liste: '/api/v3/dossiers', factureEtats: '/api/v3/factures/etats',
-    cfakeyinfo: '/api/v3/cle-cfa', postDossier: '/api/v3/dossiers', factures: '/api/v3/factures', conventions: '/api/v3/conventions',
+    status: '/api/v3/statut',
+    dossier: '/api/v3/dossier',
+    etats: '/api/v3/dossiers/etats',
+    liste: '/api/v3/dossiers',
+    factureEtats: '/api/v3/factures/etats',
+    cfakeyinfo: '/api/v3/cle-cfa',
+    postDossier: '/api/v3/dossiers',
+    factures: '/api/v3/factures',
+    conventions: '/api/v3/conventions',
     documents: '/api/v3/documents',
   },
   parts: { factures: 'metadata', conventions: 'metadata', documents: 'metadata' },

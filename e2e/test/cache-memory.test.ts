@@ -9,7 +9,10 @@ import { authenticate } from '@opco-proxy/core/application';
 import { startService, KEY_A, KEY_B } from '../src/index.js';
 
 /** A real embedded store whose `cache` collection counts its calls; `shared` picks the plugin's layering. */
-async function countingStore(kind: string, shared = true): Promise<{ store: Store; calls: () => number; reset(): void }> {
+async function countingStore(
+  kind: string,
+  shared = true,
+): Promise<{ store: Store; calls: () => number; reset(): void }> {
   const inner = await createEmbeddedStore();
   let calls = 0;
   const store: Store = {
@@ -56,7 +59,11 @@ t.test('a hit from memory costs no store call; another instance reads the Store 
   const hit = await one.get('/sandbox/dossiers/etats?numeroPage=1');
   t.equal(hit.headers.get('x-cache'), 'HIT');
   t.equal(shared.calls(), 0, 'no store call for a hit from memory');
-  t.equal((await two.get('/sandbox/dossiers/etats?numeroPage=1')).headers.get('x-cache'), 'HIT', 'the other instance finds it in the Store');
+  t.equal(
+    (await two.get('/sandbox/dossiers/etats?numeroPage=1')).headers.get('x-cache'),
+    'HIT',
+    'the other instance finds it in the Store',
+  );
   t.equal(shared.calls(), 1, 'one store read');
   shared.reset();
   const again = await two.get('/sandbox/dossiers/etats?numeroPage=1');
@@ -66,13 +73,16 @@ t.test('a hit from memory costs no store call; another instance reads the Store 
   t.equal(etatsCalls(), 1, 'one upstream call in all');
 
   // What the memory layer holds is the UTF-8 bytes that were written, not a string to encode per hit.
-  const call = one.kernel.opcos.context('sandbox', 'GET /dossiers/etats', authenticate(KEY_A), { query: { numeroPage: '1' }, synchronous: true });
+  const call = one.kernel.opcos.context('sandbox', 'GET /dossiers/etats', authenticate(KEY_A), {
+    query: { numeroPage: '1' },
+    synchronous: true,
+  });
   const kept = one.kernel.pipeline.peek(call);
   t.ok(Buffer.isBuffer(kept), 'the memory layer answers with bytes');
   t.equal(kept?.toString('utf8'), JSON.stringify(hit.body), 'the bytes of the answer the client got');
 });
 
-t.test('tenants never read each other\'s entries, in memory or in the Store', async (t) => {
+t.test("tenants never read each other's entries, in memory or in the Store", async (t) => {
   sandbox.resetStats();
   await one.get('/sandbox/dossiers/etats?numeroPage=2', { key: KEY_A });
   const b = await one.get('/sandbox/dossiers/etats?numeroPage=2', { key: KEY_B });
@@ -82,7 +92,11 @@ t.test('tenants never read each other\'s entries, in memory or in the Store', as
   t.equal(bOnTwo.headers.get('x-cache'), 'MISS');
   t.equal(aOnTwo.headers.get('x-cache'), 'MISS', 'other instance, other tenant');
   t.equal(etatsCalls(), 4);
-  t.same(sandbox.received.map((r) => r.headers['x-api-key']), [KEY_A, KEY_B, KEY_B, KEY_A], 'each tenant reached the upstream with its own key');
+  t.same(
+    sandbox.received.map((r) => r.headers['x-api-key']),
+    [KEY_A, KEY_B, KEY_B, KEY_A],
+    'each tenant reached the upstream with its own key',
+  );
 });
 
 t.test('an entry expires after its lifetime in memory and in the Store', async (t) => {
@@ -97,8 +111,20 @@ t.test('an entry expires after its lifetime in memory and in the Store', async (
 
 t.test('the memory keeps at most maxEntries answers and maxBytes bytes; the Store keeps the rest', async (t) => {
   const counted = await countingStore('counted');
-  const small = await startService({ clock, opco, store: counted.store, upstream: sandbox, config: { cache: { maxEntries: 2 } } });
-  const tiny = await startService({ clock, opco, store: counted.store, upstream: sandbox, config: { cache: { maxBytes: 100 } } });
+  const small = await startService({
+    clock,
+    opco,
+    store: counted.store,
+    upstream: sandbox,
+    config: { cache: { maxEntries: 2 } },
+  });
+  const tiny = await startService({
+    clock,
+    opco,
+    store: counted.store,
+    upstream: sandbox,
+    config: { cache: { maxBytes: 100 } },
+  });
   t.teardown(async () => {
     await small.close();
     await tiny.close();

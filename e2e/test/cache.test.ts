@@ -12,10 +12,14 @@ const etatsCalls = () => sandbox.received.filter((r) => r.path === '/v2/dossiers
 
 t.test('a second identical GET is a hit with no upstream call', async (t) => {
   sandbox.resetStats();
-  const first = await service.get('/sandbox/dossiers/liste?numerosInternes=' + sandbox.dataset.dossiers[0].numeroInterne);
+  const first = await service.get(
+    '/sandbox/dossiers/liste?numerosInternes=' + sandbox.dataset.dossiers[0].numeroInterne,
+  );
   t.equal(first.status, 200, first.text);
   t.equal(first.headers.get('x-cache'), 'MISS');
-  const second = await service.get('/sandbox/dossiers/liste?numerosInternes=' + sandbox.dataset.dossiers[0].numeroInterne);
+  const second = await service.get(
+    '/sandbox/dossiers/liste?numerosInternes=' + sandbox.dataset.dossiers[0].numeroInterne,
+  );
   t.equal(second.headers.get('x-cache'), 'HIT');
   t.same(second.body, first.body, 'same answer');
   t.equal(sandbox.received.length, 1, 'upstream called once');
@@ -50,7 +54,11 @@ t.test('an entry expires after its lifetime, in memory and in the store', async 
   sandbox.resetStats();
   await service.get('/sandbox/dossiers/etats?numeroPage=4');
   await clock.advance(59_999);
-  t.equal((await service.get('/sandbox/dossiers/etats?numeroPage=4')).headers.get('x-cache'), 'HIT', 'alive until its last millisecond');
+  t.equal(
+    (await service.get('/sandbox/dossiers/etats?numeroPage=4')).headers.get('x-cache'),
+    'HIT',
+    'alive until its last millisecond',
+  );
   await clock.advance(1);
   const after = await service.get('/sandbox/dossiers/etats?numeroPage=4');
   t.equal(after.headers.get('x-cache'), 'MISS', 'expired');
@@ -66,23 +74,39 @@ t.test('errors are not cached; uncached routes are not cached', async (t) => {
   t.equal(retry.headers.get('x-cache'), 'MISS');
   await service.get('/sandbox/status');
   await service.get('/sandbox/status');
-  t.equal(sandbox.received.filter((r) => r.path === '/v1/status').length, 2, 'status (no cache lifetime) always calls upstream');
+  t.equal(
+    sandbox.received.filter((r) => r.path === '/v1/status').length,
+    2,
+    'status (no cache lifetime) always calls upstream',
+  );
 });
 
-t.test('instances on one MongoDB share cache entries', { skip: !process.env.MONGODB_URL && 'MONGODB_URL not set' }, async (t) => {
-  const store = { type: 'mongodb' as const, url: process.env.MONGODB_URL!, database: `cache_${Date.now()}_${process.pid}` };
-  const one = await startService({ upstream: sandbox, config: { store } });
-  const two = await startService({ upstream: sandbox, config: { store } });
-  t.teardown(async () => {
-    await one.close();
-    await two.close();
-  });
-  sandbox.resetStats();
-  const numero = sandbox.dataset.dossiers[5].numeroInterne;
-  t.equal((await one.get(`/sandbox/dossiers?numeroInterne=${numero}`)).headers.get('x-cache'), 'MISS');
-  const fromTwo = await two.get(`/sandbox/dossiers?numeroInterne=${numero}`);
-  t.equal(fromTwo.headers.get('x-cache'), 'HIT', 'the second instance reads the first one entry');
-  t.equal(fromTwo.body.numeroInterne, numero);
-  t.equal((await two.get(`/sandbox/dossiers?numeroInterne=${numero}`, { key: KEY_B })).headers.get('x-cache'), 'MISS', 'still per tenant');
-  t.equal(sandbox.received.length, 2);
-});
+t.test(
+  'instances on one MongoDB share cache entries',
+  { skip: !process.env.MONGODB_URL && 'MONGODB_URL not set' },
+  async (t) => {
+    const store = {
+      type: 'mongodb' as const,
+      url: process.env.MONGODB_URL!,
+      database: `cache_${Date.now()}_${process.pid}`,
+    };
+    const one = await startService({ upstream: sandbox, config: { store } });
+    const two = await startService({ upstream: sandbox, config: { store } });
+    t.teardown(async () => {
+      await one.close();
+      await two.close();
+    });
+    sandbox.resetStats();
+    const numero = sandbox.dataset.dossiers[5].numeroInterne;
+    t.equal((await one.get(`/sandbox/dossiers?numeroInterne=${numero}`)).headers.get('x-cache'), 'MISS');
+    const fromTwo = await two.get(`/sandbox/dossiers?numeroInterne=${numero}`);
+    t.equal(fromTwo.headers.get('x-cache'), 'HIT', 'the second instance reads the first one entry');
+    t.equal(fromTwo.body.numeroInterne, numero);
+    t.equal(
+      (await two.get(`/sandbox/dossiers?numeroInterne=${numero}`, { key: KEY_B })).headers.get('x-cache'),
+      'MISS',
+      'still per tenant',
+    );
+    t.equal(sandbox.received.length, 2);
+  },
+);

@@ -23,7 +23,14 @@ t.test('demo mode serves opcoIds sandbox and classic, each through its own adapt
   const missing = await send(url, 'GET', '/classic/dossiers?numeroInterne=DOS-1999-999999', { key });
   t.equal(missing.status, 404, 'its "Dossier inconnu" 400 is a 404');
   const certificat = await send(url, 'POST', '/classic/certificats', {
-    key, body: { typeCertificat: 'Final', numeroInterneDossier: 'DOS-1', employeur: { siret: '1' }, apprenti: { nom: 'A', prenom: 'B' }, organismeFormation: { siret: '2' } },
+    key,
+    body: {
+      typeCertificat: 'Final',
+      numeroInterneDossier: 'DOS-1',
+      employeur: { siret: '1' },
+      apprenti: { nom: 'A', prenom: 'B' },
+      organismeFormation: { siret: '2' },
+    },
   });
   t.equal(certificat.status, 501);
   t.equal(await stopCli(demo.child), 0, 'clean exit on SIGTERM');

@@ -27,7 +27,12 @@ t.test('an unknown dossier: the upstream says 400 "Dossier inconnu", the client 
 });
 
 t.test('the rule is about that answer only: another 400 of the route stays UPSTREAM_ERROR 400', async (t) => {
-  sandbox.faults.add({ route: 'GET /api/v3/dossier', status: 400, body: { erreur: 'Paramètres invalides : numero_interne' }, times: 1 });
+  sandbox.faults.add({
+    route: 'GET /api/v3/dossier',
+    status: 400,
+    body: { erreur: 'Paramètres invalides : numero_interne' },
+    times: 1,
+  });
   const reply = await service.get(`/classic/dossiers?numeroInterne=${sandbox.dataset.dossiers[0].numeroInterne}`);
   isErrorBody(t, reply, 400, 'UPSTREAM_ERROR');
   t.same(reply.body.upstream, { erreur: 'Paramètres invalides : numero_interne' });
@@ -46,7 +51,13 @@ t.test('more numbers than the upstream takes in a liste call: 400 VALIDATION_ERR
 t.test('POST /certificats is not a route of this upstream: 501 NOT_SUPPORTED, nothing sent', async (t) => {
   sandbox.resetStats();
   const reply = await service.request('POST', '/classic/certificats', {
-    body: { typeCertificat: 'Final', numeroInterneDossier: 'DOS-1', employeur: { siret: '1' }, apprenti: { nom: 'A', prenom: 'B' }, organismeFormation: { siret: '2' } },
+    body: {
+      typeCertificat: 'Final',
+      numeroInterneDossier: 'DOS-1',
+      employeur: { siret: '1' },
+      apprenti: { nom: 'A', prenom: 'B' },
+      organismeFormation: { siret: '2' },
+    },
   });
   isErrorBody(t, reply, 501, 'NOT_SUPPORTED');
   t.equal(sandbox.received.length, 0);
@@ -82,7 +93,12 @@ t.test('upstream 5xx, 429, silence, a cut connection and garbage map as for ever
   sandbox.faults.add({ route: 'GET /api/v3/dossiers/etats', garbage: true, times: 1 });
   isErrorBody(t, await service.get('/classic/dossiers/etats?numeroPage=5'), 502, 'UPSTREAM_INVALID_RESPONSE');
   const numero = sandbox.dataset.dossiers[0].numeroInterne;
-  sandbox.faults.add({ route: 'GET /api/v3/dossier$', status: 200, body: { engagement: 1, etat: 'ACCEPTE' }, times: 1 });
+  sandbox.faults.add({
+    route: 'GET /api/v3/dossier$',
+    status: 200,
+    body: { engagement: 1, etat: 'ACCEPTE' },
+    times: 1,
+  });
   isErrorBody(t, await service.get(`/classic/dossiers?numeroInterne=${numero}`), 502, 'UPSTREAM_INVALID_RESPONSE');
 });
 
@@ -91,10 +107,17 @@ t.test('tokens: HTTP Basic, {token, validity_seconds}; a 401 refreshes once and 
   sandbox.resetStats();
   sandbox.revokeTokens();
   const replies = await Promise.all([7, 8, 9].map((n) => service.get(`/classic/dossiers/etats?numeroPage=${n}`)));
-  t.same(replies.map((r) => r.status), [200, 200, 200]);
+  t.same(
+    replies.map((r) => r.status),
+    [200, 200, 200],
+  );
   t.equal(sandbox.stats.tokenRequests, 1, 'one refresh for three 401s');
   t.match(sandbox.stats.tokenRequestsLog, [{ style: 'basic', status: 200 }], 'asked for with HTTP Basic, and granted');
-  sandbox.faults.add({ route: 'GET /api/v3/dossiers/etats', status: 401, body: { erreur: 'Authentification requise' } });
+  sandbox.faults.add({
+    route: 'GET /api/v3/dossiers/etats',
+    status: 401,
+    body: { erreur: 'Authentification requise' },
+  });
   sandbox.resetStats();
   isErrorBody(t, await service.get('/classic/dossiers/etats?numeroPage=10'), 403, 'HTTP_ERROR');
   t.equal(sandbox.stats.calls['GET /api/v3/dossiers/etats'], 2, 'first call and exactly one retry');

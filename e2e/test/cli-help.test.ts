@@ -13,13 +13,32 @@ async function finish(args: string[], env: Record<string, string> = {}): Promise
 
 t.test('--help of every command, help, --version, an unknown command', async (t) => {
   const commands: Array<[string[], RegExp[]]> = [
-    [[], [/serve/, /api/, /worker/, /hub/, /config/, /new-adapter/, /help \[command\]/, /OPCO_PROXY__<key>__<key>/, /defaults < config file < environment < command-line flags/]],
-    [['serve'], [/--config <file>/, /env: OPCO_PROXY_CONFIG/, /--port <port>/, /--host <address>/, /--log-level <level>/]],
+    [
+      [],
+      [
+        /serve/,
+        /api/,
+        /worker/,
+        /hub/,
+        /config/,
+        /new-adapter/,
+        /help \[command\]/,
+        /OPCO_PROXY__<key>__<key>/,
+        /defaults < config file < environment < command-line flags/,
+      ],
+    ],
+    [
+      ['serve'],
+      [/--config <file>/, /env: OPCO_PROXY_CONFIG/, /--port <port>/, /--host <address>/, /--log-level <level>/],
+    ],
     [['api'], [/--config <file>/, /--port <port>/]],
     [['worker'], [/--config <file>/, /--log-level <level>/]],
     [['hub'], [/hub config file/, /--port <port>/]],
     [['config'], [/check <file>/]],
-    [['config', 'check'], [/opco-proxy config check \[options\] <file>/, /every problem/]],
+    [
+      ['config', 'check'],
+      [/opco-proxy config check \[options\] <file>/, /every problem/],
+    ],
     [['new-adapter'], [/opco-proxy new-adapter \[options\] <name>/, /--dir <dir>/]],
   ];
   // In parallel: each is a whole Node start-up.

@@ -41,7 +41,13 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
   const problems: string[] = [];
   // Failed requests are expected (the wrong key's 401s, the browser's own favicon.ico); a script
   // error or a Content-Security-Policy violation is not.
-  page.on('console', (message) => message.type() === 'error' && !message.text().startsWith('Failed to load resource') && problems.push(message.text()));
+  page.on(
+    'console',
+    (message) =>
+      message.type() === 'error' &&
+      !message.text().startsWith('Failed to load resource') &&
+      problems.push(message.text()),
+  );
   page.on('pageerror', (err) => problems.push(err.message));
 
   const answer = await page.goto(`${scene.service.url}/console`);
@@ -61,7 +67,11 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
   const jobText = await job.innerText();
   t.match(jobText, /failed/, 'the failed job');
   t.match(jobText, /UPSTREAM_ERROR/, 'with its error code');
-  t.match(jobText, new RegExp(scene.failedJob.error.message.slice(0, 20).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'and its message');
+  t.match(
+    jobText,
+    new RegExp(scene.failedJob.error.message.slice(0, 20).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')),
+    'and its message',
+  );
   await job.getByText('Upstream answer').click();
   t.match(await job.innerText(), /montant incohérent avec le dossier/, 'and the upstream answer');
   await snap(page, 'jobs');
@@ -77,7 +87,11 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
   await open(page, 'Upstreams');
   await page.locator('article[data-opco-id="sandbox"]').waitFor();
   t.match(await page.locator('article[data-opco-id="sandbox"]').innerText(), /store-budget/);
-  t.match(await page.locator('article[data-opco-id="sandbox"]').innerText(), /Unproven keys' slice\s+[1-9]\d* of \d+ used/, 'the slice unproven keys used (the tenants\' first calls)');
+  t.match(
+    await page.locator('article[data-opco-id="sandbox"]').innerText(),
+    /Unproven keys' slice\s+[1-9]\d* of \d+ used/,
+    "the slice unproven keys used (the tenants' first calls)",
+  );
   t.equal(await page.getByLabel('unproven slice used for sandbox').count(), 1, 'with its bar');
   await snap(page, 'upstreams');
 
@@ -88,7 +102,11 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
   await open(page, 'Deliveries');
   const delivery = page.locator(`tr[data-delivery-id="${scene.deliveryId}"]`);
   await delivery.waitFor();
-  t.match(await delivery.innerText(), /job\.failed[\s\S]*failed[\s\S]*500/, 'the failed delivery, its event and the receiver\'s 500');
+  t.match(
+    await delivery.innerText(),
+    /job\.failed[\s\S]*failed[\s\S]*500/,
+    "the failed delivery, its event and the receiver's 500",
+  );
   await snap(page, 'deliveries');
 
   scene.receiver.fallback = { status: 200 };
@@ -96,7 +114,8 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
   await delivery.getByRole('button', { name: 'Resend' }).click();
   await page.getByRole('status').filter({ hasText: 'on its way again' }).waitFor();
   const resent = await eventually(
-    () => scene.receiver.received.slice(before).find((request) => request.headers['svc-delivery-id'] === scene.deliveryId),
+    () =>
+      scene.receiver.received.slice(before).find((request) => request.headers['svc-delivery-id'] === scene.deliveryId),
     'the receiver to get the delivery sent again from the console',
     15_000,
   );
@@ -105,16 +124,32 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
 
   // D32: the resend is in the audit records, with every tenant's changes, 50 to a page.
   for (let i = 0; i < 30; i++) {
-    const hook = await scene.service.request('POST', '/webhooks', { key: KEY_B, body: { callbackUrl: `http://127.0.0.1:9/audit-${i}`, events: ['job.completed'] } });
-    if (hook.status !== 201 || (await scene.service.request('DELETE', `/webhooks/${hook.body.id}`, { key: KEY_B })).status !== 200) t.fail(`webhook ${i}: ${hook.text}`);
+    const hook = await scene.service.request('POST', '/webhooks', {
+      key: KEY_B,
+      body: { callbackUrl: `http://127.0.0.1:9/audit-${i}`, events: ['job.completed'] },
+    });
+    if (
+      hook.status !== 201 ||
+      (await scene.service.request('DELETE', `/webhooks/${hook.body.id}`, { key: KEY_B })).status !== 200
+    )
+      t.fail(`webhook ${i}: ${hook.text}`);
   }
   await open(page, 'Audit');
   const rows = page.locator('tr[data-audit-id]');
   await page.getByLabel('Actor').selectOption('operator');
-  const rowCount = (expected: (count: number) => boolean, what: string) => eventually(async () => expected(await rows.count()), what, 10_000);
-  await eventually(async () => (await rows.allInnerTexts()).some((text) => text.includes('resendAdminDelivery')), 'the operator\'s resend', 10_000);
-  t.equal(await rows.count(), 1, 'filtered to the operator\'s actions');
-  t.match(await rows.first().innerText(), /operator[\s\S]*resendAdminDelivery[\s\S]*deliveryId[\s\S]*202/, 'the operator\'s resend, with its delivery and outcome');
+  const rowCount = (expected: (count: number) => boolean, what: string) =>
+    eventually(async () => expected(await rows.count()), what, 10_000);
+  await eventually(
+    async () => (await rows.allInnerTexts()).some((text) => text.includes('resendAdminDelivery')),
+    "the operator's resend",
+    10_000,
+  );
+  t.equal(await rows.count(), 1, "filtered to the operator's actions");
+  t.match(
+    await rows.first().innerText(),
+    /operator[\s\S]*resendAdminDelivery[\s\S]*deliveryId[\s\S]*202/,
+    "the operator's resend, with its delivery and outcome",
+  );
   await page.getByLabel('Actor').selectOption('');
   await rowCount((n) => n === 50, 'a page of 50');
   t.pass('every record, a page of 50');

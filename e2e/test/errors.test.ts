@@ -98,12 +98,21 @@ t.test('an unusable upstream answer gives 502 UPSTREAM_INVALID_RESPONSE', async 
 t.test('a body over the limit gives 413 PAYLOAD_TOO_LARGE; broken JSON gives 400', async (t) => {
   const big = await service.request('POST', '/sandbox/dossiers', { body: { cerfa: { filler: 'x'.repeat(10_000) } } });
   isErrorBody(t, big, 413, 'PAYLOAD_TOO_LARGE');
-  const broken = await service.request('POST', '/sandbox/dossiers', { rawBody: '{"cerfa": ', headers: { 'content-type': 'application/json' } });
+  const broken = await service.request('POST', '/sandbox/dossiers', {
+    rawBody: '{"cerfa": ',
+    headers: { 'content-type': 'application/json' },
+  });
   isErrorBody(t, broken, 400, 'VALIDATION_ERROR');
 });
 
 t.test('a drifting answer is still returned (D14) and counted for operators', async (t) => {
-  const page = { status: 'success', total: 'many', count: 1, page: 1, EtatDossierResult: [{ numeroInterne: 42, etat: 'ENGAGE' }] };
+  const page = {
+    status: 'success',
+    total: 'many',
+    count: 1,
+    page: 1,
+    EtatDossierResult: [{ numeroInterne: 42, etat: 'ENGAGE' }],
+  };
   sandbox.faults.add({ route: 'GET /v2/dossiers/etats', status: 200, body: page, times: 1 });
   const reply = await service.get('/sandbox/dossiers/etats?numeroPage=12', { key: KEY_A, drift: true });
   t.equal(reply.status, 200, reply.text);
@@ -112,21 +121,31 @@ t.test('a drifting answer is still returned (D14) and counted for operators', as
   t.match(metrics.text, /opco_proxy_response_drift_warnings_total\{opco="sandbox",route="GET \/dossiers\/etats"\} 1/);
 });
 
-t.test('an unexpected failure gives 500 INTERNAL_ERROR without leaking its message, and the service lives on', async (t) => {
-  const logs: string[] = [];
-  let armed = true;
-  const fragility = { name: 'fragile', register: (api: PluginApi) => api.addHook('beforeCall', () => {
-    if (armed) throw new Error('secret internal detail');
-  }) };
-  const fragile = await startService({ logs, plugins: [fragility] });
-  t.teardown(() => fragile.close());
-  const reply = await fragile.get('/sandbox/dossiers/etats?numeroPage=2');
-  isErrorBody(t, reply, 500, 'INTERNAL_ERROR');
-  t.notOk(reply.text.includes('secret internal detail'));
-  t.ok(logs.some((line) => line.includes('secret internal detail')), 'logged for operators');
-  armed = false;
-  t.equal((await fragile.get('/sandbox/dossiers/etats?numeroPage=2')).status, 200, 'still serving');
-});
+t.test(
+  'an unexpected failure gives 500 INTERNAL_ERROR without leaking its message, and the service lives on',
+  async (t) => {
+    const logs: string[] = [];
+    let armed = true;
+    const fragility = {
+      name: 'fragile',
+      register: (api: PluginApi) =>
+        api.addHook('beforeCall', () => {
+          if (armed) throw new Error('secret internal detail');
+        }),
+    };
+    const fragile = await startService({ logs, plugins: [fragility] });
+    t.teardown(() => fragile.close());
+    const reply = await fragile.get('/sandbox/dossiers/etats?numeroPage=2');
+    isErrorBody(t, reply, 500, 'INTERNAL_ERROR');
+    t.notOk(reply.text.includes('secret internal detail'));
+    t.ok(
+      logs.some((line) => line.includes('secret internal detail')),
+      'logged for operators',
+    );
+    armed = false;
+    t.equal((await fragile.get('/sandbox/dossiers/etats?numeroPage=2')).status, 200, 'still serving');
+  },
+);
 
 t.test('unknown hook names are refused at registration', async (t) => {
   const typo = { name: 'typo', register: (api: PluginApi) => api.addHook('onWhatever' as never, (() => {}) as never) };

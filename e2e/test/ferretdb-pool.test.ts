@@ -7,7 +7,14 @@
 import t from 'tap';
 import type { DomainEvent } from '@opco-proxy/core';
 import { createStore } from '@opco-proxy/driver-mongodb';
-import { dossierBody, eventually, privateFerretDbSkip, realBackendsSkip, startPrivateFerretDb, startService } from '../src/index.js';
+import {
+  dossierBody,
+  eventually,
+  privateFerretDbSkip,
+  realBackendsSkip,
+  startPrivateFerretDb,
+  startService,
+} from '../src/index.js';
 
 const POOL = 9;
 const skip = realBackendsSkip() || privateFerretDbSkip();
@@ -15,7 +22,10 @@ const skip = realBackendsSkip() || privateFerretDbSkip();
 /** `promise`, or a failure once `ms` have passed: a deadlocked server never answers. */
 function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms (FerretDB deadlocked?)`)), ms)));
+  const late = new Promise<never>(
+    (_, reject) =>
+      (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms (FerretDB deadlocked?)`)), ms)),
+  );
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
@@ -38,7 +48,11 @@ t.test('60 updates at once on a pool of 9 connections all end', { skip }, async 
   ];
   await within(20_000, '60 concurrent updates', Promise.all(updates));
   const after = await within(5000, 'a read after them', docs.find({}));
-  t.same(after.map((doc) => doc.n), Array(30).fill(2), 'every update applied once');
+  t.same(
+    after.map((doc) => doc.n),
+    Array(30).fill(2),
+    'every update applied once',
+  );
 });
 
 t.test('32 jobs in flight per worker (jobs.prefetch) on a pool of 9 connections all complete', { skip }, async (t) => {
@@ -65,9 +79,23 @@ t.test('32 jobs in flight per worker (jobs.prefetch) on a pool of 9 connections 
     await ferret.close();
   });
   const JOBS = 80;
-  const replies = await within(30_000, `${JOBS} submissions`, Promise.all(Array.from({ length: JOBS }, () => service.request('POST', '/sandbox/dossiers', { body: dossierBody() }))));
-  t.same(replies.map((reply) => reply.status), Array(JOBS).fill(202), 'every job accepted');
+  const replies = await within(
+    30_000,
+    `${JOBS} submissions`,
+    Promise.all(
+      Array.from({ length: JOBS }, () => service.request('POST', '/sandbox/dossiers', { body: dossierBody() })),
+    ),
+  );
+  t.same(
+    replies.map((reply) => reply.status),
+    Array(JOBS).fill(202),
+    'every job accepted',
+  );
   const completed = () => events.filter((event) => event.type === 'job.completed').length;
-  await eventually(() => completed() >= JOBS, () => `${JOBS} jobs to complete (${completed()} did)`, 45_000);
+  await eventually(
+    () => completed() >= JOBS,
+    () => `${JOBS} jobs to complete (${completed()} did)`,
+    45_000,
+  );
   t.equal(completed(), JOBS, 'each job completed once');
 });

@@ -7,7 +7,16 @@ import t from 'tap';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { operations, type OperationId } from '@opco-proxy/schemas';
 import { contractOf, contractProblems } from '../src/contract.js';
-import { certificatBody, conventionBody, documentBody, dossierBody, factureBody, startService, KEY_A, KEY_B } from '../src/index.js';
+import {
+  certificatBody,
+  conventionBody,
+  documentBody,
+  dossierBody,
+  factureBody,
+  startService,
+  KEY_A,
+  KEY_B,
+} from '../src/index.js';
 
 const REQUESTS = 3000;
 const RAW_SHARE = 0.1;
@@ -31,22 +40,54 @@ const random = prng(20261122);
 const service = await startService({
   opcos: { common: { adapter: 'common-api' } },
   opco: { rateLimit: { limit: 100_000, windowMs: 60_000 } },
-  config: { tenantRateLimit: { perSecond: 100_000, burst: 100_000 }, limits: { bodyBytes: 200_000, fileBytes: 50_000 } },
+  config: {
+    tenantRateLimit: { perSecond: 100_000, burst: 100_000 },
+    limits: { bodyBytes: 200_000, fileBytes: 50_000 },
+  },
 });
 t.teardown(() => service.close());
 const contract = contractOf(await (await fetch(`${service.url}/doc`)).json());
 
-const STRINGS = ['', ' ', 'x', 'é', '💥', '\u0000', '%', '%zz', '..', '../../etc/passwd', '<script>', "' OR 1=1", 'a'.repeat(3000), '{}', 'null', '-1', '1e309', 'DOS-2019-000001'];
+const STRINGS = [
+  '',
+  ' ',
+  'x',
+  'é',
+  '💥',
+  '\u0000',
+  '%',
+  '%zz',
+  '..',
+  '../../etc/passwd',
+  '<script>',
+  "' OR 1=1",
+  'a'.repeat(3000),
+  '{}',
+  'null',
+  '-1',
+  '1e309',
+  'DOS-2019-000001',
+];
 const OPCOS = ['sandbox', 'common', 'nowhere', 'SANDBOX', '%2e%2e', 'a'.repeat(300), 'health', 'sync'];
 const KEYS = [KEY_A, KEY_A, KEY_B, undefined, 'short', 'k'.repeat(600), 'key\twith\ttabs', 'forbidden-key-000'];
 const BODIES: Array<() => unknown> = [
-  () => dossierBody(), () => factureBody('DOS-2019-000001'), () => conventionBody('DOS-2019-000001'), () => certificatBody('DOS-2019-000001'),
-  () => documentBody('DOS-2019-000001'), () => ({ opcoId: 'sandbox', minYear: 2024 }), () => ({ callbackUrl: 'https://example.com/h', events: ['job.completed'] }),
-  () => ({}), () => [], () => 'text', () => 42, () => null,
+  () => dossierBody(),
+  () => factureBody('DOS-2019-000001'),
+  () => conventionBody('DOS-2019-000001'),
+  () => certificatBody('DOS-2019-000001'),
+  () => documentBody('DOS-2019-000001'),
+  () => ({ opcoId: 'sandbox', minYear: 2024 }),
+  () => ({ callbackUrl: 'https://example.com/h', events: ['job.completed'] }),
+  () => ({}),
+  () => [],
+  () => 'text',
+  () => 42,
+  () => null,
 ];
 
 function mutate(value: unknown, depth = 0): unknown {
-  if (depth > 6 || random.chance(0.05)) return random.pick<unknown>([null, 0, -1, 1e308, true, random.pick(STRINGS), [], {}, [[[]]]]);
+  if (depth > 6 || random.chance(0.05))
+    return random.pick<unknown>([null, 0, -1, 1e308, true, random.pick(STRINGS), [], {}, [[[]]]]);
   if (Array.isArray(value)) return random.chance(0.2) ? [] : value.map((v) => mutate(v, depth + 1));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
@@ -54,7 +95,13 @@ function mutate(value: unknown, depth = 0): unknown {
       if (random.chance(0.1)) continue;
       out[random.chance(0.05) ? random.pick(STRINGS) : k] = random.chance(0.5) ? mutate(v, depth + 1) : v;
     }
-    if (random.chance(0.1)) out[random.pick(['_files', '__proto__', 'constructor', '$where', 'a.b'])] = random.pick<unknown>([{ cerfa: 'bm90IGEgcGRm' }, { x: '!!!' }, 'x', {}]);
+    if (random.chance(0.1))
+      out[random.pick(['_files', '__proto__', 'constructor', '$where', 'a.b'])] = random.pick<unknown>([
+        { cerfa: 'bm90IGEgcGRm' },
+        { x: '!!!' },
+        'x',
+        {},
+      ]);
     return out;
   }
   return random.chance(0.3) ? random.pick<unknown>(STRINGS) : value;
@@ -64,17 +111,68 @@ function bodyText(): { text: string | Buffer; headers: Record<string, string> } 
   const json = JSON.stringify(mutate(random.pick(BODIES)()) ?? null);
   const roll = random.next();
   if (roll < 0.6) return { text: json, headers: { 'content-type': 'application/json' } };
-  if (roll < 0.67) return { text: json.slice(0, Math.floor(json.length / 2)), headers: { 'content-type': 'application/json' } };
-  if (roll < 0.72) return { text: `${'['.repeat(40 + Math.floor(random.next() * 5000))}`, headers: { 'content-type': 'application/json' } };
-  if (roll < 0.77) return { text: gzipSync(json), headers: { 'content-type': 'application/json', 'content-encoding': random.pick(['gzip', 'deflate', 'br', 'x-zip']) } };
-  if (roll < 0.82) return { text: json, headers: { 'content-type': 'application/json', 'content-encoding': random.pick(['gzip', 'br', 'identity', 'zstd']) } };
-  if (roll < 0.87) return { text: 'cerfa=1&x=2', headers: { 'content-type': random.pick(['application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x', '']) } };
-  if (roll < 0.92) return { text: Buffer.from(Array.from({ length: 64 }, () => Math.floor(random.next() * 256))), headers: { 'content-type': 'application/json' } };
+  if (roll < 0.67)
+    return { text: json.slice(0, Math.floor(json.length / 2)), headers: { 'content-type': 'application/json' } };
+  if (roll < 0.72)
+    return {
+      text: `${'['.repeat(40 + Math.floor(random.next() * 5000))}`,
+      headers: { 'content-type': 'application/json' },
+    };
+  if (roll < 0.77)
+    return {
+      text: gzipSync(json),
+      headers: {
+        'content-type': 'application/json',
+        'content-encoding': random.pick(['gzip', 'deflate', 'br', 'x-zip']),
+      },
+    };
+  if (roll < 0.82)
+    return {
+      text: json,
+      headers: {
+        'content-type': 'application/json',
+        'content-encoding': random.pick(['gzip', 'br', 'identity', 'zstd']),
+      },
+    };
+  if (roll < 0.87)
+    return {
+      text: 'cerfa=1&x=2',
+      headers: {
+        'content-type': random.pick([
+          'application/x-www-form-urlencoded',
+          'text/plain',
+          'multipart/form-data; boundary=x',
+          '',
+        ]),
+      },
+    };
+  if (roll < 0.92)
+    return {
+      text: Buffer.from(Array.from({ length: 64 }, () => Math.floor(random.next() * 256))),
+      headers: { 'content-type': 'application/json' },
+    };
   return { text: 'x'.repeat(250_000), headers: { 'content-type': 'application/json' } };
 }
 
 /** Methods Node's parser knows and no route takes (WebDAV, SSDP, cache purges...): 501 on every path. */
-const ODD_METHODS = ['TRACE', 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'REPORT', 'SEARCH', 'M-SEARCH', 'NOTIFY', 'SUBSCRIBE', 'PURGE', 'LINK', 'QUERY'];
+const ODD_METHODS = [
+  'TRACE',
+  'PROPFIND',
+  'PROPPATCH',
+  'MKCOL',
+  'COPY',
+  'MOVE',
+  'LOCK',
+  'UNLOCK',
+  'REPORT',
+  'SEARCH',
+  'M-SEARCH',
+  'NOTIFY',
+  'SUBSCRIBE',
+  'PURGE',
+  'LINK',
+  'QUERY',
+];
 
 function requestFor(): { method: string; path: string; headers: Record<string, string>; body?: string | Buffer } {
   const id = random.pick(Object.keys(operations) as OperationId[]);
@@ -84,18 +182,31 @@ function requestFor(): { method: string; path: string; headers: Record<string, s
     .replace('{jobId}', random.pick(['0e3c1b2a-0000-4000-8000-000000000000', 'not-a-uuid', random.pick(STRINGS)]))
     .replace(/\{[^}]+\}/g, () => encodeURIComponent(random.pick(STRINGS)) || 'x');
   if (random.chance(0.6)) {
-    const params = Array.from({ length: Math.floor(random.next() * 4) }, () => `${random.pick(['numeroPage', 'numeroInterne', 'numeroExterne', 'numeroDeca', 'siren', 'XAPIKEY', 'numerosInternes', 'anneeDossier', 'x'])}=${random.pick(STRINGS).slice(0, 200)}`);
+    const params = Array.from(
+      { length: Math.floor(random.next() * 4) },
+      () =>
+        `${random.pick(['numeroPage', 'numeroInterne', 'numeroExterne', 'numeroDeca', 'siren', 'XAPIKEY', 'numerosInternes', 'anneeDossier', 'x'])}=${random.pick(STRINGS).slice(0, 200)}`,
+    );
     path += `?${params.join('&').replace(/%(?![0-9a-fA-F]{2})/g, random.chance(0.5) ? '%' : '%25')}`;
   }
-  const method = random.chance(0.8) ? spec.method : random.chance(0.75) ? random.pick(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']) : random.pick(ODD_METHODS);
+  const method = random.chance(0.8)
+    ? spec.method
+    : random.chance(0.75)
+      ? random.pick(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'])
+      : random.pick(ODD_METHODS);
   const headers: Record<string, string> = {};
   const key = random.pick(KEYS);
   if (key !== undefined) headers['x-api-key'] = key;
   if (random.chance(0.1)) headers['idempotency-key'] = random.pick(['', 'k1', 'k'.repeat(300)]);
   // Header values a client cannot even send (NUL) are left to the raw requests below.
-  if (random.chance(0.1)) headers['x-request-id'] = random.pick(STRINGS).replace(/[^\u0001-\u00ff]/g, '').slice(0, 200);
+  if (random.chance(0.1))
+    headers['x-request-id'] = random
+      .pick(STRINGS)
+      .replace(/[^\u0001-\u00ff]/g, '')
+      .slice(0, 200);
   // TRACE takes no body (RFC 9110 9.3.8), and undici will not send one.
-  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || method === 'TRACE' || random.chance(0.05)) return { method, path, headers };
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || method === 'TRACE' || random.chance(0.05))
+    return { method, path, headers };
   const { text, headers: bodyHeaders } = bodyText();
   return { method, path, headers: { ...headers, ...bodyHeaders }, body: text };
 }
@@ -121,21 +232,40 @@ function rawRequest(text: string): Promise<{ status: number; body: string }> {
     socket.setTimeout(10_000, () => socket.destroy());
     socket.on('data', (chunk) => (answer += chunk.toString()));
     socket.on('error', () => undefined);
-    socket.on('close', () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0), body: answer.split('\r\n\r\n')[1] ?? '' }));
+    socket.on('close', () =>
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0),
+        body: answer.split('\r\n\r\n')[1] ?? '',
+      }),
+    );
     socket.end(text);
   });
 }
 
 /** With fetch, but TRACE, which fetch refuses to send (a forbidden method), with undici's own request. */
-async function send(agent: Agent, request: ReturnType<typeof requestFor>): Promise<{ status: number; headers: Headers; text: string }> {
+async function send(
+  agent: Agent,
+  request: ReturnType<typeof requestFor>,
+): Promise<{ status: number; headers: Headers; text: string }> {
   if (request.method === 'TRACE') {
     const url = new URL(service.url + request.path);
-    const answer = await agent.request({ origin: url.origin, path: url.pathname + url.search, method: request.method, headers: request.headers });
+    const answer = await agent.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: request.method,
+      headers: request.headers,
+    });
     const headers = new Headers();
-    for (const [name, value] of Object.entries(answer.headers)) for (const one of [value ?? []].flat()) headers.append(name, one);
+    for (const [name, value] of Object.entries(answer.headers))
+      for (const one of [value ?? []].flat()) headers.append(name, one);
     return { status: answer.statusCode, headers, text: await answer.body.text() };
   }
-  const response = await undiciFetch(service.url + request.path, { method: request.method, headers: request.headers, body: request.body, dispatcher: agent });
+  const response = await undiciFetch(service.url + request.path, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    dispatcher: agent,
+  });
   return { status: response.status, headers: response.headers as unknown as Headers, text: await response.text() };
 }
 
@@ -151,7 +281,8 @@ t.test(`${REQUESTS} malformed requests over every route`, async (t) => {
       const refusedWithoutBody = answer.status >= 400 && !/"status":"error"/.test(answer.body);
       // 501 is for a method no route takes (CONNECT, M-SEARCH), and only that.
       const notSupported = answer.status === 501 && /"code":"NOT_SUPPORTED"/.test(answer.body);
-      if ((answer.status >= 500 && !notSupported) || refusedWithoutBody) problems.push(`raw request answered ${answer.status}: ${answer.body.slice(0, 120)}`);
+      if ((answer.status >= 500 && !notSupported) || refusedWithoutBody)
+        problems.push(`raw request answered ${answer.status}: ${answer.body.slice(0, 120)}`);
       return;
     }
     const request = requestFor();
@@ -160,14 +291,26 @@ t.test(`${REQUESTS} malformed requests over every route`, async (t) => {
       response = await send(agent, request);
       previous.push(`${request.method} ${request.path.slice(0, 60)} -> ${response.status}`);
     } catch (err) {
-      problems.push(`${request.method} ${request.path.slice(0, 80)} after ${previous.at(-1)}: no answer (${String((err as { cause?: unknown }).cause ?? err)})`);
+      problems.push(
+        `${request.method} ${request.path.slice(0, 80)} after ${previous.at(-1)}: no answer (${String((err as { cause?: unknown }).cause ?? err)})`,
+      );
       return;
     }
     const { text } = response;
     statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-    if (response.status >= 500 && ![501, 502, 503, 504].includes(response.status)) problems.push(`${request.method} ${request.path.slice(0, 80)} answered ${response.status}: ${text.slice(0, 200)}`);
+    if (response.status >= 500 && ![501, 502, 503, 504].includes(response.status))
+      problems.push(
+        `${request.method} ${request.path.slice(0, 80)} answered ${response.status}: ${text.slice(0, 200)}`,
+      );
     if (request.method === 'HEAD') return;
-    for (const problem of contractProblems(request.method, service.url + request.path, response.status, response.headers, text, { contract })) {
+    for (const problem of contractProblems(
+      request.method,
+      service.url + request.path,
+      response.status,
+      response.headers,
+      text,
+      { contract },
+    )) {
       problems.push(`${request.method} ${request.path.slice(0, 80)} ${response.status}: ${problem}`);
     }
   };

@@ -3,7 +3,16 @@
 // every one answered in the error shape, the process answering /health throughout.
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import t from 'tap';
-import { startService, dossierBody, waitForJob, KEY_A, realBackends, realBackendsSkip, type Service, type ServiceOptions } from '../src/index.js';
+import {
+  startService,
+  dossierBody,
+  waitForJob,
+  KEY_A,
+  realBackends,
+  realBackendsSkip,
+  type Service,
+  type ServiceOptions,
+} from '../src/index.js';
 
 /** `[[[...1...]]]`, `depth` arrays deep: a walk that visits each array's element twice per level never ends. */
 function nestedArrays(depth: number): unknown {
@@ -18,8 +27,12 @@ function deepJsonText(depth: number): string {
 }
 
 async function post(service: Service, path: string, body: string | Buffer, headers: Record<string, string>) {
-  const response = await fetch(service.url + path, { method: 'POST', headers: { 'x-api-key': KEY_A, ...headers }, body });
-  return { status: response.status, headers: response.headers, body: await response.json() as any };
+  const response = await fetch(service.url + path, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY_A, ...headers },
+    body,
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as any };
 }
 
 const service = await startService({ opcos: { common: { adapter: 'common-api' } } });
@@ -35,29 +48,50 @@ t.test('a write body nested 5,000 levels deep is a 400 naming the limit, not a 5
   t.equal((await service.get('/health', { key: null })).status, 200);
 });
 
-t.test('Content-Encoding: real gzip and br bodies are read; a plain body that says gzip is a 400; an unknown encoding is a 415', async (t) => {
-  const json = JSON.stringify(dossierBody());
-  const gzipped = await post(service, '/sandbox/dossiers', gzipSync(json), { 'content-type': 'application/json', 'content-encoding': 'gzip' });
-  t.equal(gzipped.status, 202, 'gzip');
-  const brotli = await post(service, '/sandbox/dossiers', brotliCompressSync(json), { 'content-type': 'application/json', 'content-encoding': 'br' });
-  t.equal(brotli.status, 202, 'br');
-  for (const encoding of ['gzip', 'deflate', 'br']) {
-    const liar = await post(service, '/sandbox/dossiers', json, { 'content-type': 'application/json', 'content-encoding': encoding });
-    t.equal(liar.status, 400, `plain body said ${encoding}`);
-    t.same(liar.body.errors, [`body: not valid ${encoding} data, as its Content-Encoding says`]);
-  }
-  const unknown = await post(service, '/sandbox/dossiers', json, { 'content-type': 'application/json', 'content-encoding': 'compress' });
-  t.equal(unknown.status, 415);
-  t.equal(unknown.body.code, 'UNSUPPORTED_MEDIA_TYPE');
-  t.match(unknown.body.description, /Content-Encoding compress/);
-});
+t.test(
+  'Content-Encoding: real gzip and br bodies are read; a plain body that says gzip is a 400; an unknown encoding is a 415',
+  async (t) => {
+    const json = JSON.stringify(dossierBody());
+    const gzipped = await post(service, '/sandbox/dossiers', gzipSync(json), {
+      'content-type': 'application/json',
+      'content-encoding': 'gzip',
+    });
+    t.equal(gzipped.status, 202, 'gzip');
+    const brotli = await post(service, '/sandbox/dossiers', brotliCompressSync(json), {
+      'content-type': 'application/json',
+      'content-encoding': 'br',
+    });
+    t.equal(brotli.status, 202, 'br');
+    for (const encoding of ['gzip', 'deflate', 'br']) {
+      const liar = await post(service, '/sandbox/dossiers', json, {
+        'content-type': 'application/json',
+        'content-encoding': encoding,
+      });
+      t.equal(liar.status, 400, `plain body said ${encoding}`);
+      t.same(liar.body.errors, [`body: not valid ${encoding} data, as its Content-Encoding says`]);
+    }
+    const unknown = await post(service, '/sandbox/dossiers', json, {
+      'content-type': 'application/json',
+      'content-encoding': 'compress',
+    });
+    t.equal(unknown.status, 415);
+    t.equal(unknown.body.code, 'UNSUPPORTED_MEDIA_TYPE');
+    t.match(unknown.body.description, /Content-Encoding compress/);
+  },
+);
 
 t.test('a body that is not JSON is a 415 naming Content-Type, not a parse as dossier fields', async (t) => {
-  const form = await post(service, '/sandbox/dossiers', 'cerfa=1&foo=bar', { 'content-type': 'application/x-www-form-urlencoded' });
+  const form = await post(service, '/sandbox/dossiers', 'cerfa=1&foo=bar', {
+    'content-type': 'application/x-www-form-urlencoded',
+  });
   t.equal(form.status, 415);
   t.equal(form.body.code, 'UNSUPPORTED_MEDIA_TYPE');
   t.same(form.body.errors, ['Content-Type: must be application/json (got application/x-www-form-urlencoded)']);
-  const bare = await fetch(`${service.url}/webhooks`, { method: 'POST', headers: { 'x-api-key': KEY_A, 'content-type': '' }, body: '{}' });
+  const bare = await fetch(`${service.url}/webhooks`, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY_A, 'content-type': '' },
+    body: '{}',
+  });
   t.equal(bare.status, 415, 'no content type at all');
   const broken = await post(service, '/webhooks', '{"callbackUrl": ', { 'content-type': 'application/json' });
   t.equal(broken.status, 400);
@@ -78,22 +112,38 @@ t.test('a wrong method on an existing path is a 405 with Allow', async (t) => {
   }
 });
 
-t.test('read answers nested deeper than the limit are 502 UPSTREAM_INVALID_RESPONSE; the process keeps answering', async (t) => {
-  service.sandbox.faults.add({ route: 'GET /v2/dossiers/etats', status: 200, body: { status: 'success', EtatDossierResult: nestedArrays(100) }, times: 1 });
-  const reply = await service.get('/sandbox/dossiers/etats?numeroPage=7');
-  t.equal(reply.status, 502);
-  t.equal(reply.body.code, 'UPSTREAM_INVALID_RESPONSE');
-  t.match(reply.body.description, /nested deeper than 64 levels/);
-  t.equal((await service.get('/health', { key: null })).status, 200);
-});
+t.test(
+  'read answers nested deeper than the limit are 502 UPSTREAM_INVALID_RESPONSE; the process keeps answering',
+  async (t) => {
+    service.sandbox.faults.add({
+      route: 'GET /v2/dossiers/etats',
+      status: 200,
+      body: { status: 'success', EtatDossierResult: nestedArrays(100) },
+      times: 1,
+    });
+    const reply = await service.get('/sandbox/dossiers/etats?numeroPage=7');
+    t.equal(reply.status, 502);
+    t.equal(reply.body.code, 'UPSTREAM_INVALID_RESPONSE');
+    t.match(reply.body.description, /nested deeper than 64 levels/);
+    t.equal((await service.get('/health', { key: null })).status, 200);
+  },
+);
 
 function deepAnswerSuite(label: string, options: () => ServiceOptions) {
   t.test(`upstream answers to a job, nested deep (${label})`, async (t) => {
-    const jobs = await startService({ ...options(), config: { ...options().config, jobs: { backoffMs: [50, 50, 50] } } });
+    const jobs = await startService({
+      ...options(),
+      config: { ...options().config, jobs: { backoffMs: [50, 50, 50] } },
+    });
     t.teardown(() => jobs.close());
     const posted = () => jobs.sandbox.received.filter((r) => r.method === 'POST' && r.path === '/v1/dossiers').length;
 
-    jobs.sandbox.faults.add({ route: 'POST /v1/dossiers', status: 201, body: { status: 'success', numeroInterne: 'DOS-DEEP-1', echo: nestedArrays(40) }, times: 1 });
+    jobs.sandbox.faults.add({
+      route: 'POST /v1/dossiers',
+      status: 201,
+      body: { status: 'success', numeroInterne: 'DOS-DEEP-1', echo: nestedArrays(40) },
+      times: 1,
+    });
     const health = setInterval(() => void jobs.get('/health', { key: null }), 20);
     const accepted = await jobs.request('POST', '/sandbox/dossiers', { body: dossierBody() });
     const done = await waitForJob(jobs, accepted.body.statusUrl);
@@ -104,7 +154,12 @@ function deepAnswerSuite(label: string, options: () => ServiceOptions) {
 
     // 150 levels: unusable; the upstream may have acted, so the job fails and is never re-sent.
     const before = posted();
-    jobs.sandbox.faults.add({ route: 'POST /v1/dossiers', status: 201, body: { status: 'success', echo: nestedArrays(150) }, times: 1 });
+    jobs.sandbox.faults.add({
+      route: 'POST /v1/dossiers',
+      status: 201,
+      body: { status: 'success', echo: nestedArrays(150) },
+      times: 1,
+    });
     const second = await jobs.request('POST', '/sandbox/dossiers', { body: dossierBody() });
     const failed = await waitForJob(jobs, second.body.statusUrl);
     t.equal(failed.status, 'failed');
@@ -114,7 +169,12 @@ function deepAnswerSuite(label: string, options: () => ServiceOptions) {
     t.equal(posted() - before, 1, 'sent exactly once');
 
     // An error body 40 deep: the job fails after its retries with the body kept as text.
-    jobs.sandbox.faults.add({ route: 'POST /v1/dossiers', status: 422, body: { message: 'refusé', detail: nestedArrays(40) }, times: 1 });
+    jobs.sandbox.faults.add({
+      route: 'POST /v1/dossiers',
+      status: 422,
+      body: { message: 'refusé', detail: nestedArrays(40) },
+      times: 1,
+    });
     const third = await jobs.request('POST', '/sandbox/dossiers', { body: dossierBody() });
     const refused = await waitForJob(jobs, third.body.statusUrl);
     t.equal(refused.error.code, 'UPSTREAM_ERROR');

@@ -42,7 +42,10 @@ const MiB = 1024 * 1024;
  * few MiB and a few seconds, and a connection read forever never closes.
  */
 function cutOff(closed: Promise<unknown>): Promise<boolean> {
-  return Promise.race([closed.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 60_000, false).unref())]);
+  return Promise.race([
+    closed.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(resolve, 60_000, false).unref()),
+  ]);
 }
 
 /**
@@ -62,7 +65,11 @@ function connection(): { socket: Socket; answer: () => string; closed: Promise<u
 t.test('requests the HTTP parser refuses get the error body, with 400 or 431', async (t) => {
   const cases: Array<[string, string, number]> = [
     ['a header without a colon', 'GET /health HTTP/1.1\r\nHost: x\r\nBroken header\r\n\r\n', 400],
-    ['a bad chunked encoding', 'POST /webhooks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n{}\r\n0\r\n\r\n', 400],
+    [
+      'a bad chunked encoding',
+      'POST /webhooks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+      400,
+    ],
     ['an unknown method', 'BREW /health HTTP/1.1\r\nHost: x\r\n\r\n', 400],
     ['headers over the size limit', `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
     ['not HTTP at all', '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n', 400],
@@ -78,13 +85,25 @@ t.test('requests the HTTP parser refuses get the error body, with 400 or 431', a
 });
 
 t.test('a method Node knows but no route takes is 501 NOT_SUPPORTED in the error body, on any path', async (t) => {
-  const allows: Array<[string, string[] | undefined]> = [['/health', ['GET', 'HEAD']], ['/webhooks', ['GET', 'HEAD', 'POST']], ['/nowhere/at/all', undefined]];
+  const allows: Array<[string, string[] | undefined]> = [
+    ['/health', ['GET', 'HEAD']],
+    ['/webhooks', ['GET', 'HEAD', 'POST']],
+    ['/nowhere/at/all', undefined],
+  ];
   for (const method of ['TRACE', 'PROPFIND', 'M-SEARCH', 'MKCOL', 'PURGE', 'SEARCH', 'QUERY']) {
     for (const [path, allow] of allows) {
       const what = `${method} ${path}`;
       const answer = await raw(`${method} ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: odd-method-1\r\n\r\n`);
       t.equal(answer.status, 501, what);
-      t.same(answer.body, { status: 'error', code: 'NOT_SUPPORTED', description: `the HTTP method ${method} is not supported by this service` }, `${what}: the error body`);
+      t.same(
+        answer.body,
+        {
+          status: 'error',
+          code: 'NOT_SUPPORTED',
+          description: `the HTTP method ${method} is not supported by this service`,
+        },
+        `${what}: the error body`,
+      );
       t.match(answer.headers, /\r\nContent-Type: application\/json; charset=utf-8\r\n/, `${what}: JSON`);
       t.match(answer.headers, /\r\nSvc-Api-Version: 1\r\n/, `${what}: Svc-Api-Version`);
       t.match(answer.headers, /\r\nX-Request-Id: odd-method-1\r\n/, `${what}: the request id`);
@@ -92,25 +111,36 @@ t.test('a method Node knows but no route takes is 501 NOT_SUPPORTED in the error
       t.same(/\r\nAllow: ([^\r]*)/.exec(answer.headers)?.[1].split(', ').sort(), allow, `${what}: Allow`);
     }
   }
-  const refused = await raw(`PROPFIND /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nContent-Length: 5\r\n\r\n<a/>\n`);
+  const refused = await raw(
+    `PROPFIND /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nContent-Length: 5\r\n\r\n<a/>\n`,
+  );
   t.equal(refused.status, 501, 'with a body too');
   t.equal(refused.body?.code, 'NOT_SUPPORTED');
 });
 
-t.test('CONNECT is 501 NOT_SUPPORTED in the error body too, and a client that keeps sending after it is cut off', async (t) => {
-  const answer = await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nX-Request-Id: tunnel-1\r\n\r\n');
-  t.equal(answer.status, 501);
-  t.same(answer.body, { status: 'error', code: 'NOT_SUPPORTED', description: 'the HTTP method CONNECT is not supported by this service' });
-  t.match(answer.headers, /\r\nSvc-Api-Version: 1\r\n/);
-  t.match(answer.headers, /\r\nX-Request-Id: tunnel-1\r\n/);
-  // Node stops watching a CONNECT's connection: only the lingering bounds end it.
-  const tunnel = connection();
-  tunnel.socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
-  const dripping = setInterval(() => tunnel.socket.destroyed || tunnel.socket.write('x'), 100);
-  t.teardown(() => clearInterval(dripping));
-  t.ok(await cutOff(tunnel.closed), 'the connection closed');
-  t.match(tunnel.answer(), /^HTTP\/1\.1 501 /, 'after the 501');
-});
+t.test(
+  'CONNECT is 501 NOT_SUPPORTED in the error body too, and a client that keeps sending after it is cut off',
+  async (t) => {
+    const answer = await raw(
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nX-Request-Id: tunnel-1\r\n\r\n',
+    );
+    t.equal(answer.status, 501);
+    t.same(answer.body, {
+      status: 'error',
+      code: 'NOT_SUPPORTED',
+      description: 'the HTTP method CONNECT is not supported by this service',
+    });
+    t.match(answer.headers, /\r\nSvc-Api-Version: 1\r\n/);
+    t.match(answer.headers, /\r\nX-Request-Id: tunnel-1\r\n/);
+    // Node stops watching a CONNECT's connection: only the lingering bounds end it.
+    const tunnel = connection();
+    tunnel.socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    const dripping = setInterval(() => tunnel.socket.destroyed || tunnel.socket.write('x'), 100);
+    t.teardown(() => clearInterval(dripping));
+    t.ok(await cutOff(tunnel.closed), 'the connection closed');
+    t.match(tunnel.answer(), /^HTTP\/1\.1 501 /, 'after the 501');
+  },
+);
 
 t.test('HEAD and OPTIONS answer as before', async (t) => {
   const head = await raw('HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -120,40 +150,56 @@ t.test('HEAD and OPTIONS answer as before', async (t) => {
   t.equal((await raw('HEAD /nowhere HTTP/1.1\r\nHost: x\r\n\r\n')).status, 404, 'HEAD of an unknown path');
   const options = await raw('OPTIONS /webhooks HTTP/1.1\r\nHost: x\r\n\r\n');
   t.equal(options.status, 204, 'OPTIONS of a known path');
-  t.same(/\r\nAllow: ([^\r]*)/.exec(options.headers)?.[1].split(', ').sort(), ['GET', 'HEAD', 'POST'], 'and the methods it takes');
+  t.same(
+    /\r\nAllow: ([^\r]*)/.exec(options.headers)?.[1].split(', ').sort(),
+    ['GET', 'HEAD', 'POST'],
+    'and the methods it takes',
+  );
   const unknown = await raw('OPTIONS /nowhere HTTP/1.1\r\nHost: x\r\n\r\n');
   t.equal(unknown.status, 404, 'OPTIONS of an unknown path');
   t.equal(unknown.body?.code, 'NOT_FOUND');
 });
 
-t.test('the access log shows the status each client got, with method, route template, duration and request id', async (t) => {
-  logs.length = 0;
-  const calls: Array<[string, string, unknown, number, string | null]> = [
-    ['GET', '/sandbox/dossiers', undefined, 400, '/{opcoId}/dossiers'],
-    ['GET', '/nowhere/dossiers/etats', undefined, 404, '/{opcoId}/dossiers/etats'],
-    ['POST', '/webhooks', { callbackUrl: 'https://example.com/x'.padEnd(5000, 'x'), events: ['job.completed'] }, 413, '/webhooks'],
-    ['PUT', '/webhooks', undefined, 405, null],
-    ['GET', '/sandbox/cfakeyinfo?siren=123456789&XAPIKEY=k', undefined, 200, '/{opcoId}/cfakeyinfo'],
-  ];
-  for (const [method, path, body, status, route] of calls) {
-    const requestId = `req-${status}-${Math.random().toString(36).slice(2, 8)}`;
-    const reply = await service.request(method, path, { body, headers: { 'x-request-id': requestId } });
-    t.equal(reply.status, status, `${method} ${path}`);
-    t.equal(reply.headers.get('x-request-id'), requestId, 'the client request id is echoed');
-    const line = logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.requestId === requestId);
-    t.ok(line, `logged ${requestId}`);
-    t.equal(line?.status, status, `the log says ${status}`);
-    t.equal(line?.method, method);
-    t.equal(line?.route, route);
-    t.type(line?.ms, 'number');
-    t.equal(line?.apiKey, `${KEY_A.slice(0, 4)}****`, 'key masked');
-  }
-  const forbidden = await service.get('/sandbox/dossiers/etats', { key: null });
-  t.equal(forbidden.status, 403);
-  t.ok(logs.some((l) => JSON.parse(l).status === 403), '403 logged as 403');
-  const generated = await service.get('/health', { key: null, headers: { 'x-request-id': 'bad id with spaces' } });
-  t.match(generated.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'an unusable client id is replaced');
-});
+t.test(
+  'the access log shows the status each client got, with method, route template, duration and request id',
+  async (t) => {
+    logs.length = 0;
+    const calls: Array<[string, string, unknown, number, string | null]> = [
+      ['GET', '/sandbox/dossiers', undefined, 400, '/{opcoId}/dossiers'],
+      ['GET', '/nowhere/dossiers/etats', undefined, 404, '/{opcoId}/dossiers/etats'],
+      [
+        'POST',
+        '/webhooks',
+        { callbackUrl: 'https://example.com/x'.padEnd(5000, 'x'), events: ['job.completed'] },
+        413,
+        '/webhooks',
+      ],
+      ['PUT', '/webhooks', undefined, 405, null],
+      ['GET', '/sandbox/cfakeyinfo?siren=123456789&XAPIKEY=k', undefined, 200, '/{opcoId}/cfakeyinfo'],
+    ];
+    for (const [method, path, body, status, route] of calls) {
+      const requestId = `req-${status}-${Math.random().toString(36).slice(2, 8)}`;
+      const reply = await service.request(method, path, { body, headers: { 'x-request-id': requestId } });
+      t.equal(reply.status, status, `${method} ${path}`);
+      t.equal(reply.headers.get('x-request-id'), requestId, 'the client request id is echoed');
+      const line = logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.requestId === requestId);
+      t.ok(line, `logged ${requestId}`);
+      t.equal(line?.status, status, `the log says ${status}`);
+      t.equal(line?.method, method);
+      t.equal(line?.route, route);
+      t.type(line?.ms, 'number');
+      t.equal(line?.apiKey, `${KEY_A.slice(0, 4)}****`, 'key masked');
+    }
+    const forbidden = await service.get('/sandbox/dossiers/etats', { key: null });
+    t.equal(forbidden.status, 403);
+    t.ok(
+      logs.some((l) => JSON.parse(l).status === 403),
+      '403 logged as 403',
+    );
+    const generated = await service.get('/health', { key: null, headers: { 'x-request-id': 'bad id with spaces' } });
+    t.match(generated.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'an unusable client id is replaced');
+  },
+);
 
 t.test('GET /{opcoId}/status with a key the upstream refuses is 403 HTTP_ERROR, like every other route', async (t) => {
   const reply = await service.get('/sandbox/status', { key: 'forbidden-key-000' });
@@ -165,50 +211,76 @@ t.test('GET /{opcoId}/status with a key the upstream refuses is 403 HTTP_ERROR, 
   t.match(verdict.body.status, /^(healthy|degraded)$/, 'degraded after the errors this file provoked');
 });
 
-t.test('D31: a dossier dated with ISO timestamps is accepted and sent with the calendar dates written in them', async (t) => {
-  const body = dossierBody();
-  body.cerfa.contrat.dateDebutContrat = '2025-09-01T12:00:00.000Z';
-  body.cerfa.contrat.dateFinContrat = '2027-08-31T00:00:00+02:00';
-  body.cerfa.apprenti.dateNaissance = '2005-03-14T23:30:00-05:00';
-  const reply = await service.request('POST', '/sandbox/dossiers', { body });
-  t.equal(reply.status, 202, reply.text);
-  const job = await waitForJob(service, reply.body.statusUrl);
-  t.equal(job.status, 'completed');
-  const wire = service.sandbox.received.find((r) => (r.json as any)?.cerfa?.numeroExterne === body.cerfa.numeroExterne)!;
-  t.same((wire.json as any).cerfa.contrat.dateDebutContrat, '2025-09-01');
-  t.same((wire.json as any).cerfa.contrat.dateFinContrat, '2027-08-31');
-  t.same((wire.json as any).cerfa.apprenti.dateNaissance, '2005-03-14');
-  const impossible = dossierBody();
-  impossible.cerfa.contrat.dateDebutContrat = '2025-02-30T10:00:00Z';
-  const refused = await service.request('POST', '/sandbox/dossiers', { body: impossible });
-  t.equal(refused.status, 400);
-  t.same(refused.body.errors, ['cerfa.contrat.dateDebutContrat: Invalid date']);
-});
+t.test(
+  'D31: a dossier dated with ISO timestamps is accepted and sent with the calendar dates written in them',
+  async (t) => {
+    const body = dossierBody();
+    body.cerfa.contrat.dateDebutContrat = '2025-09-01T12:00:00.000Z';
+    body.cerfa.contrat.dateFinContrat = '2027-08-31T00:00:00+02:00';
+    body.cerfa.apprenti.dateNaissance = '2005-03-14T23:30:00-05:00';
+    const reply = await service.request('POST', '/sandbox/dossiers', { body });
+    t.equal(reply.status, 202, reply.text);
+    const job = await waitForJob(service, reply.body.statusUrl);
+    t.equal(job.status, 'completed');
+    const wire = service.sandbox.received.find(
+      (r) => (r.json as any)?.cerfa?.numeroExterne === body.cerfa.numeroExterne,
+    )!;
+    t.same((wire.json as any).cerfa.contrat.dateDebutContrat, '2025-09-01');
+    t.same((wire.json as any).cerfa.contrat.dateFinContrat, '2027-08-31');
+    t.same((wire.json as any).cerfa.apprenti.dateNaissance, '2005-03-14');
+    const impossible = dossierBody();
+    impossible.cerfa.contrat.dateDebutContrat = '2025-02-30T10:00:00Z';
+    const refused = await service.request('POST', '/sandbox/dossiers', { body: impossible });
+    t.equal(refused.status, 400);
+    t.same(refused.body.errors, ['cerfa.contrat.dateDebutContrat: Invalid date']);
+  },
+);
 
-t.test('the request id goes upstream: with a read, and with each call of the job a submission made, in the worker logs too', async (t) => {
-  const readId = `read-${Math.random().toString(36).slice(2, 10)}`;
-  const read = await service.get(`/sandbox/dossiers/liste?numerosInternes=DOS-2019-000007`, { headers: { 'x-request-id': readId } });
-  t.equal(read.status, 200, read.text);
-  const readWire = service.sandbox.received.filter((r) => r.headers['x-request-id'] === readId);
-  t.equal(readWire.length, 1, 'the upstream read carried the client request id');
+t.test(
+  'the request id goes upstream: with a read, and with each call of the job a submission made, in the worker logs too',
+  async (t) => {
+    const readId = `read-${Math.random().toString(36).slice(2, 10)}`;
+    const read = await service.get(`/sandbox/dossiers/liste?numerosInternes=DOS-2019-000007`, {
+      headers: { 'x-request-id': readId },
+    });
+    t.equal(read.status, 200, read.text);
+    const readWire = service.sandbox.received.filter((r) => r.headers['x-request-id'] === readId);
+    t.equal(readWire.length, 1, 'the upstream read carried the client request id');
 
-  const jobRequestId = `job-${Math.random().toString(36).slice(2, 10)}`;
-  const body = dossierBody();
-  const reply = await service.request('POST', '/sandbox/dossiers', { body, headers: { 'x-request-id': jobRequestId } });
-  t.equal(reply.status, 202, reply.text);
-  const job = await waitForJob(service, reply.body.statusUrl);
-  t.equal(job.status, 'completed');
-  const wire = service.sandbox.received.find((r) => (r.json as any)?.cerfa?.numeroExterne === body.cerfa.numeroExterne)!;
-  t.equal(wire.headers['x-request-id'], jobRequestId, 'the job step carried the submission request id upstream');
-  const ended = logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'job ended' && l.jobId === reply.body.jobId);
-  t.equal(ended?.requestId, jobRequestId, 'the worker log line names the request id');
-});
+    const jobRequestId = `job-${Math.random().toString(36).slice(2, 10)}`;
+    const body = dossierBody();
+    const reply = await service.request('POST', '/sandbox/dossiers', {
+      body,
+      headers: { 'x-request-id': jobRequestId },
+    });
+    t.equal(reply.status, 202, reply.text);
+    const job = await waitForJob(service, reply.body.statusUrl);
+    t.equal(job.status, 'completed');
+    const wire = service.sandbox.received.find(
+      (r) => (r.json as any)?.cerfa?.numeroExterne === body.cerfa.numeroExterne,
+    )!;
+    t.equal(wire.headers['x-request-id'], jobRequestId, 'the job step carried the submission request id upstream');
+    const ended = logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'job ended' && l.jobId === reply.body.jobId);
+    t.equal(ended?.requestId, jobRequestId, 'the worker log line names the request id');
+  },
+);
 
 t.test('a body over the limit sent with fetch gets the 413 and its error body', async (t) => {
-  for (const body of [Buffer.alloc(2 * MiB, 0x20), JSON.stringify({ callbackUrl: `https://example.com/${'x'.repeat(2 * MiB)}`, events: ['job.completed'] })]) {
-    const reply = await undiciFetch(`${service.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY_A }, body });
+  for (const body of [
+    Buffer.alloc(2 * MiB, 0x20),
+    JSON.stringify({ callbackUrl: `https://example.com/${'x'.repeat(2 * MiB)}`, events: ['job.completed'] }),
+  ]) {
+    const reply = await undiciFetch(`${service.url}/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY_A },
+      body,
+    });
     t.equal(reply.status, 413);
-    t.same(await reply.json(), { status: 'error', code: 'PAYLOAD_TOO_LARGE', description: 'request body is over the 4096-byte limit' });
+    t.same(await reply.json(), {
+      status: 'error',
+      code: 'PAYLOAD_TOO_LARGE',
+      description: 'request body is over the 4096-byte limit',
+    });
     t.equal(reply.headers.get('svc-api-version'), '1');
   }
 });
@@ -216,11 +288,31 @@ t.test('a body over the limit sent with fetch gets the 413 and its error body', 
 t.test('a client that writes its whole refused body before it reads still reads the answer', async (t) => {
   const body = Buffer.alloc(2 * MiB, 0x20);
   const cases: Array<[string, string, number]> = [
-    ['announced over the limit', `POST /webhooks HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${KEY_A}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, 413],
-    ['found over the limit as it came', `POST /webhooks HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${KEY_A}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n`, 413],
-    ['not JSON', `POST /webhooks HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${KEY_A}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n`, 415],
-    ['without a key', `POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, 403],
-    ['on a path that takes no POST', `POST /health HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, 405],
+    [
+      'announced over the limit',
+      `POST /webhooks HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${KEY_A}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+      413,
+    ],
+    [
+      'found over the limit as it came',
+      `POST /webhooks HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${KEY_A}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n`,
+      413,
+    ],
+    [
+      'not JSON',
+      `POST /webhooks HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${KEY_A}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n`,
+      415,
+    ],
+    [
+      'without a key',
+      `POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+      403,
+    ],
+    [
+      'on a path that takes no POST',
+      `POST /health HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+      405,
+    ],
   ];
   const piece = 64 * 1024;
   for (const [what, head, status] of cases) {
@@ -229,7 +321,8 @@ t.test('a client that writes its whole refused body before it reads still reads 
     socket.on('error', () => undefined);
     // The service has said all it will (its end of the connection), or the connection is gone.
     const over = new Promise((resolve) => socket.once('end', resolve).once('close', resolve));
-    const write = (bytes: Buffer | string) => new Promise<boolean>((resolve) => socket.write(bytes, (err) => resolve(!err)));
+    const write = (bytes: Buffer | string) =>
+      new Promise<boolean>((resolve) => socket.write(bytes, (err) => resolve(!err)));
     await write(head);
     await write(body.subarray(0, piece));
     // The answer has come (on the headers, or on the first bytes over the limit) and is left
@@ -237,7 +330,8 @@ t.test('a client that writes its whole refused body before it reads still reads 
     // the service refuses with a reset makes the client drop it.
     await new Promise((resolve) => socket.once('readable', resolve));
     let taken = true;
-    for (let offset = piece; offset < body.length && taken; offset += piece) taken = await write(body.subarray(offset, offset + piece));
+    for (let offset = piece; offset < body.length && taken; offset += piece)
+      taken = await write(body.subarray(offset, offset + piece));
     if (taken && head.includes('chunked')) taken = await write('\r\n0\r\n\r\n');
     t.ok(taken, `${what}: the whole body was taken, not refused with a reset`);
     let answer = '';
@@ -253,20 +347,29 @@ t.test('a client that writes its whole refused body before it reads still reads 
 t.test('a client that goes on sending after a refused body is cut off, not read forever', async (t) => {
   // Fast: far more than the service reads after an answer.
   const flood = connection();
-  flood.socket.write(`POST /webhooks HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${KEY_A}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
-  const chunk = Buffer.concat([Buffer.from(`${(64 * 1024).toString(16)}\r\n`), Buffer.alloc(64 * 1024, 0x20), Buffer.from('\r\n')]);
+  flood.socket.write(
+    `POST /webhooks HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${KEY_A}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+  );
+  const chunk = Buffer.concat([
+    Buffer.from(`${(64 * 1024).toString(16)}\r\n`),
+    Buffer.alloc(64 * 1024, 0x20),
+    Buffer.from('\r\n'),
+  ]);
   let sent = 0;
   let ended = false;
   void flood.closed.then(() => (ended = true));
   const endless = (async () => {
     while (!ended && !flood.socket.destroyed) {
       sent += chunk.length;
-      if (!flood.socket.write(chunk)) await new Promise((resolve) => flood.socket.once('drain', resolve).once('close', resolve));
+      if (!flood.socket.write(chunk))
+        await new Promise((resolve) => flood.socket.once('drain', resolve).once('close', resolve));
     }
   })();
   // Slow: a byte now and then, for longer than the service waits after an answer.
   const trickle = connection();
-  trickle.socket.write(`POST /webhooks HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${KEY_A}\r\nContent-Type: application/json\r\nContent-Length: ${100 * MiB}\r\n\r\n`);
+  trickle.socket.write(
+    `POST /webhooks HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${KEY_A}\r\nContent-Type: application/json\r\nContent-Length: ${100 * MiB}\r\n\r\n`,
+  );
   const dripping = setInterval(() => trickle.socket.destroyed || trickle.socket.write(' '), 100);
   t.teardown(() => clearInterval(dripping));
   const floodCut = await cutOff(flood.closed);

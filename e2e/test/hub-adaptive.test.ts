@@ -34,8 +34,13 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   const hub = await startHubProcess({ opcos: { sandbox: RATE }, adaptive: { intervalMs: STEP_MS } });
   t.teardown(() => hub.stop());
   const group = await startInstanceGroup({
-    hub, upstream, rateLimit: RATE,
-    members: [{ name: 'adaptive-api-1', fleetId: 'adaptive', expectedInstances: 2 }, { name: 'adaptive-api-2', fleetId: 'adaptive', expectedInstances: 2 }],
+    hub,
+    upstream,
+    rateLimit: RATE,
+    members: [
+      { name: 'adaptive-api-1', fleetId: 'adaptive', expectedInstances: 2 },
+      { name: 'adaptive-api-2', fleetId: 'adaptive', expectedInstances: 2 },
+    ],
   });
   t.teardown(() => group.close());
 
@@ -45,7 +50,11 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   const watch = (async () => {
     while (watching) {
       const sentAt = Date.now();
-      const views = (await hub.admin('GET', '/admin/limits')).body.limits as Array<{ fleetId: string; effectiveLimit: number; configuredLimit: number }>;
+      const views = (await hub.admin('GET', '/admin/limits')).body.limits as Array<{
+        fleetId: string;
+        effectiveLimit: number;
+        configuredLimit: number;
+      }>;
       const view = views.find((v) => v.fleetId === 'adaptive');
       if (view) seen.push({ sentAt, at: Date.now(), effective: view.effectiveLimit, configured: view.configuredLimit });
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -61,23 +70,52 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
 
   await eventually(() => seen.some((s) => s.effective === RATE.limit), 'the budget at its configured limit', 10_000);
   upstream.faults.add({ route: 'GET /v2/dossiers/etats', status: 429, headers: { 'retry-after': '1' }, times: 6 });
-  const lowered = await eventually(() => seen.find((s) => s.effective < RATE.limit), 'the effective limit to go down', 20_000);
+  const lowered = await eventually(
+    () => seen.find((s) => s.effective < RATE.limit),
+    'the effective limit to go down',
+    20_000,
+  );
   t.ok(lowered.effective >= FLOOR, `lowered to ${lowered.effective}, never below 10% of ${RATE.limit}`);
   t.equal(lowered.configured, RATE.limit, 'the configured limit stays as it was');
 
   const hubMetrics = (await hub.admin('GET', '/metrics', undefined, null)).body as string;
   // Read after the poll: a later report of the same 429s may have lowered it once more meanwhile.
-  const metricLimit = Number(/opco_proxy_hub_effective_limit\{fleet_id="adaptive",opco="sandbox"\} (\d+)/.exec(hubMetrics)?.[1]);
-  t.ok(metricLimit >= FLOOR && metricLimit <= lowered.effective, `hub metric: effective limit ${metricLimit}, at most the ${lowered.effective} seen`);
+  const metricLimit = Number(
+    /opco_proxy_hub_effective_limit\{fleet_id="adaptive",opco="sandbox"\} (\d+)/.exec(hubMetrics)?.[1],
+  );
+  t.ok(
+    metricLimit >= FLOOR && metricLimit <= lowered.effective,
+    `hub metric: effective limit ${metricLimit}, at most the ${lowered.effective} seen`,
+  );
   t.match(hubMetrics, /opco_proxy_hub_grants_total\{fleet_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: grants');
-  t.match(hubMetrics, /opco_proxy_hub_waits_total\{fleet_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: asks that waited');
-  t.match(hubMetrics, /opco_proxy_hub_wait_seconds_count\{fleet_id="adaptive",opco="sandbox"\} [1-9]/, 'hub metric: wait time');
+  t.match(
+    hubMetrics,
+    /opco_proxy_hub_waits_total\{fleet_id="adaptive",opco="sandbox"\} [1-9]/,
+    'hub metric: asks that waited',
+  );
+  t.match(
+    hubMetrics,
+    /opco_proxy_hub_wait_seconds_count\{fleet_id="adaptive",opco="sandbox"\} [1-9]/,
+    'hub metric: wait time',
+  );
   t.match(hubMetrics, /opco_proxy_hub_connected_instances\{fleet_id="adaptive"\} 2/, 'hub metric: connected instances');
   const instanceMetrics = (await group.members[0].service.get('/metrics')).text;
-  t.match(instanceMetrics, /opco_proxy_hub_connection_state\{state="connected"\} 1/, 'instance metric: connection state');
-  t.match(instanceMetrics, /opco_proxy_hub_grant_wait_seconds_count\{opco="sandbox",mode="hub"\} [1-9]/, 'instance metric: grant wait');
+  t.match(
+    instanceMetrics,
+    /opco_proxy_hub_connection_state\{state="connected"\} 1/,
+    'instance metric: connection state',
+  );
+  t.match(
+    instanceMetrics,
+    /opco_proxy_hub_grant_wait_seconds_count\{opco="sandbox",mode="hub"\} [1-9]/,
+    'instance metric: grant wait',
+  );
 
-  const restored = await eventually(() => seen.find((s) => s.at > lowered.at && s.effective === RATE.limit), 'the effective limit to climb back', 100_000);
+  const restored = await eventually(
+    () => seen.find((s) => s.at > lowered.at && s.effective === RATE.limit),
+    'the effective limit to climb back',
+    100_000,
+  );
   const climb = seen.filter((s) => s.at >= lowered.at && s.at <= restored.at);
   const path = climb.map((s) => s.effective);
   const low = Math.min(...path);
@@ -89,15 +127,32 @@ t.test('a run of upstream 429s lowers the effective limit, quiet windows restore
   const stepsBetween = (a: Seen, b: Seen) => Math.floor((b.at - a.sentAt) / STEP_MS) + 1;
   const jumps = climb.slice(1).filter((s, i) => s.effective - climb[i].effective > RISE * stepsBetween(climb[i], s));
   const steps = Math.ceil((RATE.limit - low) / RISE);
-  t.ok(steps >= 2 && jumps.length === 0 && restored.at - lastLow.sentAt >= (steps - 1) * STEP_MS,
-    `raised back step by step: ${[...new Set(path)].join(' → ')} in ${restored.at - lastLow.sentAt} ms${jumps.length ? `; jumped to ${jumps.map((s) => s.effective).join(', ')}` : ''}`);
+  t.ok(
+    steps >= 2 && jumps.length === 0 && restored.at - lastLow.sentAt >= (steps - 1) * STEP_MS,
+    `raised back step by step: ${[...new Set(path)].join(' → ')} in ${restored.at - lastLow.sentAt} ms${jumps.length ? `; jumped to ${jumps.map((s) => s.effective).join(', ')}` : ''}`,
+  );
 
   // While it was down, grants kept to it. A burst of 429s may lower it more than once before it
   // climbs: the calls held to the lowest limit are those granted from when a poll had seen it
   // there (the grant's `iat`, whole seconds, is never after its issue) until the last poll that
   // still saw it there was sent (a call arrives after its grant).
-  const during = group.calls((c) => c.fleetId === 'adaptive' && (c.hubToken?.claims?.iat ?? Infinity) * 1000 >= lowest.at && c.at <= lastLow.sentAt);
+  const during = group.calls(
+    (c) =>
+      c.fleetId === 'adaptive' && (c.hubToken?.claims?.iat ?? Infinity) * 1000 >= lowest.at && c.at <= lastLow.sentAt,
+  );
   t.ok(during.length >= low, `${during.length} calls while the limit was down`);
-  t.ok(maxInWindow(during.map((c) => c.at), RATE.windowMs) <= low, `at most ${maxInWindow(during.map((c) => c.at), RATE.windowMs)} calls in any window while the effective limit was ${low}`);
-  t.ok(group.calls((c) => c.fleetId === 'adaptive').every((c) => c.hubToken?.valid), 'every call, answered 429 or not, carried its own grant');
+  t.ok(
+    maxInWindow(
+      during.map((c) => c.at),
+      RATE.windowMs,
+    ) <= low,
+    `at most ${maxInWindow(
+      during.map((c) => c.at),
+      RATE.windowMs,
+    )} calls in any window while the effective limit was ${low}`,
+  );
+  t.ok(
+    group.calls((c) => c.fleetId === 'adaptive').every((c) => c.hubToken?.valid),
+    'every call, answered 429 or not, carried its own grant',
+  );
 });

@@ -21,36 +21,58 @@ import type { CacheConfig } from '@opco-proxy/plugin-cache';
 const REAL_IDLE_MS = 1500;
 
 /** The default plugins' sections, as each plugin types its own. */
-type WithSections = ResolvedConfig & { jobs: JobsConfig; webhooks: WebhooksConfig; sync: SyncConfig; cache: CacheConfig };
+type WithSections = ResolvedConfig & {
+  jobs: JobsConfig;
+  webhooks: WebhooksConfig;
+  sync: SyncConfig;
+  cache: CacheConfig;
+};
 
 /**
  * The periodic tasks of the default plugins, and what one run of each sends the store when there
  * is nothing to recover, expire or poll: a bounded sweep, the same however many jobs ran before
  * (a read per job, or per job ended, would show here). Each runs once per its configured interval.
  */
-const SWEEPS: Array<{ task: string; intervalMs: (config: WithSections) => number; commands: Record<string, number> }> = [
-  // Jobs stored but never queued, or ended without their event. On FerretDB a search of a few
-  // statuses (`status: {$in: [...]}`) goes value by value (drivers/mongodb/src/filter-pushdown.ts).
-  { task: 'jobs recovery', intervalMs: (c) => c.jobs.sweepIntervalMs, commands: { 'find jobs': 3 } },
-  // Ended jobs past retention, idempotency keys, files and sealed inputs left behind.
-  { task: 'jobs expiry', intervalMs: (c) => c.jobs.sweepIntervalMs, commands: { 'delete jobs': 1, 'delete idempotency_keys': 1, 'delete job_files': 1, 'delete job_secrets': 1 } },
-  // Overdue deliveries: one search per unfinished status (pending, retrying) on FerretDB.
-  { task: 'webhooks recovery', intervalMs: (c) => c.webhooks.sweepIntervalMs, commands: { 'find webhook_deliveries': 2 } },
-  { task: 'webhooks expiry', intervalMs: (c) => c.webhooks.sweepIntervalMs, commands: { 'delete webhook_deliveries': 1 } },
-  // Discoveries of a sync whose message was lost (running: pending or processing, 2 searches on
-  // FerretDB), then the syncs fetching whose batches may have lost theirs (1).
-  { task: 'sync recovery', intervalMs: (c) => c.sync.sweepIntervalMs, commands: { 'find syncs': 3 } },
-  // The pollers' tick with no poller: a claim of a due poll, which finds none, and the next due
-  // date, none, so it waits its longest, the sync sweep interval (it would wait until a due poll).
-  // Audit records past their retention (D32).
-  { task: 'audit purge', intervalMs: (c) => c.audit.sweepIntervalMs, commands: { 'delete audit': 1 } },
-  // Standings of tenant keys past their lifetime (P13).
-  { task: 'tenant standing expiry', intervalMs: () => STANDING_SWEEP_MS, commands: { 'delete tenant_standing': 1 } },
-  // Asks of client reads for budget past their two windows (issue 38, budget-share.ts).
-  { task: 'budget asks expiry', intervalMs: () => STANDING_SWEEP_MS, commands: { 'delete upstream_budget_asks': 1 } },
-  { task: 'sync polls', intervalMs: (c) => c.sync.sweepIntervalMs, commands: { 'findAndModify pollers': 1, 'find pollers': 1 } },
-  { task: 'cache sweep', intervalMs: (c) => c.cache.sweepIntervalMs, commands: { 'delete cache': 1 } },
-];
+const SWEEPS: Array<{ task: string; intervalMs: (config: WithSections) => number; commands: Record<string, number> }> =
+  [
+    // Jobs stored but never queued, or ended without their event. On FerretDB a search of a few
+    // statuses (`status: {$in: [...]}`) goes value by value (drivers/mongodb/src/filter-pushdown.ts).
+    { task: 'jobs recovery', intervalMs: (c) => c.jobs.sweepIntervalMs, commands: { 'find jobs': 3 } },
+    // Ended jobs past retention, idempotency keys, files and sealed inputs left behind.
+    {
+      task: 'jobs expiry',
+      intervalMs: (c) => c.jobs.sweepIntervalMs,
+      commands: { 'delete jobs': 1, 'delete idempotency_keys': 1, 'delete job_files': 1, 'delete job_secrets': 1 },
+    },
+    // Overdue deliveries: one search per unfinished status (pending, retrying) on FerretDB.
+    {
+      task: 'webhooks recovery',
+      intervalMs: (c) => c.webhooks.sweepIntervalMs,
+      commands: { 'find webhook_deliveries': 2 },
+    },
+    {
+      task: 'webhooks expiry',
+      intervalMs: (c) => c.webhooks.sweepIntervalMs,
+      commands: { 'delete webhook_deliveries': 1 },
+    },
+    // Discoveries of a sync whose message was lost (running: pending or processing, 2 searches on
+    // FerretDB), then the syncs fetching whose batches may have lost theirs (1).
+    { task: 'sync recovery', intervalMs: (c) => c.sync.sweepIntervalMs, commands: { 'find syncs': 3 } },
+    // The pollers' tick with no poller: a claim of a due poll, which finds none, and the next due
+    // date, none, so it waits its longest, the sync sweep interval (it would wait until a due poll).
+    // Audit records past their retention (D32).
+    { task: 'audit purge', intervalMs: (c) => c.audit.sweepIntervalMs, commands: { 'delete audit': 1 } },
+    // Standings of tenant keys past their lifetime (P13).
+    { task: 'tenant standing expiry', intervalMs: () => STANDING_SWEEP_MS, commands: { 'delete tenant_standing': 1 } },
+    // Asks of client reads for budget past their two windows (issue 38, budget-share.ts).
+    { task: 'budget asks expiry', intervalMs: () => STANDING_SWEEP_MS, commands: { 'delete upstream_budget_asks': 1 } },
+    {
+      task: 'sync polls',
+      intervalMs: (c) => c.sync.sweepIntervalMs,
+      commands: { 'findAndModify pollers': 1, 'find pollers': 1 },
+    },
+    { task: 'cache sweep', intervalMs: (c) => c.cache.sweepIntervalMs, commands: { 'delete cache': 1 } },
+  ];
 
 const skip = realBackendsSkip();
 if (skip) t.test('an idle worker and the store', { skip }, async () => {});
@@ -63,20 +85,35 @@ else {
     t.teardown(() => service.close());
     const intervals = periodicIntervals(service.kernel.config as WithSections);
 
-    for (const [round, jobs] of [[1, 3], [2, 6]] as const) {
+    for (const [round, jobs] of [
+      [1, 3],
+      [2, 6],
+    ] as const) {
       await completeJobs(service, backends, jobs);
       // Between jobs, nothing but the periodic tasks waits on the clock (a worker's poll would).
-      t.equal(clock.pending(), SWEEPS.length, `round ${round}, after ${jobs} jobs: only the ${SWEEPS.length} periodic tasks wait on the clock`);
+      t.equal(
+        clock.pending(),
+        SWEEPS.length,
+        `round ${round}, after ${jobs} jobs: only the ${SWEEPS.length} periodic tasks wait on the clock`,
+      );
 
       backends.counts.reset();
       await sleep(REAL_IDLE_MS);
       await idleFor(clock, intervals.tick - 1, intervals.tick - 1);
-      t.same(backends.counts.snapshot().commands, {}, `round ${round}: no store command while idle, in real time and for ${intervals.tick - 1} ms on the clock`);
+      t.same(
+        backends.counts.snapshot().commands,
+        {},
+        `round ${round}: no store command while idle, in real time and for ${intervals.tick - 1} ms on the clock`,
+      );
 
       backends.counts.reset();
       await idleFor(clock, intervals.longest, intervals.tick);
       const expected = sweepsIn(intervals.longest, service.kernel.config as WithSections);
-      t.same(backends.counts.snapshot().commands, expected, `round ${round}: in ${intervals.longest} ms idle, each sweep ran once per interval: ${JSON.stringify(expected)}`);
+      t.same(
+        backends.counts.snapshot().commands,
+        expected,
+        `round ${round}: in ${intervals.longest} ms idle, each sweep ran once per interval: ${JSON.stringify(expected)}`,
+      );
     }
   });
 }
@@ -111,6 +148,10 @@ async function idleFor(clock: TestClock, ms: number, stepMs: number): Promise<vo
   const waiting = clock.pending();
   for (let moved = 0; moved < ms; moved += stepMs) {
     await clock.advance(Math.min(stepMs, ms - moved));
-    await eventually(() => clock.pending() === waiting, () => `every periodic task waiting again (${clock.pending()} timers, ${waiting} before)`, 20_000);
+    await eventually(
+      () => clock.pending() === waiting,
+      () => `every periodic task waiting again (${clock.pending()} timers, ${waiting} before)`,
+      20_000,
+    );
   }
 }

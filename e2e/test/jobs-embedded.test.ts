@@ -4,7 +4,15 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
-import { factureBody, filesSuite, jobsSuite, signatureValid, startReceiver, startService, waitForJob } from '../src/index.js';
+import {
+  factureBody,
+  filesSuite,
+  jobsSuite,
+  signatureValid,
+  startReceiver,
+  startService,
+  waitForJob,
+} from '../src/index.js';
 
 jobsSuite(t, () => ({}));
 t.test('files', async (t) => filesSuite(t, () => ({})));
@@ -19,11 +27,22 @@ t.test('retries scheduled with no delay still run and end every job', async (t) 
   // its jobs would share the unproven slice of the budget (P13).
   t.equal((await service.get('/sandbox/dossiers/etats')).status, 200);
   service.sandbox.faults.add({ route: 'POST /v1/factures', status: 500, times: 24 });
-  const replies = await Promise.all(Array.from({ length: 12 }, () => service.request('POST', '/sandbox/factures', { body: factureBody(numero) })));
-  const jobs = await Promise.all(replies.map((reply) => waitForJob(service, reply.body.statusUrl, { timeoutMs: 10_000 })));
-  t.same(jobs.map((job) => job.status === 'completed' || job.status === 'failed'), jobs.map(() => true));
+  const replies = await Promise.all(
+    Array.from({ length: 12 }, () => service.request('POST', '/sandbox/factures', { body: factureBody(numero) })),
+  );
+  const jobs = await Promise.all(
+    replies.map((reply) => waitForJob(service, reply.body.statusUrl, { timeoutMs: 10_000 })),
+  );
+  t.same(
+    jobs.map((job) => job.status === 'completed' || job.status === 'failed'),
+    jobs.map(() => true),
+  );
   const attempts = service.sandbox.received.filter((r) => r.method === 'POST' && r.path === '/v1/factures').length;
-  t.equal(attempts, jobs.reduce((sum, job) => sum + job.retries + 1, 0), 'every attempt counted once in retries');
+  t.equal(
+    attempts,
+    jobs.reduce((sum, job) => sum + job.retries + 1, 0),
+    'every attempt counted once in retries',
+  );
 });
 
 // SPEC 8's 3 attempts are the default of `jobs.attempts`; an operator's setting bounds them.
@@ -54,8 +73,14 @@ t.test('a job.completed owed from before a restart is emitted and delivered afte
     await upstream.close();
   });
   const first = await startService({ upstream, config: { store: { type: 'embedded', path } } });
-  const hook = (await first.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/owed`, events: ['job.completed'] } })).body;
-  const reply = await first.request('POST', '/sandbox/factures', { body: factureBody(upstream.dataset.dossiers[0].numeroInterne) });
+  const hook = (
+    await first.request('POST', '/webhooks', {
+      body: { callbackUrl: `${receiver.url}/owed`, events: ['job.completed'] },
+    })
+  ).body;
+  const reply = await first.request('POST', '/sandbox/factures', {
+    body: factureBody(upstream.dataset.dossiers[0].numeroInterne),
+  });
   const job = await waitForJob(first, reply.body.statusUrl);
   await receiver.waitFor(1, 10_000);
   // As if the worker had died after the end was stored and before the event went out.
@@ -70,5 +95,9 @@ t.test('a job.completed owed from before a restart is emitted and delivered afte
   t.equal(again.body.data.jobId, job.jobId);
   t.ok(signatureValid(hook.secret, again));
   const record = await second.kernel.store.collection('jobs').findOne({ _id: job.jobId });
-  t.equal((record as { notified?: boolean } | null)?.notified, true, 'recorded as told, so it is not emitted a third time');
+  t.equal(
+    (record as { notified?: boolean } | null)?.notified,
+    true,
+    'recorded as told, so it is not emitted a third time',
+  );
 });

@@ -22,20 +22,31 @@ const BUDGET = 'upstream_budget';
 const skip = realBackendsSkip();
 if (skip) t.test('store and queue operations per job', { skip }, async () => {});
 else {
-  t.test('a single-step job costs at most 6 store commands, 1 of them the budget\'s, and 2 queue operations', async (t) => {
-    const backends = await countedBackends('roundtrips', { atomicity: 'server' });
-    t.teardown(() => backends.close());
-    const perJob = await jobRoundTrips(backends, 10);
-    t.comment(`per job: ${JSON.stringify(perJob)}`);
-    const budget = Object.entries(perJob.commands).filter(([name]) => name.endsWith(` ${BUDGET}`)).reduce((sum, [, n]) => sum + n, 0);
-    const audit = perJob.commands[AUDIT] ?? 0;
-    t.equal(audit, 1, 'one audit record per submission (D32)');
-    t.ok(perJob.store - audit <= MAX_STORE_COMMANDS, `${perJob.store - audit} store commands besides it (at most ${MAX_STORE_COMMANDS}): ${JSON.stringify(perJob.commands)}`);
-    t.ok(budget <= MAX_BUDGET_COMMANDS, `${budget} store commands of the upstream budget (at most ${MAX_BUDGET_COMMANDS})`);
-    t.equal(perJob.published, 1, 'one publish per job');
-    t.equal(perJob.settled, 1, 'one ack per job');
-    t.ok(perJob.queue <= MAX_QUEUE_OPERATIONS);
-  });
+  t.test(
+    "a single-step job costs at most 6 store commands, 1 of them the budget's, and 2 queue operations",
+    async (t) => {
+      const backends = await countedBackends('roundtrips', { atomicity: 'server' });
+      t.teardown(() => backends.close());
+      const perJob = await jobRoundTrips(backends, 10);
+      t.comment(`per job: ${JSON.stringify(perJob)}`);
+      const budget = Object.entries(perJob.commands)
+        .filter(([name]) => name.endsWith(` ${BUDGET}`))
+        .reduce((sum, [, n]) => sum + n, 0);
+      const audit = perJob.commands[AUDIT] ?? 0;
+      t.equal(audit, 1, 'one audit record per submission (D32)');
+      t.ok(
+        perJob.store - audit <= MAX_STORE_COMMANDS,
+        `${perJob.store - audit} store commands besides it (at most ${MAX_STORE_COMMANDS}): ${JSON.stringify(perJob.commands)}`,
+      );
+      t.ok(
+        budget <= MAX_BUDGET_COMMANDS,
+        `${budget} store commands of the upstream budget (at most ${MAX_BUDGET_COMMANDS})`,
+      );
+      t.equal(perJob.published, 1, 'one publish per job');
+      t.equal(perJob.settled, 1, 'one ack per job');
+      t.ok(perJob.queue <= MAX_QUEUE_OPERATIONS);
+    },
+  );
 
   t.test('the FerretDB lock workaround, counted', async (t) => {
     const backends = await countedBackends('roundtrips_lock');

@@ -48,7 +48,7 @@ function gauge(text: string): number | undefined {
   return line === undefined ? undefined : Number(line.split(' ')[1]);
 }
 
-t.test('a scrape answers after 2 s of the clock with the last value when the gauge\'s read hangs', async (t) => {
+t.test("a scrape answers after 2 s of the clock with the last value when the gauge's read hangs", async (t) => {
   const store = await createEmbeddedStore({});
   const state = { hung: false, held: 0 };
   const clock = new TestClock({ frozen: true });
@@ -72,7 +72,10 @@ t.test('a scrape answers after 2 s of the clock with the last value when the gau
   let answered: Awaited<ReturnType<typeof scrape>> | undefined;
   const pending = scrape().then((reply) => (answered = reply));
   // The scrape's wait is one more timer on the kernel's clock: its 2 s bound.
-  await eventually(() => state.held === 1 && clock.pending() === idle + 1, 'the read sent and the scrape waiting on its bound');
+  await eventually(
+    () => state.held === 1 && clock.pending() === idle + 1,
+    'the read sent and the scrape waiting on its bound',
+  );
   t.equal(answered, undefined, 'the scrape waits for the read while the clock stands');
   await clock.advance(1999);
   t.equal(clock.pending(), idle + 1, '1 ms before its bound, its timer still waits');
@@ -80,7 +83,7 @@ t.test('a scrape answers after 2 s of the clock with the last value when the gau
   await clock.advance(1);
   const late = await pending;
   t.equal(late.status, 200, '/metrics answers once its 2 s are up');
-  t.equal(gauge(late.text), 0, 'with the gauge\'s last value');
+  t.equal(gauge(late.text), 0, "with the gauge's last value");
   t.match(late.text, /opco_proxy_http_requests_total/, 'and every other metric');
 
   // Scrapes meanwhile share the hung read (none piles another on the store) and answer at their

@@ -36,7 +36,10 @@ function operatorDir(t: Test): string {
   const dir = tempDir(t, 'opco-operator-');
   const pkg = join(dir, 'node_modules', PACKAGE);
   mkdirSync(pkg, { recursive: true });
-  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: PACKAGE, version: '1.0.0', type: 'module', exports: { '.': { import: './index.mjs' } } }));
+  writeFileSync(
+    join(pkg, 'package.json'),
+    JSON.stringify({ name: PACKAGE, version: '1.0.0', type: 'module', exports: { '.': { import: './index.mjs' } } }),
+  );
   writeFileSync(join(pkg, 'index.mjs'), ADAPTER_SOURCE);
   mkdirSync(join(dir, 'node_modules', '@opco-proxy'));
   symlinkSync(CORE, join(dir, 'node_modules', '@opco-proxy', 'core'));
@@ -45,7 +48,17 @@ function operatorDir(t: Test): string {
 
 function config(dir: string, adapter: string, baseUrl = 'http://127.0.0.1:9'): string {
   const file = join(dir, 'config.json');
-  writeFileSync(file, JSON.stringify({ mode: 'development', host: '127.0.0.1', port: 0, logLevel: 'info', plugins: [], opcos: { plain: { adapter, baseUrl, apiKeyEnv: 'PLAIN_KEY' } } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      mode: 'development',
+      host: '127.0.0.1',
+      port: 0,
+      logLevel: 'info',
+      plugins: [],
+      opcos: { plain: { adapter, baseUrl, apiKeyEnv: 'PLAIN_KEY' } },
+    }),
+  );
   return file;
 }
 
@@ -80,18 +93,30 @@ t.test('a package found nowhere is refused, naming the places looked in, in orde
   const cwd = tempDir(t, 'opco-cwd-');
   const result = await check(config(etc, PACKAGE), cwd);
   t.equal(result.code, 1);
-  t.ok(result.out.includes(`opcos.plain.adapter: adapter package "${PACKAGE}" is not installed (looked in ${etc}, ${cwd}, the service's own installation)`), result.out);
+  t.ok(
+    result.out.includes(
+      `opcos.plain.adapter: adapter package "${PACKAGE}" is not installed (looked in ${etc}, ${cwd}, the service's own installation)`,
+    ),
+    result.out,
+  );
 });
 
 t.test('serve answers through an adapter installed beside the config, started from elsewhere', async (t) => {
   const upstream = createServer((req, res) => {
     const known = req.url === '/etats' && req.headers['x-gateway-key'] === 'k';
-    res.writeHead(known ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(known ? { status: 'ok', EtatDossierResult: [] } : { message: 'no' }));
+    res
+      .writeHead(known ? 200 : 404, { 'content-type': 'application/json' })
+      .end(JSON.stringify(known ? { status: 'ok', EtatDossierResult: [] } : { message: 'no' }));
   }).listen(0, '127.0.0.1');
   await once(upstream, 'listening');
   t.teardown(() => void upstream.close());
   const baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const proc = runCli(['serve', '--config', config(operatorDir(t), PACKAGE, baseUrl)], { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, PLAIN_KEY: 'k' }, CLI, tempDir(t, 'opco-cwd-'));
+  const proc = runCli(
+    ['serve', '--config', config(operatorDir(t), PACKAGE, baseUrl)],
+    { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, PLAIN_KEY: 'k' },
+    CLI,
+    tempDir(t, 'opco-cwd-'),
+  );
   t.teardown(() => stopCli(proc.child));
   const url = await proc.url;
   const answer = await fetch(`${url}/plain/dossiers/etats`, { headers: { 'X-API-KEY': 'tenant-key-0001' } });

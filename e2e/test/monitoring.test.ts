@@ -32,14 +32,35 @@ t.test('the alerts and the dashboard name only metrics the service exports', asy
   const sandbox = await startSandbox();
   const hub = await startHubProcess({ opcos: { sandbox: { limit: 100, windowMs: 1000 } }, logLevel: 'warn' });
   const { key } = await hub.key('publisher', 'monitoring');
-  const opcos = { sandbox: { adapter: 'sandbox', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'monitoring', clientSecretEnv: 'MONITORING_SECRET' } };
+  const opcos = {
+    sandbox: {
+      adapter: 'sandbox',
+      baseUrl: sandbox.url,
+      tokenUrl: sandbox.tokenUrl,
+      clientId: 'monitoring',
+      clientSecretEnv: 'MONITORING_SECRET',
+    },
+  };
   const env = { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, MONITORING_SECRET: 's', HUB_KEY: key };
-  const serve = runCli(['serve', '--config', writeConfig({
-    host: '127.0.0.1', port: 0, mode: 'development', opcos,
-    plugins: ['cache', 'jobs', 'webhooks', 'sync', 'hub'],
-    hub: { url: hub.url.replace(/^http/, 'ws'), apiKeyEnv: 'HUB_KEY', expectedInstances: 1 },
-  })], env);
-  const worker = runCli(['worker', '--config', writeConfig({ host: '127.0.0.1', mode: 'development', opcos })], { ...env, METRICS_PORT: '0' });
+  const serve = runCli(
+    [
+      'serve',
+      '--config',
+      writeConfig({
+        host: '127.0.0.1',
+        port: 0,
+        mode: 'development',
+        opcos,
+        plugins: ['cache', 'jobs', 'webhooks', 'sync', 'hub'],
+        hub: { url: hub.url.replace(/^http/, 'ws'), apiKeyEnv: 'HUB_KEY', expectedInstances: 1 },
+      }),
+    ],
+    env,
+  );
+  const worker = runCli(['worker', '--config', writeConfig({ host: '127.0.0.1', mode: 'development', opcos })], {
+    ...env,
+    METRICS_PORT: '0',
+  });
   t.teardown(async () => {
     await Promise.all([stopCli(serve.child), stopCli(worker.child), hub.stop()]);
     await sandbox.close();
@@ -63,29 +84,43 @@ t.test('the alerts and the dashboard name only metrics the service exports', asy
     ...exportedNames(workerText),
     ...exportedNames(await scraped(`${hub.url}/metrics`)),
   ]);
-  t.ok(names.has('opco_proxy_hub_connection_state') && names.has('opco_proxy_hub_grants_total'), 'the hub plugin\'s and the hub\'s metrics are read');
+  t.ok(
+    names.has('opco_proxy_hub_connection_state') && names.has('opco_proxy_hub_grants_total'),
+    "the hub plugin's and the hub's metrics are read",
+  );
 
   const alerts = readFileSync(repo('deploy/prometheus/alerts.yml'), 'utf8');
   const dashboard = JSON.parse(readFileSync(repo('deploy/grafana/opco-proxy.json'), 'utf8'));
   const expressions = dashboardExpressions(dashboard);
   t.ok(expressions.length >= 10, `the dashboard has queries (${expressions.length})`);
-  for (const [where, text] of [['alerts.yml', alerts], ['opco-proxy.json', expressions.join('\n')]] as const) {
+  for (const [where, text] of [
+    ['alerts.yml', alerts],
+    ['opco-proxy.json', expressions.join('\n')],
+  ] as const) {
     const used = new Set(text.match(/\bopco_proxy_[a-z0-9_]+/g));
     const unknown = [...used].filter((name) => !names.has(name));
     t.same(unknown, [], `${where}: its ${used.size} metrics are all exported`);
   }
 
-  const scrapeJobs = new Set([...readFileSync(repo('deploy/prometheus/prometheus.yml'), 'utf8').matchAll(/job_name: (\S+)/g)].map((m) => m[1]));
+  const scrapeJobs = new Set(
+    [...readFileSync(repo('deploy/prometheus/prometheus.yml'), 'utf8').matchAll(/job_name: (\S+)/g)].map((m) => m[1]),
+  );
   const namedJobs = [...alerts.matchAll(/job(?:=~?)"([^"]+)"/g)].flatMap((m) => m[1].split('|'));
   t.ok(namedJobs.length > 0, 'the alerts name scrape jobs');
-  t.same(namedJobs.filter((job) => !scrapeJobs.has(job)), [], `the jobs the alerts name are scraped (${[...scrapeJobs].join(', ')})`);
+  t.same(
+    namedJobs.filter((job) => !scrapeJobs.has(job)),
+    [],
+    `the jobs the alerts name are scraped (${[...scrapeJobs].join(', ')})`,
+  );
 });
 
 t.test('docs/operations.md explains every alert, and only those', async (t) => {
-  const alerts = [...readFileSync(repo('deploy/prometheus/alerts.yml'), 'utf8').matchAll(/- alert: (\S+)/g)].map((m) => m[1]);
+  const alerts = [...readFileSync(repo('deploy/prometheus/alerts.yml'), 'utf8').matchAll(/- alert: (\S+)/g)].map(
+    (m) => m[1],
+  );
   const doc = readFileSync(repo('docs/operations.md'), 'utf8');
   const section = doc.slice(doc.indexOf('## Alerts and dashboard'));
   const explained = [...section.matchAll(/^\| `([A-Za-z0-9]+)` \|/gm)].map((m) => m[1]);
   t.ok(alerts.length > 10, `${alerts.length} alerts`);
-  t.same(explained, alerts, 'the table lists the alerts in the file\'s order');
+  t.same(explained, alerts, "the table lists the alerts in the file's order");
 });

@@ -5,19 +5,46 @@
 // webhook is created with `description: null`.
 import t from 'tap';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
-import { KEY_A, PDF, TEST_MASTER_KEY, certificatBody, conventionBody, dossierBody, factureBody, runCli, send, stopCli, waitForJob, writeConfig } from '../src/index.js';
+import {
+  KEY_A,
+  PDF,
+  TEST_MASTER_KEY,
+  certificatBody,
+  conventionBody,
+  dossierBody,
+  factureBody,
+  runCli,
+  send,
+  stopCli,
+  waitForJob,
+  writeConfig,
+} from '../src/index.js';
 
 const sandbox = await startSandbox();
 t.teardown(() => sandbox.close());
 const file = writeConfig({
-  mode: 'development', host: '127.0.0.1', port: 0, logLevel: 'warn',
+  mode: 'development',
+  host: '127.0.0.1',
+  port: 0,
+  logLevel: 'warn',
   jobs: { backoffMs: [100, 200, 400] },
-  opcos: { sandbox: { adapter: 'sandbox', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'nulls', clientSecretEnv: 'NULLS_SECRET' } },
+  opcos: {
+    sandbox: {
+      adapter: 'sandbox',
+      baseUrl: sandbox.url,
+      tokenUrl: sandbox.tokenUrl,
+      clientId: 'nulls',
+      clientSecretEnv: 'NULLS_SECRET',
+    },
+  },
 });
 const proc = runCli(['serve', '--config', file], { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, NULLS_SECRET: 's' });
 t.teardown(() => stopCli(proc.child));
 const url = await proc.url;
-const service = { request: (method: string, path: string, options: { key?: string | null; body?: unknown } = {}) => send(url, method, path, options) };
+const service = {
+  request: (method: string, path: string, options: { key?: string | null; body?: unknown } = {}) =>
+    send(url, method, path, options),
+};
 const numero = sandbox.dataset.dossiers[0].numeroInterne;
 
 /** Every path of `value` that holds null. */
@@ -45,25 +72,57 @@ dossier._files = null;
 const cases: Array<{ route: string; body: Record<string, any>; upstream: string; part?: string }> = [
   { route: 'dossiers', upstream: '/v1/dossiers', body: dossier },
   {
-    route: 'factures', upstream: '/v1/factures', part: 'facture',
+    route: 'factures',
+    upstream: '/v1/factures',
+    part: 'facture',
     body: {
-      ...factureBody(numero), estCertificatRealisation: null, _files: { facture: PDF.toString('base64') },
-      lignes: [{ montant: 1250.5, natureLigne: 'PEDAGOGIE', numeroDossier: numero, quantite: null, numeroEcheance: null, codificationEcheance: null, numeroDeca: null }],
+      ...factureBody(numero),
+      estCertificatRealisation: null,
+      _files: { facture: PDF.toString('base64') },
+      lignes: [
+        {
+          montant: 1250.5,
+          natureLigne: 'PEDAGOGIE',
+          numeroDossier: numero,
+          quantite: null,
+          numeroEcheance: null,
+          codificationEcheance: null,
+          numeroDeca: null,
+        },
+      ],
     },
   },
   {
-    route: 'conventions', upstream: '/v1/conventions', part: 'convention',
+    route: 'conventions',
+    upstream: '/v1/conventions',
+    part: 'convention',
     body: (() => {
       const body: Record<string, any> = { ...conventionBody(numero), mandatEmployeur: null, dateSignature: null };
-      body.couts = { ...body.couts, montantRQTHAnnee1: null, montantRQTHAnnee2: null, montantRQTHAnnee3: null, montantRQTHAnnee4: null, nombreRepasTotaux: null, accompagnementDROM: null };
+      body.couts = {
+        ...body.couts,
+        montantRQTHAnnee1: null,
+        montantRQTHAnnee2: null,
+        montantRQTHAnnee3: null,
+        montantRQTHAnnee4: null,
+        nombreRepasTotaux: null,
+        accompagnementDROM: null,
+      };
       body.formation = { ...body.formation, intituleQualification: null };
       return body;
     })(),
   },
   {
-    route: 'certificats', upstream: '/v2/certificats', part: 'certificat',
+    route: 'certificats',
+    upstream: '/v2/certificats',
+    part: 'certificat',
     body: (() => {
-      const body: Record<string, any> = { ...certificatBody(numero), numeroInterneFacture: null, dateSignature: null, representantLegal: null, natureAction: null };
+      const body: Record<string, any> = {
+        ...certificatBody(numero),
+        numeroInterneFacture: null,
+        dateSignature: null,
+        representantLegal: null,
+        natureAction: null,
+      };
       body.apprenti = { nom: 'Dupont', prenom: 'Jean', nomUsage: null };
       body.echeance = { ...body.echeance, codification: null, dateDebut: null, dateFin: null, echeancePartielle: null };
       return body;
@@ -99,10 +158,15 @@ t.test('a required field sent as null is a 400 VALIDATION_ERROR naming it', asyn
 });
 
 t.test('POST /webhooks with description null: 201, without a description', async (t) => {
-  const reply = await service.request('POST', '/webhooks', { key: KEY_A, body: { callbackUrl: 'http://127.0.0.1:9/nulls', events: ['job.completed'], description: null } });
+  const reply = await service.request('POST', '/webhooks', {
+    key: KEY_A,
+    body: { callbackUrl: 'http://127.0.0.1:9/nulls', events: ['job.completed'], description: null },
+  });
   t.equal(reply.status, 201, reply.text);
   t.notOk('description' in reply.body, 'absent, not null');
-  const patched = await service.request('PATCH', `/webhooks/${reply.body.id}`, { body: { active: false, description: null, events: null } });
+  const patched = await service.request('PATCH', `/webhooks/${reply.body.id}`, {
+    body: { active: false, description: null, events: null },
+  });
   t.equal(patched.status, 200, patched.text);
   t.match(patched.body, { active: false, events: ['job.completed'] }, 'a null in a PATCH changes nothing');
 });

@@ -1,11 +1,24 @@
 // The operator API (P9): across tenants, behind the operator key, every answer checked against /doc.
 import t from 'tap';
-import { ADMIN_KEY, KEY_A, RECEIVER_TOKEN, TENANT_A, TENANT_B, eventually, startOperatorScene, startService, type OperatorScene } from '../src/index.js';
+import {
+  ADMIN_KEY,
+  KEY_A,
+  RECEIVER_TOKEN,
+  TENANT_A,
+  TENANT_B,
+  eventually,
+  startOperatorScene,
+  startService,
+  type OperatorScene,
+} from '../src/index.js';
 
 t.test('without OPCO_PROXY_ADMIN_KEY the operator routes are off and say how to turn them on', async (t) => {
   const service = await startService();
   t.teardown(() => service.close());
-  const reply = await service.request('GET', '/admin/jobs', { key: null, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  const reply = await service.request('GET', '/admin/jobs', {
+    key: null,
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+  });
   t.equal(reply.status, 403);
   t.equal(reply.body.code, 'HTTP_ERROR');
   t.match(reply.body.description, /OPCO_PROXY_ADMIN_KEY/);
@@ -36,7 +49,15 @@ t.test('operator routes across tenants', async (t) => {
 
   t.test('/doc lists the operator routes behind the operator key', async (t) => {
     const doc = (await service.get('/doc', { key: null })).body;
-    for (const path of ['/admin/jobs', '/admin/deliveries', '/admin/webhooks', '/admin/syncs', '/admin/pollers', '/admin/upstreams', '/admin/queues']) {
+    for (const path of [
+      '/admin/jobs',
+      '/admin/deliveries',
+      '/admin/webhooks',
+      '/admin/syncs',
+      '/admin/pollers',
+      '/admin/upstreams',
+      '/admin/queues',
+    ]) {
       t.same(doc.paths[path].get.security, [{ OperatorKey: [] }], path);
       t.ok(doc.paths[path].get.responses['401'], `${path} documents 401`);
     }
@@ -57,13 +78,34 @@ t.test('operator routes across tenants', async (t) => {
     t.equal(sandbox.failed, 1);
 
     for (let i = 0; i < 2; i++) {
-      const reply = await service.request('POST', '/sandbox/factures', { body: { montantTotal: 1, numero: `F-${i}`, dateEmission: '2024-10-15', ibanEmetteur: 'FR7630006000011234567890189', siretEmetteur: '98765432109876', estCertificatRealisation: false, lignes: [{ montant: 1, natureLigne: 'PEDAGOGIE', quantite: 1, numeroDossier: service.sandbox.dataset.dossiers[0].numeroInterne }] } });
+      const reply = await service.request('POST', '/sandbox/factures', {
+        body: {
+          montantTotal: 1,
+          numero: `F-${i}`,
+          dateEmission: '2024-10-15',
+          ibanEmetteur: 'FR7630006000011234567890189',
+          siretEmetteur: '98765432109876',
+          estCertificatRealisation: false,
+          lignes: [
+            {
+              montant: 1,
+              natureLigne: 'PEDAGOGIE',
+              quantite: 1,
+              numeroDossier: service.sandbox.dataset.dossiers[0].numeroInterne,
+            },
+          ],
+        },
+      });
       t.equal(reply.status, 202);
     }
     const first = await admin('/admin/jobs?opcoId=sandbox&limit=2');
     t.equal(first.body.items.length, 2);
     t.type(first.body.next, 'string');
-    t.same(first.body.counts.map((c: any) => c.opcoId), ['sandbox'], 'counts of the opcoId asked for');
+    t.same(
+      first.body.counts.map((c: any) => c.opcoId),
+      ['sandbox'],
+      'counts of the opcoId asked for',
+    );
     const second = await admin(`/admin/jobs?opcoId=sandbox&limit=2&cursor=${first.body.next}`);
     t.equal(second.body.items.length, 1);
     t.equal(second.body.next, null);
@@ -85,17 +127,29 @@ t.test('operator routes across tenants', async (t) => {
     t.equal(delivery.event, 'job.failed');
     t.equal(delivery.tenant, TENANT_A);
     t.equal(delivery.target, `${scene.receiver.url}/hooks/jobs`, 'origin and path only');
-    for (const secret of [RECEIVER_TOKEN, scene.webhook.secret, scene.webhook.signingSecret, KEY_A]) t.notOk(reply.text.includes(secret), 'no secret shown');
+    for (const secret of [RECEIVER_TOKEN, scene.webhook.secret, scene.webhook.signingSecret, KEY_A])
+      t.notOk(reply.text.includes(secret), 'no secret shown');
 
     scene.receiver.fallback = { status: 200 };
     const before = scene.receiver.received.length;
     const resent = await admin(`/admin/deliveries/${scene.deliveryId}/resend`, { method: 'POST' });
     t.equal(resent.status, 202, resent.text);
     t.same(resent.body, { deliveryId: scene.deliveryId, event: 'job.failed', status: 'retrying' });
-    const again = await eventually(() => scene.receiver.received.slice(before).find((r) => r.headers['svc-delivery-id'] === scene.deliveryId), 'the delivery sent again');
+    const again = await eventually(
+      () => scene.receiver.received.slice(before).find((r) => r.headers['svc-delivery-id'] === scene.deliveryId),
+      'the delivery sent again',
+    );
     t.equal(again.body.data.jobId, scene.failedJob.jobId);
-    await eventually(async () => (await admin('/admin/deliveries?status=delivered')).body.items.some((d: any) => d.id === scene.deliveryId), 'the delivery recorded as delivered');
-    t.equal((await admin('/admin/deliveries/0123456789abcdef0123456789abcdef/resend', { method: 'POST' })).status, 404, 'an unknown delivery');
+    await eventually(
+      async () =>
+        (await admin('/admin/deliveries?status=delivered')).body.items.some((d: any) => d.id === scene.deliveryId),
+      'the delivery recorded as delivered',
+    );
+    t.equal(
+      (await admin('/admin/deliveries/0123456789abcdef0123456789abcdef/resend', { method: 'POST' })).status,
+      404,
+      'an unknown delivery',
+    );
   });
 
   t.test('webhooks: failing and disabled ones, and no resend to a switched-off webhook', async (t) => {
@@ -104,11 +158,24 @@ t.test('operator routes across tenants', async (t) => {
     t.notOk(all.text.includes(scene.webhook.secret));
     await service.kernel.store.collection('webhooks').updateMany(
       { _id: scene.webhook.id },
-      { $set: { active: false, failingSince: new Date('2026-01-01T00:00:00Z'), disabledAt: new Date('2026-01-06T00:00:00Z'), disabledReason: 'every delivery failed since 2026-01-01T00:00:00.000Z' } },
+      {
+        $set: {
+          active: false,
+          failingSince: new Date('2026-01-01T00:00:00Z'),
+          disabledAt: new Date('2026-01-06T00:00:00Z'),
+          disabledReason: 'every delivery failed since 2026-01-01T00:00:00.000Z',
+        },
+      },
     );
     const disabled = await admin('/admin/webhooks');
     t.equal(disabled.body.items.length, 1, 'disabled ones by default');
-    t.match(disabled.body.items[0], { id: scene.webhook.id, tenant: TENANT_A, active: false, disabledAt: '2026-01-06T00:00:00.000Z', target: `${scene.receiver.url}/hooks/jobs` });
+    t.match(disabled.body.items[0], {
+      id: scene.webhook.id,
+      tenant: TENANT_A,
+      active: false,
+      disabledAt: '2026-01-06T00:00:00.000Z',
+      target: `${scene.receiver.url}/hooks/jobs`,
+    });
     t.equal((await admin('/admin/webhooks?state=failing')).body.items.length, 1);
     const refused = await admin(`/admin/deliveries/${scene.deliveryId}/resend`, { method: 'POST' });
     t.equal(refused.status, 409, 'its tenant turns it back on, not the operator');

@@ -16,7 +16,10 @@ const DIR = fileURLToPath(new URL('../../../deploy/prometheus/', import.meta.url
 
 function promtoolSkip(): string | undefined {
   if (existsSync(PROMTOOL)) return undefined;
-  if (process.env.CI) throw new Error(`${PROMTOOL} is missing: CI must check the alerting rules (.ci/run installs the prometheus package)`);
+  if (process.env.CI)
+    throw new Error(
+      `${PROMTOOL} is missing: CI must check the alerting rules (.ci/run installs the prometheus package)`,
+    );
   return `${PROMTOOL} is not installed (apt-get install --no-install-recommends prometheus): the rules are not checked on this machine`;
 }
 
@@ -32,7 +35,11 @@ function promtool(...args: string[]): Promise<{ code: number; output: string }> 
 const skip = promtoolSkip();
 
 t.test('promtool accepts the rules and the scrape config, and the rules pass their unit tests', { skip }, async (t) => {
-  for (const args of [['check', 'rules', join(DIR, 'alerts.yml')], ['check', 'config', join(DIR, 'prometheus.yml')], ['test', 'rules', join(DIR, 'alerts.test.yml')]]) {
+  for (const args of [
+    ['check', 'rules', join(DIR, 'alerts.yml')],
+    ['check', 'config', join(DIR, 'prometheus.yml')],
+    ['test', 'rules', join(DIR, 'alerts.test.yml')],
+  ]) {
     const { code, output } = await promtool(...args);
     t.equal(code, 0, `promtool ${args.slice(0, 2).join(' ')} ${args[2].slice(DIR.length)}\n${output}`);
   }
@@ -43,8 +50,17 @@ t.test('a moved threshold fails the unit tests', { skip }, async (t) => {
   t.teardown(() => rmSync(work, { recursive: true, force: true }));
   copyFileSync(join(DIR, 'alerts.test.yml'), join(work, 'alerts.test.yml'));
   const rules = readFileSync(join(DIR, 'alerts.yml'), 'utf8');
-  t.ok(rules.includes('max(opco_proxy_oldest_pending_job_age_seconds) > 600'), 'the backlog rule is where the test expects it');
-  writeFileSync(join(work, 'alerts.yml'), rules.replace('max(opco_proxy_oldest_pending_job_age_seconds) > 600', 'max(opco_proxy_oldest_pending_job_age_seconds) > 6000'));
+  t.ok(
+    rules.includes('max(opco_proxy_oldest_pending_job_age_seconds) > 600'),
+    'the backlog rule is where the test expects it',
+  );
+  writeFileSync(
+    join(work, 'alerts.yml'),
+    rules.replace(
+      'max(opco_proxy_oldest_pending_job_age_seconds) > 600',
+      'max(opco_proxy_oldest_pending_job_age_seconds) > 6000',
+    ),
+  );
   const { code, output } = await promtool('test', 'rules', join(work, 'alerts.test.yml'));
   t.not(code, 0, 'promtool test rules fails');
   t.match(output, /alertname: OpcoProxyJobBacklog/, 'on the backlog alert');

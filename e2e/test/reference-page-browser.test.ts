@@ -22,8 +22,9 @@ if (!existsSync(CHROMIUM)) {
     await browser.close();
     await service.close();
   });
-  const operationCount = Object.values((await service.get('/doc', { key: null })).body.paths as Record<string, object>)
-    .reduce((sum, item) => sum + Object.keys(item).length, 0);
+  const operationCount = Object.values(
+    (await service.get('/doc', { key: null })).body.paths as Record<string, object>,
+  ).reduce((sum, item) => sum + Object.keys(item).length, 0);
 
   async function openReference(hash = '') {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

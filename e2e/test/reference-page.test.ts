@@ -83,6 +83,7 @@ t.test('/doc with plugins: ["cache"] is valid and lists only the routes served',
 
 t.test('swagger-parser refuses a broken document: the check can fail', async (t) => {
   const doc = structuredClone((await service.get('/doc', { key: null })).body);
-  delete doc.paths['/webhooks'].post.callbacks['job.completed']['{$request.body#/callbackUrl}'].post.responses['2XX'].description;
+  delete doc.paths['/webhooks'].post.callbacks['job.completed']['{$request.body#/callbackUrl}'].post.responses['2XX']
+    .description;
   await t.rejects(SwaggerParser.validate(doc), /description/);
 });

@@ -23,7 +23,11 @@ t.teardown(() => sender.close());
 async function post(path: string, body: string | Buffer, headers: Record<string, string> = {}) {
   const started = performance.now();
   const answer = await request(scene.url + path, {
-    method: 'POST', dispatcher: sender, body, headersTimeout: 60_000, bodyTimeout: 60_000,
+    method: 'POST',
+    dispatcher: sender,
+    body,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
     headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...headers },
   });
   const ms = performance.now() - started;
@@ -31,7 +35,10 @@ async function post(path: string, body: string | Buffer, headers: Record<string,
   return { status: answer.statusCode, body: text ? JSON.parse(text) : undefined, ms };
 }
 
-const service = { request: (method: string, path: string, options: { body?: unknown } = {}) => send(scene.url, method, path, { ...options, key: KEY }) };
+const service = {
+  request: (method: string, path: string, options: { body?: unknown } = {}) =>
+    send(scene.url, method, path, { ...options, key: KEY }),
+};
 const upstreamCalls = () => scene.upstreamCalls(KEY);
 
 // A CFA's key the upstream has answered before (P13: a proven key).
@@ -44,7 +51,10 @@ t.test('200 `_files` entries: 400 naming the first name that is no role; nothing
   t.equal(reply.status, 400);
   t.equal(reply.body.code, 'VALIDATION_ERROR');
   t.same(reply.body.errors, [`_files.f0: ${UNKNOWN_ROLE}`]);
-  const mixed = await post('/sandbox/dossiers', JSON.stringify({ ...dossierBody(), _files: { cerfa: 'QQ==', facture: 'QQ==', annexe: 'QQ==' } }));
+  const mixed = await post(
+    '/sandbox/dossiers',
+    JSON.stringify({ ...dossierBody(), _files: { cerfa: 'QQ==', facture: 'QQ==', annexe: 'QQ==' } }),
+  );
   t.same(mixed.body.errors, [`_files.annexe: ${UNKNOWN_ROLE}`], 'after two roles, the third name');
   t.equal(upstreamCalls(), before, 'no upstream call');
 });
@@ -61,26 +71,64 @@ t.test('the five roles: one job of at most six upstream calls, one per file afte
   t.equal(calls, 6, 'the dossier, then one document per role');
 });
 
-t.test('unknown top-level fields are refused, never forwarded; structure past a bound is refused naming where', async (t) => {
-  const before = upstreamCalls();
-  const unknown = await post('/sandbox/dossiers', JSON.stringify({ ...dossierBody(), colour: 'blue', remarque: null }));
-  t.equal(unknown.status, 400);
-  t.same(unknown.body.errors, ['colour: Unrecognized field', 'remarque: Unrecognized field']);
-  const numero = scene.sandbox.dataset.dossiers[0].numeroInterne;
-  const facture = { montantTotal: 1, numero: 'F-BOUNDS', dateEmission: '2025-01-01', ibanEmetteur: 'FR7630006000011234567890189', siretEmetteur: '98765432109876' };
-  const items = await post('/sandbox/factures', JSON.stringify({ ...facture, lignes: Array.from({ length: 10_001 }, () => numero) }));
-  t.equal(items.status, 400);
-  t.same(items.body.errors, ['lignes: Must contain at most 10000 items']);
-  const fields = await post('/sandbox/dossiers', JSON.stringify(dossierBody({ cerfa: { ...dossierBody().cerfa, formation: Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}`, i])) } })));
-  t.same(fields.body.errors, ['cerfa.formation: Must contain at most 1000 fields']);
-  const values = await post('/sandbox/dossiers', JSON.stringify(dossierBody({ cerfa: { ...dossierBody().cerfa, notes: Array.from({ length: 3 }, () => Array.from({ length: 7_000 }, () => 0)) } })));
-  t.same(values.body.errors, ['body: Must contain at most 20000 values']);
-  const json = await post('/sandbox/dossiers', JSON.stringify(dossierBody({ cerfa: { ...dossierBody().cerfa, note: 'x'.repeat(1024 * 1024) } })));
-  t.equal(json.status, 413);
-  t.equal(json.body.code, 'PAYLOAD_TOO_LARGE');
-  t.equal(json.body.description, 'request body is over the 1048576-byte limit for its JSON outside _files');
-  t.equal(upstreamCalls(), before, 'no upstream call');
-});
+t.test(
+  'unknown top-level fields are refused, never forwarded; structure past a bound is refused naming where',
+  async (t) => {
+    const before = upstreamCalls();
+    const unknown = await post(
+      '/sandbox/dossiers',
+      JSON.stringify({ ...dossierBody(), colour: 'blue', remarque: null }),
+    );
+    t.equal(unknown.status, 400);
+    t.same(unknown.body.errors, ['colour: Unrecognized field', 'remarque: Unrecognized field']);
+    const numero = scene.sandbox.dataset.dossiers[0].numeroInterne;
+    const facture = {
+      montantTotal: 1,
+      numero: 'F-BOUNDS',
+      dateEmission: '2025-01-01',
+      ibanEmetteur: 'FR7630006000011234567890189',
+      siretEmetteur: '98765432109876',
+    };
+    const items = await post(
+      '/sandbox/factures',
+      JSON.stringify({ ...facture, lignes: Array.from({ length: 10_001 }, () => numero) }),
+    );
+    t.equal(items.status, 400);
+    t.same(items.body.errors, ['lignes: Must contain at most 10000 items']);
+    const fields = await post(
+      '/sandbox/dossiers',
+      JSON.stringify(
+        dossierBody({
+          cerfa: {
+            ...dossierBody().cerfa,
+            formation: Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}`, i])),
+          },
+        }),
+      ),
+    );
+    t.same(fields.body.errors, ['cerfa.formation: Must contain at most 1000 fields']);
+    const values = await post(
+      '/sandbox/dossiers',
+      JSON.stringify(
+        dossierBody({
+          cerfa: {
+            ...dossierBody().cerfa,
+            notes: Array.from({ length: 3 }, () => Array.from({ length: 7_000 }, () => 0)),
+          },
+        }),
+      ),
+    );
+    t.same(values.body.errors, ['body: Must contain at most 20000 values']);
+    const json = await post(
+      '/sandbox/dossiers',
+      JSON.stringify(dossierBody({ cerfa: { ...dossierBody().cerfa, note: 'x'.repeat(1024 * 1024) } })),
+    );
+    t.equal(json.status, 413);
+    t.equal(json.body.code, 'PAYLOAD_TOO_LARGE');
+    t.equal(json.body.description, 'request body is over the 1048576-byte limit for its JSON outside _files');
+    t.equal(upstreamCalls(), before, 'no upstream call');
+  },
+);
 
 /** `{"cerfa":{...},"k0000000":0,...}`: the hostile body of the issue, 1.5 million top-level keys. */
 function millionKeys(): Buffer {
@@ -103,7 +151,10 @@ t.test('1.5 million keys, plain and brotli: refused within a second, /health wit
   await eventLoopMaxMs(scene.url);
   const health = probeHealth(scene.url, 20);
   const replies = [];
-  for (const [label, body, headers] of [['plain', plain, {}], ['brotli', brotli, { 'content-encoding': 'br' }]] as const) {
+  for (const [label, body, headers] of [
+    ['plain', plain, {}],
+    ['brotli', brotli, { 'content-encoding': 'br' }],
+  ] as const) {
     const reply = await post('/sandbox/dossiers', body, headers);
     t.equal(reply.status, 400, label);
     t.same(reply.body.errors, ['body: Must contain at most 1000 fields'], label);
@@ -147,7 +198,9 @@ t.test('the largest bodies the bounds accept: their event-loop stall, measured',
   const cerfa = Buffer.alloc(10 * 1024 * 1024, 7).toString('base64');
   const skeleton = JSON.stringify({ ...dossierBody(), _files: { cerfa, facture: '' } });
   const rest = Math.floor((limit - skeleton.length) / 4) * 3;
-  const withFiles = Buffer.from(JSON.stringify({ ...dossierBody(), _files: { cerfa, facture: Buffer.alloc(rest, 9).toString('base64') } }));
+  const withFiles = Buffer.from(
+    JSON.stringify({ ...dossierBody(), _files: { cerfa, facture: Buffer.alloc(rest, 9).toString('base64') } }),
+  );
   t.ok(withFiles.length <= limit && withFiles.length > limit - 8, `${withFiles.length} bytes`);
   await measured(t, 'files', withFiles);
   // The most JSON: nearly 1 MiB (limits.jsonBytes) in nearly 20,000 values (limits.bodyValues).

@@ -8,14 +8,32 @@ import t, { type Test } from 'tap';
 import { tenantHash } from '@opco-proxy/core';
 import { TestClock } from '@opco-proxy/core/testing';
 import cache from '@opco-proxy/plugin-cache';
-import { dossierBody, isErrorBody, startService, KEY_A, KEY_B, type Reply, type RequestOptions, type Service } from '../src/index.js';
+import {
+  dossierBody,
+  isErrorBody,
+  startService,
+  KEY_A,
+  KEY_B,
+  type Reply,
+  type RequestOptions,
+  type Service,
+} from '../src/index.js';
 
 const PATH = '/sandbox/dossiers/etats?numeroPage=1';
 const TRACE = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
-async function service(t: { teardown(fn: () => unknown): void }, config: Record<string, unknown> = {}): Promise<{ service: Service; chained: () => number; logs: string[] }> {
+async function service(
+  t: { teardown(fn: () => unknown): void },
+  config: Record<string, unknown> = {},
+): Promise<{ service: Service; chained: () => number; logs: string[] }> {
   const logs: string[] = [];
-  const service = await startService({ clock: new TestClock({ frozen: true }), logs, config: { ...config, plugins: [] }, opco: { cacheTtlS: { 'GET /dossiers/etats': 60, 'GET /dossiers': 60 } }, plugins: [cache] });
+  const service = await startService({
+    clock: new TestClock({ frozen: true }),
+    logs,
+    config: { ...config, plugins: [] },
+    opco: { cacheTtlS: { 'GET /dossiers/etats': 60, 'GET /dossiers': 60 } },
+    plugins: [cache],
+  });
   t.teardown(() => service.close());
   const { app } = service.kernel;
   let contexts = 0;
@@ -42,7 +60,8 @@ t.test('a cached and an uncached read carry the same headers, log fields and met
   t.equal(miss.headers.get('x-cache'), 'MISS');
   t.equal(hit.headers.get('x-cache'), 'HIT');
   t.same(headerNames(hit), headerNames(miss), 'the same headers');
-  for (const name of ['svc-api-version', 'content-type', 'content-length', 'connection', 'keep-alive']) t.equal(hit.headers.get(name), miss.headers.get(name), name);
+  for (const name of ['svc-api-version', 'content-type', 'content-length', 'connection', 'keep-alive'])
+    t.equal(hit.headers.get(name), miss.headers.get(name), name);
   t.equal(miss.headers.get('x-request-id'), 'by-chain');
   t.equal(hit.headers.get('x-request-id'), 'early');
   t.equal(hit.text, miss.text);
@@ -50,20 +69,39 @@ t.test('a cached and an uncached read carry the same headers, log fields and met
   const chainLine = lineOf(logs, 'by-chain');
   const earlyLine = lineOf(logs, 'early');
   t.same(Object.keys(earlyLine).sort(), Object.keys(chainLine).sort(), 'the same log fields');
-  for (const field of ['method', 'route', 'operationId', 'status', 'apiKey', 'level', 'msg']) t.equal(earlyLine[field], chainLine[field], field);
+  for (const field of ['method', 'route', 'operationId', 'status', 'apiKey', 'level', 'msg'])
+    t.equal(earlyLine[field], chainLine[field], field);
   t.equal(earlyLine.apiKey, `${KEY_A.slice(0, 4)}****`);
 
   const metrics = await (await fetch(`${s.url}/metrics`)).text();
-  t.match(metrics, /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/dossiers\/etats",method="GET",status="200"\} 2\n/, 'both counted under one route');
-  t.match(metrics, /opco_proxy_http_request_duration_seconds_count\{route="\/\{opcoId\}\/dossiers\/etats",method="GET"\} 2\n/, 'both timed');
+  t.match(
+    metrics,
+    /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/dossiers\/etats",method="GET",status="200"\} 2\n/,
+    'both counted under one route',
+  );
+  t.match(
+    metrics,
+    /opco_proxy_http_request_duration_seconds_count\{route="\/\{opcoId\}\/dossiers\/etats",method="GET"\} 2\n/,
+    'both timed',
+  );
 });
 
 /** Two refusals of one kind, the first on a URL the early path serves, the second on one it never saw. */
-async function refusedBothWays(t: Test, s: Service, chained: () => number, key: string | null, status: number, code: string): Promise<void> {
+async function refusedBothWays(
+  t: Test,
+  s: Service,
+  chained: () => number,
+  key: string | null,
+  status: number,
+  code: string,
+): Promise<void> {
   const before = chained();
   const early = await s.get(PATH, { key, headers: { 'x-request-id': `early-${status}` } });
   t.equal(chained(), before, 'the known URL is refused on the early path');
-  const byChain = await s.get('/sandbox/dossiers/etats?numeroPage=9', { key, headers: { 'x-request-id': `chain-${status}` } });
+  const byChain = await s.get('/sandbox/dossiers/etats?numeroPage=9', {
+    key,
+    headers: { 'x-request-id': `chain-${status}` },
+  });
   t.equal(chained(), before + 1, 'the new one on the chain');
   isErrorBody(t, early, status, code);
   isErrorBody(t, byChain, status, code);
@@ -73,7 +111,11 @@ async function refusedBothWays(t: Test, s: Service, chained: () => number, key: 
 }
 
 t.test('a refusal reads the same on either path', async (t) => {
-  const { service: s, chained, logs } = await service(t, { allowedTenants: [tenantHash(KEY_A)], tenantRateLimit: { perSecond: 0.001, burst: 2 } });
+  const {
+    service: s,
+    chained,
+    logs,
+  } = await service(t, { allowedTenants: [tenantHash(KEY_A)], tenantRateLimit: { perSecond: 0.001, burst: 2 } });
   t.equal((await s.get(PATH)).status, 200);
   t.equal((await s.get(PATH)).headers.get('x-cache'), 'HIT');
   await refusedBothWays(t, s, chained, KEY_B, 403, 'HTTP_ERROR');
@@ -93,26 +135,51 @@ t.test('a cached personal read is recorded in the audit trail on the early path'
   t.equal(hit.headers.get('x-cache'), 'HIT');
   t.equal(chained(), before, 'answered on the early path');
   const items = (await s.get('/audit')).body.items as Array<{ action: string; requestId: string }>;
-  t.same(items.map((r) => r.action), ['getDossier', 'getDossier'], 'both reads recorded');
-  t.ok(items.some((r) => r.requestId === 'audited-hit'), 'the early one with its request id');
+  t.same(
+    items.map((r) => r.action),
+    ['getDossier', 'getDossier'],
+    'both reads recorded',
+  );
+  t.ok(
+    items.some((r) => r.requestId === 'audited-hit'),
+    'the early one with its request id',
+  );
 });
 
 /** A POST on the known URL (the early path) and on a new one (the chain: a query string it ignores). */
-async function postedBothWays(t: Test, s: Service, chained: () => number, options: RequestOptions, fresh: number): Promise<[Reply, Reply]> {
+async function postedBothWays(
+  t: Test,
+  s: Service,
+  chained: () => number,
+  options: RequestOptions,
+  fresh: number,
+): Promise<[Reply, Reply]> {
   const before = chained();
-  const early = await s.request('POST', '/sandbox/dossiers', { ...options, headers: { ...options.headers, 'x-request-id': `early-post-${fresh}` } });
+  const early = await s.request('POST', '/sandbox/dossiers', {
+    ...options,
+    headers: { ...options.headers, 'x-request-id': `early-post-${fresh}` },
+  });
   t.equal(chained(), before, 'the known URL is answered on the early path');
-  const byChain = await s.request('POST', `/sandbox/dossiers?fresh=${fresh}`, { ...options, headers: { ...options.headers, 'x-request-id': `chain-post-${fresh}` } });
+  const byChain = await s.request('POST', `/sandbox/dossiers?fresh=${fresh}`, {
+    ...options,
+    headers: { ...options.headers, 'x-request-id': `chain-post-${fresh}` },
+  });
   t.equal(chained(), before + 1, 'the new one on the chain');
   t.equal(early.status, byChain.status, 'the same status');
   t.same(headerNames(early), headerNames(byChain), 'the same headers');
-  for (const name of ['svc-api-version', 'content-type', 'connection']) t.equal(early.headers.get(name), byChain.headers.get(name), name);
+  for (const name of ['svc-api-version', 'content-type', 'connection'])
+    t.equal(early.headers.get(name), byChain.headers.get(name), name);
   return [early, byChain];
 }
 
 t.test('a submission to a URL posted before is served on the early path, as the chain serves it', async (t) => {
   const logs: string[] = [];
-  const s = await startService({ clock: new TestClock({ frozen: true }), logs, role: 'api', config: { limits: { bodyBytes: 4096 } } });
+  const s = await startService({
+    clock: new TestClock({ frozen: true }),
+    logs,
+    role: 'api',
+    config: { limits: { bodyBytes: 4096 } },
+  });
   t.teardown(() => s.close());
   const { app } = s.kernel;
   let contexts = 0;
@@ -120,7 +187,11 @@ t.test('a submission to a URL posted before is served on the early path, as the 
   app.createContext = (req, res) => ((contexts += 1), createContext(req, res));
   const chained = () => contexts;
 
-  t.equal((await s.request('POST', '/sandbox/dossiers', { body: dossierBody() })).status, 202, 'the first POST takes the chain');
+  t.equal(
+    (await s.request('POST', '/sandbox/dossiers', { body: dossierBody() })).status,
+    202,
+    'the first POST takes the chain',
+  );
   t.equal(chained(), 1);
 
   const [accepted, acceptedByChain] = await postedBothWays(t, s, chained, { body: dossierBody() }, 1);
@@ -134,8 +205,16 @@ t.test('a submission to a URL posted before is served on the early path, as the 
   t.equal(chained(), polled, 'a job polled again is answered on the early path');
   t.same(again.body, job.body);
   t.same(headerNames(again), headerNames(job), 'with the same headers');
-  t.equal((await s.get(`/sandbox/jobs/${acceptedByChain.body.jobId as string}`, { key: KEY_B })).status, 404, "another tenant's poll of it: 404");
-  t.equal((await s.get(`/sandbox/jobs/${acceptedByChain.body.jobId as string}`, { key: KEY_B })).status, 404, 'on the early path too');
+  t.equal(
+    (await s.get(`/sandbox/jobs/${acceptedByChain.body.jobId as string}`, { key: KEY_B })).status,
+    404,
+    "another tenant's poll of it: 404",
+  );
+  t.equal(
+    (await s.get(`/sandbox/jobs/${acceptedByChain.body.jobId as string}`, { key: KEY_B })).status,
+    404,
+    'on the early path too',
+  );
   await s.request('GET', '/docs', { key: null, headers: { accept: 'text/html' } });
   const documented = chained();
   await s.request('GET', '/docs', { key: null, headers: { accept: 'text/html' } });
@@ -143,15 +222,26 @@ t.test('a submission to a URL posted before is served on the early path, as the 
   const earlyLine = lineOf(logs, 'early-post-1');
   const chainLine = lineOf(logs, 'chain-post-1');
   t.same(Object.keys(earlyLine).sort(), Object.keys(chainLine).sort(), 'the same log fields');
-  for (const field of ['method', 'route', 'operationId', 'status', 'apiKey']) t.equal(earlyLine[field], chainLine[field], field);
+  for (const field of ['method', 'route', 'operationId', 'status', 'apiKey'])
+    t.equal(earlyLine[field], chainLine[field], field);
   const metrics = await (await fetch(`${s.url}/metrics`)).text();
-  t.match(metrics, /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/dossiers",method="POST",status="202"\} 3\n/, 'all counted under one route');
+  t.match(
+    metrics,
+    /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/dossiers",method="POST",status="202"\} 3\n/,
+    'all counted under one route',
+  );
 
   const [invalid, invalidByChain] = await postedBothWays(t, s, chained, { body: { cerfa: 'no' } }, 2);
   isErrorBody(t, invalid, 400, 'VALIDATION_ERROR');
   t.same(invalid.body, invalidByChain.body, 'the same refusal');
 
-  const [wrongType] = await postedBothWays(t, s, chained, { rawBody: JSON.stringify(dossierBody()), headers: { 'content-type': 'text/plain' } }, 3);
+  const [wrongType] = await postedBothWays(
+    t,
+    s,
+    chained,
+    { rawBody: JSON.stringify(dossierBody()), headers: { 'content-type': 'text/plain' } },
+    3,
+  );
   isErrorBody(t, wrongType, 415, 'UNSUPPORTED_MEDIA_TYPE');
 
   const [tooLarge] = await postedBothWays(t, s, chained, { body: dossierBody({ padding: 'x'.repeat(5000) }) }, 4);

@@ -17,7 +17,8 @@ async function restartMidSync(t: Test, backends: ServiceOptions['config']) {
   t.equal(accepted.status, 202);
   await watchSync(first, accepted.body.syncId, { until: (s) => s.batchesCompleted >= 2 });
   await first.close();
-  const listed = () => upstream.received.filter((r) => r.path === '/v1/dossiers/liste').map((r) => r.query.numerosInternes);
+  const listed = () =>
+    upstream.received.filter((r) => r.path === '/v1/dossiers/liste').map((r) => r.query.numerosInternes);
   const beforeRestart = listed();
   t.ok(beforeRestart.length >= 2 && beforeRestart.length < 8, `stopped mid-sync after ${beforeRestart.length} batches`);
 

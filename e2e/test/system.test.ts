@@ -6,11 +6,28 @@ import { contractOf } from '../src/contract.js';
 import { startService, KEY_A, KEY_B } from '../src/index.js';
 
 const SPEC_ROUTES = [
-  'get /health', 'get /doc', 'get /{opcoId}/status', 'get /{opcoId}/cfakeyinfo', 'get /{opcoId}/dossiers',
-  'get /{opcoId}/dossiers/etats', 'get /{opcoId}/dossiers/liste', 'post /{opcoId}/dossiers', 'post /{opcoId}/factures',
-  'get /{opcoId}/factures/etats', 'post /{opcoId}/conventions', 'post /{opcoId}/certificats', 'post /{opcoId}/documents',
-  'get /{opcoId}/jobs/{jobId}', 'post /sync/dossiers', 'get /sync/{syncId}', 'delete /sync/{syncId}',
-  'post /webhooks', 'get /webhooks', 'patch /webhooks/{id}', 'delete /webhooks/{id}', 'get /webhooks/{id}/logs',
+  'get /health',
+  'get /doc',
+  'get /{opcoId}/status',
+  'get /{opcoId}/cfakeyinfo',
+  'get /{opcoId}/dossiers',
+  'get /{opcoId}/dossiers/etats',
+  'get /{opcoId}/dossiers/liste',
+  'post /{opcoId}/dossiers',
+  'post /{opcoId}/factures',
+  'get /{opcoId}/factures/etats',
+  'post /{opcoId}/conventions',
+  'post /{opcoId}/certificats',
+  'post /{opcoId}/documents',
+  'get /{opcoId}/jobs/{jobId}',
+  'post /sync/dossiers',
+  'get /sync/{syncId}',
+  'delete /sync/{syncId}',
+  'post /webhooks',
+  'get /webhooks',
+  'patch /webhooks/{id}',
+  'delete /webhooks/{id}',
+  'get /webhooks/{id}/logs',
 ];
 
 const service = await startService({ config: { tenantRateLimit: { perSecond: 2, burst: 3 } } });
@@ -39,16 +56,19 @@ async function documentedReady(url: string, status: 200 | 503) {
   };
 }
 
-t.test('GET /ready reports the store and the queue reachable, every field of its answer as /doc declares it', async (t) => {
-  const reply = await service.get('/ready', { key: null });
-  t.equal(reply.status, 200);
-  t.same(reply.body, { status: 'ready', store: 'embedded', queue: 'embedded' });
-  const documented = await documentedReady(service.url, 200);
-  t.equal(documented.check(reply.body), '', 'valid against /doc');
-  // A field the schema does not name would pass a schema open to more: each one is looked for.
-  for (const field of Object.keys(reply.body)) t.ok(documented.declared.includes(field), `${field} declared in /doc`);
-  for (const field of documented.required) t.ok(field in reply.body, `${field}, required by /doc, answered`);
-});
+t.test(
+  'GET /ready reports the store and the queue reachable, every field of its answer as /doc declares it',
+  async (t) => {
+    const reply = await service.get('/ready', { key: null });
+    t.equal(reply.status, 200);
+    t.same(reply.body, { status: 'ready', store: 'embedded', queue: 'embedded' });
+    const documented = await documentedReady(service.url, 200);
+    t.equal(documented.check(reply.body), '', 'valid against /doc');
+    // A field the schema does not name would pass a schema open to more: each one is looked for.
+    for (const field of Object.keys(reply.body)) t.ok(documented.declared.includes(field), `${field} declared in /doc`);
+    for (const field of documented.required) t.ok(field in reply.body, `${field}, required by /doc, answered`);
+  },
+);
 
 t.test('GET /doc is an OpenAPI 3.0 document listing every route of SPEC 4', async (t) => {
   const reply = await service.get('/doc', { key: null });
@@ -65,14 +85,26 @@ t.test('GET /metrics exposes Prometheus text', async (t) => {
   await service.get('/sandbox/dossiers/etats?numeroPage=1', { key: KEY_B });
   const reply = await service.get('/metrics', { key: null });
   t.equal(reply.status, 200);
-  t.match(reply.text, /opco_proxy_upstream_calls_total\{opco="sandbox",route="GET \/dossiers\/etats",status="200"\} \d+/);
+  t.match(
+    reply.text,
+    /opco_proxy_upstream_calls_total\{opco="sandbox",route="GET \/dossiers\/etats",status="200"\} \d+/,
+  );
   await service.get('/sandbox/jobs/not-a-job', { key: KEY_B });
   const after = (await service.get('/metrics', { key: null })).text;
   // Inbound requests by route template (never the raw path), method and status, and their latency.
-  t.match(after, /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/dossiers\/etats",method="GET",status="200"\} [1-9]/);
-  t.match(after, /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/jobs\/\{jobId\}",method="GET",status="404"\} [1-9]/);
+  t.match(
+    after,
+    /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/dossiers\/etats",method="GET",status="200"\} [1-9]/,
+  );
+  t.match(
+    after,
+    /opco_proxy_http_requests_total\{route="\/\{opcoId\}\/jobs\/\{jobId\}",method="GET",status="404"\} [1-9]/,
+  );
   t.notMatch(after, /not-a-job/, 'ids do not become labels');
-  t.match(after, /opco_proxy_http_request_duration_seconds_bucket\{le="[^"]+",route="\/\{opcoId\}\/dossiers\/etats",method="GET"\} [1-9]/);
+  t.match(
+    after,
+    /opco_proxy_http_request_duration_seconds_bucket\{le="[^"]+",route="\/\{opcoId\}\/dossiers\/etats",method="GET"\} [1-9]/,
+  );
   // Process and event-loop figures.
   t.match(after, /^opco_proxy_process_cpu_user_seconds_total \d/m);
   t.match(after, /^opco_proxy_nodejs_eventloop_lag_seconds \d/m);
@@ -82,7 +114,10 @@ t.test('GET /metrics exposes Prometheus text', async (t) => {
 t.test('a tenant over its own request rate gets 429; others are unaffected (D6)', async (t) => {
   const statuses = [];
   for (let i = 0; i < 6; i++) statuses.push((await service.get('/sandbox/status', { key: 'noisy-tenant-key' })).status);
-  t.ok(statuses.slice(0, 3).every((s) => s === 200), 'burst admitted');
+  t.ok(
+    statuses.slice(0, 3).every((s) => s === 200),
+    'burst admitted',
+  );
   t.ok(statuses.includes(429), 'then limited');
   const limited = await service.get('/sandbox/status', { key: 'noisy-tenant-key' });
   t.equal(limited.body.code, 'RATE_LIMITED');

@@ -7,7 +7,16 @@ import t from 'tap';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { tenantHash } from '@opco-proxy/core';
 import { TestClock } from '@opco-proxy/core/testing';
-import { deliveryLogs, eventually, signatureValid, startReceiver, startService, KEY_A, KEY_B, type Received } from '../src/index.js';
+import {
+  deliveryLogs,
+  eventually,
+  signatureValid,
+  startReceiver,
+  startService,
+  KEY_A,
+  KEY_B,
+  type Received,
+} from '../src/index.js';
 
 const clock = new TestClock({ frozen: true });
 // The clock is frozen: the tenants' own request rate (D6) would never refill its bucket.
@@ -19,13 +28,21 @@ t.teardown(async () => {
 });
 
 const subscribe = async (path: string, events: string[], key = KEY_A) => {
-  const reply = await service.request('POST', '/webhooks', { key, body: { callbackUrl: `${receiver.url}${path}`, events } });
+  const reply = await service.request('POST', '/webhooks', {
+    key,
+    body: { callbackUrl: `${receiver.url}${path}`, events },
+  });
   if (reply.status !== 201) throw new Error(reply.text);
   return reply.body as { id: string; secret: string; signingSecret: string };
 };
 const at = (path: string) => receiver.received.filter((r) => r.path === path);
 const emit = (type: 'sync.started' | 'sync.completed', syncId: string) =>
-  service.kernel.emit({ type, tenant: tenantHash(KEY_A), opcoId: 'sandbox', data: { syncId, total: 1, durationMs: 1 } });
+  service.kernel.emit({
+    type,
+    tenant: tenantHash(KEY_A),
+    opcoId: 'sandbox',
+    data: { syncId, total: 1, durationMs: 1 },
+  });
 /** Moves the frozen clock past every retry delay until the webhook's deliveries all match `until`. */
 async function retriesUntil(hookId: string, until: (logs: any[]) => boolean): Promise<any[]> {
   for (let round = 0; round < 12; round++) {
@@ -35,7 +52,9 @@ async function retriesUntil(hookId: string, until: (logs: any[]) => boolean): Pr
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const last = (await service.get(`/webhooks/${hookId}/logs`)).body as any[];
-  throw new Error(`the deliveries of ${hookId} never settled as expected: ${JSON.stringify(last.map((l) => [l.payload.data.syncId, l.status, l.attempts, l.error]))}`);
+  throw new Error(
+    `the deliveries of ${hookId} never settled as expected: ${JSON.stringify(last.map((l) => [l.payload.data.syncId, l.status, l.attempts, l.error]))}`,
+  );
 }
 
 const standardVerifies = (secret: string, request: Received) => {
@@ -47,21 +66,30 @@ const standardVerifies = (secret: string, request: Received) => {
   }
 };
 
-t.test('every notification verifies with the standardwebhooks library and carries User-Agent opco-proxy/<version>', async (t) => {
-  const hook = await subscribe('/standard', ['sync.started']);
-  t.match(hook.signingSecret, /^whsec_/);
-  await emit('sync.started', 's1');
-  const got = await eventually(() => at('/standard')[0], 'the notification');
-  t.ok(standardVerifies(hook.signingSecret, got), 'webhook-signature verifies with the official library');
-  t.ok(signatureValid(hook.secret, got), 'Svc-Signature unchanged');
-  t.equal(got.headers['webhook-id'], got.headers['svc-delivery-id']);
-  t.equal(Number(got.headers['webhook-timestamp']), Math.floor(clock.now() / 1000));
-  t.match(String(got.headers['user-agent']), /^opco-proxy\/\d+\.\d+\.\d+$/);
-  const tampered = { ...got, raw: got.raw.replace('s1', 's2') };
-  t.notOk(standardVerifies(hook.signingSecret, tampered), 'a changed body does not verify');
-  const replayed = { ...got, headers: { ...got.headers, 'webhook-timestamp': String(Math.floor(clock.now() / 1000) - 3600) } };
-  t.notOk(standardVerifies(hook.signingSecret, replayed), 'the timestamp is signed: an old capture replayed with a new time does not verify');
-});
+t.test(
+  'every notification verifies with the standardwebhooks library and carries User-Agent opco-proxy/<version>',
+  async (t) => {
+    const hook = await subscribe('/standard', ['sync.started']);
+    t.match(hook.signingSecret, /^whsec_/);
+    await emit('sync.started', 's1');
+    const got = await eventually(() => at('/standard')[0], 'the notification');
+    t.ok(standardVerifies(hook.signingSecret, got), 'webhook-signature verifies with the official library');
+    t.ok(signatureValid(hook.secret, got), 'Svc-Signature unchanged');
+    t.equal(got.headers['webhook-id'], got.headers['svc-delivery-id']);
+    t.equal(Number(got.headers['webhook-timestamp']), Math.floor(clock.now() / 1000));
+    t.match(String(got.headers['user-agent']), /^opco-proxy\/\d+\.\d+\.\d+$/);
+    const tampered = { ...got, raw: got.raw.replace('s1', 's2') };
+    t.notOk(standardVerifies(hook.signingSecret, tampered), 'a changed body does not verify');
+    const replayed = {
+      ...got,
+      headers: { ...got.headers, 'webhook-timestamp': String(Math.floor(clock.now() / 1000) - 3600) },
+    };
+    t.notOk(
+      standardVerifies(hook.signingSecret, replayed),
+      'the timestamp is signed: an old capture replayed with a new time does not verify',
+    );
+  },
+);
 
 t.test('rotate-secret: the new secret signs at once, the old one beside it for 24 h', async (t) => {
   const hook = await subscribe('/rotate', ['sync.started']);
@@ -73,8 +101,14 @@ t.test('rotate-secret: the new secret signs at once, the old one beside it for 2
   const first = at('/rotate')[0];
   t.ok(standardVerifies(rotated.body.signingSecret, first), 'the new secret verifies');
   t.ok(standardVerifies(hook.signingSecret, first), 'the old one too, meanwhile');
-  t.ok(signatureValid(rotated.body.secret, first), 'Svc-Signature is the new secret\'s');
-  t.ok(signatureValid(hook.secret, { ...first, headers: { ...first.headers, 'svc-signature': first.headers['svc-signature-previous'] } }), 'Svc-Signature-Previous is the old secret\'s');
+  t.ok(signatureValid(rotated.body.secret, first), "Svc-Signature is the new secret's");
+  t.ok(
+    signatureValid(hook.secret, {
+      ...first,
+      headers: { ...first.headers, 'svc-signature': first.headers['svc-signature-previous'] },
+    }),
+    "Svc-Signature-Previous is the old secret's",
+  );
   // The receiver records a request before it answers: until the worker has recorded the answer,
   // the attempt holds a lease that a day's jump would lapse, and the overdue sweep would rightly
   // send r1 again (at least once, D25). The day starts once r1 is done.
@@ -82,12 +116,17 @@ t.test('rotate-secret: the new secret signs at once, the old one beside it for 2
   await clock.advance(24 * 60 * 60 * 1000);
   await emit('sync.started', 'r2');
   await deliveryLogs(service, hook.id, (logs) => logs.length === 2 && logs.every((l) => l.status === 'delivered'));
-  t.same(at('/rotate').map((r) => r.body.data.syncId), ['r1', 'r2'], 'each sent once');
+  t.same(
+    at('/rotate').map((r) => r.body.data.syncId),
+    ['r1', 'r2'],
+    'each sent once',
+  );
   const second = at('/rotate')[1];
   // A day later on the test's clock: the library would refuse the timestamp as too new for the
   // real clock, so the signature is recomputed here, as its specification says.
   const signed = `${String(second.headers['webhook-id'])}.${String(second.headers['webhook-timestamp'])}.${second.raw}`;
-  const expected = (secret: string) => `v1,${createHmac('sha256', Buffer.from(secret, 'hex')).update(signed).digest('base64')}`;
+  const expected = (secret: string) =>
+    `v1,${createHmac('sha256', Buffer.from(secret, 'hex')).update(signed).digest('base64')}`;
   t.equal(second.headers['webhook-signature'], expected(rotated.body.secret), 'only the new secret signs now');
   t.notOk('svc-signature-previous' in second.headers);
 });
@@ -101,10 +140,21 @@ t.test('a test event, resend of a delivery, and the tenant boundary', async (t) 
   const delivered = (await deliveryLogs(service, hook.id, (logs) => logs.some((l) => l.status === 'delivered')))[0];
   const resend = await service.request('POST', `/webhooks/${hook.id}/deliveries/${delivered.id}/resend`);
   t.equal(resend.status, 202);
-  await eventually(() => at('/control').filter((r) => r.headers['svc-delivery-id'] === delivered.id).length === 2, 'sent again');
+  await eventually(
+    () => at('/control').filter((r) => r.headers['svc-delivery-id'] === delivered.id).length === 2,
+    'sent again',
+  );
   t.same(new Set(at('/control').map((r) => r.raw)).size, 1, 'the same body, the same Svc-Delivery-Id');
-  t.equal((await service.request('POST', `/webhooks/${hook.id}/test`, { key: KEY_B })).status, 404, 'another tenant cannot test it');
-  t.equal((await service.request('POST', `/webhooks/${hook.id}/deliveries/${delivered.id}/resend`, { key: KEY_B })).status, 404, 'nor resend its deliveries');
+  t.equal(
+    (await service.request('POST', `/webhooks/${hook.id}/test`, { key: KEY_B })).status,
+    404,
+    'another tenant cannot test it',
+  );
+  t.equal(
+    (await service.request('POST', `/webhooks/${hook.id}/deliveries/${delivered.id}/resend`, { key: KEY_B })).status,
+    404,
+    'nor resend its deliveries',
+  );
   t.equal((await service.request('POST', `/webhooks/${hook.id}/deliveries/nope/resend`)).status, 404);
 });
 
@@ -114,13 +164,19 @@ t.test('recover re-sends the deliveries that failed since a time', async (t) => 
   const hook = await subscribe('/outage', ['sync.completed']);
   await emit('sync.completed', 'o1');
   await emit('sync.completed', 'o2');
-  await retriesUntil(hook.id, (logs) => logs.length === 2 && logs.every((l) => l.status === 'failed' && l.attempts === 4));
+  await retriesUntil(
+    hook.id,
+    (logs) => logs.length === 2 && logs.every((l) => l.status === 'failed' && l.attempts === 4),
+  );
   receiver.fallback = { status: 200 };
   const recovered = await service.request('POST', `/webhooks/${hook.id}/recover`, { body: { since } });
   t.same(recovered.body, { recovered: 2 });
   const logs = await deliveryLogs(service, hook.id, (l) => l.filter((d) => d.status === 'delivered').length === 2);
   t.equal(logs.length, 2);
-  t.equal((await service.request('POST', `/webhooks/${hook.id}/recover`, { body: { since: 'yesterday' } })).status, 400);
+  t.equal(
+    (await service.request('POST', `/webhooks/${hook.id}/recover`, { body: { since: 'yesterday' } })).status,
+    400,
+  );
 });
 
 t.test('logs: filters by status, event and time, pages with a Link header', async (t) => {
@@ -154,12 +210,19 @@ t.test('a webhook failing for 5 days is switched off; its tenant hears of it; tu
   receiver.fallback = { status: 500 };
   const failAll = async (syncId: string) => {
     await emit('sync.completed', syncId);
-    await retriesUntil(broken.id, (logs) => logs.some((l) => l.payload.data.syncId === syncId) && logs.every((l) => l.status === 'failed'));
+    await retriesUntil(
+      broken.id,
+      (logs) => logs.some((l) => l.payload.data.syncId === syncId) && logs.every((l) => l.status === 'failed'),
+    );
   };
   await failAll('b1');
   await clock.advance(3 * 24 * 60 * 60 * 1000);
   await failAll('b2');
-  t.equal((await service.get('/webhooks')).body.find((w: any) => w.id === broken.id).active, true, 'still on after 3 days');
+  t.equal(
+    (await service.get('/webhooks')).body.find((w: any) => w.id === broken.id).active,
+    true,
+    'still on after 3 days',
+  );
   await clock.advance(2 * 24 * 60 * 60 * 1000);
   await failAll('b3');
   const off = (await service.get('/webhooks')).body.find((w: any) => w.id === broken.id);

@@ -6,7 +6,14 @@
 // then moved by 1 s, well within the copies' age limit, so only the deliveries' revisions can
 // tell the worker its copy is stale.
 import t, { type Test } from 'tap';
-import { createEmbeddedQueue, createEmbeddedStore, tenantHash, type Collection, type Doc, type Store } from '@opco-proxy/core';
+import {
+  createEmbeddedQueue,
+  createEmbeddedStore,
+  tenantHash,
+  type Collection,
+  type Doc,
+  type Store,
+} from '@opco-proxy/core';
 import { TestClock } from '@opco-proxy/core/testing';
 import { eventually, signatureValid, startReceiver, startService, KEY_A } from '../src/index.js';
 
@@ -26,18 +33,26 @@ t.teardown(async () => {
   await store.close();
 });
 
-const deliveries = store.collection<{ _id: string; status: string; attempts: number; error: string | null }>('webhook_deliveries');
+const deliveries = store.collection<{ _id: string; status: string; attempts: number; error: string | null }>(
+  'webhook_deliveries',
+);
 const at = (path: string) => receiver.received.filter((r) => r.path === path);
 type SyncEvent = 'sync.started' | 'sync.completed' | 'sync.failed' | 'sync.cancelled' | 'sync.batch';
-const emit = (type: SyncEvent, syncId: string) => api.kernel.emit({ type, tenant: tenantHash(KEY_A), opcoId: 'sandbox', data: { syncId } });
+const emit = (type: SyncEvent, syncId: string) =>
+  api.kernel.emit({ type, tenant: tenantHash(KEY_A), opcoId: 'sandbox', data: { syncId } });
 
 /**
  * A webhook whose copy the worker holds (one notification delivered), and a second notification's
  * delivery waiting for its retry (its first attempt answered 503); returns the webhook and that
  * delivery's id. Each webhook has an event type of its own, so that no other takes the 503.
  */
-async function waitingDelivery(path: string, event: SyncEvent): Promise<{ hook: { id: string; secret: string }; deliveryId: string }> {
-  const reply = await api.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}${path}`, events: [event] } });
+async function waitingDelivery(
+  path: string,
+  event: SyncEvent,
+): Promise<{ hook: { id: string; secret: string }; deliveryId: string }> {
+  const reply = await api.request('POST', '/webhooks', {
+    body: { callbackUrl: `${receiver.url}${path}`, events: [event] },
+  });
   if (reply.status !== 201) throw new Error(reply.text);
   await emit(event, `${path}-1`);
   await eventually(() => at(path).length === 1, `the first notification to ${path}`);
@@ -45,7 +60,10 @@ async function waitingDelivery(path: string, event: SyncEvent): Promise<{ hook: 
   await emit(event, `${path}-2`);
   await eventually(() => at(path).length === 2, `the second notification to ${path}`);
   const deliveryId = String(at(path)[1].headers['svc-delivery-id']);
-  await eventually(async () => (await deliveries.findOne({ _id: deliveryId }))?.status === 'retrying', 'its retry scheduled');
+  await eventually(
+    async () => (await deliveries.findOne({ _id: deliveryId }))?.status === 'retrying',
+    'its retry scheduled',
+  );
   return { hook: reply.body, deliveryId };
 }
 
@@ -63,13 +81,22 @@ t.test('a rotated secret signs the next attempt', async (t: Test) => {
   await clock.advance(1000);
   t.equal((await ended(deliveryId)).status, 'delivered');
   const retry = at('/rotated')[2];
-  t.ok(signatureValid(rotated.body.secret, retry), 'Svc-Signature is the new secret\'s');
-  t.ok(signatureValid(hook.secret, { ...retry, headers: { ...retry.headers, 'svc-signature': retry.headers['svc-signature-previous'] } }), 'the old one signs beside it');
+  t.ok(signatureValid(rotated.body.secret, retry), "Svc-Signature is the new secret's");
+  t.ok(
+    signatureValid(hook.secret, {
+      ...retry,
+      headers: { ...retry.headers, 'svc-signature': retry.headers['svc-signature-previous'] },
+    }),
+    'the old one signs beside it',
+  );
 });
 
 t.test('a new callback URL takes the next attempt', async (t: Test) => {
   const { hook, deliveryId } = await waitingDelivery('/before', 'sync.completed');
-  t.equal((await api.request('PATCH', `/webhooks/${hook.id}`, { body: { callbackUrl: `${receiver.url}/after` } })).status, 200);
+  t.equal(
+    (await api.request('PATCH', `/webhooks/${hook.id}`, { body: { callbackUrl: `${receiver.url}/after` } })).status,
+    200,
+  );
   await clock.advance(1000);
   t.equal((await ended(deliveryId)).status, 'delivered');
   t.equal(at('/after').length, 1, 'sent to the new URL');
@@ -88,8 +115,10 @@ t.test('a webhook switched off or deleted sends nothing more', async (t: Test) =
   t.equal(at('/gone').length, 2, 'none to the deleted one');
 });
 
-t.test('a change between the outbox\'s read of the subscribers and its insert holds too', async (t: Test) => {
-  const reply = await api.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/raced`, events: ['sync.batch'] } });
+t.test("a change between the outbox's read of the subscribers and its insert holds too", async (t: Test) => {
+  const reply = await api.request('POST', '/webhooks', {
+    body: { callbackUrl: `${receiver.url}/raced`, events: ['sync.batch'] },
+  });
   const hook = reply.body as { id: string; secret: string };
   await emit('sync.batch', 'raced-1');
   await eventually(() => at('/raced').length === 1, 'the first notification: the worker holds a copy');

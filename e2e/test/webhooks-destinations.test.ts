@@ -32,15 +32,31 @@ t.test('a slow receiver with a backlog does not hold deliveries to another', asy
   // Five times the worker's queue slots, all for the slow receiver, queued before the fast one's.
   const backlog = CONCURRENCY * 5;
   for (let batch = 1; batch <= backlog; batch++) {
-    await service.kernel.emit({ type: 'sync.batch', tenant: tenantHash(tenant), opcoId: 'sandbox', data: { syncId: 's', batch, totalBatches: backlog, dossiers: [] } });
+    await service.kernel.emit({
+      type: 'sync.batch',
+      tenant: tenantHash(tenant),
+      opcoId: 'sandbox',
+      data: { syncId: 's', batch, totalBatches: backlog, dossiers: [] },
+    });
   }
   await slow.waitFor(1, 10_000);
-  await service.kernel.emit({ type: 'sync.completed', tenant: tenantHash(tenant), opcoId: 'sandbox', data: { syncId: 's', total: 0, durationMs: 1 } });
+  await service.kernel.emit({
+    type: 'sync.completed',
+    tenant: tenantHash(tenant),
+    opcoId: 'sandbox',
+    data: { syncId: 's', total: 0, durationMs: 1 },
+  });
   const [arrived] = await fast.waitFor(1, 60_000);
   t.equal(arrived.body.event, 'sync.completed');
   const logs = await service.request('GET', `/webhooks/${slowHook.id}/logs`, { key: tenant });
   t.equal(logs.status, 200);
   t.equal(logs.body.length, backlog, 'every slow delivery is recorded');
-  t.ok(logs.body.every((l: { attempts: number }) => l.attempts === 0), 'no slow attempt has ended yet: the fast delivery did not wait for one');
-  t.ok(slow.received.length <= Math.ceil(CONCURRENCY / 2), `at most ${Math.ceil(CONCURRENCY / 2)} attempts at once to the slow receiver (saw ${slow.received.length})`);
+  t.ok(
+    logs.body.every((l: { attempts: number }) => l.attempts === 0),
+    'no slow attempt has ended yet: the fast delivery did not wait for one',
+  );
+  t.ok(
+    slow.received.length <= Math.ceil(CONCURRENCY / 2),
+    `at most ${Math.ceil(CONCURRENCY / 2)} attempts at once to the slow receiver (saw ${slow.received.length})`,
+  );
 });

@@ -39,7 +39,13 @@ t.test("a tenant's dead receivers delay another tenant's delivery by less than a
   // 16 requests at a time: a client's connections at once are bounded too.
   const burst = [];
   for (let i = 0; i < 64; i += 16) {
-    burst.push(...(await Promise.all(Array.from({ length: 16 }, (_, j) => service.request('POST', `/webhooks/${hooksA[(i + j) % 20]}/test`, { key: KEY_A })))));
+    burst.push(
+      ...(await Promise.all(
+        Array.from({ length: 16 }, (_, j) =>
+          service.request('POST', `/webhooks/${hooksA[(i + j) % 20]}/test`, { key: KEY_A }),
+        ),
+      )),
+    );
   }
   t.same([...new Set(burst.map((r) => r.status))], [202], "A's 64 tests are all accepted");
   const openA = () => dead.reduce((sum, d) => sum + d.open(), 0);
@@ -69,8 +75,13 @@ t.test("a tenant's dead receivers delay another tenant's delivery by less than a
   const accepted = dead.reduce((sum, d) => sum + d.accepted(), 0);
   t.ok(accepted > HELD_BY_ONE, `A's attempts go on, bounded: ${accepted} connections to its dead receivers so far`);
   const logs = await service.get(`/webhooks/${hooksA[0]}/logs`, { key: KEY_A });
-  t.ok(logs.body.some((l: { error: string | null }) => l.error === 'no answer within 5000 ms'), "A's attempts end at the 5 s headers deadline");
-  t.comment(`B's test delivery behind A's 64 tests to dead receivers: before ${BEFORE_MS} ms (issue 38); after ${figures.join(' / ')} ms (max ${Math.max(...figures)} ms)`);
+  t.ok(
+    logs.body.some((l: { error: string | null }) => l.error === 'no answer within 5000 ms'),
+    "A's attempts end at the 5 s headers deadline",
+  );
+  t.comment(
+    `B's test delivery behind A's 64 tests to dead receivers: before ${BEFORE_MS} ms (issue 38); after ${figures.join(' / ')} ms (max ${Math.max(...figures)} ms)`,
+  );
 });
 
 t.test('POST /webhooks/{id}/test: 10 a minute per tenant, then 429 RATE_LIMITED with Retry-After', async (t) => {
@@ -93,7 +104,15 @@ t.test('POST /webhooks/{id}/test: 10 a minute per tenant, then 429 RATE_LIMITED 
   t.match(refused.body, { status: 'error', code: 'RATE_LIMITED', description: /10 test notifications a minute/ });
   const retryAfter = Number(refused.headers.get('retry-after'));
   t.ok(retryAfter >= 1 && retryAfter <= 6, `Retry-After: ${retryAfter} s (a token every 6 s)`);
-  t.equal((await service.request('POST', `/webhooks/${theirs}/test`, { key: KEY_B })).status, 202, 'another tenant has its own');
+  t.equal(
+    (await service.request('POST', `/webhooks/${theirs}/test`, { key: KEY_B })).status,
+    202,
+    'another tenant has its own',
+  );
   await live.waitFor(11, 10_000);
-  t.equal(live.received.filter((r) => r.path === '/a').length, 10, 'the ten accepted tests were delivered, the refused one never');
+  t.equal(
+    live.received.filter((r) => r.path === '/a').length,
+    10,
+    'the ten accepted tests were delivered, the refused one never',
+  );
 });

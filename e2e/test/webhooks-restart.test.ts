@@ -5,7 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
 import { tenantHash } from '@opco-proxy/core';
-import { startService, startReceiver, signatureValid, realBackends, realBackendsSkip, KEY_A, type ServiceOptions } from '../src/index.js';
+import {
+  startService,
+  startReceiver,
+  signatureValid,
+  realBackends,
+  realBackendsSkip,
+  KEY_A,
+  type ServiceOptions,
+} from '../src/index.js';
 
 async function restartBetweenEventAndDelivery(t: Test, backends: Partial<ServiceOptions['config']>) {
   const upstream = await startSandbox();
@@ -15,11 +23,25 @@ async function restartBetweenEventAndDelivery(t: Test, backends: Partial<Service
     await upstream.close();
   });
   // The first attempt waits 1.5 s: time enough to stop the process before it is made.
-  const config = { ...backends, webhooks: { retryDelaysMs: [1500, 500, 500, 500] } } as unknown as ServiceOptions['config'];
+  const config = {
+    ...backends,
+    webhooks: { retryDelaysMs: [1500, 500, 500, 500] },
+  } as unknown as ServiceOptions['config'];
   const first = await startService({ upstream, config });
-  const hook = (await first.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/r`, events: ['sync.completed'] } })).body;
-  await first.kernel.emit({ type: 'sync.completed', tenant: tenantHash(KEY_A), opcoId: 'sandbox', data: { syncId: 'restart', total: 1, durationMs: 5 } });
-  t.equal(await first.kernel.store.collection('webhook_deliveries').count({ webhookId: hook.id }), 1, 'in the outbox before any attempt');
+  const hook = (
+    await first.request('POST', '/webhooks', { body: { callbackUrl: `${receiver.url}/r`, events: ['sync.completed'] } })
+  ).body;
+  await first.kernel.emit({
+    type: 'sync.completed',
+    tenant: tenantHash(KEY_A),
+    opcoId: 'sandbox',
+    data: { syncId: 'restart', total: 1, durationMs: 5 },
+  });
+  t.equal(
+    await first.kernel.store.collection('webhook_deliveries').count({ webhookId: hook.id }),
+    1,
+    'in the outbox before any attempt',
+  );
   await first.close();
   t.equal(receiver.received.length, 0, 'nothing delivered before the stop');
 

@@ -16,20 +16,34 @@ const DELIVERIES = 'webhook_deliveries';
 const skip = realBackendsSkip();
 if (skip) t.test('store and queue operations per webhook delivery', { skip }, async () => {});
 else {
-  t.test(`a delivery costs ${PER_DELIVERY} store commands of its own, its event ${PER_EVENT} for all its ${WEBHOOKS} webhooks, and 2 queue operations`, async (t) => {
-    const backends = await countedBackends('webhook_roundtrips', { atomicity: 'server' });
-    t.teardown(() => backends.close());
-    const perDelivery = await deliveryRoundTrips(backends, WEBHOOKS, EVENTS);
-    t.comment(`per delivery: ${JSON.stringify(perDelivery)}`);
-    const own = perDelivery.commands[`findAndModify ${DELIVERIES}`] ?? 0;
-    t.equal(own, PER_DELIVERY, 'a claim and a release per delivery');
-    const perEvent = (perDelivery.store - own) * WEBHOOKS;
-    t.ok(perEvent <= PER_EVENT + 1e-9, `${perEvent} other store commands per event (at most ${PER_EVENT}): ${JSON.stringify(perDelivery.commands)}`);
-    t.equal(perDelivery.commands[`insert ${DELIVERIES}`] * WEBHOOKS, 1, 'one insert for all of an event\'s deliveries');
-    t.equal((perDelivery.commands['find webhooks'] ?? 0) * WEBHOOKS, 2, 'the webhooks are read twice per event, never per delivery');
-    t.equal(perDelivery.published, 1, 'one publish per delivery');
-    t.equal(perDelivery.settled, 1, 'one ack per delivery');
-  });
+  t.test(
+    `a delivery costs ${PER_DELIVERY} store commands of its own, its event ${PER_EVENT} for all its ${WEBHOOKS} webhooks, and 2 queue operations`,
+    async (t) => {
+      const backends = await countedBackends('webhook_roundtrips', { atomicity: 'server' });
+      t.teardown(() => backends.close());
+      const perDelivery = await deliveryRoundTrips(backends, WEBHOOKS, EVENTS);
+      t.comment(`per delivery: ${JSON.stringify(perDelivery)}`);
+      const own = perDelivery.commands[`findAndModify ${DELIVERIES}`] ?? 0;
+      t.equal(own, PER_DELIVERY, 'a claim and a release per delivery');
+      const perEvent = (perDelivery.store - own) * WEBHOOKS;
+      t.ok(
+        perEvent <= PER_EVENT + 1e-9,
+        `${perEvent} other store commands per event (at most ${PER_EVENT}): ${JSON.stringify(perDelivery.commands)}`,
+      );
+      t.equal(
+        perDelivery.commands[`insert ${DELIVERIES}`] * WEBHOOKS,
+        1,
+        "one insert for all of an event's deliveries",
+      );
+      t.equal(
+        (perDelivery.commands['find webhooks'] ?? 0) * WEBHOOKS,
+        2,
+        'the webhooks are read twice per event, never per delivery',
+      );
+      t.equal(perDelivery.published, 1, 'one publish per delivery');
+      t.equal(perDelivery.settled, 1, 'one ack per delivery');
+    },
+  );
 
   t.test('the FerretDB lock workaround, counted', async (t) => {
     const backends = await countedBackends('webhook_roundtrips_lock');

@@ -2,15 +2,36 @@
 // dossier that may already have reached the upstream is looked up, not sent twice.
 import t from 'tap';
 import { startSandbox } from '@opco-proxy/adapter-sandbox';
-import { runCli, stopCli, writeConfig, realBackends, realBackendsSkip, dossierBody, waitForJob, send, TEST_MASTER_KEY, KEY_A } from '../src/index.js';
+import {
+  runCli,
+  stopCli,
+  writeConfig,
+  realBackends,
+  realBackendsSkip,
+  dossierBody,
+  waitForJob,
+  send,
+  TEST_MASTER_KEY,
+  KEY_A,
+} from '../src/index.js';
 
 const skip = realBackendsSkip();
 t.test('a worker killed with SIGKILL in the middle of an upstream call', { skip }, async (t) => {
   const sandbox = await startSandbox();
   const file = writeConfig({
-    host: '127.0.0.1', port: 0, ...realBackends('kill'),
+    host: '127.0.0.1',
+    port: 0,
+    ...realBackends('kill'),
     jobs: { leaseMs: 2500, backoffMs: [100, 200, 400] },
-    opcos: { sandbox: { adapter: 'sandbox', baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'kill', clientSecretEnv: 'KILL_SECRET' } },
+    opcos: {
+      sandbox: {
+        adapter: 'sandbox',
+        baseUrl: sandbox.url,
+        tokenUrl: sandbox.tokenUrl,
+        clientId: 'kill',
+        clientSecretEnv: 'KILL_SECRET',
+      },
+    },
   });
   const env = { OPCO_PROXY_MASTER_KEY: TEST_MASTER_KEY, KILL_SECRET: 's' };
   const api = runCli(['api', '--config', file], env);
@@ -30,7 +51,10 @@ t.test('a worker killed with SIGKILL in the middle of an upstream call', { skip 
   const body = dossierBody();
   const accepted = await send(url, 'POST', '/sandbox/dossiers', { body });
   t.equal(accepted.status, 202, accepted.text);
-  const arrived = async () => sandbox.received.some((r) => r.method === 'POST' && (r.json as any)?.cerfa?.numeroExterne === body.cerfa.numeroExterne);
+  const arrived = async () =>
+    sandbox.received.some(
+      (r) => r.method === 'POST' && (r.json as any)?.cerfa?.numeroExterne === body.cerfa.numeroExterne,
+    );
   for (let i = 0; i < 200 && !(await arrived()); i++) await new Promise((r) => setTimeout(r, 25));
   t.ok(await arrived(), 'the first worker sent the dossier');
   first.child.kill('SIGKILL');
@@ -43,7 +67,14 @@ t.test('a worker killed with SIGKILL in the middle of an upstream call', { skip 
   const created = sandbox.dataset.dossiers.filter((d: any) => d.numeroExterne === body.cerfa.numeroExterne);
   t.equal(created.length, 1, 'one dossier upstream, not two');
   t.equal(job.result.numeroInterne, created[0].numeroInterne, 'the job found the dossier the dead worker created');
-  const posts = sandbox.received.filter((r) => r.method === 'POST' && (r.json as any)?.cerfa?.numeroExterne === body.cerfa.numeroExterne);
+  const posts = sandbox.received.filter(
+    (r) => r.method === 'POST' && (r.json as any)?.cerfa?.numeroExterne === body.cerfa.numeroExterne,
+  );
   t.equal(posts.length, 1, 'not re-sent');
-  t.ok(sandbox.received.some((r) => r.method === 'GET' && r.path === '/v2/dossiers' && r.query.numeroExterne === body.cerfa.numeroExterne), 'looked up first');
+  t.ok(
+    sandbox.received.some(
+      (r) => r.method === 'GET' && r.path === '/v2/dossiers' && r.query.numeroExterne === body.cerfa.numeroExterne,
+    ),
+    'looked up first',
+  );
 });

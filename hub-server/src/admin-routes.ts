@@ -64,7 +64,8 @@ export function adminRouter(deps: AdminDeps): Router {
   router.post('/keys', async (ctx) => {
     const body = await readJson(ctx);
     const { fleetId, name } = checkKeyBody(body);
-    if ((body as HubKeyBody).tenantId !== undefined) deps.log.warn({ fleetId }, 'POST /admin/keys: tenantId is deprecated, send fleetId');
+    if ((body as HubKeyBody).tenantId !== undefined)
+      deps.log.warn({ fleetId }, 'POST /admin/keys: tenantId is deprecated, send fleetId');
     ctx.status = 201;
     ctx.body = await deps.keys.create(fleetId, name, deps.clock.date());
   });

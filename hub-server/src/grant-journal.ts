@@ -36,7 +36,10 @@ export class GrantJournal {
   private sweeper: Timer | undefined;
   private closed = false;
 
-  constructor(store: Store, private readonly clock: Clock) {
+  constructor(
+    store: Store,
+    private readonly clock: Clock,
+  ) {
     this.records = store.collection<GrantRecord>('hub_grants');
   }
 
@@ -70,8 +73,14 @@ export class GrantJournal {
     const records = await this.records.find({ expiresAt: { $gt: this.clock.date() } });
     this.armSweep();
     return records.map((r) => ({
-      id: r._id, fleetId: r.fleetId ?? r.tenantId!, opcoId: r.opcoId, instanceId: r.instanceId, issuedAt: r.issuedAt,
-      deadline: r.deadline, rateLimit: { limit: r.limit, windowMs: r.windowMs }, ...(r.endedAt === undefined ? {} : { endedAt: r.endedAt }),
+      id: r._id,
+      fleetId: r.fleetId ?? r.tenantId!,
+      opcoId: r.opcoId,
+      instanceId: r.instanceId,
+      issuedAt: r.issuedAt,
+      deadline: r.deadline,
+      rateLimit: { limit: r.limit, windowMs: r.windowMs },
+      ...(r.endedAt === undefined ? {} : { endedAt: r.endedAt }),
       ...(r.unproven ? { unproven: true } : {}),
     }));
   }
@@ -85,7 +94,10 @@ export class GrantJournal {
   private armSweep(): void {
     if (this.closed) return;
     this.sweeper = this.clock.setTimeout(() => {
-      void this.records.sweepExpired(this.clock.date()).catch(() => undefined).finally(() => this.armSweep());
+      void this.records
+        .sweepExpired(this.clock.date())
+        .catch(() => undefined)
+        .finally(() => this.armSweep());
     }, SWEEP_INTERVAL_MS);
   }
 }

@@ -14,7 +14,13 @@
 import { randomHex, type Clock, type Timer } from '@opco-proxy/core';
 import { unprovenSlice } from '@opco-proxy/core/limits';
 import { DEFAULTS } from '@opco-proxy/core/application';
-import { GRANT_TTL_S, type HttpMethod, type MetricsReport, type RateLimit, type UsageEntry } from '@opco-proxy/plugin-hub';
+import {
+  GRANT_TTL_S,
+  type HttpMethod,
+  type MetricsReport,
+  type RateLimit,
+  type UsageEntry,
+} from '@opco-proxy/plugin-hub';
 import { AdaptiveLimit, DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
 import { GrantBudget, type IssuedGrant, type WaitingAsk } from './grant-budget.js';
 
@@ -168,7 +174,8 @@ export class GrantScheduler {
     }
     if (hello.complete) {
       for (const state of this.budgets.get(fleetId)?.values() ?? []) {
-        for (const slot of state.budget.heldBy(instanceId)) if (!named.has(slot.id)) this.endSlot(state.budget, slot.id, now, 'unused');
+        for (const slot of state.budget.heldBy(instanceId))
+          if (!named.has(slot.id)) this.endSlot(state.budget, slot.id, now, 'unused');
       }
     }
     const fleet = this.fleet(fleetId);
@@ -191,7 +198,14 @@ export class GrantScheduler {
       const state = this.state(grant.fleetId, grant.opcoId);
       if (!state || state.budget.has(grant.id)) continue;
       if (grant.endedAt !== undefined) state.budget.addEnded(grant.endedAt, grant.id, grant.unproven);
-      else state.budget.hold({ id: grant.id, instanceId: grant.instanceId, issuedAt: grant.issuedAt, deadline: grant.deadline, unproven: grant.unproven });
+      else
+        state.budget.hold({
+          id: grant.id,
+          instanceId: grant.instanceId,
+          issuedAt: grant.issuedAt,
+          deadline: grant.deadline,
+          unproven: grant.unproven,
+        });
     }
   }
 
@@ -263,7 +277,11 @@ export class GrantScheduler {
           occupied: budget.occupied(now),
           reserved: this.reserved(budget, now),
           waiting: budget.waiting.size,
-          unproven: { limit: this.slice(adaptive), occupied: budget.unprovenOccupied(now), waiting: budget.waiting.unprovenSize },
+          unproven: {
+            limit: this.slice(adaptive),
+            occupied: budget.unprovenOccupied(now),
+            waiting: budget.waiting.unprovenSize,
+          },
         });
       }
     }
@@ -308,7 +326,8 @@ export class GrantScheduler {
     } else if (!budget.has(entry.id)) {
       if (entry.endedAgoMs !== undefined) budget.addEnded(now - entry.endedAgoMs, entry.id);
       // In flight: counted until done, or until the upstream call limit (30 s) after its start.
-      else budget.hold({ id: entry.id, instanceId, issuedAt: startedAt, deadline: startedAt + GRANT_TTL_S * 1000 }, false);
+      else
+        budget.hold({ id: entry.id, instanceId, issuedAt: startedAt, deadline: startedAt + GRANT_TTL_S * 1000 }, false);
     }
   }
 
@@ -340,12 +359,28 @@ export class GrantScheduler {
     const iat = Math.floor(now / 1000);
     const exp = iat + GRANT_TTL_S;
     const grantId = randomHex(16);
-    budget.hold({ id: grantId, instanceId: ask.instanceId, issuedAt: now, deadline: exp * 1000, unproven: !ask.proven });
+    budget.hold({
+      id: grantId,
+      instanceId: ask.instanceId,
+      issuedAt: now,
+      deadline: exp * 1000,
+      unproven: !ask.proven,
+    });
     ask.settled = true;
     const grant: IssuedGrant = {
-      grantId, askId: ask.askId, fleetId: budget.fleetId, opcoId: budget.opcoId, instanceId: ask.instanceId,
-      method: ask.method, route: ask.route, iat, exp, issuedAt: now, waitedMs: now - ask.askedAt,
-      rateLimit: { ...budget.configured }, unproven: !ask.proven,
+      grantId,
+      askId: ask.askId,
+      fleetId: budget.fleetId,
+      opcoId: budget.opcoId,
+      instanceId: ask.instanceId,
+      method: ask.method,
+      route: ask.route,
+      iat,
+      exp,
+      issuedAt: now,
+      waitedMs: now - ask.askedAt,
+      rateLimit: { ...budget.configured },
+      unproven: !ask.proven,
     };
     this.observer.granted?.(grant);
     ask.onGrant(grant);
@@ -383,7 +418,10 @@ export class GrantScheduler {
     const rateLimit = this.configured.get(opcoId) ?? this.learned.get(opcoId);
     if (!rateLimit) return undefined;
     if (!budgets) this.budgets.set(fleetId, (budgets = new Map<string, BudgetState>()));
-    state = { budget: new GrantBudget(fleetId, opcoId, { ...rateLimit }), adaptive: new AdaptiveLimit(rateLimit.limit, this.adaptiveOptions) };
+    state = {
+      budget: new GrantBudget(fleetId, opcoId, { ...rateLimit }),
+      adaptive: new AdaptiveLimit(rateLimit.limit, this.adaptiveOptions),
+    };
     budgets.set(opcoId, state);
     return state;
   }

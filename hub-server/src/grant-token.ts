@@ -18,7 +18,10 @@ export interface GrantClaims extends JWTPayload {
 export class GrantSigner {
   private readonly key: Uint8Array;
 
-  constructor(secretHex: string, private readonly issuer: string = DEFAULT_ISSUER) {
+  constructor(
+    secretHex: string,
+    private readonly issuer: string = DEFAULT_ISSUER,
+  ) {
     this.key = secretKey(secretHex);
   }
 
@@ -35,7 +38,11 @@ export class GrantSigner {
 }
 
 /** For an upstream or a test that checks a grant: resolves with its claims, throws when invalid. */
-export async function verifyGrantToken(token: string, secretHex: string, issuer: string = DEFAULT_ISSUER): Promise<GrantClaims> {
+export async function verifyGrantToken(
+  token: string,
+  secretHex: string,
+  issuer: string = DEFAULT_ISSUER,
+): Promise<GrantClaims> {
   const { payload } = await jwtVerify<GrantClaims>(token, secretKey(secretHex), { issuer, algorithms: ['HS256'] });
   return payload;
 }

@@ -5,7 +5,14 @@
  */
 import { ConfigError } from '@opco-proxy/core';
 import { type AddressLimitOptions } from '@opco-proxy/core/limits';
-import { attributeError, DEFAULTS, layerConfig, readConfigFile, TrustedProxies, type ConfigFlags } from '@opco-proxy/core/application';
+import {
+  attributeError,
+  DEFAULTS,
+  layerConfig,
+  readConfigFile,
+  TrustedProxies,
+  type ConfigFlags,
+} from '@opco-proxy/core/application';
 import { validate, type HubConfigFile } from '@opco-proxy/schemas';
 import type { RateLimit } from '@opco-proxy/plugin-hub';
 import { DEFAULT_ADAPTIVE, type AdaptiveOptions } from './adaptive-limit.js';
@@ -25,7 +32,10 @@ export interface FailoverConfig {
 }
 
 /** The config file with every default applied (the defaults: below, adaptive-limit.ts, core's DEFAULTS). */
-export interface HubServerConfig extends Omit<Filled<HubConfigFile>, 'store' | 'adaptive' | 'addressRateLimit' | 'failover'> {
+export interface HubServerConfig extends Omit<
+  Filled<HubConfigFile>,
+  'store' | 'adaptive' | 'addressRateLimit' | 'failover'
+> {
   store: HubStoreConfig;
   /** Absent: this hub leads alone, without a lease. */
   failover?: FailoverConfig;
@@ -42,7 +52,19 @@ export interface HubSecrets {
 }
 
 export const HUB_DEFAULT_PORT = 8090;
-const KEYS = ['port', 'host', 'store', 'failover', 'issuer', 'opcos', 'adaptive', 'unprovenShare', 'addressRateLimit', 'trustedProxies', 'logLevel'];
+const KEYS = [
+  'port',
+  'host',
+  'store',
+  'failover',
+  'issuer',
+  'opcos',
+  'adaptive',
+  'unprovenShare',
+  'addressRateLimit',
+  'trustedProxies',
+  'logLevel',
+];
 
 function describe(errors: string[]): string {
   if (errors.length === 1) return `invalid hub configuration: ${errors[0]}`;
@@ -65,16 +87,21 @@ function proxyErrors(proxies: string[]): string[] {
 function failoverErrors(file: HubConfigFile): string[] {
   if (!file.failover) return [];
   const errors: string[] = [];
-  if (file.store?.type !== 'mongodb') errors.push('failover: needs a store both hubs share: store.type must be mongodb');
+  if (file.store?.type !== 'mongodb')
+    errors.push('failover: needs a store both hubs share: store.type must be mongodb');
   const leaseMs = file.failover.leaseMs ?? DEFAULT_LEASE_MS;
   const renewMs = file.failover.renewMs ?? DEFAULT_RENEW_MS;
-  if (renewMs * 3 > leaseMs) errors.push(`failover.renewMs: must be at most a third of failover.leaseMs (${leaseMs}), so that a renewal can fail twice`);
+  if (renewMs * 3 > leaseMs)
+    errors.push(
+      `failover.renewMs: must be at most a third of failover.leaseMs (${leaseMs}), so that a renewal can fail twice`,
+    );
   return errors;
 }
 
 /** Checks a config file's content and fills the defaults; `sources` names where layered values came from. */
 export function parseHubConfig(raw: unknown, sources = new Map<string, string>()): HubServerConfig {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError('invalid hub configuration: the file must hold a JSON object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new ConfigError('invalid hub configuration: the file must hold a JSON object');
   const result = validate('hub-config', raw);
   const file = raw as HubConfigFile;
   const errors = result.valid ? [...proxyErrors(file.trustedProxies ?? []), ...failoverErrors(file)] : result.errors;
@@ -83,7 +110,15 @@ export function parseHubConfig(raw: unknown, sources = new Map<string, string>()
     port: file.port ?? HUB_DEFAULT_PORT,
     host: file.host ?? '0.0.0.0',
     store: (file.store as HubStoreConfig | undefined) ?? { type: 'embedded' },
-    ...(file.failover ? { failover: { url: file.failover.url ?? null, leaseMs: file.failover.leaseMs ?? DEFAULT_LEASE_MS, renewMs: file.failover.renewMs ?? DEFAULT_RENEW_MS } } : {}),
+    ...(file.failover
+      ? {
+          failover: {
+            url: file.failover.url ?? null,
+            leaseMs: file.failover.leaseMs ?? DEFAULT_LEASE_MS,
+            renewMs: file.failover.renewMs ?? DEFAULT_RENEW_MS,
+          },
+        }
+      : {}),
     issuer: file.issuer ?? DEFAULT_ISSUER,
     opcos: file.opcos ?? {},
     adaptive: { ...DEFAULT_ADAPTIVE, ...file.adaptive },
@@ -99,7 +134,11 @@ export function parseHubConfig(raw: unknown, sources = new Map<string, string>()
  * `LOG_LEVEL`, `OPCO_PROXY_STORE_URL`, `OPCO_PROXY__<key>...`, then the command-line flags. Only
  * the hub's own keys are taken from the environment, so it may share one with the instances.
  */
-export function loadHubConfig(path: string, env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): HubServerConfig {
+export function loadHubConfig(
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+  flags: ConfigFlags = {},
+): HubServerConfig {
   const { raw, sources } = layerConfig(readConfigFile(path), env, flags, KEYS);
   return parseHubConfig(raw, sources);
 }
@@ -107,12 +146,17 @@ export function loadHubConfig(path: string, env: NodeJS.ProcessEnv = process.env
 /** The two secrets; the message names the variable at fault and never shows its value. */
 export function readHubSecrets(env: NodeJS.ProcessEnv): HubSecrets {
   const signingSecret = env.OPCO_PROXY_HUB_SECRET;
-  if (!signingSecret) throw new ConfigError('invalid hub configuration: OPCO_PROXY_HUB_SECRET: required (64 hex characters)');
-  if (!/^[0-9a-fA-F]{64}$/.test(signingSecret)) throw new ConfigError('invalid hub configuration: OPCO_PROXY_HUB_SECRET: must be 64 hex characters');
+  if (!signingSecret)
+    throw new ConfigError('invalid hub configuration: OPCO_PROXY_HUB_SECRET: required (64 hex characters)');
+  if (!/^[0-9a-fA-F]{64}$/.test(signingSecret))
+    throw new ConfigError('invalid hub configuration: OPCO_PROXY_HUB_SECRET: must be 64 hex characters');
   const adminKey = env.OPCO_PROXY_HUB_ADMIN_KEY;
-  if (!adminKey) throw new ConfigError('invalid hub configuration: OPCO_PROXY_HUB_ADMIN_KEY: required (at least 32 characters)');
+  if (!adminKey)
+    throw new ConfigError('invalid hub configuration: OPCO_PROXY_HUB_ADMIN_KEY: required (at least 32 characters)');
   if (adminKey.length < 32 || /[\s\u0000-\u001f\u007f]/.test(adminKey)) {
-    throw new ConfigError('invalid hub configuration: OPCO_PROXY_HUB_ADMIN_KEY: must be at least 32 characters, without spaces or control characters');
+    throw new ConfigError(
+      'invalid hub configuration: OPCO_PROXY_HUB_ADMIN_KEY: must be at least 32 characters, without spaces or control characters',
+    );
   }
   return { signingSecret, adminKey };
 }

@@ -53,7 +53,10 @@ export class HubKeys {
 
   /** True when an active key was revoked; false when no active key has that id. */
   async revoke(id: string, now: Date): Promise<boolean> {
-    const revoked = await this.records.findOneAndUpdate({ _id: id, revokedAt: { $exists: false } }, { $set: { revokedAt: now } });
+    const revoked = await this.records.findOneAndUpdate(
+      { _id: id, revokedAt: { $exists: false } },
+      { $set: { revokedAt: now } },
+    );
     return revoked !== null;
   }
 
@@ -66,5 +69,10 @@ export class HubKeys {
 }
 
 function view(record: KeyRecord): HubKey {
-  return { id: record._id, fleetId: record.fleetId ?? record.tenantId!, name: record.name, createdAt: record.createdAt.toISOString() };
+  return {
+    id: record._id,
+    fleetId: record.fleetId ?? record.tenantId!,
+    name: record.name,
+    createdAt: record.createdAt.toISOString(),
+  };
 }

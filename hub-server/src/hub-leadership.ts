@@ -57,7 +57,10 @@ export function soloLeadership(id: string, url: () => string, lead: () => Promis
 
 /** `<host>-<pid>-<random>`: a restarted hub is another hub, so its lease is never mistaken for the old one's. */
 export function hubId(): string {
-  const host = hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 80) || 'hub';
+  const host =
+    hostname()
+      .replace(/[^A-Za-z0-9_.-]/g, '-')
+      .slice(0, 80) || 'hub';
   return `${host}-${process.pid}-${randomHex(3)}`;
 }
 
@@ -106,7 +109,9 @@ export class HubLeadership implements Leadership {
 
   /** Creates the record if missing and makes the first attempt before resolving. */
   async start(): Promise<void> {
-    await this.collection.insertMany([{ _id: LEADER_RECORD, ...unleased(new Date(0)), holderId: null, holderUrl: null }]);
+    await this.collection.insertMany([
+      { _id: LEADER_RECORD, ...unleased(new Date(0)), holderId: null, holderUrl: null },
+    ]);
     await this.step();
   }
 
@@ -132,13 +137,16 @@ export class HubLeadership implements Leadership {
     await this.running.catch(() => undefined);
     const token = this.token;
     this.stepDown('hub stopping');
-    if (token) await this.records.release(LEADER_RECORD, token, { holderId: null, holderUrl: null }).catch(() => undefined);
+    if (token)
+      await this.records.release(LEADER_RECORD, token, { holderId: null, holderUrl: null }).catch(() => undefined);
   }
 
   /** One attempt (take or renew), then the next one is scheduled. */
   private step(): Promise<void> {
     this.running = (this.role === 'leader' ? this.renew() : this.take())
-      .catch((err: Error) => this.options.log.warn({ error: err.message, role: this.role }, 'hub lease: the store did not answer'))
+      .catch((err: Error) =>
+        this.options.log.warn({ error: err.message, role: this.role }, 'hub lease: the store did not answer'),
+      )
       .finally(() => this.schedule());
     return this.running;
   }
@@ -148,23 +156,33 @@ export class HubLeadership implements Leadership {
     let delay = this.options.renewMs;
     // A standby tries again the moment the lease it saw runs out (a dead leader's), not up to renewMs later.
     const expiresAt = this.seen?.expiresAt ? Date.parse(this.seen.expiresAt) : undefined;
-    if (this.role === 'standby' && expiresAt !== undefined) delay = Math.max(10, Math.min(delay, expiresAt - this.options.clock.now() + 10));
+    if (this.role === 'standby' && expiresAt !== undefined)
+      delay = Math.max(10, Math.min(delay, expiresAt - this.options.clock.now() + 10));
     this.tick = this.options.clock.setTimeout(() => void this.step(), delay);
   }
 
   private async take(): Promise<void> {
-    const claimed = await this.records.claim({ _id: LEADER_RECORD }, this.options.leaseMs, { set: { holderId: this.options.id, holderUrl: this.options.url } });
+    const claimed = await this.records.claim({ _id: LEADER_RECORD }, this.options.leaseMs, {
+      set: { holderId: this.options.id, holderUrl: this.options.url },
+    });
     if (!claimed) {
       const record = await this.collection.findOne({ _id: LEADER_RECORD });
-      this.seen = record?.holderId && record.leaseUntil ? { id: record.holderId, url: record.holderUrl, expiresAt: record.leaseUntil.toISOString() } : null;
+      this.seen =
+        record?.holderId && record.leaseUntil
+          ? { id: record.holderId, url: record.holderUrl, expiresAt: record.leaseUntil.toISOString() }
+          : null;
       return;
     }
-    if (this.closed) return void (await this.records.release(LEADER_RECORD, claimed.token, { holderId: null, holderUrl: null }));
+    if (this.closed)
+      return void (await this.records.release(LEADER_RECORD, claimed.token, { holderId: null, holderUrl: null }));
     this.token = claimed.token;
     this.role = 'leader';
     this.ready = false;
     this.extend(claimed.record.leaseUntil!);
-    this.options.log.info({ id: this.options.id, leaseUntil: claimed.record.leaseUntil, takenOver: claimed.takenOver }, 'this hub took the leader lease');
+    this.options.log.info(
+      { id: this.options.id, leaseUntil: claimed.record.leaseUntil, takenOver: claimed.takenOver },
+      'this hub took the leader lease',
+    );
     try {
       await this.options.lead();
       // The lease may have run out while the journal loaded: what lead() set up goes again.
@@ -194,9 +212,12 @@ export class HubLeadership implements Leadership {
     this.leaseUntil = until.getTime();
     this.seen = { id: this.options.id, url: this.options.url, expiresAt: until.toISOString() };
     this.deadline?.cancel();
-    this.deadline = this.options.clock.setTimeout(() => {
-      if (this.role === 'leader') this.stepDown('the lease could not be renewed in time');
-    }, Math.max(0, this.leaseUntil - this.margin - this.options.clock.now()));
+    this.deadline = this.options.clock.setTimeout(
+      () => {
+        if (this.role === 'leader') this.stepDown('the lease could not be renewed in time');
+      },
+      Math.max(0, this.leaseUntil - this.margin - this.options.clock.now()),
+    );
   }
 
   private stepDown(reason: string): void {

@@ -21,8 +21,18 @@ export interface HubMetrics {
 export function createHubMetrics(): HubMetrics {
   const registry = new Registry();
   const labelNames = ['fleet_id', 'opco'] as const;
-  const grants = new Counter({ name: 'opco_proxy_hub_grants_total', help: 'Grants issued, per fleet and opco', labelNames, registers: [registry] });
-  const waits = new Counter({ name: 'opco_proxy_hub_waits_total', help: 'Asks that found no free slot and waited', labelNames, registers: [registry] });
+  const grants = new Counter({
+    name: 'opco_proxy_hub_grants_total',
+    help: 'Grants issued, per fleet and opco',
+    labelNames,
+    registers: [registry],
+  });
+  const waits = new Counter({
+    name: 'opco_proxy_hub_waits_total',
+    help: 'Asks that found no free slot and waited',
+    labelNames,
+    registers: [registry],
+  });
   const waitSeconds = new Histogram({
     name: 'opco_proxy_hub_wait_seconds',
     help: 'Time from an ask to its grant',
@@ -44,7 +54,8 @@ export function createHubMetrics(): HubMetrics {
     registers: [registry],
     collect() {
       this.reset();
-      for (const view of scheduler?.limits() ?? []) this.set({ fleet_id: view.fleetId, opco: view.opcoId }, view.effectiveLimit);
+      for (const view of scheduler?.limits() ?? [])
+        this.set({ fleet_id: view.fleetId, opco: view.opcoId }, view.effectiveLimit);
     },
   });
   new Gauge({
@@ -75,5 +86,10 @@ export function createHubMetrics(): HubMetrics {
       waits.inc({ fleet_id: fleetId, opco: opcoId });
     },
   };
-  return { registry, observer, watch: (s) => void (scheduler = s), addressRefused: (reason) => addressRefusals.inc({ reason }) };
+  return {
+    registry,
+    observer,
+    watch: (s) => void (scheduler = s),
+    addressRefused: (reason) => addressRefusals.inc({ reason }),
+  };
 }

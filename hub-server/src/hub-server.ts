@@ -10,9 +10,27 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { asServiceError, ConfigError, createError, createLogger, systemClock, toErrorBody, type Clock, type Logger, type ServiceError, type Store } from '@opco-proxy/core';
+import {
+  asServiceError,
+  ConfigError,
+  createError,
+  createLogger,
+  systemClock,
+  toErrorBody,
+  type Clock,
+  type Logger,
+  type ServiceError,
+  type Store,
+} from '@opco-proxy/core';
 import { AddressLimits } from '@opco-proxy/core/limits';
-import { createGuardedServer, openStore, SERVER_LIMITS, TrustedProxies, type ConfigFlags, type Drivers } from '@opco-proxy/core/application';
+import {
+  createGuardedServer,
+  openStore,
+  SERVER_LIMITS,
+  TrustedProxies,
+  type ConfigFlags,
+  type Drivers,
+} from '@opco-proxy/core/application';
 import { MAX_MESSAGE_BYTES, prepareProtocol, type WelcomeMessage } from '@opco-proxy/plugin-hub';
 import { createHubApp } from './hub-app.js';
 import { loadHubConfig, rateLimits, readHubSecrets, type HubServerConfig, type HubStoreConfig } from './hub-config.js';
@@ -79,7 +97,9 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
     const observer: SchedulerObserver = {
       ...metrics.observer,
       ended: ({ id, at, windowMs, outcome }) => {
-        journal.ended(id, at, windowMs, outcome).catch((err: Error) => log.error({ error: err.message }, 'grant journal write failed'));
+        journal
+          .ended(id, at, windowMs, outcome)
+          .catch((err: Error) => log.error({ error: err.message }, 'grant journal write failed'));
       },
     };
     const scheduler = new GrantScheduler({ clock, opcos: limits, adaptive: config.adaptive, unprovenShare, observer });
@@ -101,7 +121,17 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
     for (const session of [...sessions]) session.close(NOT_LEADER_CLOSE, `not leader: ${reason}`);
   };
   const leadership = config.failover
-    ? new HubLeadership({ store, clock, log, id: hubId(), url: config.failover.url, leaseMs: config.failover.leaseMs, renewMs: config.failover.renewMs, lead, stepDown: endTerm })
+    ? new HubLeadership({
+        store,
+        clock,
+        log,
+        id: hubId(),
+        url: config.failover.url,
+        leaseMs: config.failover.leaseMs,
+        renewMs: config.failover.renewMs,
+        lead,
+        stepDown: endTerm,
+      })
     : soloLeadership(hubId(), () => url, lead);
   await leadership.start();
 
@@ -109,11 +139,17 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
     // Led when the upgrade was checked, but the term may have ended since (an await in between).
     if (!term || !leadership.granting()) return void socket.close(NOT_LEADER_CLOSE, 'not leader');
     const session = new InstanceSession(socket, key, protocol, {
-      scheduler: term.scheduler, signer, journal: term.journal, clock, log, heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      scheduler: term.scheduler,
+      signer,
+      journal: term.journal,
+      clock,
+      log,
+      heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
       granting: () => leadership.granting(),
       onHello: (fresh) => {
         for (const other of sessions) {
-          if (other !== fresh && other.fleetId === fresh.fleetId && other.instanceId === fresh.instanceId) other.close(4002, 'superseded by a newer connection');
+          if (other !== fresh && other.fleetId === fresh.fleetId && other.instanceId === fresh.instanceId)
+            other.close(4002, 'superseded by a newer connection');
         }
       },
       onClose: (gone) => sessions.delete(gone),
@@ -122,12 +158,16 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   };
 
   const reload = async () => {
-    if (!options.configPath) throw createError('CONFLICT', 'the hub was started without a config file: nothing to reload');
+    if (!options.configPath)
+      throw createError('CONFLICT', 'the hub was started without a config file: nothing to reload');
     let fresh: HubServerConfig;
     try {
       fresh = loadHubConfig(options.configPath, env);
     } catch (err) {
-      if (err instanceof ConfigError) throw createError('VALIDATION_ERROR', 'the config file is invalid; the running limits stay', { errors: [err.message] });
+      if (err instanceof ConfigError)
+        throw createError('VALIDATION_ERROR', 'the config file is invalid; the running limits stay', {
+          errors: [err.message],
+        });
       throw err;
     }
     limits = rateLimits(fresh);
@@ -139,7 +179,16 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   };
 
   const app = createHubApp({
-    keys, scheduler: () => term?.scheduler, leadership: () => leadership.view(), clock, log, registry: metrics.registry, adminKey: secrets.adminKey, reload, addresses, proxies,
+    keys,
+    scheduler: () => term?.scheduler,
+    leadership: () => leadership.view(),
+    clock,
+    log,
+    registry: metrics.registry,
+    adminKey: secrets.adminKey,
+    reload,
+    addresses,
+    proxies,
     instances: () => [...sessions].flatMap((session) => session.view() ?? []),
     closeKey: (keyId) => {
       const affected = [...sessions].filter((session) => session.key.id === keyId);
@@ -153,11 +202,21 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   // docs/operations.md, Slow clients): Node's timeouts, the slow-body watch and the connections
   // per address (an instance's WebSocket counts as one while it is open; none of the timeouts
   // applies to it once upgraded).
-  const server = createGuardedServer(SERVER_LIMITS, (req, res) => void handle(req, res), { proxies, registry: metrics.registry });
+  const server = createGuardedServer(SERVER_LIMITS, (req, res) => void handle(req, res), {
+    proxies,
+    registry: metrics.registry,
+  });
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
-    void authorizeUpgrade(req, keys, () => closing, () => leadership, addresses, proxies.clientOf(req))
+    void authorizeUpgrade(
+      req,
+      keys,
+      () => closing,
+      () => leadership,
+      addresses,
+      proxies.clientOf(req),
+    )
       .then((key) => wss.handleUpgrade(req, socket, head, (ws) => openSession(ws, key, requestedProtocol(req.url))))
       .catch((err: unknown) => refuse(socket, asServiceError(err)));
   });
@@ -173,7 +232,10 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  log.info({ url, store: store.kind, opcos: Object.keys(config.opcos), role: leadership.view().role }, `opco-proxy hub listening on ${url}`);
+  log.info(
+    { url, store: store.kind, opcos: Object.keys(config.opcos), role: leadership.view().role },
+    `opco-proxy hub listening on ${url}`,
+  );
 
   return {
     url,
@@ -195,14 +257,24 @@ export async function startHub(options: StartHubOptions): Promise<RunningHub> {
 }
 
 /** Reads and checks the config file, opens its store, starts the hub: `opco-proxy hub --config FILE`. */
-export async function runHub(configPath: string, env: NodeJS.ProcessEnv = process.env, runOptions: { clock?: Clock; log?: Logger; flags?: ConfigFlags; drivers?: Drivers } = {}): Promise<RunningHub> {
+export async function runHub(
+  configPath: string,
+  env: NodeJS.ProcessEnv = process.env,
+  runOptions: { clock?: Clock; log?: Logger; flags?: ConfigFlags; drivers?: Drivers } = {},
+): Promise<RunningHub> {
   const { flags, drivers, ...options } = runOptions;
   const config = loadHubConfig(configPath, env, flags);
   readHubSecrets(env); // a missing secret stops start-up before anything is opened
   const store = await openHubStore(config.store, drivers, options.clock);
   try {
     const hub = await startHub({ config, env, store, configPath, ...options });
-    return { ...hub, close: async () => { await hub.close(); await store.close(); } };
+    return {
+      ...hub,
+      close: async () => {
+        await hub.close();
+        await store.close();
+      },
+    };
   } catch (err) {
     await store.close();
     throw err;
@@ -210,7 +282,11 @@ export async function runHub(configPath: string, env: NodeJS.ProcessEnv = proces
 }
 
 /** The hub's store through the application's drivers (issue 29): core ships the embedded one. */
-export function openHubStore(config: HubStoreConfig, drivers: Drivers = {}, clock: Clock = systemClock): Promise<Store> {
+export function openHubStore(
+  config: HubStoreConfig,
+  drivers: Drivers = {},
+  clock: Clock = systemClock,
+): Promise<Store> {
   return openStore(config, drivers, { clock });
 }
 
@@ -219,7 +295,14 @@ export function openHubStore(config: HubStoreConfig, drivers: Drivers = {}, cloc
  * key refused takes a token of its address; only once they are spent is it answered 429, so an
  * instance with a valid key is never turned away for what others sent from its address.
  */
-async function authorizeUpgrade(req: IncomingMessage, keys: HubKeys, closing: () => boolean, leadership: () => Leadership, addresses: AddressLimits, address: string): Promise<HubKey> {
+async function authorizeUpgrade(
+  req: IncomingMessage,
+  keys: HubKeys,
+  closing: () => boolean,
+  leadership: () => Leadership,
+  addresses: AddressLimits,
+  address: string,
+): Promise<HubKey> {
   const url = new URL(req.url ?? '/', 'http://hub');
   if (url.pathname !== '/ws') throw createError('NOT_FOUND', 'the hub accepts WebSocket connections at /ws');
   if (closing()) throw createError('UNAVAILABLE', 'the hub is stopping');
@@ -235,7 +318,8 @@ async function authorizeUpgrade(req: IncomingMessage, keys: HubKeys, closing: ()
     throw createError('UNAVAILABLE', 'the hub cannot read its keys', { cause: err });
   });
   if (check.status === 'unknown') return refused(createError('HTTP_ERROR', 'unknown hub key', { status: 401 }));
-  if (check.status === 'revoked') return refused(createError('HTTP_ERROR', 'this hub key was deleted', { status: 403 }));
+  if (check.status === 'revoked')
+    return refused(createError('HTTP_ERROR', 'this hub key was deleted', { status: 403 }));
   return check.key;
 }
 
@@ -244,7 +328,9 @@ async function authorizeUpgrade(req: IncomingMessage, keys: HubKeys, closing: ()
  * instance moves on to its next hub address (plugins/hub hub-connection.ts).
  */
 function notLeader(view: LeadershipView): ServiceError {
-  const leader = view.leader ? ` the leader is ${view.leader.id}${view.leader.url ? ` at ${view.leader.url}` : ''}` : ' no hub leads right now';
+  const leader = view.leader
+    ? ` the leader is ${view.leader.id}${view.leader.url ? ` at ${view.leader.url}` : ''}`
+    : ' no hub leads right now';
   return createError('UNAVAILABLE', `not leader: this hub stands by;${leader}`);
 }
 
@@ -252,7 +338,9 @@ function notLeader(view: LeadershipView): ServiceError {
 function refuse(socket: Duplex, err: ServiceError): void {
   if (socket.destroyed) return;
   const body = JSON.stringify(toErrorBody(err));
-  const headers = Object.entries(err.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const headers = Object.entries(err.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.end(
     `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\nConnection: close\r\nContent-Type: application/json\r\n${headers}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,

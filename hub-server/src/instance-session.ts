@@ -6,8 +6,16 @@
 import type { WebSocket } from 'ws';
 import type { Clock, Logger, Timer } from '@opco-proxy/core';
 import {
-  messageBytes, parseInstanceMessage, PROTOCOL_PARAM, PROTOCOL_VERSION,
-  type AskMessage, type HelloMessage, type HubMessage, type WelcomeMessage, type InstanceMessage, type MetricsReport,
+  messageBytes,
+  parseInstanceMessage,
+  PROTOCOL_PARAM,
+  PROTOCOL_VERSION,
+  type AskMessage,
+  type HelloMessage,
+  type HubMessage,
+  type WelcomeMessage,
+  type InstanceMessage,
+  type MetricsReport,
 } from '@opco-proxy/plugin-hub';
 import type { GrantJournal } from './grant-journal.js';
 import type { GrantScheduler, IssuedGrant, WaitingAsk } from './grant-scheduler.js';
@@ -72,7 +80,9 @@ export class InstanceSession {
     socket.on('message', (data: Buffer) => this.receive(data));
     socket.on('pong', () => void (this.alive = true));
     socket.on('close', () => this.closeDown());
-    socket.on('error', (err) => deps.log.warn({ fleetId: key.fleetId, keyName: key.name, error: err.message }, 'hub connection error'));
+    socket.on('error', (err) =>
+      deps.log.warn({ fleetId: key.fleetId, keyName: key.name, error: err.message }, 'hub connection error'),
+    );
     this.timer = deps.clock.setTimeout(() => this.close(4001, 'no hello'), HELLO_TIMEOUT_MS);
   }
 
@@ -83,14 +93,18 @@ export class InstanceSession {
   view(): InstanceView | undefined {
     if (!this.instanceId) return undefined;
     return {
-      instanceId: this.instanceId, name: this.key.name, fleetId: this.key.fleetId,
-      connectedAt: this.connectedAt.toISOString(), metrics: this.metrics,
+      instanceId: this.instanceId,
+      name: this.key.name,
+      fleetId: this.key.fleetId,
+      connectedAt: this.connectedAt.toISOString(),
+      metrics: this.metrics,
     };
   }
 
   /** Closes the connection (key deleted, instance superseded, hub closing). */
   close(code: number, reason: string): void {
-    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) this.socket.close(code, reason);
+    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING)
+      this.socket.close(code, reason);
     this.closeDown();
     // A peer that does not answer the close handshake is dropped.
     this.deps.clock.setTimeout(() => this.socket.terminate(), 1000);
@@ -127,7 +141,8 @@ export class InstanceSession {
         scheduler.observe(this.fleetId, this.instanceId!, message.windows);
         const reportedAt = this.deps.clock.date().toISOString();
         for (const [opcoId, window] of Object.entries(message.windows)) {
-          if (Object.hasOwn(this.metrics, opcoId) || Object.keys(this.metrics).length < MAX_METRICS_OPCOS) this.metrics[opcoId] = { ...window, reportedAt };
+          if (Object.hasOwn(this.metrics, opcoId) || Object.keys(this.metrics).length < MAX_METRICS_OPCOS)
+            this.metrics[opcoId] = { ...window, reportedAt };
         }
         return;
       }
@@ -142,17 +157,43 @@ export class InstanceSession {
     this.deps.scheduler.connect(this.fleetId, message.instanceId, message);
     // An instance of the previous version did not ask for protocol 2 and reads only tenantId.
     const fleet = this.protocol === PROTOCOL_VERSION ? { fleetId: this.fleetId } : { tenantId: this.fleetId };
-    this.send({ type: 'welcome', protocol: this.protocol, instanceId: message.instanceId, ...fleet, heartbeatMs: this.deps.heartbeatMs });
-    this.deps.log.info({ fleetId: this.fleetId, keyName: this.key.name, instanceId: message.instanceId, protocol: this.protocol, reported: message.usage.length }, 'instance connected to the hub');
+    this.send({
+      type: 'welcome',
+      protocol: this.protocol,
+      instanceId: message.instanceId,
+      ...fleet,
+      heartbeatMs: this.deps.heartbeatMs,
+    });
+    this.deps.log.info(
+      {
+        fleetId: this.fleetId,
+        keyName: this.key.name,
+        instanceId: message.instanceId,
+        protocol: this.protocol,
+        reported: message.usage.length,
+      },
+      'instance connected to the hub',
+    );
     this.heartbeat();
   }
 
   private ask(message: AskMessage): void {
-    if (this.asks.has(message.askId)) return this.send({ type: 'refused', askId: message.askId, message: 'askId is already waiting' });
-    if (this.asks.size >= MAX_WAITING_ASKS) return this.send({ type: 'refused', askId: message.askId, message: 'too many waiting asks' });
+    if (this.asks.has(message.askId))
+      return this.send({ type: 'refused', askId: message.askId, message: 'askId is already waiting' });
+    if (this.asks.size >= MAX_WAITING_ASKS)
+      return this.send({ type: 'refused', askId: message.askId, message: 'too many waiting asks' });
     const { type: _type, ...input } = message;
-    const ask = this.deps.scheduler.ask(this.fleetId, { ...input, instanceId: this.instanceId! }, (grant) => void this.deliver(grant));
-    if (!ask) return this.send({ type: 'refused', askId: message.askId, message: `the hub has no budget for ${message.opcoId}` });
+    const ask = this.deps.scheduler.ask(
+      this.fleetId,
+      { ...input, instanceId: this.instanceId! },
+      (grant) => void this.deliver(grant),
+    );
+    if (!ask)
+      return this.send({
+        type: 'refused',
+        askId: message.askId,
+        message: `the hub has no budget for ${message.opcoId}`,
+      });
     if (!ask.settled) this.asks.set(message.askId, ask);
   }
 
@@ -165,14 +206,24 @@ export class InstanceSession {
     const { scheduler, journal, log, clock } = this.deps;
     try {
       const token = await this.deps.signer.sign(grant);
-      await journal.record(grant).catch((err: Error) => log.error({ error: err.message }, 'grant journal write failed; a hub restart may not see this grant'));
+      await journal
+        .record(grant)
+        .catch((err: Error) =>
+          log.error({ error: err.message }, 'grant journal write failed; a hub restart may not see this grant'),
+        );
       // Journalled, then checked: a grant sent was written before this hub's lease ended, so the
       // hub that takes the lease next finds it in the journal (hub-leadership.ts).
       if (this.closed || this.socket.readyState !== this.socket.OPEN || !this.deps.granting()) {
         scheduler.done(this.fleetId, grant.instanceId, grant.grantId, 'unused');
         return;
       }
-      this.send({ type: 'grant', askId: grant.askId, grantId: grant.grantId, token, expiresInMs: grant.exp * 1000 - clock.now() });
+      this.send({
+        type: 'grant',
+        askId: grant.askId,
+        grantId: grant.grantId,
+        token,
+        expiresInMs: grant.exp * 1000 - clock.now(),
+      });
     } catch (err) {
       log.error({ error: (err as Error).message }, 'grant could not be issued');
       scheduler.done(this.fleetId, grant.instanceId, grant.grantId, 'unused');
@@ -181,7 +232,10 @@ export class InstanceSession {
 
   private reject(problem: string): void {
     this.badMessages += 1;
-    this.deps.log.warn({ fleetId: this.fleetId, keyName: this.key.name, instanceId: this.instanceId, problem }, 'hub message refused');
+    this.deps.log.warn(
+      { fleetId: this.fleetId, keyName: this.key.name, instanceId: this.instanceId, problem },
+      'hub message refused',
+    );
     if (this.badMessages > MAX_BAD_MESSAGES) return this.close(1008, 'too many invalid messages');
     this.send({ type: 'error', message: problem });
   }

@@ -11,16 +11,34 @@ const STEP_MS = 5000;
 function setup(t: { teardown(fn: () => void): void }, limit = 100) {
   const clock = new TestClock();
   const scheduler = new GrantScheduler({
-    clock, opcos: { op: { limit, windowMs: 60_000 } }, startedAt: clock.now() - 600_000, adaptive: { intervalMs: STEP_MS },
+    clock,
+    opcos: { op: { limit, windowMs: 60_000 } },
+    startedAt: clock.now() - 600_000,
+    adaptive: { intervalMs: STEP_MS },
   });
   t.teardown(() => scheduler.close());
   scheduler.connect('pub', 'i1', { expectedInstances: 2, limits: {}, usage: [], complete: true });
   scheduler.connect('pub', 'i2', { expectedInstances: 2, limits: {}, usage: [], complete: true });
   const effective = () => scheduler.limits().find((v) => v.opcoId === 'op')?.effectiveLimit;
   const report = (instanceId: string, window: Partial<MetricsReport>) =>
-    scheduler.observe('pub', instanceId, { op: { requests: 50, errors: 0, rateLimited: 0, averageLatencyMs: 120, ...window } });
+    scheduler.observe('pub', instanceId, {
+      op: { requests: 50, errors: 0, rateLimited: 0, averageLatencyMs: 120, ...window },
+    });
   // A budget exists once someone asked for it.
-  scheduler.ask('pub', { askId: 'x', instanceId: 'i1', opcoId: 'op', method: 'GET', route: 'r', priority: 5, tenant: 't', rateLimit: { limit, windowMs: 60_000 } }, () => undefined);
+  scheduler.ask(
+    'pub',
+    {
+      askId: 'x',
+      instanceId: 'i1',
+      opcoId: 'op',
+      method: 'GET',
+      route: 'r',
+      priority: 5,
+      tenant: 't',
+      rateLimit: { limit, windowMs: 60_000 },
+    },
+    () => undefined,
+  );
   return { clock, scheduler, effective, report, step: () => clock.advance(STEP_MS) };
 }
 
@@ -85,7 +103,20 @@ t.test('the effective limit bounds the grants at once', async (t) => {
   await step();
   const granted: IssuedGrant[] = [];
   for (let i = 0; i < 10; i++) {
-    scheduler.ask('pub', { askId: `a${i}`, instanceId: 'i2', opcoId: 'op', method: 'GET', route: 'r', priority: 5, tenant: 't', rateLimit: { limit: 10, windowMs: 60_000 } }, (g) => granted.push(g));
+    scheduler.ask(
+      'pub',
+      {
+        askId: `a${i}`,
+        instanceId: 'i2',
+        opcoId: 'op',
+        method: 'GET',
+        route: 'r',
+        priority: 5,
+        tenant: 't',
+        rateLimit: { limit: 10, windowMs: 60_000 },
+      },
+      (g) => granted.push(g),
+    );
   }
   t.equal(granted.length + 1, 5, 'effective limit 5 (one slot was already held)');
   t.match(scheduler.limits()[0], { configuredLimit: 10, effectiveLimit: 5, waiting: 6 });
@@ -115,21 +146,24 @@ t.test('reload: an unadapted limit follows the new configured limit, an adapted 
   t.equal(limit.effective, 10, 'clamped under the new configured limit');
 });
 
-t.test('a flood of refused CFA keys is the upstream working: many requests without errors keep the configured limit', async (t) => {
-  // Since issue 27 the kernel's 60-second window counts a 403 on a CFA's key (or a 4xx about the
-  // client's input) as an answer, not an error (core's call-verdict.ts): during a flood of
-  // invented keys an instance reports many requests and no errors.
-  const { effective, report, step } = setup(t);
-  for (let i = 1; i <= 12; i++) {
-    report('i1', { requests: 1000 * i, errors: 0 });
-    report('i2', { requests: 400 * i, errors: 0 });
+t.test(
+  'a flood of refused CFA keys is the upstream working: many requests without errors keep the configured limit',
+  async (t) => {
+    // Since issue 27 the kernel's 60-second window counts a 403 on a CFA's key (or a 4xx about the
+    // client's input) as an answer, not an error (core's call-verdict.ts): during a flood of
+    // invented keys an instance reports many requests and no errors.
+    const { effective, report, step } = setup(t);
+    for (let i = 1; i <= 12; i++) {
+      report('i1', { requests: 1000 * i, errors: 0 });
+      report('i2', { requests: 400 * i, errors: 0 });
+      await step();
+    }
+    t.equal(effective(), 100, 'held at the configured limit for a whole minute of refused keys');
+    report('i1', { requests: 13_000, errors: 13_000 });
     await step();
-  }
-  t.equal(effective(), 100, 'held at the configured limit for a whole minute of refused keys');
-  report('i1', { requests: 13_000, errors: 13_000 });
-  await step();
-  t.equal(effective(), 50, 'the same flood counted as errors, as the window counted it before, would have halved it');
-});
+    t.equal(effective(), 50, 'the same flood counted as errors, as the window counted it before, would have halved it');
+  },
+);
 
 t.test('a lowered limit climbs back while refused keys keep coming', async (t) => {
   const limit = new AdaptiveLimit(60);

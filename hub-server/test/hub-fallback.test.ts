@@ -16,31 +16,36 @@ const W = 1000;
 /** The longest pause between two connection tries (D30). */
 const MAX_BACKOFF_MS = 5000;
 
-t.test('hub closed: DISCONNECTED leases at the local share per window, after a window of quiet, never refused', async (t) => {
-  const rateLimit = { limit: 4, windowMs: W };
-  const hub = await startTestHub({ opcos: { op: rateLimit } });
-  const { admission } = admissionFor(hub.url, (await hub.key('pub')).key, { expectedInstances: 2, maxWaitMs: 100 });
-  t.teardown(() => admission.close());
-  await eventually(() => admission.state === 'connected', 'connection');
-  const granted = await admission.admit(request({ rateLimit, synchronous: true }));
-  await granted.release({ status: 200, latencyMs: 5 });
+t.test(
+  'hub closed: DISCONNECTED leases at the local share per window, after a window of quiet, never refused',
+  async (t) => {
+    const rateLimit = { limit: 4, windowMs: W };
+    const hub = await startTestHub({ opcos: { op: rateLimit } });
+    const { admission } = admissionFor(hub.url, (await hub.key('pub')).key, { expectedInstances: 2, maxWaitMs: 100 });
+    t.teardown(() => admission.close());
+    await eventually(() => admission.state === 'connected', 'connection');
+    const granted = await admission.admit(request({ rateLimit, synchronous: true }));
+    await granted.release({ status: 200, latencyMs: 5 });
 
-  const closedAt = Date.now();
-  await hub.close();
-  await eventually(() => admission.state !== 'connected', 'the instance to notice');
-  const times: number[] = [];
-  const leases = await Promise.all(Array.from({ length: 6 }, async () => {
-    // Synchronous asks: with the hub, 100 ms then 429; without it, they wait and are never refused.
-    const lease = await admission.admit(request({ rateLimit, synchronous: true }));
-    times.push(Date.now());
-    await sleep(20);
-    await lease.release({ status: 200, latencyMs: 20 });
-    return lease;
-  }));
-  t.ok(leases.every((lease) => lease.headers['Svc-Hub-Token'] === 'DISCONNECTED'));
-  t.equal(maxInWindow(times, W), 2, 'floor(4 / 2 instances) = 2 per window');
-  t.ok(Math.min(...times) >= closedAt + W, 'the first local call comes a window after the hub was lost');
-});
+    const closedAt = Date.now();
+    await hub.close();
+    await eventually(() => admission.state !== 'connected', 'the instance to notice');
+    const times: number[] = [];
+    const leases = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        // Synchronous asks: with the hub, 100 ms then 429; without it, they wait and are never refused.
+        const lease = await admission.admit(request({ rateLimit, synchronous: true }));
+        times.push(Date.now());
+        await sleep(20);
+        await lease.release({ status: 200, latencyMs: 20 });
+        return lease;
+      }),
+    );
+    t.ok(leases.every((lease) => lease.headers['Svc-Hub-Token'] === 'DISCONNECTED'));
+    t.equal(maxInWindow(times, W), 2, 'floor(4 / 2 instances) = 2 per window');
+    t.ok(Math.min(...times) >= closedAt + W, 'the first local call comes a window after the hub was lost');
+  },
+);
 
 t.test('never connected: the instance serves at once from its local bucket', async (t) => {
   // A 60 s window: a quiet window before the first local call would take a minute.
@@ -56,7 +61,10 @@ t.test('never connected: the instance serves at once from its local bucket', asy
     t.equal(lease.headers['Svc-Hub-Token'], 'DISCONNECTED');
     await lease.release({ status: 200, latencyMs: 1 });
   }
-  t.ok(Date.now() - started < rateLimit.windowMs / 2, 'the whole local share at once: no quiet window for an instance that never had a hub');
+  t.ok(
+    Date.now() - started < rateLimit.windowMs / 2,
+    'the whole local share at once: no quiet window for an instance that never had a hub',
+  );
   t.not(admission.state, 'connected');
 });
 
@@ -68,7 +76,10 @@ t.test('an ask waiting for a grant when the connection drops moves to the local 
   await eventually(() => admission.state === 'connected', 'connection');
   const held = await admission.admit(request({ rateLimit }));
   const moved = admission.admit(request({ rateLimit }));
-  await eventually(async () => (await hub.admin('GET', '/admin/limits')).body.limits[0]?.waiting === 1, 'the ask to wait at the hub');
+  await eventually(
+    async () => (await hub.admin('GET', '/admin/limits')).body.limits[0]?.waiting === 1,
+    'the ask to wait at the hub',
+  );
   await hub.close();
   await eventually(() => admission.state !== 'connected', 'the instance to notice');
   await sleep(50);
@@ -144,7 +155,10 @@ t.test('hub restarted on the same port: found again, no window over the limit ac
   // Within the 5 s backoff cap (the subtest above); this bound only keeps a failure from hanging.
   await eventually(() => admission.state === 'connected', 'reconnection', 30_000);
   const restartedAt = Date.now();
-  await eventually(() => calls.filter((c) => c.at > restartedAt && c.token !== 'DISCONNECTED').length >= 6, 'grants after the restart');
+  await eventually(
+    () => calls.filter((c) => c.at > restartedAt && c.token !== 'DISCONNECTED').length >= 6,
+    'grants after the restart',
+  );
   running = false;
   await admission.close();
   await Promise.all(workers);
@@ -152,9 +166,19 @@ t.test('hub restarted on the same port: found again, no window over the limit ac
   const before = calls.filter((c) => c.at < listeningAt && c.token !== 'DISCONNECTED');
   const local = calls.filter((c) => c.token === 'DISCONNECTED');
   const after = calls.filter((c) => c.at > restartedAt && c.token !== 'DISCONNECTED');
-  t.ok(before.length >= 6 && local.length >= 1 && after.length >= 6, `${before.length} granted, ${local.length} local, ${after.length} granted after the restart`);
+  t.ok(
+    before.length >= 6 && local.length >= 1 && after.length >= 6,
+    `${before.length} granted, ${local.length} local, ${after.length} granted after the restart`,
+  );
   t.match(await verifyGrantToken(after[0].token, SECRET), { opcoId: 'op' }, 'the new hub signs with the same secret');
-  t.equal(maxInWindow(calls.map((c) => c.at), W), 3, 'the limit is reached and never exceeded, across the restart');
+  t.equal(
+    maxInWindow(
+      calls.map((c) => c.at),
+      W,
+    ),
+    3,
+    'the limit is reached and never exceeded, across the restart',
+  );
   const instances = (await second.admin('GET', '/admin/instances')).body;
   t.same(instances, [], 'the instance closed');
 });

@@ -23,7 +23,10 @@ function cuttable(store: Store): { store: Store; cut: (down: boolean) => void } 
         get(target, prop: string | symbol) {
           const value = Reflect.get(target, prop) as unknown;
           if (typeof value !== 'function') return value;
-          return (...args: unknown[]) => (down ? Promise.reject(new Error('store unreachable')) : (value as (...a: unknown[]) => unknown).apply(target, args));
+          return (...args: unknown[]) =>
+            down
+              ? Promise.reject(new Error('store unreachable'))
+              : (value as (...a: unknown[]) => unknown).apply(target, args);
         },
       });
     },
@@ -38,7 +41,12 @@ interface Contender {
   steppedDown: string[];
 }
 
-type Scene = { clock: TestClock; contender(id: string, lead?: () => Promise<void>): Contender; settle(): Promise<void>; leaders(): string[] };
+type Scene = {
+  clock: TestClock;
+  contender(id: string, lead?: () => Promise<void>): Contender;
+  settle(): Promise<void>;
+  leaders(): string[];
+};
 
 function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
   async function scene(t: Test): Promise<Scene> {
@@ -58,9 +66,20 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
       clock,
       contender(id, lead = () => Promise.resolve()) {
         const { store: own, cut } = cuttable(store);
-        const c: Contender = { cut: (down) => cut(down), led: 0, steppedDown: [], leadership: undefined as unknown as HubLeadership };
+        const c: Contender = {
+          cut: (down) => cut(down),
+          led: 0,
+          steppedDown: [],
+          leadership: undefined as unknown as HubLeadership,
+        };
         c.leadership = new HubLeadership({
-          store: own, clock, log: logInto([]), id, url: `ws://${id}:8090`, leaseMs: LEASE_MS, renewMs: RENEW_MS,
+          store: own,
+          clock,
+          log: logInto([]),
+          id,
+          url: `ws://${id}:8090`,
+          leaseMs: LEASE_MS,
+          renewMs: RENEW_MS,
           lead: async () => {
             c.led += 1;
             await lead();
@@ -91,7 +110,11 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
     const { a, b } = await leaderAndStandby(s);
     t.equal(a.led, 1, 'a leads');
     t.match(a.leadership.view(), { role: 'leader', id: 'hub-a', leader: { id: 'hub-a', url: 'ws://hub-a:8090' } });
-    t.match(b.leadership.view(), { role: 'standby', id: 'hub-b', leader: { id: 'hub-a', url: 'ws://hub-a:8090', expiresAt: String } });
+    t.match(b.leadership.view(), {
+      role: 'standby',
+      id: 'hub-b',
+      leader: { id: 'hub-a', url: 'ws://hub-a:8090', expiresAt: String },
+    });
     t.same(s.leaders(), ['hub-a']);
     await run(t, s, 5 * LEASE_MS);
     t.same(s.leaders(), ['hub-a'], 'renewed for five leases: still a alone');
@@ -140,42 +163,55 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
     t.same(a.steppedDown, ['the lease could not be renewed in time']);
     loaded();
     await started;
-    t.same(a.steppedDown, ['the lease could not be renewed in time', 'the lease ran out while this hub started leading']);
+    t.same(a.steppedDown, [
+      'the lease could not be renewed in time',
+      'the lease ran out while this hub started leading',
+    ]);
     t.notOk(a.leadership.granting());
     t.equal(a.leadership.view().role, 'standby');
   });
 
-  t.test('a leader cut off from the store stops granting before its lease ends; the standby takes it once it has', async (t) => {
-    const s = await scene(t);
-    const { a, b } = await leaderAndStandby(s);
-    const expiresAt = Date.parse(b.leadership.view().leader!.expiresAt!);
-    a.cut(true);
-    // Until the lease's end minus the margin, a still grants: its renewals fail, its lease holds.
-    await run(t, s, expiresAt - MARGIN - s.clock.now() - 100);
-    t.same(s.leaders(), ['hub-a'], 'a grants while its lease holds');
-    await run(t, s, 200);
-    t.same(s.leaders(), [], 'a stepped down before the lease ended; b waits for its end');
-    t.same(a.steppedDown, ['the lease could not be renewed in time']);
-    t.equal(b.led, 0);
-    await run(t, s, expiresAt - s.clock.now() + 100);
-    t.same(s.leaders(), ['hub-b'], 'b took the lease just after it ended');
-    t.ok(s.clock.now() - expiresAt <= 200, `b led ${s.clock.now() - expiresAt} ms after the lease's end`);
-    t.match(b.leadership.view(), { role: 'leader', leader: { id: 'hub-b' } });
-    a.cut(false);
-    await run(t, s, 3 * LEASE_MS);
-    t.same(s.leaders(), ['hub-b'], 'a back on the store stands by');
-    t.match(a.leadership.view(), { role: 'standby', leader: { id: 'hub-b', url: 'ws://hub-b:8090' } });
-  });
+  t.test(
+    'a leader cut off from the store stops granting before its lease ends; the standby takes it once it has',
+    async (t) => {
+      const s = await scene(t);
+      const { a, b } = await leaderAndStandby(s);
+      const expiresAt = Date.parse(b.leadership.view().leader!.expiresAt!);
+      a.cut(true);
+      // Until the lease's end minus the margin, a still grants: its renewals fail, its lease holds.
+      await run(t, s, expiresAt - MARGIN - s.clock.now() - 100);
+      t.same(s.leaders(), ['hub-a'], 'a grants while its lease holds');
+      await run(t, s, 200);
+      t.same(s.leaders(), [], 'a stepped down before the lease ended; b waits for its end');
+      t.same(a.steppedDown, ['the lease could not be renewed in time']);
+      t.equal(b.led, 0);
+      await run(t, s, expiresAt - s.clock.now() + 100);
+      t.same(s.leaders(), ['hub-b'], 'b took the lease just after it ended');
+      t.ok(s.clock.now() - expiresAt <= 200, `b led ${s.clock.now() - expiresAt} ms after the lease's end`);
+      t.match(b.leadership.view(), { role: 'leader', leader: { id: 'hub-b' } });
+      a.cut(false);
+      await run(t, s, 3 * LEASE_MS);
+      t.same(s.leaders(), ['hub-b'], 'a back on the store stands by');
+      t.match(a.leadership.view(), { role: 'standby', leader: { id: 'hub-b', url: 'ws://hub-b:8090' } });
+    },
+  );
 
   t.test('a leader whose lease another hub holds steps down at its next renewal', async (t) => {
     const s = await scene(t);
     const a = s.contender('hub-a');
     await a.leadership.start();
     // What a takeover looks like from a's side, had a paused for longer than its lease.
-    await (await openStore().then((store) => {
-      t.teardown(() => store.close());
-      return store;
-    })).collection('hub_leader').updateMany({ _id: 'hub-leader' }, { $set: { leaseOwner: 'hub-z:1', holderId: 'hub-z', leaseUntil: new Date(s.clock.now() + LEASE_MS) } });
+    await (
+      await openStore().then((store) => {
+        t.teardown(() => store.close());
+        return store;
+      })
+    )
+      .collection('hub_leader')
+      .updateMany(
+        { _id: 'hub-leader' },
+        { $set: { leaseOwner: 'hub-z:1', holderId: 'hub-z', leaseUntil: new Date(s.clock.now() + LEASE_MS) } },
+      );
     await run(t, s, RENEW_MS);
     t.same(a.steppedDown, ['another hub holds the lease']);
     t.notOk(a.leadership.granting());
@@ -202,7 +238,11 @@ function leaseSuite(t: Test, openStore: () => Promise<Store>): void {
     await run(t, s, 2 * LEASE_MS);
     t.equal(s.leaders().length, 1, `one new leader once its lease lapsed (${s.leaders().join(', ')})`);
     t.notOk(first.leadership.granting());
-    t.equal(hubs.reduce((sum, h) => sum + h.led, 0), 2, 'two terms in all');
+    t.equal(
+      hubs.reduce((sum, h) => sum + h.led, 0),
+      2,
+      'two terms in all',
+    );
   });
 }
 

@@ -30,12 +30,18 @@ function statusLine(socket: Socket): Promise<string> {
 t.test('the hub refuses an address its 65th connection, and serves another', async (t) => {
   const hub = await startTestHub();
   t.teardown(() => hub.close());
-  const held = await Promise.all(Array.from({ length: SERVER_LIMITS.maxConnectionsPerAddress }, () => open(hub.url, '127.0.0.3')));
+  const held = await Promise.all(
+    Array.from({ length: SERVER_LIMITS.maxConnectionsPerAddress }, () => open(hub.url, '127.0.0.3')),
+  );
   t.teardown(() => held.forEach((socket) => socket.destroy()));
   const extra = await open(hub.url, '127.0.0.3');
   const answer = statusLine(extra);
   extra.write('GET /health HTTP/1.1\r\nHost: hub\r\n\r\n');
-  t.equal(await answer, 'HTTP/1.1 429 Too Many Requests', `the ${SERVER_LIMITS.maxConnectionsPerAddress + 1}th connection of 127.0.0.3 is refused`);
+  t.equal(
+    await answer,
+    'HTTP/1.1 429 Too Many Requests',
+    `the ${SERVER_LIMITS.maxConnectionsPerAddress + 1}th connection of 127.0.0.3 is refused`,
+  );
   extra.destroy();
   const elsewhere = await fetch(`${hub.url}/health`);
   t.equal(elsewhere.status, 200, '127.0.0.1 is served meanwhile');
@@ -48,8 +54,13 @@ t.test('a body that stops arriving is answered 408 and closed', async (t) => {
   t.teardown(() => socket.destroy());
   const answer = statusLine(socket);
   const started = Date.now();
-  socket.write(`POST /admin/keys HTTP/1.1\r\nHost: hub\r\nAuthorization: Bearer ${ADMIN_KEY}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"fleetId":`);
+  socket.write(
+    `POST /admin/keys HTTP/1.1\r\nHost: hub\r\nAuthorization: Bearer ${ADMIN_KEY}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"fleetId":`,
+  );
   t.equal(await answer, 'HTTP/1.1 408 Request Timeout');
   const ms = Date.now() - started;
-  t.ok(ms < SERVER_LIMITS.requestTimeoutMs, `answered after ${ms} ms, by the body watch, not the request timeout (${SERVER_LIMITS.requestTimeoutMs} ms)`);
+  t.ok(
+    ms < SERVER_LIMITS.requestTimeoutMs,
+    `answered after ${ms} ms, by the body watch, not the request timeout (${SERVER_LIMITS.requestTimeoutMs} ms)`,
+  );
 });

@@ -31,13 +31,28 @@ const SUFFIX = '.schema.json';
 function loadSchemas() {
   // config.schema.json is the kernel's schema assembled with the plugins' sections
   // (server/scripts/config-assembly.mjs): each package types its own part.
-  const files = readdirSync(jsonDir).filter((f) => f.endsWith(SUFFIX) && f !== 'config.schema.json').sort();
-  return files.map((file) => ({ id: file.slice(0, -SUFFIX.length), schema: JSON.parse(readFileSync(new URL(file, jsonDir), 'utf8')) }));
+  const files = readdirSync(jsonDir)
+    .filter((f) => f.endsWith(SUFFIX) && f !== 'config.schema.json')
+    .sort();
+  return files.map((file) => ({
+    id: file.slice(0, -SUFFIX.length),
+    schema: JSON.parse(readFileSync(new URL(file, jsonDir), 'utf8')),
+  }));
 }
 
 const SCHEMA_MAPS = ['properties', 'patternProperties', 'definitions'];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf'];
-const SUBSCHEMAS = ['items', 'additionalProperties', 'additionalItems', 'not', 'if', 'then', 'else', 'contains', 'propertyNames'];
+const SUBSCHEMAS = [
+  'items',
+  'additionalProperties',
+  'additionalItems',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+];
 const SHAPE_KEYWORDS = ['type', 'properties', 'items', 'enum', 'const', '$ref', 'additionalProperties'];
 const ANNOTATIONS = new Set(['description', 'title', 'examples', 'default']);
 

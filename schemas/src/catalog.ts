@@ -129,7 +129,9 @@ export function readSchema(id: SchemaId): JsonSchema {
   let schema = parsed.get(id);
   if (!schema) {
     // Compiled code lives in dist/src/, the JSON stays in json/: tsc never copies it.
-    schema = JSON.parse(readFileSync(new URL(`../../json/${id}${SCHEMA_FILE_SUFFIX}`, import.meta.url), 'utf8')) as JsonSchema;
+    schema = JSON.parse(
+      readFileSync(new URL(`../../json/${id}${SCHEMA_FILE_SUFFIX}`, import.meta.url), 'utf8'),
+    ) as JsonSchema;
     parsed.set(id, schema);
   }
   return schema;
@@ -160,6 +162,7 @@ export function readSchemaShape(id: SchemaId): SchemaShape {
   const schema = readSchema(id);
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const types: Record<string, string> = {};
-  for (const [name, property] of Object.entries(properties)) if (typeof property.type === 'string') types[name] = property.type;
+  for (const [name, property] of Object.entries(properties))
+    if (typeof property.type === 'string') types[name] = property.type;
   return { required: [...((schema.required as string[] | undefined) ?? [])], types };
 }

@@ -19,35 +19,69 @@ const at = (timestamp: string, opcoId = 'sandbox') => ({ opcoId, timestamp });
 
 const data: Record<EventType, Record<string, unknown>> = {
   'dossier.etat_changed': {
-    numeroInterne: 'DOS-2026-000123', numeroExterne: 'EXT-88412', numeroDeca: '07520260900012', previousEtat: 'TRANSMIS', etat: 'ENGAGE',
+    numeroInterne: 'DOS-2026-000123',
+    numeroExterne: 'EXT-88412',
+    numeroDeca: '07520260900012',
+    previousEtat: 'TRANSMIS',
+    etat: 'ENGAGE',
   },
   'dossier.updated': {
     numeroInterne: 'DOS-2026-000123',
-    dossier: { numeroInterne: 'DOS-2026-000123', etat: 'ENGAGE', cerfa: { apprenti: { nom: 'Durand', prenom: 'Léa' } } },
+    dossier: {
+      numeroInterne: 'DOS-2026-000123',
+      etat: 'ENGAGE',
+      cerfa: { apprenti: { nom: 'Durand', prenom: 'Léa' } },
+    },
   },
   'facture.etat_changed': {
-    numeroInterneFacture: 'F-000457', referenceFactureCFA: 'FAC-2026-0142', previousEtat: 'TRANSMISE', etat: 'PAYEE',
-    montantFacture: 2450.5, referenceVirement: 'VIR-2026-11-0093', dateReglement: '2026-11-02',
+    numeroInterneFacture: 'F-000457',
+    referenceFactureCFA: 'FAC-2026-0142',
+    previousEtat: 'TRANSMISE',
+    etat: 'PAYEE',
+    montantFacture: 2450.5,
+    referenceVirement: 'VIR-2026-11-0093',
+    dateReglement: '2026-11-02',
   },
   'job.completed': {
-    jobId: JOB_ID, type: 'post-dossier', status: 'completed', result: { numeroInterne: 'DOS-2026-000123' }, completedAt: '2026-11-20T09:14:03.100Z',
+    jobId: JOB_ID,
+    type: 'post-dossier',
+    status: 'completed',
+    result: { numeroInterne: 'DOS-2026-000123' },
+    completedAt: '2026-11-20T09:14:03.100Z',
   },
   'job.failed': {
-    jobId: JOB_ID, type: 'post-facture', status: 'failed', retries: 3,
-    error: { code: 'UPSTREAM_ERROR', message: 'upstream answered 422', step: 1, upstream: { message: 'numeroDossier inconnu' } },
+    jobId: JOB_ID,
+    type: 'post-facture',
+    status: 'failed',
+    retries: 3,
+    error: {
+      code: 'UPSTREAM_ERROR',
+      message: 'upstream answered 422',
+      step: 1,
+      upstream: { message: 'numeroDossier inconnu' },
+    },
   },
   'job.progress': { jobId: JOB_ID, type: 'post-dossier', step: 1, totalSteps: 2, name: 'dossier', status: 'completed' },
   'sync.started': { syncId: SYNC_ID, total: 1240 },
   'sync.batch': {
-    syncId: SYNC_ID, batch: 12, totalBatches: 25,
-    dossiers: [{ numeroInterne: 'DOS-2026-000123', etat: 'ENGAGE', cerfa: { apprenti: { nom: 'Durand', prenom: 'Léa' } } }],
+    syncId: SYNC_ID,
+    batch: 12,
+    totalBatches: 25,
+    dossiers: [
+      { numeroInterne: 'DOS-2026-000123', etat: 'ENGAGE', cerfa: { apprenti: { nom: 'Durand', prenom: 'Léa' } } },
+    ],
   },
   'sync.completed': { syncId: SYNC_ID, total: 1240, durationMs: 1312000 },
   'sync.failed': { syncId: SYNC_ID, error: 'batch 7 failed after 4 attempt(s): upstream answered 503' },
   'sync.cancelled': { syncId: SYNC_ID },
-  'webhook.test': { webhookId: 'b7e6d5c4-3a2b-4c1d-8e9f-0a1b2c3d4e5f', message: 'a test notification, sent because it was asked for' },
+  'webhook.test': {
+    webhookId: 'b7e6d5c4-3a2b-4c1d-8e9f-0a1b2c3d4e5f',
+    message: 'a test notification, sent because it was asked for',
+  },
   'webhook.disabled': {
-    webhookId: '0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f', callbackUrl: 'https://old-erp.cfa-exemple.fr/hooks', disabledAt: SENT_AT,
+    webhookId: '0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f',
+    callbackUrl: 'https://old-erp.cfa-exemple.fr/hooks',
+    disabledAt: SENT_AT,
     reason: 'every delivery failed since 2026-11-15T09:10:00.000Z',
   },
 };
@@ -86,19 +120,46 @@ export function notificationHeaderExamples(event: EventType): NotificationHeader
   return [
     { name: 'Svc-Event', required: true, description: 'The event type, as in the body.', example: event },
     {
-      name: 'Svc-Signature', required: true, pattern: '^[0-9a-f]{64}$', example: createHmac('sha256', EXAMPLE_SECRET).update(body).digest('hex'),
-      description: 'HMAC-SHA256 of the raw body with the webhook secret (its 64 hex characters as the key), lowercase hex (SPEC 6.2).',
+      name: 'Svc-Signature',
+      required: true,
+      pattern: '^[0-9a-f]{64}$',
+      example: createHmac('sha256', EXAMPLE_SECRET).update(body).digest('hex'),
+      description:
+        'HMAC-SHA256 of the raw body with the webhook secret (its 64 hex characters as the key), lowercase hex (SPEC 6.2).',
     },
     {
-      name: 'Svc-Signature-Previous', required: false, pattern: '^[0-9a-f]{64}$', example: createHmac('sha256', 'e4'.repeat(32)).update(body).digest('hex'),
-      description: 'The same with the secret before the last rotation, for 24 hours after POST /webhooks/{id}/rotate-secret.',
+      name: 'Svc-Signature-Previous',
+      required: false,
+      pattern: '^[0-9a-f]{64}$',
+      example: createHmac('sha256', 'e4'.repeat(32)).update(body).digest('hex'),
+      description:
+        'The same with the secret before the last rotation, for 24 hours after POST /webhooks/{id}/rotate-secret.',
     },
-    { name: 'Svc-Delivery-Id', required: true, example: deliveryId, description: 'The same on every attempt and resend of this delivery: de-duplicate on it (D23).' },
+    {
+      name: 'Svc-Delivery-Id',
+      required: true,
+      example: deliveryId,
+      description: 'The same on every attempt and resend of this delivery: de-duplicate on it (D23).',
+    },
     { name: 'Svc-Timestamp', required: true, example: SENT_AT, description: 'When this attempt was sent, ISO 8601.' },
-    { name: 'webhook-id', required: true, example: deliveryId, description: 'Standard Webhooks: the delivery id (Svc-Delivery-Id).' },
-    { name: 'webhook-timestamp', required: true, pattern: '^[0-9]+$', example: seconds, description: 'Standard Webhooks: when this attempt was sent, in Unix seconds; refuse old ones.' },
     {
-      name: 'webhook-signature', required: true, pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$', example: standard,
+      name: 'webhook-id',
+      required: true,
+      example: deliveryId,
+      description: 'Standard Webhooks: the delivery id (Svc-Delivery-Id).',
+    },
+    {
+      name: 'webhook-timestamp',
+      required: true,
+      pattern: '^[0-9]+$',
+      example: seconds,
+      description: 'Standard Webhooks: when this attempt was sent, in Unix seconds; refuse old ones.',
+    },
+    {
+      name: 'webhook-signature',
+      required: true,
+      pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$',
+      example: standard,
       description:
         'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body` keyed with the 32 bytes of the secret ' +
         '(signingSecret, whsec_…); during a rotation a second signature follows, space-separated.',

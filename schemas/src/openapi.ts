@@ -4,7 +4,14 @@
  */
 import { allSchemaIds, readSchema, refToSchemaId, type JsonSchema, type SchemaId } from './catalog.js';
 import { admitsNull } from './optional-nulls.js';
-import { operations, operationIds, type ErrorStatus, type OperationId, type OperationSpec, type RouteTag } from './route-manifest.js';
+import {
+  operations,
+  operationIds,
+  type ErrorStatus,
+  type OperationId,
+  type OperationSpec,
+  type RouteTag,
+} from './route-manifest.js';
 import { ERROR_CODES, errorCodeSpec, errorCodes } from './error-codes.js';
 import { errorExamples, operationExamples, otherErrorExample } from './route-examples.js';
 import { notificationExamples, notificationHeaderExamples } from './event-examples.js';
@@ -54,7 +61,8 @@ function errorStatusDescription(status: ErrorStatus): string {
   const own = errorCodes
     .filter((code) => !errorCodeSpec(code).upstreamStatus && ERROR_CODES[code].status === status)
     .map((code) => `${code}: ${ERROR_CODES[code].when}.`);
-  if (status === 400 || status === 422 || status >= 429) own.push(`UPSTREAM_ERROR ${status}: the upstream's own answer, in \`upstream\`.`);
+  if (status === 400 || status === 422 || status >= 429)
+    own.push(`UPSTREAM_ERROR ${status}: the upstream's own answer, in \`upstream\`.`);
   return own.join(' ');
 }
 
@@ -99,7 +107,9 @@ export function buildOpenApi(mounted: readonly OperationId[] = operationIds): Op
 function build(mounted: readonly OperationId[]): OpenApiDocument {
   const titles = schemaTitles();
   const schemas: Record<string, unknown> = {};
-  const bodies = new Set(operationIds.map((id) => (operations[id] as OperationSpec).body).filter((id) => id !== undefined));
+  const bodies = new Set(
+    operationIds.map((id) => (operations[id] as OperationSpec).body).filter((id) => id !== undefined),
+  );
   // The config files are the operator's, and the hub's schemas are another process's interface.
   for (const id of allSchemaIds.filter((id) => id !== 'kernel-config' && !id.startsWith('hub-'))) {
     schemas[titles.get(id)!] = toOpenApiSchema(readSchema(id), titles, bodies.has(id));
@@ -138,7 +148,8 @@ function build(mounted: readonly OperationId[]): OpenApiDocument {
         OperatorKey: {
           type: 'http',
           scheme: 'bearer',
-          description: 'The operator key of this deployment (OPCO_PROXY_ADMIN_KEY), for the operator routes and the console.',
+          description:
+            'The operator key of this deployment (OPCO_PROXY_ADMIN_KEY), for the operator routes and the console.',
         },
       },
       parameters: {
@@ -158,12 +169,16 @@ function build(mounted: readonly OperationId[]): OpenApiDocument {
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: 'Scoped to the tenant, kept 24 hours (D15): a repeat answers 200 duplicate with the first jobId.',
+          description:
+            'Scoped to the tenant, kept 24 hours (D15): a repeat answers 200 duplicate with the first jobId.',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
       },
       headers: {
-        SvcApiVersion: { description: 'Version of the service interface (D27).', schema: { type: 'string', enum: [API_VERSION] } },
+        SvcApiVersion: {
+          description: 'Version of the service interface (D27).',
+          schema: { type: 'string', enum: [API_VERSION] },
+        },
         RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
       },
       responses: {
@@ -173,13 +188,21 @@ function build(mounted: readonly OperationId[]): OpenApiDocument {
             return [name, errorResponse(errorStatusDescription(status), status === 429, errorExamples[status])];
           }),
         ),
-        Error: errorResponse('Any other error, e.g. UPSTREAM_ERROR with the upstream status, or INTERNAL_ERROR (500).', false, otherErrorExample),
+        Error: errorResponse(
+          'Any other error, e.g. UPSTREAM_ERROR with the upstream status, or INTERNAL_ERROR (500).',
+          false,
+          otherErrorExample,
+        ),
       },
     },
   };
 }
 
-function operation(operationId: OperationId, route: OperationSpec, titles: Map<SchemaId, string>): Record<string, unknown> {
+function operation(
+  operationId: OperationId,
+  route: OperationSpec,
+  titles: Map<SchemaId, string>,
+): Record<string, unknown> {
   const parameters: unknown[] = [...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) =>
     ref('parameters', PATH_PARAMETERS[name].component),
   );
@@ -192,7 +215,11 @@ function operation(operationId: OperationId, route: OperationSpec, titles: Map<S
     const example = examples.responses[status];
     const content: Record<string, unknown> = {};
     for (const mediaType of [r.contentType ?? 'application/json'].flat()) {
-      const schema = r.schema ? ref('schemas', titles.get(r.schema)!) : mediaType === 'application/json' ? { type: 'object' } : { type: 'string' };
+      const schema = r.schema
+        ? ref('schemas', titles.get(r.schema)!)
+        : mediaType === 'application/json'
+          ? { type: 'object' }
+          : { type: 'string' };
       content[mediaType] = { schema, example };
     }
     responses[status] = { description: r.description, headers: API_VERSION_HEADER, content };
@@ -208,7 +235,15 @@ function operation(operationId: OperationId, route: OperationSpec, titles: Map<S
     security: route.apiKey ? [{ ApiKey: [] }] : route.operator ? [{ OperatorKey: [] }] : [],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body
-      ? { requestBody: { description: REQUEST_BODY, required: true, content: { 'application/json': { schema: ref('schemas', titles.get(route.body)!), example: examples.request } } } }
+      ? {
+          requestBody: {
+            description: REQUEST_BODY,
+            required: true,
+            content: {
+              'application/json': { schema: ref('schemas', titles.get(route.body)!), example: examples.request },
+            },
+          },
+        }
       : {}),
     responses,
     ...(operationId === 'createWebhook' ? { callbacks: notificationCallbacks(titles) } : {}),
@@ -227,7 +262,9 @@ function notificationCallbacks(titles: Map<SchemaId, string>): Record<string, un
       const post = {
         summary: `${event} notification`,
         description:
-          `Sent to every active webhook of the tenant subscribed to ${event}; \`data\` holds ${Object.keys(example.data).map((k) => `\`${k}\``).join(', ')} (D22). ` +
+          `Sent to every active webhook of the tenant subscribed to ${event}; \`data\` holds ${Object.keys(example.data)
+            .map((k) => `\`${k}\``)
+            .join(', ')} (D22). ` +
           'Signed with the webhook secret in two ways (Svc-Signature; Standard Webhooks webhook-signature), ' +
           `with \`User-Agent: opco-proxy/<version>\`. Verify from the raw body before parsing it (docs/webhooks.md).`,
         parameters: notificationHeaderExamples(event).map((h) => ({
@@ -235,7 +272,11 @@ function notificationCallbacks(titles: Map<SchemaId, string>): Record<string, un
           in: 'header',
           required: h.required,
           description: h.description,
-          schema: { type: 'string', ...(h.pattern ? { pattern: h.pattern } : {}), ...(h.name === 'Svc-Event' ? { enum: [event] } : {}) },
+          schema: {
+            type: 'string',
+            ...(h.pattern ? { pattern: h.pattern } : {}),
+            ...(h.name === 'Svc-Event' ? { enum: [event] } : {}),
+          },
           example: h.example,
         })),
         requestBody: {
@@ -261,7 +302,13 @@ function queryParameters(id: SchemaId, titles: Map<SchemaId, string>): unknown[]
   const required = (schema.required as string[] | undefined) ?? [];
   return Object.entries(schema.properties as Record<string, JsonSchema>).map(([name, property]) => {
     const { description, ...rest } = toOpenApiSchema(property, titles);
-    return { name, in: 'query', required: required.includes(name), ...(description ? { description } : {}), schema: rest };
+    return {
+      name,
+      in: 'query',
+      required: required.includes(name),
+      ...(description ? { description } : {}),
+      schema: rest,
+    };
   });
 }
 
@@ -288,7 +335,17 @@ const SCHEMA_MAPS = ['properties', 'patternProperties'];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf'];
 const SUBSCHEMAS = ['items', 'additionalProperties', 'not'];
 /** Draft-07 keywords OpenAPI 3.0 does not know; they only tighten validation, which ajv does. */
-const DROPPED = new Set(['$schema', '$id', 'errorMessage', 'propertyNames', 'if', 'then', 'else', 'definitions', 'examples']);
+const DROPPED = new Set([
+  '$schema',
+  '$id',
+  'errorMessage',
+  'propertyNames',
+  'if',
+  'then',
+  'else',
+  'definitions',
+  'examples',
+]);
 
 /** What every request body says of null (issue 37, optional-nulls.ts). */
 const REQUEST_BODY =
@@ -320,8 +377,10 @@ function toOpenApiSchema(schema: JsonSchema, titles: Map<SchemaId, string>, requ
           return [name, nullMeansAbsent ? nullable(converted) : converted];
         }),
       );
-    } else if (SCHEMA_LISTS.includes(key)) out[key] = (value as JsonSchema[]).map((sub) => toOpenApiSchema(sub, titles, request));
-    else if (SUBSCHEMAS.includes(key) && typeof value === 'object') out[key] = toOpenApiSchema(value as JsonSchema, titles, request);
+    } else if (SCHEMA_LISTS.includes(key))
+      out[key] = (value as JsonSchema[]).map((sub) => toOpenApiSchema(sub, titles, request));
+    else if (SUBSCHEMAS.includes(key) && typeof value === 'object')
+      out[key] = toOpenApiSchema(value as JsonSchema, titles, request);
     else out[key] = value;
   }
   return out;
@@ -334,7 +393,11 @@ function toOpenApiSchema(schema: JsonSchema, titles: Map<SchemaId, string>, requ
  */
 function nullable(schema: JsonSchema): JsonSchema {
   if (typeof schema.$ref === 'string') return { allOf: [schema], nullable: true };
-  return { ...schema, nullable: true, ...(Array.isArray(schema.enum) ? { enum: [...(schema.enum as unknown[]), null] } : {}) };
+  return {
+    ...schema,
+    nullable: true,
+    ...(Array.isArray(schema.enum) ? { enum: [...(schema.enum as unknown[]), null] } : {}),
+  };
 }
 
 function typeList(types: string[]): JsonSchema {

@@ -12,7 +12,9 @@ type TypeOf<S> = S extends keyof SchemaTypes ? SchemaTypes[S] : unknown;
 export type BodyOf<Op extends OperationId> = Operations[Op] extends { body: infer B } ? TypeOf<B> : undefined;
 
 /** The validated query of an operation, every value a string as it arrived. */
-export type QueryOf<Op extends OperationId> = Operations[Op] extends { query: infer Q } ? TypeOf<Q> : Record<string, never>;
+export type QueryOf<Op extends OperationId> = Operations[Op] extends { query: infer Q }
+  ? TypeOf<Q>
+  : Record<string, never>;
 
 type Responses<Op extends OperationId> = Operations[Op]['responses'];
 

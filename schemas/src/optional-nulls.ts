@@ -93,7 +93,8 @@ function cleaned(value: object, plan: Plan, inPlace: boolean): object {
     const held = object[key];
     if (held === null && plan.dropped!.has(key)) continue;
     // A `__proto__` key of JSON.parse is an own property; kept as one, never as the prototype.
-    if (key === '__proto__') Object.defineProperty(copy, key, { value: held, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(copy, key, { value: held, enumerable: true, writable: true, configurable: true });
     else copy[key] = held;
   }
   return copy;
@@ -115,7 +116,8 @@ function compile(schemas: JsonSchema[], visiting: Set<JsonSchema>): Plan | undef
       if (typeof property !== 'object') continue;
       declared.set(name, [...(declared.get(name) ?? []), property]);
     }
-    if (typeof facet.items === 'object' && facet.items !== null && !Array.isArray(facet.items)) items.push(facet.items as JsonSchema);
+    if (typeof facet.items === 'object' && facet.items !== null && !Array.isArray(facet.items))
+      items.push(facet.items as JsonSchema);
   }
   for (const facet of facets) visiting.add(facet);
   const properties: PropertyPlan[] = [];
@@ -138,7 +140,8 @@ function facetsOf(schema: JsonSchema, visiting: Set<JsonSchema>): JsonSchema[] {
   const target = referenced(schema);
   if (target) facets.push(...facetsOf(target, visiting));
   for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
-    for (const branch of (schema[keyword] as JsonSchema[] | undefined) ?? []) if (typeof branch === 'object') facets.push(...facetsOf(branch, visiting));
+    for (const branch of (schema[keyword] as JsonSchema[] | undefined) ?? [])
+      if (typeof branch === 'object') facets.push(...facetsOf(branch, visiting));
   }
   return facets;
 }

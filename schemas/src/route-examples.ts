@@ -25,12 +25,27 @@ const CALLBACK_URL = 'https://erp.cfa-exemple.fr/opco-events';
 const TENANT = '6f1ed002ab5595859014ebf0951522d9a0b0f0c0b2fbbb9e6d9b8e3d46f1e2a1';
 
 const AUDIT_SUBMISSION = {
-  id: '9a0e4f5c2b7d1e83', at: '2026-11-20T09:14:01.021Z', tenant: TENANT, actor: 'tenant', action: 'postFacture', opcoId: 'sandbox',
-  targets: { jobId: JOB_ID }, outcome: { status: 202, idempotency: 'new' }, requestId: '0b8f4a2e-6f3d-4c1a-9e57-2d8c1b0a9f64', clientAddress: '203.0.113.24',
+  id: '9a0e4f5c2b7d1e83',
+  at: '2026-11-20T09:14:01.021Z',
+  tenant: TENANT,
+  actor: 'tenant',
+  action: 'postFacture',
+  opcoId: 'sandbox',
+  targets: { jobId: JOB_ID },
+  outcome: { status: 202, idempotency: 'new' },
+  requestId: '0b8f4a2e-6f3d-4c1a-9e57-2d8c1b0a9f64',
+  clientAddress: '203.0.113.24',
 } as const;
 const AUDIT_WEBHOOK_DELETE = {
-  id: '1d2c3b4a59687f0e', at: '2026-11-20T09:02:45.310Z', tenant: TENANT, actor: 'tenant', action: 'deleteWebhook',
-  targets: { webhookId: WEBHOOK_ID }, outcome: { status: 404, code: 'NOT_FOUND' }, requestId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', clientAddress: '203.0.113.24',
+  id: '1d2c3b4a59687f0e',
+  at: '2026-11-20T09:02:45.310Z',
+  tenant: TENANT,
+  actor: 'tenant',
+  action: 'deleteWebhook',
+  targets: { webhookId: WEBHOOK_ID },
+  outcome: { status: 404, code: 'NOT_FOUND' },
+  requestId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b',
+  clientAddress: '203.0.113.24',
 } as const;
 
 const employeur = { siret: '12345678900011', denomination: 'Boulangerie Martin' };
@@ -56,20 +71,37 @@ const dossier = {
 };
 
 const accepted = (opcoId: string) =>
-  ({ 202: { jobId: JOB_ID, status: 'pending', statusUrl: `/${opcoId}/jobs/${JOB_ID}` }, 200: { jobId: JOB_ID, status: 'duplicate', statusUrl: `/${opcoId}/jobs/${JOB_ID}` } }) as const;
+  ({
+    202: { jobId: JOB_ID, status: 'pending', statusUrl: `/${opcoId}/jobs/${JOB_ID}` },
+    200: { jobId: JOB_ID, status: 'duplicate', statusUrl: `/${opcoId}/jobs/${JOB_ID}` },
+  }) as const;
 
 const webhook: Webhook = {
-  id: WEBHOOK_ID, callbackUrl: CALLBACK_URL, events: ['job.completed', 'job.failed'], active: true, createdAt: '2026-11-20T08:30:00.000Z',
+  id: WEBHOOK_ID,
+  callbackUrl: CALLBACK_URL,
+  events: ['job.completed', 'job.failed'],
+  active: true,
+  createdAt: '2026-11-20T08:30:00.000Z',
 };
 
 export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = {
   getHealth: { responses: { 200: { status: 'ok' } } },
   getReady: { responses: { 200: { status: 'ready', store: 'mongodb', queue: 'rabbitmq' } } },
   getOpenApi: {
-    responses: { 200: { openapi: '3.0.3', info: { title: 'opco-proxy', version: '1' }, paths: { '/health': { get: { operationId: 'getHealth' } } } } },
+    responses: {
+      200: {
+        openapi: '3.0.3',
+        info: { title: 'opco-proxy', version: '1' },
+        paths: { '/health': { get: { operationId: 'getHealth' } } },
+      },
+    },
   },
-  getReferencePage: { responses: { 200: '<!DOCTYPE html><html lang="en"><head><title>opco-proxy API reference</title>…' } },
-  getReferenceAsset: { responses: { 200: '/*! For license information please see swagger-ui-bundle.js.LICENSE.txt */…' } },
+  getReferencePage: {
+    responses: { 200: '<!DOCTYPE html><html lang="en"><head><title>opco-proxy API reference</title>…' },
+  },
+  getReferenceAsset: {
+    responses: { 200: '/*! For license information please see swagger-ui-bundle.js.LICENSE.txt */…' },
+  },
   getMetrics: {
     responses: {
       200:
@@ -84,7 +116,10 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
   listDossierEtats: {
     responses: {
       200: {
-        status: 'success', total: 2, count: 2, page: 1,
+        status: 'success',
+        total: 2,
+        count: 2,
+        page: 1,
         EtatDossierResult: [
           { ...numeros, etat: 'ENGAGE' },
           { numeroInterne: 'DOS-2026-000124', numeroExterne: 'EXT-88413', etat: 'TRANSMIS' },
@@ -92,11 +127,15 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
       },
     },
   },
-  listDossiers: { responses: { 200: { status: 'success', dossiers: [dossier], numerosInternesIntrouvables: ['DOS-2026-000999'] } } },
+  listDossiers: {
+    responses: { 200: { status: 'success', dossiers: [dossier], numerosInternesIntrouvables: ['DOS-2026-000999'] } },
+  },
   postDossier: {
     request: {
       cerfa: {
-        employeur, apprenti, organismeFormation,
+        employeur,
+        apprenti,
+        organismeFormation,
         contrat: { dateDebutContrat: '2026-09-01', dateFinContrat: '2028-08-31' },
         formation: { rncp: 'RNCP37682', intituleQualification: 'CAP Boulanger', dateDebutFormation: '2026-09-07' },
       },
@@ -106,10 +145,20 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
   },
   postFacture: {
     request: {
-      montantTotal: 2450.5, numero: 'FAC-2026-0142', dateEmission: '2026-10-05', ibanEmetteur: 'FR7630006000011234567890189',
-      siretEmetteur: organismeFormation.siret, estCertificatRealisation: false,
+      montantTotal: 2450.5,
+      numero: 'FAC-2026-0142',
+      dateEmission: '2026-10-05',
+      ibanEmetteur: 'FR7630006000011234567890189',
+      siretEmetteur: organismeFormation.siret,
+      estCertificatRealisation: false,
       lignes: [
-        { montant: 2100, natureLigne: 'PEDAGOGIE', numeroDossier: numeros.numeroInterne, numeroEcheance: 1, numeroDeca: numeros.numeroDeca },
+        {
+          montant: 2100,
+          natureLigne: 'PEDAGOGIE',
+          numeroDossier: numeros.numeroInterne,
+          numeroEcheance: 1,
+          numeroDeca: numeros.numeroDeca,
+        },
         { montant: 350.5, natureLigne: 'HEBERGEMENT', numeroDossier: numeros.numeroInterne, quantite: 7 },
       ],
     },
@@ -118,47 +167,100 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
   listFactureEtats: {
     responses: {
       200: {
-        status: 'success', total: 1, count: 1, page: 1,
-        factures: [{
-          numeroInterneFacture: 'F-000457', referenceFactureCFA: 'FAC-2026-0142', montantFacture: 2450.5, etatFacture: 'PAYEE',
-          referenceVirement: 'VIR-2026-11-0093', dateReglement: '2026-11-02', commentaire: null,
-          organismeFormation: { siret: organismeFormation.siret, IBAN: 'FR7630006000011234567890189' },
-          dossiers: [{ numeroInterneDossier: numeros.numeroInterne, numeroExterneDossier: numeros.numeroExterne, montant: 2450.5 }],
-        }],
+        status: 'success',
+        total: 1,
+        count: 1,
+        page: 1,
+        factures: [
+          {
+            numeroInterneFacture: 'F-000457',
+            referenceFactureCFA: 'FAC-2026-0142',
+            montantFacture: 2450.5,
+            etatFacture: 'PAYEE',
+            referenceVirement: 'VIR-2026-11-0093',
+            dateReglement: '2026-11-02',
+            commentaire: null,
+            organismeFormation: { siret: organismeFormation.siret, IBAN: 'FR7630006000011234567890189' },
+            dossiers: [
+              {
+                numeroInterneDossier: numeros.numeroInterne,
+                numeroExterneDossier: numeros.numeroExterne,
+                montant: 2450.5,
+              },
+            ],
+          },
+        ],
       },
     },
   },
   postConvention: {
     request: {
-      numeroInterneDossier: numeros.numeroInterne, employeur, apprenti: { nom: 'Durand', prenom: 'Léa', nomUsage: null }, organismeFormation,
+      numeroInterneDossier: numeros.numeroInterne,
+      employeur,
+      apprenti: { nom: 'Durand', prenom: 'Léa', nomUsage: null },
+      organismeFormation,
       contrat: { dateDebutContrat: '2026-09-01', dateFinContrat: '2028-08-31' },
-      formation: { dateDebutFormation: '2026-09-07', dateFinFormation: '2028-06-30', dureeFormation: 800, rncp: 'RNCP37682' },
-      couts: { coutTotalPedagogieCFA: 13700, nombreRepasTotaux: 120, nombreHebergementTotaux: 14, mentionMobiliteInternationale: false },
-      dateSignature: '2026-08-28', attestationConventionSigneeEntreprise: true, attestationConventionSigneeCFA: true,
+      formation: {
+        dateDebutFormation: '2026-09-07',
+        dateFinFormation: '2028-06-30',
+        dureeFormation: 800,
+        rncp: 'RNCP37682',
+      },
+      couts: {
+        coutTotalPedagogieCFA: 13700,
+        nombreRepasTotaux: 120,
+        nombreHebergementTotaux: 14,
+        mentionMobiliteInternationale: false,
+      },
+      dateSignature: '2026-08-28',
+      attestationConventionSigneeEntreprise: true,
+      attestationConventionSigneeCFA: true,
     },
     responses: accepted('sandbox'),
   },
   postCertificat: {
     request: {
-      typeCertificat: 'Intermediaire', numeroInterneDossier: numeros.numeroInterne, numeroInterneFacture: 'F-000457',
-      dateSignature: '2027-03-02', employeur, apprenti: { nom: 'Durand', prenom: 'Léa' }, organismeFormation: { siret: organismeFormation.siret },
+      typeCertificat: 'Intermediaire',
+      numeroInterneDossier: numeros.numeroInterne,
+      numeroInterneFacture: 'F-000457',
+      dateSignature: '2027-03-02',
+      employeur,
+      apprenti: { nom: 'Durand', prenom: 'Léa' },
+      organismeFormation: { siret: organismeFormation.siret },
       echeance: { numero: 1, dateDebut: '2026-09-01', dateFin: '2027-02-28', echeancePartielle: false },
       attestationConservationPieces: true,
     },
     responses: accepted('sandbox'),
   },
   postDocument: {
-    request: { typeFichier: 'CONVENTION_SIGNEE', objets: [{ typeObjet: 'dossier', idObjet: numeros.numeroInterne }], _files: { convention: PDF } },
+    request: {
+      typeFichier: 'CONVENTION_SIGNEE',
+      objets: [{ typeObjet: 'dossier', idObjet: numeros.numeroInterne }],
+      _files: { convention: PDF },
+    },
     responses: accepted('sandbox'),
   },
   getJob: {
     responses: {
       200: {
-        jobId: JOB_ID, opcoId: 'sandbox', type: 'post-dossier', status: 'completed',
-        result: { numeroInterne: numeros.numeroInterne, documents: [{ name: 'document:cerfa', result: { idDocument: 'DOC-5521' } }] },
-        retries: 0, createdAt: '2026-11-20T09:14:01.020Z', startedAt: '2026-11-20T09:14:01.180Z', completedAt: '2026-11-20T09:14:03.120Z',
-        currentStep: 2, totalSteps: 2,
-        steps: [{ step: 1, name: 'dossier', status: 'completed' }, { step: 2, name: 'document:cerfa', status: 'completed' }],
+        jobId: JOB_ID,
+        opcoId: 'sandbox',
+        type: 'post-dossier',
+        status: 'completed',
+        result: {
+          numeroInterne: numeros.numeroInterne,
+          documents: [{ name: 'document:cerfa', result: { idDocument: 'DOC-5521' } }],
+        },
+        retries: 0,
+        createdAt: '2026-11-20T09:14:01.020Z',
+        startedAt: '2026-11-20T09:14:01.180Z',
+        completedAt: '2026-11-20T09:14:03.120Z',
+        currentStep: 2,
+        totalSteps: 2,
+        steps: [
+          { step: 1, name: 'dossier', status: 'completed' },
+          { step: 2, name: 'document:cerfa', status: 'completed' },
+        ],
       },
     },
   },
@@ -169,9 +271,19 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
   getSync: {
     responses: {
       200: {
-        syncId: SYNC_ID, opcoId: 'sandbox', status: 'processing', total: 1240, discovered: 1240, fetched: 600, progress: 0.74,
-        batchesCompleted: 12, totalBatches: 25, estimatedEnd: '2026-11-20T10:02:00.000Z', error: null,
-        startedAt: '2026-11-20T09:40:00.000Z', completedAt: null,
+        syncId: SYNC_ID,
+        opcoId: 'sandbox',
+        status: 'processing',
+        total: 1240,
+        discovered: 1240,
+        fetched: 600,
+        progress: 0.74,
+        batchesCompleted: 12,
+        totalBatches: 25,
+        estimatedEnd: '2026-11-20T10:02:00.000Z',
+        error: null,
+        startedAt: '2026-11-20T09:40:00.000Z',
+        completedAt: null,
       },
     },
   },
@@ -188,10 +300,19 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
   deleteWebhook: { responses: { 200: { deleted: true } } },
   listWebhookDeliveries: {
     responses: {
-      200: [{
-        id: DELIVERY_ID, webhookId: WEBHOOK_ID, event: 'job.completed', payload: notificationExamples['job.completed'],
-        status: 'delivered', statusCode: 204, attempts: 1, error: null, deliveredAt: '2026-11-20T09:14:03.410Z',
-      }],
+      200: [
+        {
+          id: DELIVERY_ID,
+          webhookId: WEBHOOK_ID,
+          event: 'job.completed',
+          payload: notificationExamples['job.completed'],
+          status: 'delivered',
+          statusCode: 204,
+          attempts: 1,
+          error: null,
+          deliveredAt: '2026-11-20T09:14:03.410Z',
+        },
+      ],
     },
   },
   testWebhook: { responses: { 202: { deliveryId: DELIVERY_ID, event: 'webhook.test', status: 'retrying' } } },
@@ -200,35 +321,58 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
   rotateWebhookSecret: {
     responses: {
       200: {
-        id: WEBHOOK_ID, secret: 'e4d2c0b8a69e8c7a5f4d3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a291807f6e',
-        signingSecret: 'whsec_5NLAuKaejHpfTTsqGQj35tXEs6KRgPfm1cSzopGAf24=', previousSecretExpiresAt: '2026-11-21T09:00:00.000Z',
+        id: WEBHOOK_ID,
+        secret: 'e4d2c0b8a69e8c7a5f4d3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a291807f6e',
+        signingSecret: 'whsec_5NLAuKaejHpfTTsqGQj35tXEs6KRgPfm1cSzopGAf24=',
+        previousSecretExpiresAt: '2026-11-21T09:00:00.000Z',
       },
     },
   },
   listPollers: {
     responses: {
-      200: [{
-        opcoId: 'sandbox', status: 'active', intervalMs: 900000, lastPollAt: '2026-11-20T09:45:00.000Z', nextPollAt: '2026-11-20T10:00:00.000Z',
-        lastError: null, createdAt: '2026-11-20T09:40:00.000Z',
-      }],
+      200: [
+        {
+          opcoId: 'sandbox',
+          status: 'active',
+          intervalMs: 900000,
+          lastPollAt: '2026-11-20T09:45:00.000Z',
+          nextPollAt: '2026-11-20T10:00:00.000Z',
+          lastError: null,
+          createdAt: '2026-11-20T09:40:00.000Z',
+        },
+      ],
     },
   },
   deletePoller: { responses: { 200: { deleted: true } } },
-  listAudit: { responses: { 200: { items: [AUDIT_SUBMISSION, AUDIT_WEBHOOK_DELETE], next: 'WzE3NjM2MjY5MjUwMDAsImE3ZjMiXQ' } } },
+  listAudit: {
+    responses: { 200: { items: [AUDIT_SUBMISSION, AUDIT_WEBHOOK_DELETE], next: 'WzE3NjM2MjY5MjUwMDAsImE3ZjMiXQ' } },
+  },
 
   // Operators (P9)
   listAdminJobs: {
     responses: {
       200: {
         counts: [{ opcoId: 'sandbox', pending: 2, processing: 1, completed: 418, failed: 3 }],
-        items: [{
-          tenant: TENANT,
-          job: {
-            jobId: JOB_ID, opcoId: 'sandbox', type: 'post-facture', status: 'failed', retries: 3,
-            createdAt: '2026-11-20T09:14:01.020Z', startedAt: '2026-11-20T09:14:01.180Z', completedAt: '2026-11-20T09:14:09.400Z',
-            error: { code: 'UPSTREAM_ERROR', message: 'upstream answered 422', upstream: { message: 'numéro de facture déjà utilisé' } },
+        items: [
+          {
+            tenant: TENANT,
+            job: {
+              jobId: JOB_ID,
+              opcoId: 'sandbox',
+              type: 'post-facture',
+              status: 'failed',
+              retries: 3,
+              createdAt: '2026-11-20T09:14:01.020Z',
+              startedAt: '2026-11-20T09:14:01.180Z',
+              completedAt: '2026-11-20T09:14:09.400Z',
+              error: {
+                code: 'UPSTREAM_ERROR',
+                message: 'upstream answered 422',
+                upstream: { message: 'numéro de facture déjà utilisé' },
+              },
+            },
           },
-        }],
+        ],
         next: null,
       },
     },
@@ -236,10 +380,21 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
   listAdminDeliveries: {
     responses: {
       200: {
-        items: [{
-          id: DELIVERY_ID, webhookId: WEBHOOK_ID, tenant: TENANT, target: CALLBACK_URL, event: 'job.failed', status: 'failed',
-          statusCode: 503, attempts: 4, error: 'receiver answered 503', createdAt: '2026-11-20T09:14:09.500Z', deliveredAt: null,
-        }],
+        items: [
+          {
+            id: DELIVERY_ID,
+            webhookId: WEBHOOK_ID,
+            tenant: TENANT,
+            target: CALLBACK_URL,
+            event: 'job.failed',
+            status: 'failed',
+            statusCode: 503,
+            attempts: 4,
+            error: 'receiver answered 503',
+            createdAt: '2026-11-20T09:14:09.500Z',
+            deliveredAt: null,
+          },
+        ],
         next: null,
       },
     },
@@ -248,10 +403,20 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
   listAdminAudit: {
     responses: {
       200: {
-        items: [{
-          id: '7c41e0a2b9d8f3a6', at: '2026-11-20T09:20:11.002Z', tenant: TENANT, actor: 'operator', action: 'resendAdminDelivery',
-          targets: { deliveryId: DELIVERY_ID, webhookId: WEBHOOK_ID }, outcome: { status: 202 }, requestId: 'c3b0f1d2-1c7e-4a55-9d0e-53a1f6c2e0aa', clientAddress: '192.0.2.10',
-        }, AUDIT_SUBMISSION],
+        items: [
+          {
+            id: '7c41e0a2b9d8f3a6',
+            at: '2026-11-20T09:20:11.002Z',
+            tenant: TENANT,
+            actor: 'operator',
+            action: 'resendAdminDelivery',
+            targets: { deliveryId: DELIVERY_ID, webhookId: WEBHOOK_ID },
+            outcome: { status: 202 },
+            requestId: 'c3b0f1d2-1c7e-4a55-9d0e-53a1f6c2e0aa',
+            clientAddress: '192.0.2.10',
+          },
+          AUDIT_SUBMISSION,
+        ],
         next: null,
       },
     },
@@ -259,11 +424,19 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
   listAdminWebhooks: {
     responses: {
       200: {
-        items: [{
-          id: WEBHOOK_ID, tenant: TENANT, target: CALLBACK_URL, events: ['job.completed', 'job.failed'], active: false,
-          createdAt: '2026-11-01T08:30:00.000Z', failingSince: '2026-11-14T22:10:00.000Z', disabledAt: '2026-11-19T22:10:05.000Z',
-          disabledReason: 'every delivery failed since 2026-11-14T22:10:00.000Z',
-        }],
+        items: [
+          {
+            id: WEBHOOK_ID,
+            tenant: TENANT,
+            target: CALLBACK_URL,
+            events: ['job.completed', 'job.failed'],
+            active: false,
+            createdAt: '2026-11-01T08:30:00.000Z',
+            failingSince: '2026-11-14T22:10:00.000Z',
+            disabledAt: '2026-11-19T22:10:05.000Z',
+            disabledReason: 'every delivery failed since 2026-11-14T22:10:00.000Z',
+          },
+        ],
         next: null,
       },
     },
@@ -271,14 +444,26 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
   listAdminSyncs: {
     responses: {
       200: {
-        items: [{
-          tenant: TENANT,
-          sync: {
-            syncId: SYNC_ID, opcoId: 'sandbox', status: 'processing', total: 1240, discovered: 1240, fetched: 600, progress: 0.48,
-            batchesCompleted: 12, totalBatches: 25, estimatedEnd: '2026-11-20T10:02:00.000Z', error: null,
-            startedAt: '2026-11-20T09:40:00.000Z', completedAt: null,
+        items: [
+          {
+            tenant: TENANT,
+            sync: {
+              syncId: SYNC_ID,
+              opcoId: 'sandbox',
+              status: 'processing',
+              total: 1240,
+              discovered: 1240,
+              fetched: 600,
+              progress: 0.48,
+              batchesCompleted: 12,
+              totalBatches: 25,
+              estimatedEnd: '2026-11-20T10:02:00.000Z',
+              error: null,
+              startedAt: '2026-11-20T09:40:00.000Z',
+              completedAt: null,
+            },
           },
-        }],
+        ],
         next: null,
       },
     },
@@ -286,29 +471,42 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
   listAdminPollers: {
     responses: {
       200: {
-        items: [{
-          tenant: TENANT,
-          poller: {
-            opcoId: 'sandbox', status: 'active', intervalMs: 900000, lastPollAt: '2026-11-20T09:45:00.000Z', nextPollAt: '2026-11-20T10:00:00.000Z',
-            lastError: null, createdAt: '2026-11-20T09:40:00.000Z',
+        items: [
+          {
+            tenant: TENANT,
+            poller: {
+              opcoId: 'sandbox',
+              status: 'active',
+              intervalMs: 900000,
+              lastPollAt: '2026-11-20T09:45:00.000Z',
+              nextPollAt: '2026-11-20T10:00:00.000Z',
+              lastError: null,
+              createdAt: '2026-11-20T09:40:00.000Z',
+            },
           },
-        }],
+        ],
       },
     },
   },
   listAdminUpstreams: {
     responses: {
       200: {
-        items: [{
-          opcoId: 'sandbox', adapter: 'sandbox', rateLimit: { limit: 60, windowMs: 60000 },
-          window: { requests: 41, errors: 1, rateLimited: 0, averageLatencyMs: 182.5 },
-          admission: { provider: 'store-budget', used: 41, waiting: 0 },
-        }],
+        items: [
+          {
+            opcoId: 'sandbox',
+            adapter: 'sandbox',
+            rateLimit: { limit: 60, windowMs: 60000 },
+            window: { requests: 41, errors: 1, rateLimited: 0, averageLatencyMs: 182.5 },
+            admission: { provider: 'store-budget', used: 41, waiting: 0 },
+          },
+        ],
       },
     },
   },
   listAdminQueues: {
-    responses: { 200: { kind: 'rabbitmq', items: [{ queue: 'jobs', ready: 3, delayed: 1, unacknowledged: null, consumers: 2 }] } },
+    responses: {
+      200: { kind: 'rabbitmq', items: [{ queue: 'jobs', ready: 3, delayed: 1, unacknowledged: null, consumers: 2 }] },
+    },
   },
   getConsole: { responses: { 200: '<!DOCTYPE html><html lang="en"><head><title>opco-proxy console</title>…' } },
   getConsoleScript: { responses: { 200: '(()=>{var …' } },
@@ -318,17 +516,28 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
 /** One error body per documented error status (SPEC 7). */
 export const errorExamples: Record<ErrorStatus, ErrorBody> = {
   400: {
-    status: 'error', code: 'VALIDATION_ERROR', description: 'invalid body',
-    errors: ['lignes.0.natureLigne: Invalid enum value, expected one of PEDAGOGIE, MOBILITE, HEBERGEMENT, RESTAURATION, PREMIEREQUIPEMENT, MAJORATION_RQTH'],
+    status: 'error',
+    code: 'VALIDATION_ERROR',
+    description: 'invalid body',
+    errors: [
+      'lignes.0.natureLigne: Invalid enum value, expected one of PEDAGOGIE, MOBILITE, HEBERGEMENT, RESTAURATION, PREMIEREQUIPEMENT, MAJORATION_RQTH',
+    ],
   },
   401: { status: 'error', code: 'UNAUTHORIZED', description: ERROR_CODES.UNAUTHORIZED.description },
   403: { status: 'error', code: 'HTTP_ERROR', description: ERROR_CODES.HTTP_ERROR.description },
   404: { status: 'error', code: 'NOT_FOUND', description: `job ${JOB_ID} not found` },
-  409: { status: 'error', code: 'CONFLICT', description: 'a sync of sandbox is already processing for this API key', syncId: SYNC_ID },
+  409: {
+    status: 'error',
+    code: 'CONFLICT',
+    description: 'a sync of sandbox is already processing for this API key',
+    syncId: SYNC_ID,
+  },
   413: { status: 'error', code: 'PAYLOAD_TOO_LARGE', description: ERROR_CODES.PAYLOAD_TOO_LARGE.description },
   415: { status: 'error', code: 'UNSUPPORTED_MEDIA_TYPE', description: ERROR_CODES.UNSUPPORTED_MEDIA_TYPE.description },
   422: {
-    status: 'error', code: 'UPSTREAM_ERROR', description: 'upstream answered 422',
+    status: 'error',
+    code: 'UPSTREAM_ERROR',
+    description: 'upstream answered 422',
     upstream: { message: 'dateFinContrat précède dateDebutContrat' },
   },
   429: { status: 'error', code: 'RATE_LIMITED', description: ERROR_CODES.RATE_LIMITED.description },
@@ -341,5 +550,8 @@ export const errorExamples: Record<ErrorStatus, ErrorBody> = {
 
 /** The `default` answer: an upstream status the table has no entry for, passed through. */
 export const otherErrorExample: ErrorBody = {
-  status: 'error', code: 'UPSTREAM_ERROR', description: 'upstream answered 409', upstream: { message: 'conflit de version du dossier' },
+  status: 'error',
+  code: 'UPSTREAM_ERROR',
+  description: 'upstream answered 409',
+  upstream: { message: 'conflit de version du dossier' },
 };

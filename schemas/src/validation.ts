@@ -93,7 +93,8 @@ export function isBase64(value: string): boolean {
   return padded ? value.length % 4 === 0 : value.length % 4 !== 1;
 }
 
-const DATE_OR_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?)?$/;
+const DATE_OR_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?)?$/;
 
 /** D31: `YYYY-MM-DD` or an ISO 8601 timestamp, whose date (its first ten characters) exists. */
 export function isDateOrTimestamp(value: string): boolean {
@@ -124,7 +125,11 @@ function formatErrors(errors: ErrorObject[], root: string, data: unknown): strin
   const messages = new Set<string>(); // a Set: a body with thousands of bad items stays linear
   // A null where a value is needed (a required field sent as null) is said so, once: its type
   // error says `received null`, and what else its schema asks (an enum, a format) goes unsaid.
-  const nulls = new Set(errors.filter((e) => e.keyword === 'type' && valueAt(data, pointerSegments(e.instancePath)) === null).map((e) => e.instancePath));
+  const nulls = new Set(
+    errors
+      .filter((e) => e.keyword === 'type' && valueAt(data, pointerSegments(e.instancePath)) === null)
+      .map((e) => e.instancePath),
+  );
   for (const error of errors) {
     // Errors about a property *name* are reported once, by the propertyNames error itself.
     if (error.propertyName !== undefined) continue;

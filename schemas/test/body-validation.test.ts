@@ -55,7 +55,14 @@ const certificat: CertificatBody = {
   apprenti: { nom: 'Martin', prenom: 'Léa' },
   organismeFormation: { siret: '98765432100022' },
   representantLegal: { nom: 'Durand', prenom: 'Paul', qualite: 'Directeur' },
-  echeance: { numero: 1, codification: 'E1', duree: 400, dateDebut: '2024-09-01', dateFin: '2025-02-28', echeancePartielle: false },
+  echeance: {
+    numero: 1,
+    codification: 'E1',
+    duree: 400,
+    dateDebut: '2024-09-01',
+    dateFin: '2025-02-28',
+    echeancePartielle: false,
+  },
 };
 
 const document: DocumentBody = {
@@ -76,7 +83,10 @@ t.test('valid examples are accepted', async (t) => {
   t.same(validate(schemaIds.factureBody, facture), { valid: true });
   t.same(validate(schemaIds.conventionBody, convention), { valid: true });
   t.same(validate(schemaIds.certificatBody, certificat), { valid: true });
-  t.same(validate(schemaIds.certificatBody, { ...certificat, numeroInterneFacture: 'FAC-1', typeCertificat: 'Final' }), { valid: true });
+  t.same(
+    validate(schemaIds.certificatBody, { ...certificat, numeroInterneFacture: 'FAC-1', typeCertificat: 'Final' }),
+    { valid: true },
+  );
   t.same(validate(schemaIds.documentBody, document), { valid: true });
   t.same(validate(schemaIds.syncBody, { opcoId: 'sandbox', minYear: 2020, enablePoller: true }), { valid: true });
   t.same(
@@ -109,13 +119,22 @@ t.test('4.8 dossier: nested required fields and dates', async (t) => {
 });
 
 t.test('4.9 facture: required fields, types, enum and minimum lines', async (t) => {
-  t.same(errorsOf(schemaIds.factureBody, without(facture, 'numero', 'lignes')), ['numero: Required', 'lignes: Required']);
+  t.same(errorsOf(schemaIds.factureBody, without(facture, 'numero', 'lignes')), [
+    'numero: Required',
+    'lignes: Required',
+  ]);
   t.same(errorsOf(schemaIds.factureBody, { ...facture, montantTotal: '1200' }), ['montantTotal: Expected number']);
   t.same(errorsOf(schemaIds.factureBody, { ...facture, dateEmission: '01/10/2024' }), ['dateEmission: Invalid date']);
   t.same(errorsOf(schemaIds.factureBody, { ...facture, lignes: [] }), ['lignes: Must contain at least 1 item']);
-  t.same(errorsOf(schemaIds.factureBody, { ...facture, lignes: [{ montant: 1, natureLigne: 'CANTINE', numeroDossier: 'D-1' }] }), [
-    'lignes.0.natureLigne: Invalid enum value, expected one of PEDAGOGIE, MOBILITE, HEBERGEMENT, RESTAURATION, PREMIEREQUIPEMENT, MAJORATION_RQTH',
-  ]);
+  t.same(
+    errorsOf(schemaIds.factureBody, {
+      ...facture,
+      lignes: [{ montant: 1, natureLigne: 'CANTINE', numeroDossier: 'D-1' }],
+    }),
+    [
+      'lignes.0.natureLigne: Invalid enum value, expected one of PEDAGOGIE, MOBILITE, HEBERGEMENT, RESTAURATION, PREMIEREQUIPEMENT, MAJORATION_RQTH',
+    ],
+  );
   t.same(errorsOf(schemaIds.factureBody, { ...facture, lignes: [facture.lignes[0], { natureLigne: 'MOBILITE' }] }), [
     'lignes.1.montant: Required',
     'lignes.1.numeroDossier: Required',
@@ -154,20 +173,35 @@ t.test('4.12 certificat: typeCertificat enum and echeance.numero', async (t) => 
 });
 
 t.test('4.12b document: typeFichier and at least one objet', async (t) => {
-  t.same(errorsOf(schemaIds.documentBody, { objets: [] }), ['typeFichier: Required', 'objets: Must contain at least 1 item']);
-  t.same(errorsOf(schemaIds.documentBody, { typeFichier: 'cerfa', objets: [{ typeObjet: 'dossier' }] }), ['objets.0.idObjet: Required']);
+  t.same(errorsOf(schemaIds.documentBody, { objets: [] }), [
+    'typeFichier: Required',
+    'objets: Must contain at least 1 item',
+  ]);
+  t.same(errorsOf(schemaIds.documentBody, { typeFichier: 'cerfa', objets: [{ typeObjet: 'dossier' }] }), [
+    'objets.0.idObjet: Required',
+  ]);
 });
 
 t.test('_files: base64 values keyed by a plain role name (D7)', async (t) => {
-  t.same(errorsOf(schemaIds.documentBody, { ...document, _files: { document: 'not base64!' } }), ['_files.document: Invalid base64']);
+  t.same(errorsOf(schemaIds.documentBody, { ...document, _files: { document: 'not base64!' } }), [
+    '_files.document: Invalid base64',
+  ]);
   t.same(
     errorsOf(schemaIds.documentBody, { ...document, _files: { document: 'abcde' } }),
     ['_files.document: Invalid base64'],
     'impossible length',
   );
-  t.same(errorsOf(schemaIds.documentBody, { ...document, _files: { document: 'abc' } }), [], 'unpadded base64 is accepted');
-  t.same(errorsOf(schemaIds.documentBody, { ...document, _files: { document: 42 } }), ['_files.document: Expected string']);
-  t.same(errorsOf(schemaIds.documentBody, { ...document, _files: { '../x': FILE } }), ['_files.../x: Unknown file role, expected one of cerfa, facture, convention, certificat, document']);
+  t.same(
+    errorsOf(schemaIds.documentBody, { ...document, _files: { document: 'abc' } }),
+    [],
+    'unpadded base64 is accepted',
+  );
+  t.same(errorsOf(schemaIds.documentBody, { ...document, _files: { document: 42 } }), [
+    '_files.document: Expected string',
+  ]);
+  t.same(errorsOf(schemaIds.documentBody, { ...document, _files: { '../x': FILE } }), [
+    '_files.../x: Unknown file role, expected one of cerfa, facture, convention, certificat, document',
+  ]);
   const big = Buffer.alloc(10 * 1024 * 1024, 1).toString('base64');
   t.same(
     errorsOf(schemaIds.documentBody, { ...document, _files: { document: big } }),
@@ -178,7 +212,9 @@ t.test('_files: base64 values keyed by a plain role name (D7)', async (t) => {
 
 t.test('POST /sync/dossiers: opcoId required, minYear an integer from 2018 (D19)', async (t) => {
   t.same(errorsOf(schemaIds.syncBody, { opcoId: 'sandbox', minYear: 2018 }), []);
-  t.same(errorsOf(schemaIds.syncBody, { opcoId: 'sandbox', minYear: 2017 }), ['minYear: Must be greater than or equal to 2018']);
+  t.same(errorsOf(schemaIds.syncBody, { opcoId: 'sandbox', minYear: 2017 }), [
+    'minYear: Must be greater than or equal to 2018',
+  ]);
   t.same(errorsOf(schemaIds.syncBody, { opcoId: 'sandbox', minYear: 2018.5 }), ['minYear: Expected integer']);
   t.same(errorsOf(schemaIds.syncBody, { minYear: '2020', enablePoller: 'yes' }), [
     'opcoId: Required',
@@ -207,7 +243,9 @@ t.test('webhook bodies: events of SPEC 6.1 and D22, at least one change on PATCH
     'callbackUrl: Invalid url',
     'callbackUrl: Must be an http(s) URL',
   ]);
-  t.same(errorsOf(schemaIds.webhookUpdateBody, {}), ['body: Must contain at least one of callbackUrl, events, active, description']);
+  t.same(errorsOf(schemaIds.webhookUpdateBody, {}), [
+    'body: Must contain at least one of callbackUrl, events, active, description',
+  ]);
   t.same(errorsOf(schemaIds.webhookUpdateBody, { active: 'no' }), ['active: Expected boolean']);
   t.same(errorsOf(schemaIds.webhookUpdateBody, { secret: 'x' }), ['secret: Unrecognized field']);
 });
@@ -217,12 +255,33 @@ t.test('an unknown schema id is a programming error', async (t) => {
 });
 
 t.test('D31: body dates take YYYY-MM-DD or a full ISO 8601 timestamp, nothing else', async (t) => {
-  const withStart = (dateDebutContrat: string) => errorsOf(schemaIds.dossierBody, { cerfa: { ...dossier.cerfa, contrat: { dateDebutContrat } } });
-  for (const good of ['2025-09-01', '2025-09-01T12:00:00.000Z', '2025-09-01T00:00:00+02:00', '2025-09-01T00:00:00-0500', '2025-09-01T08:30', '2024-02-29T23:59:59.123456Z']) {
+  const withStart = (dateDebutContrat: string) =>
+    errorsOf(schemaIds.dossierBody, { cerfa: { ...dossier.cerfa, contrat: { dateDebutContrat } } });
+  for (const good of [
+    '2025-09-01',
+    '2025-09-01T12:00:00.000Z',
+    '2025-09-01T00:00:00+02:00',
+    '2025-09-01T00:00:00-0500',
+    '2025-09-01T08:30',
+    '2024-02-29T23:59:59.123456Z',
+  ]) {
     t.same(withStart(good), [], good);
   }
-  for (const bad of ['2025-02-30', '2025-02-30T00:00:00Z', '01/09/2025', '2025-9-1', '2025-09-01T25:00:00Z', '2025-09-01 12:00', '2025-09-01T12:00:00.000Zjunk', '']) {
+  for (const bad of [
+    '2025-02-30',
+    '2025-02-30T00:00:00Z',
+    '01/09/2025',
+    '2025-9-1',
+    '2025-09-01T25:00:00Z',
+    '2025-09-01 12:00',
+    '2025-09-01T12:00:00.000Zjunk',
+    '',
+  ]) {
     t.same(withStart(bad), ['cerfa.contrat.dateDebutContrat: Invalid date'], JSON.stringify(bad));
   }
-  t.same(errorsOf(schemaIds.factureBody, { ...facture, dateEmission: '2024-10-01T00:00:00Z' }), [], 'facture dateEmission');
+  t.same(
+    errorsOf(schemaIds.factureBody, { ...facture, dateEmission: '2024-10-01T00:00:00Z' }),
+    [],
+    'facture dateEmission',
+  );
 });

@@ -30,7 +30,11 @@ t.test('every request and answer example validates against the schema the manife
     const example = operationExamples[id] as { request?: unknown; responses: Record<string, unknown> };
     if (route.body) t.same(validate(route.body, example.request), { valid: true }, `${id} request`);
     else t.equal(example.request, undefined, `${id} takes no body`);
-    t.same(Object.keys(example.responses).sort(), Object.keys(route.responses).sort(), `${id}: one example per success status`);
+    t.same(
+      Object.keys(example.responses).sort(),
+      Object.keys(route.responses).sort(),
+      `${id}: one example per success status`,
+    );
     for (const [status, response] of Object.entries(route.responses)) {
       const answer = example.responses[status];
       if (response.schema) t.same(validate(response.schema, answer), { valid: true }, `${id} ${status}`);
@@ -48,33 +52,38 @@ t.test('a broken example is caught: the check can fail', async (t) => {
 });
 
 t.test('error examples: one per documented error status, each an ErrorBody', async (t) => {
-  for (const [status, body] of Object.entries(errorExamples)) t.same(validate('error-body', body), { valid: true }, status);
+  for (const [status, body] of Object.entries(errorExamples))
+    t.same(validate('error-body', body), { valid: true }, status);
   t.same(validate('error-body', otherErrorExample), { valid: true }, 'default');
   for (const [name, response] of Object.entries(doc.components.responses as Json)) {
     t.ok(response.content['application/json'].example, `${name} has an example`);
   }
 });
 
-t.test('every operation in /doc has a request example when it has a body and an answer example for its success statuses', async (t) => {
-  let checked = 0;
-  for (const [path, item] of Object.entries(doc.paths as Json)) {
-    for (const [method, op] of Object.entries(item as Json)) {
-      const key = `${method.toUpperCase()} ${path}`;
-      if (op.requestBody) {
-        for (const [type, media] of Object.entries(op.requestBody.content as Json)) t.ok(media.example, `${key} request ${type}`);
-      }
-      const successes = Object.entries(op.responses as Json).filter(([status]) => /^2\d\d$/.test(status));
-      t.ok(successes.length > 0, `${key} has a success status`);
-      for (const [status, response] of successes) {
-        for (const [type, media] of Object.entries(response.content as Json)) {
-          t.not(media.example, undefined, `${key} ${status} ${type}`);
-          checked += 1;
+t.test(
+  'every operation in /doc has a request example when it has a body and an answer example for its success statuses',
+  async (t) => {
+    let checked = 0;
+    for (const [path, item] of Object.entries(doc.paths as Json)) {
+      for (const [method, op] of Object.entries(item as Json)) {
+        const key = `${method.toUpperCase()} ${path}`;
+        if (op.requestBody) {
+          for (const [type, media] of Object.entries(op.requestBody.content as Json))
+            t.ok(media.example, `${key} request ${type}`);
+        }
+        const successes = Object.entries(op.responses as Json).filter(([status]) => /^2\d\d$/.test(status));
+        t.ok(successes.length > 0, `${key} has a success status`);
+        for (const [status, response] of successes) {
+          for (const [type, media] of Object.entries(response.content as Json)) {
+            t.not(media.example, undefined, `${key} ${status} ${type}`);
+            checked += 1;
+          }
         }
       }
     }
-  }
-  t.ok(checked >= operationIds.length, `${checked} answer examples`);
-});
+    t.ok(checked >= operationIds.length, `${checked} answer examples`);
+  },
+);
 
 t.test('notifications: one callback per event type on POST /webhooks, with the signed headers', async (t) => {
   const callbacks = doc.paths['/webhooks'].post.callbacks as Json;
@@ -86,12 +95,21 @@ t.test('notifications: one callback per event type on POST /webhooks, with the s
     t.equal(body.example.event, event);
     t.same(validate('webhook-notification', body.example), { valid: true }, `${event} example`);
     const headers: Record<string, Json> = Object.fromEntries((post.parameters as Json[]).map((p) => [p.name, p]));
-    for (const name of ['Svc-Signature', 'Svc-Event', 'Svc-Delivery-Id', 'Svc-Timestamp', 'webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+    for (const name of [
+      'Svc-Signature',
+      'Svc-Event',
+      'Svc-Delivery-Id',
+      'Svc-Timestamp',
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]) {
       t.match(headers[name], { in: 'header', required: true }, `${event} ${name}`);
     }
     t.same(headers['Svc-Event'].schema.enum, [event]);
     for (const h of Object.values(headers)) {
-      if (h.schema.pattern) t.match(h.example, new RegExp(h.schema.pattern), `${event} ${h.name} example matches its pattern`);
+      if (h.schema.pattern)
+        t.match(h.example, new RegExp(h.schema.pattern), `${event} ${h.name} example matches its pattern`);
     }
     t.equal(headers['webhook-id'].example, headers['Svc-Delivery-Id'].example);
     t.ok(post.responses['2XX'], `${event} answer`);
@@ -99,7 +117,16 @@ t.test('notifications: one callback per event type on POST /webhooks, with the s
   t.equal(notificationExamples['webhook.test'].opcoId, '', 'webhook events concern no upstream body');
   t.same(
     notificationHeaderExamples('job.completed').map((h) => h.name),
-    ['Svc-Event', 'Svc-Signature', 'Svc-Signature-Previous', 'Svc-Delivery-Id', 'Svc-Timestamp', 'webhook-id', 'webhook-timestamp', 'webhook-signature'],
+    [
+      'Svc-Event',
+      'Svc-Signature',
+      'Svc-Signature-Previous',
+      'Svc-Delivery-Id',
+      'Svc-Timestamp',
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ],
   );
 });
 

@@ -13,7 +13,9 @@ const committed = fileURLToPath(new URL('../../src/generated/types.ts', import.m
 
 async function check(typesFile: string): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [script, '--check'], { env: { ...process.env, SCHEMAS_TYPES_FILE: typesFile } });
+    const { stdout, stderr } = await run(process.execPath, [script, '--check'], {
+      env: { ...process.env, SCHEMAS_TYPES_FILE: typesFile },
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -1,6 +1,15 @@
 /** GET /doc (SPEC 4.2): every route of SPEC 4 and beyond, built from the route table and the schemas. */
 import t from 'tap';
-import { buildOpenApi, operations, operationIds, routerPath, findOperation, isSchemaId, API_VERSION, ERROR_CODES } from '../src/index.js';
+import {
+  buildOpenApi,
+  operations,
+  operationIds,
+  routerPath,
+  findOperation,
+  isSchemaId,
+  API_VERSION,
+  ERROR_CODES,
+} from '../src/index.js';
 
 /** SPEC 4, route by route, plus the routes the decisions add. */
 const SPEC_ROUTES = [
@@ -49,10 +58,24 @@ const ADDED_ROUTES = [
   'GET /docs/assets/{asset}',
 ];
 function OPERATOR_ROUTES(): string[] {
-  return ['jobs', 'deliveries', 'webhooks', 'syncs', 'pollers', 'upstreams', 'queues', 'audit'].map((list) => `GET /admin/${list}`).concat('POST /admin/deliveries/{deliveryId}/resend');
+  return ['jobs', 'deliveries', 'webhooks', 'syncs', 'pollers', 'upstreams', 'queues', 'audit']
+    .map((list) => `GET /admin/${list}`)
+    .concat('POST /admin/deliveries/{deliveryId}/resend');
 }
-const OPEN_ROUTES = ['GET /health', 'GET /doc', 'GET /docs', 'GET /docs/assets/{asset}', 'GET /ready', 'GET /metrics', 'GET /console', 'GET /console/app.js', 'GET /console/app.css'];
-const ASYNC_POSTS = ['dossiers', 'factures', 'conventions', 'certificats', 'documents'].map((r) => `POST /{opcoId}/${r}`);
+const OPEN_ROUTES = [
+  'GET /health',
+  'GET /doc',
+  'GET /docs',
+  'GET /docs/assets/{asset}',
+  'GET /ready',
+  'GET /metrics',
+  'GET /console',
+  'GET /console/app.js',
+  'GET /console/app.css',
+];
+const ASYNC_POSTS = ['dossiers', 'factures', 'conventions', 'certificats', 'documents'].map(
+  (r) => `POST /{opcoId}/${r}`,
+);
 
 type Json = Record<string, any>;
 const doc = buildOpenApi() as unknown as Json;
@@ -87,7 +110,9 @@ t.test('every route of SPEC 4 and of the decisions is documented, and nothing el
   );
   t.equal(operationIds.length, SPEC_ROUTES.length + ADDED_ROUTES.length);
   t.same(
-    allOperations().map(([, op]) => op.operationId).sort(),
+    allOperations()
+      .map(([, op]) => op.operationId)
+      .sort(),
     [...operationIds].sort(),
     'operationIds are the manifest keys',
   );
@@ -122,7 +147,8 @@ t.test('schemas are in the OpenAPI 3.0 dialect', async (t) => {
     if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${path}/${i}`));
     if (!node || typeof node !== 'object') return;
     for (const [k, v] of Object.entries(node)) {
-      if (['$id', '$schema', 'const', 'errorMessage', 'propertyNames', 'definitions'].includes(k)) leftovers.push(`${path}/${k}`);
+      if (['$id', '$schema', 'const', 'errorMessage', 'propertyNames', 'definitions'].includes(k))
+        leftovers.push(`${path}/${k}`);
       if (k === 'type' && Array.isArray(v)) leftovers.push(`${path}/type`);
       if (k !== 'properties')
         walk(v, `${path}/${k}`); // property names may be anything
@@ -133,17 +159,30 @@ t.test('schemas are in the OpenAPI 3.0 dialect', async (t) => {
   t.same(leftovers, []);
   t.same(doc.components.schemas.Job.properties.startedAt, { type: 'string', nullable: true, format: 'date-time' });
   // Optional properties of a request body are nullable: null there means absent (issue 37).
-  t.same(doc.components.schemas.CertificatBody.properties.numeroInterneFacture, { oneOf: [{ type: 'string' }, { type: 'number' }], nullable: true });
-  t.same(doc.components.schemas.FactureBody.properties._files, { allOf: [{ $ref: '#/components/schemas/Files' }], nullable: true });
+  t.same(doc.components.schemas.CertificatBody.properties.numeroInterneFacture, {
+    oneOf: [{ type: 'string' }, { type: 'number' }],
+    nullable: true,
+  });
+  t.same(doc.components.schemas.FactureBody.properties._files, {
+    allOf: [{ $ref: '#/components/schemas/Files' }],
+    nullable: true,
+  });
   t.notOk(doc.components.schemas.KernelConfig, 'the operator config is not part of the HTTP interface');
 });
 
-t.test('security: X-API-KEY everywhere but health, doc, docs, ready, metrics, the console page and the operator routes', async (t) => {
-  for (const [key, op] of allOperations()) {
-    const expected = OPEN_ROUTES.includes(key) ? [] : OPERATOR_ROUTES().includes(key) ? [{ OperatorKey: [] }] : [{ ApiKey: [] }];
-    t.same(op.security, expected, key);
-  }
-});
+t.test(
+  'security: X-API-KEY everywhere but health, doc, docs, ready, metrics, the console page and the operator routes',
+  async (t) => {
+    for (const [key, op] of allOperations()) {
+      const expected = OPEN_ROUTES.includes(key)
+        ? []
+        : OPERATOR_ROUTES().includes(key)
+          ? [{ OperatorKey: [] }]
+          : [{ ApiKey: [] }];
+      t.same(op.security, expected, key);
+    }
+  },
+);
 
 t.test('async POSTs: Idempotency-Key, 202 and 200 duplicate (SPEC 4.0.4, D15)', async (t) => {
   const idempotency = { $ref: '#/components/parameters/IdempotencyKey' };
@@ -168,7 +207,11 @@ t.test('responses: Svc-Api-Version on each, errors as ErrorBody', async (t) => {
       const resolved = response.$ref ? doc.components.responses[response.$ref.split('/').pop()] : response;
       t.same(resolved.headers['Svc-Api-Version'], versionHeader, `${key} ${status} header`);
       if (status === 'default' || Number(status) >= 400) {
-        t.same(resolved.content['application/json'].schema, { $ref: '#/components/schemas/ErrorBody' }, `${key} ${status} body`);
+        t.same(
+          resolved.content['application/json'].schema,
+          { $ref: '#/components/schemas/ErrorBody' },
+          `${key} ${status} body`,
+        );
       }
     }
   }
@@ -202,7 +245,9 @@ t.test('query schemas become query parameters', async (t) => {
     ],
   );
   t.same(params[1].schema, { type: 'string', minLength: 9 });
-  const liste = (operationOf('GET /{opcoId}/dossiers/liste')!.parameters as Json[]).find((p) => p.name === 'numerosInternes');
+  const liste = (operationOf('GET /{opcoId}/dossiers/liste')!.parameters as Json[]).find(
+    (p) => p.name === 'numerosInternes',
+  );
   t.match(liste, { required: true, description: /at most 50/ });
   t.same(operationOf('GET /{opcoId}/jobs/{jobId}')!.parameters, [
     { $ref: '#/components/parameters/OpcoId' },
@@ -210,25 +255,42 @@ t.test('query schemas become query parameters', async (t) => {
   ]);
 });
 
-t.test('route manifest: schema ids exist, router paths, lookup, a document of the mounted operations only', async (t) => {
-  for (const id of operationIds) {
-    const route: import('../src/index.js').OperationSpec = operations[id];
-    for (const schema of [route.query, route.body, ...Object.values(route.responses).map((r) => r.schema)].filter(Boolean))
-      t.ok(isSchemaId(schema!), `${id} ${schema}`);
-  }
-  t.equal(routerPath('/{opcoId}/jobs/{jobId}'), '/:opcoId/jobs/:jobId');
-  t.equal(findOperation('POST', '/{opcoId}/factures'), 'postFacture');
-  t.match(operations.postFacture, { body: 'facture-body', jobType: 'post-facture', profileRoute: 'POST /factures', async: true });
-  t.match(operations.postDocument, { body: 'document-body', jobType: 'post-document' });
-  t.equal(findOperation('GET', '/nowhere'), undefined);
-  t.ok(Object.isFrozen(buildOpenApi().paths), 'frozen, so no caller can alter a served document');
-  const small = buildOpenApi(['getHealth', 'listDossierEtats']);
-  t.same(Object.keys(small.paths).sort(), ['/health', '/{opcoId}/dossiers/etats']);
-  t.same(small.tags.map((tag) => tag.name), ['system', 'dossiers'], 'only the sections served');
-});
+t.test(
+  'route manifest: schema ids exist, router paths, lookup, a document of the mounted operations only',
+  async (t) => {
+    for (const id of operationIds) {
+      const route: import('../src/index.js').OperationSpec = operations[id];
+      for (const schema of [route.query, route.body, ...Object.values(route.responses).map((r) => r.schema)].filter(
+        Boolean,
+      ))
+        t.ok(isSchemaId(schema!), `${id} ${schema}`);
+    }
+    t.equal(routerPath('/{opcoId}/jobs/{jobId}'), '/:opcoId/jobs/:jobId');
+    t.equal(findOperation('POST', '/{opcoId}/factures'), 'postFacture');
+    t.match(operations.postFacture, {
+      body: 'facture-body',
+      jobType: 'post-facture',
+      profileRoute: 'POST /factures',
+      async: true,
+    });
+    t.match(operations.postDocument, { body: 'document-body', jobType: 'post-document' });
+    t.equal(findOperation('GET', '/nowhere'), undefined);
+    t.ok(Object.isFrozen(buildOpenApi().paths), 'frozen, so no caller can alter a served document');
+    const small = buildOpenApi(['getHealth', 'listDossierEtats']);
+    t.same(Object.keys(small.paths).sort(), ['/health', '/{opcoId}/dossiers/etats']);
+    t.same(
+      small.tags.map((tag) => tag.name),
+      ['system', 'dossiers'],
+      'only the sections served',
+    );
+  },
+);
 
 t.test('each error response is described from the error table: its codes and when they are answered', async (t) => {
-  const doc = buildOpenApi() as unknown as { paths: Record<string, Record<string, { responses: Record<string, { $ref?: string }> }>>; components: { responses: Record<string, { description: string }> } };
+  const doc = buildOpenApi() as unknown as {
+    paths: Record<string, Record<string, { responses: Record<string, { $ref?: string }> }>>;
+    components: { responses: Record<string, { description: string }> };
+  };
   const checked = new Set<number>();
   for (const route of Object.values(operations)) {
     for (const status of route.errors) {
@@ -236,9 +298,13 @@ t.test('each error response is described from the error table: its codes and whe
       checked.add(status);
       const ref = doc.paths[route.path][route.method.toLowerCase()].responses[String(status)].$ref!;
       const { description } = doc.components.responses[ref.split('/').pop()!];
-      const codes = Object.entries(ERROR_CODES).filter(([, spec]) => !('upstreamStatus' in spec) && spec.status === status);
-      for (const [code, spec] of codes) t.ok(description.includes(`${code}: ${spec.when}`), `${status}: ${code} and its when`);
-      if (codes.length === 0) t.match(description, new RegExp(`UPSTREAM_ERROR ${status}`), `${status}: the upstream's answer`);
+      const codes = Object.entries(ERROR_CODES).filter(
+        ([, spec]) => !('upstreamStatus' in spec) && spec.status === status,
+      );
+      for (const [code, spec] of codes)
+        t.ok(description.includes(`${code}: ${spec.when}`), `${status}: ${code} and its when`);
+      if (codes.length === 0)
+        t.match(description, new RegExp(`UPSTREAM_ERROR ${status}`), `${status}: the upstream's answer`);
     }
   }
   t.ok(checked.size >= 10, `${checked.size} error statuses`);

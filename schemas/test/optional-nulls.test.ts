@@ -4,7 +4,14 @@
  * refused and named; a property the schema lets be null keeps its null.
  */
 import t from 'tap';
-import { buildOpenApi, removeOptionalNulls, schemaIds, validate, validateRequest, type JsonSchema } from '../src/index.js';
+import {
+  buildOpenApi,
+  removeOptionalNulls,
+  schemaIds,
+  validate,
+  validateRequest,
+  type JsonSchema,
+} from '../src/index.js';
 
 type Json = Record<string, any>;
 
@@ -29,7 +36,15 @@ const facture = () => ({
   siretEmetteur: '98765432100022',
   estCertificatRealisation: null,
   lignes: [
-    { montant: 600, natureLigne: 'PEDAGOGIE', numeroDossier: 'D-1', quantite: null, numeroEcheance: null, codificationEcheance: null, numeroDeca: null },
+    {
+      montant: 600,
+      natureLigne: 'PEDAGOGIE',
+      numeroDossier: 'D-1',
+      quantite: null,
+      numeroEcheance: null,
+      codificationEcheance: null,
+      numeroDeca: null,
+    },
     { montant: 600.5, natureLigne: 'PEDAGOGIE', numeroDossier: 'D-2', quantite: 1, numeroDeca: null },
   ],
 });
@@ -41,7 +56,12 @@ const convention = () => ({
   contrat: { dateDebutContrat: '2024-09-01', dateFinContrat: '2026-08-31' },
   organismeFormation: { siret: '98765432100022', uaiCfa: null },
   formation: { dateDebutFormation: '2024-09-02', dateFinFormation: '2026-06-30', dureeFormation: 1200, rncp: null },
-  couts: { coutTotalPedagogieCFA: 14000, montantRQTHAnnee1: null, montantRQTHAnnee2: null, mentionMobiliteInternationale: null },
+  couts: {
+    coutTotalPedagogieCFA: 14000,
+    montantRQTHAnnee1: null,
+    montantRQTHAnnee2: null,
+    mentionMobiliteInternationale: null,
+  },
   mandatEmployeur: null,
   attestationConventionSigneeEntreprise: null,
 });
@@ -54,7 +74,20 @@ function nullPaths(value: unknown, path = ''): string[] {
 }
 
 t.test('before: the validation alone refuses the optional nulls the serializers write', async (t) => {
-  t.match(validate(schemaIds.certificatBody, certificat()), { valid: false, errors: ['numeroInterneFacture: Expected string or number, received null', /dateSignature/, /representantLegal/, /apprenti\.nomUsage/, /echeance\.codification/, /echeance\.duree/, /echeance\.dateDebut/, /echeance\.echeancePartielle/, /_files/] });
+  t.match(validate(schemaIds.certificatBody, certificat()), {
+    valid: false,
+    errors: [
+      'numeroInterneFacture: Expected string or number, received null',
+      /dateSignature/,
+      /representantLegal/,
+      /apprenti\.nomUsage/,
+      /echeance\.codification/,
+      /echeance\.duree/,
+      /echeance\.dateDebut/,
+      /echeance\.echeancePartielle/,
+      /_files/,
+    ],
+  });
   t.equal(validate(schemaIds.conventionBody, convention()).valid, false);
   t.equal(validate(schemaIds.factureBody, facture()).valid, false);
 });
@@ -82,9 +115,20 @@ t.test('inside array items: every ligne of a facture', async (t) => {
   t.same(Object.keys(ligne), ['montant', '__proto__'], 'a ligne copied without its null, other keys in order');
   t.equal(Object.getPrototypeOf(ligne), Object.prototype, 'a __proto__ key stays a key');
   t.equal(ligne.polluted, undefined);
-  const documents = { typeFichier: 'convention', objets: [{ typeObjet: 'dossier', idObjet: 'D-1', extra: null }, null] };
-  t.match(validateRequest(schemaIds.documentBody, documents), { valid: false, errors: ['objets.1: Expected object, received null'] }, 'a null item is not a property: it stays and is refused');
-  t.same(documents.objets[0], { typeObjet: 'dossier', idObjet: 'D-1', extra: null }, 'an undeclared property is left to the transforms');
+  const documents = {
+    typeFichier: 'convention',
+    objets: [{ typeObjet: 'dossier', idObjet: 'D-1', extra: null }, null],
+  };
+  t.match(
+    validateRequest(schemaIds.documentBody, documents),
+    { valid: false, errors: ['objets.1: Expected object, received null'] },
+    'a null item is not a property: it stays and is refused',
+  );
+  t.same(
+    documents.objets[0],
+    { typeObjet: 'dossier', idObjet: 'D-1', extra: null },
+    'an undeclared property is left to the transforms',
+  );
 });
 
 t.test('a property declared ["string","null"] keeps its null; other optional nulls go', async (t) => {
@@ -100,15 +144,29 @@ t.test('a required null is a 400 that names it, and stays in the body', async (t
   body.apprenti.nom = null;
   body.typeCertificat = null;
   body.employeur = null;
-  t.same(validateRequest(schemaIds.certificatBody, body), {
-    valid: false,
-    errors: ['typeCertificat: Expected string, received null', 'employeur: Expected object, received null', 'apprenti.nom: Expected string, received null'],
-  }, 'one message each: the enum of typeCertificat is not repeated');
+  t.same(
+    validateRequest(schemaIds.certificatBody, body),
+    {
+      valid: false,
+      errors: [
+        'typeCertificat: Expected string, received null',
+        'employeur: Expected object, received null',
+        'apprenti.nom: Expected string, received null',
+      ],
+    },
+    'one message each: the enum of typeCertificat is not repeated',
+  );
   t.equal(body.apprenti.nom, null);
   const facturePart: Json = facture();
   facturePart.lignes[1].numeroDossier = null;
-  t.same(validateRequest(schemaIds.factureBody, facturePart), { valid: false, errors: ['lignes.1.numeroDossier: Expected string, received null'] });
-  t.same(validateRequest(schemaIds.webhookRecoverBody, { since: null }), { valid: false, errors: ['since: Expected string, received null'] });
+  t.same(validateRequest(schemaIds.factureBody, facturePart), {
+    valid: false,
+    errors: ['lignes.1.numeroDossier: Expected string, received null'],
+  });
+  t.same(validateRequest(schemaIds.webhookRecoverBody, { since: null }), {
+    valid: false,
+    errors: ['since: Expected string, received null'],
+  });
 });
 
 t.test('other bodies: $ref properties, closed objects, webhooks and sync', async (t) => {
@@ -118,10 +176,24 @@ t.test('other bodies: $ref properties, closed objects, webhooks and sync', async
   const update = { callbackUrl: null, events: null, active: true };
   t.same(validateRequest(schemaIds.webhookUpdateBody, update), { valid: true }, 'an optional $ref property');
   t.same(update, { active: true });
-  t.same(validateRequest(schemaIds.webhookUpdateBody, { description: null }), { valid: false, errors: ['body: Must contain at least one of callbackUrl, events, active, description'] }, 'only nulls is no change');
-  t.same(validateRequest(schemaIds.syncBody, { opcoId: 'sandbox', minYear: null, enablePoller: null }), { valid: true });
-  t.match(validateRequest(schemaIds.syncBody, { opcoId: 'sandbox', colour: null }), { valid: false, errors: ['colour: Unrecognized field'] }, 'an unknown field is not an optional one');
-  t.same(validateRequest(schemaIds.hubKeyBody, { name: 'a', fleetId: 'f', tenantId: null }), { valid: true }, 'the hub key body too');
+  t.same(
+    validateRequest(schemaIds.webhookUpdateBody, { description: null }),
+    { valid: false, errors: ['body: Must contain at least one of callbackUrl, events, active, description'] },
+    'only nulls is no change',
+  );
+  t.same(validateRequest(schemaIds.syncBody, { opcoId: 'sandbox', minYear: null, enablePoller: null }), {
+    valid: true,
+  });
+  t.match(
+    validateRequest(schemaIds.syncBody, { opcoId: 'sandbox', colour: null }),
+    { valid: false, errors: ['colour: Unrecognized field'] },
+    'an unknown field is not an optional one',
+  );
+  t.same(
+    validateRequest(schemaIds.hubKeyBody, { name: 'a', fleetId: 'f', tenantId: null }),
+    { valid: true },
+    'the hub key body too',
+  );
 });
 
 t.test('the plan follows $ref, allOf, anyOf and oneOf; a required anywhere keeps the null', async (t) => {
@@ -138,7 +210,17 @@ t.test('the plan follows $ref, allOf, anyOf and oneOf; a required anywhere keeps
       any: { description: 'no type: null is a value' },
     },
   };
-  const value: Json = { a: null, b: null, c: null, d: null, e: null, f: null, url: null, any: null, list: [{ opcoId: 'x', minYear: null }, { opcoId: null }] };
+  const value: Json = {
+    a: null,
+    b: null,
+    c: null,
+    d: null,
+    e: null,
+    f: null,
+    url: null,
+    any: null,
+    list: [{ opcoId: 'x', minYear: null }, { opcoId: null }],
+  };
   removeOptionalNulls(schema, value);
   t.same(value, { b: null, d: null, e: null, any: null, list: [{ opcoId: 'x' }, { opcoId: null }] });
 });
@@ -147,16 +229,33 @@ t.test('/doc: optional properties of request bodies are nullable, and it says wh
   const doc = buildOpenApi() as unknown as Json;
   const schemas = doc.components.schemas;
   t.same(schemas.CertificatBody.properties.apprenti.properties.nomUsage, { type: 'string', nullable: true });
-  t.same(schemas.CertificatBody.properties.apprenti.properties.nom, { type: 'string', minLength: 1 }, 'required: not nullable');
-  t.same(schemas.FactureBody.properties.lignes.items.properties.quantite, { type: 'number', nullable: true }, 'in array items');
-  t.same(schemas.ConventionBody.properties.apprenti.properties.nomUsage, { type: 'string', nullable: true }, 'already nullable, unchanged');
-  t.same(schemas.WebhookUpdateBody.properties.callbackUrl, { allOf: [{ $ref: '#/components/schemas/CallbackUrl' }], nullable: true }, 'a $ref wrapped');
+  t.same(
+    schemas.CertificatBody.properties.apprenti.properties.nom,
+    { type: 'string', minLength: 1 },
+    'required: not nullable',
+  );
+  t.same(
+    schemas.FactureBody.properties.lignes.items.properties.quantite,
+    { type: 'number', nullable: true },
+    'in array items',
+  );
+  t.same(
+    schemas.ConventionBody.properties.apprenti.properties.nomUsage,
+    { type: 'string', nullable: true },
+    'already nullable, unchanged',
+  );
+  t.same(
+    schemas.WebhookUpdateBody.properties.callbackUrl,
+    { allOf: [{ $ref: '#/components/schemas/CallbackUrl' }], nullable: true },
+    'a $ref wrapped',
+  );
   t.same(schemas.WebhookCreateBody.properties.callbackUrl, { $ref: '#/components/schemas/CallbackUrl' });
   t.notOk(schemas.Webhook.properties.description.nullable, 'answers are not touched');
   t.notOk(schemas.CallbackUrl.nullable, 'nor the shared components a body refers to');
   for (const [path, item] of Object.entries(doc.paths as Json)) {
     for (const [method, op] of Object.entries(item as Json)) {
-      if (op.requestBody) t.match(op.requestBody.description, /optional field sent as null is treated as absent/, `${method} ${path}`);
+      if (op.requestBody)
+        t.match(op.requestBody.description, /optional field sent as null is treated as absent/, `${method} ${path}`);
     }
   }
 });

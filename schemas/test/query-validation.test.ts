@@ -9,8 +9,14 @@ const errorsOf = (id: string, data: unknown): string[] => {
 
 t.test('4.4 cfakeyinfo: siren of at least 9 characters and XAPIKEY required', async (t) => {
   t.same(errorsOf(schemaIds.cfakeyinfoQuery, { siren: '123456789', XAPIKEY: 'key' }), []);
-  t.same(errorsOf(schemaIds.cfakeyinfoQuery, { siren: '12345678901234', XAPIKEY: 'key' }), [], 'a SIRET is long enough');
-  t.same(errorsOf(schemaIds.cfakeyinfoQuery, { siren: '12345678', XAPIKEY: 'key' }), ['siren: Must be at least 9 characters']);
+  t.same(
+    errorsOf(schemaIds.cfakeyinfoQuery, { siren: '12345678901234', XAPIKEY: 'key' }),
+    [],
+    'a SIRET is long enough',
+  );
+  t.same(errorsOf(schemaIds.cfakeyinfoQuery, { siren: '12345678', XAPIKEY: 'key' }), [
+    'siren: Must be at least 9 characters',
+  ]);
   t.same(errorsOf(schemaIds.cfakeyinfoQuery, {}), ['siren: Required', 'XAPIKEY: Required']);
   t.same(errorsOf(schemaIds.cfakeyinfoQuery, { siren: '123456789', XAPIKEY: '' }), ['XAPIKEY: Must not be empty']);
 });
@@ -29,7 +35,8 @@ t.test('4.5 dossier: exclusive modes', async (t) => {
     [{ numeroInterne: 'I1', other: 'x' }, ['other: Unrecognized field']],
     [{ numeroInterne: '' }, ['numeroInterne: Must not be empty']],
   ];
-  for (const [query, expected] of cases) t.same(errorsOf(schemaIds.dossierQuery, query), expected, JSON.stringify(query));
+  for (const [query, expected] of cases)
+    t.same(errorsOf(schemaIds.dossierQuery, query), expected, JSON.stringify(query));
 });
 
 t.test('4.6 etats: optional year, date and page, all strings', async (t) => {
@@ -40,17 +47,27 @@ t.test('4.6 etats: optional year, date and page, all strings', async (t) => {
     'dateModification: Invalid date',
     'numeroPage: Expected a page number',
   ]);
-  t.same(errorsOf(schemaIds.etatsQuery, { numeroPage: 2 }), ['numeroPage: Expected string'], 'no coercion: values are the raw strings');
+  t.same(
+    errorsOf(schemaIds.etatsQuery, { numeroPage: 2 }),
+    ['numeroPage: Expected string'],
+    'no coercion: values are the raw strings',
+  );
 });
 
 t.test('4.7 liste: numerosInternes required, at most 50', async (t) => {
   const numbers = (n: number) => Array.from({ length: n }, (_, i) => `DOS-${i + 1}`).join(',');
   t.same(errorsOf(schemaIds.listeQuery, { numerosInternes: 'DOS-1' }), []);
   t.same(errorsOf(schemaIds.listeQuery, { numerosInternes: numbers(50) }), []);
-  t.same(errorsOf(schemaIds.listeQuery, { numerosInternes: numbers(51) }), ['numerosInternes: at most 50 internal numbers']);
+  t.same(errorsOf(schemaIds.listeQuery, { numerosInternes: numbers(51) }), [
+    'numerosInternes: at most 50 internal numbers',
+  ]);
   t.same(errorsOf(schemaIds.listeQuery, {}), ['numerosInternes: Required']);
-  t.same(errorsOf(schemaIds.listeQuery, { numerosInternes: 'A,,B' }), ['numerosInternes: comma-separated internal numbers, none empty']);
-  t.same(errorsOf(schemaIds.listeQuery, { numerosInternes: '' }), ['numerosInternes: comma-separated internal numbers, none empty']);
+  t.same(errorsOf(schemaIds.listeQuery, { numerosInternes: 'A,,B' }), [
+    'numerosInternes: comma-separated internal numbers, none empty',
+  ]);
+  t.same(errorsOf(schemaIds.listeQuery, { numerosInternes: '' }), [
+    'numerosInternes: comma-separated internal numbers, none empty',
+  ]);
 });
 
 t.test('4.10 factures etats: optional filters', async (t) => {
@@ -71,11 +88,18 @@ t.test('4.10 factures etats: optional filters', async (t) => {
 });
 
 t.test('responses: drift is reported with paths, for pipeline step 8 warnings', async (t) => {
-  t.same(errorsOf(schemaIds.dossier, { status: 'success', cerfa: {}, extra: 1 }), [], 'unknown upstream fields are kept');
+  t.same(
+    errorsOf(schemaIds.dossier, { status: 'success', cerfa: {}, extra: 1 }),
+    [],
+    'unknown upstream fields are kept',
+  );
   t.same(errorsOf(schemaIds.dossier, { status: 'success' }), ['cerfa: Required']);
-  t.same(errorsOf(schemaIds.etatsPage, { status: 'success', EtatDossierResult: [{ numeroInterne: 'I1', etat: 'ENGAGE' }, { etat: 3 }] }), [
-    'EtatDossierResult.1.numeroInterne: Required',
-    'EtatDossierResult.1.etat: Expected string',
-  ]);
+  t.same(
+    errorsOf(schemaIds.etatsPage, {
+      status: 'success',
+      EtatDossierResult: [{ numeroInterne: 'I1', etat: 'ENGAGE' }, { etat: 3 }],
+    }),
+    ['EtatDossierResult.1.numeroInterne: Required', 'EtatDossierResult.1.etat: Expected string'],
+  );
   t.same(errorsOf(schemaIds.dossier, null), ['value: Expected object, received null']);
 });

@@ -47,8 +47,12 @@ function sectionPackages() {
 /** Keys with a default are filled in before a plugin sees its section: required in its type. */
 function asFilled(schema) {
   if (typeof schema !== 'object' || schema === null || !schema.properties) return schema;
-  const properties = Object.fromEntries(Object.entries(schema.properties).map(([key, child]) => [key, asFilled(child)]));
-  const defaulted = Object.entries(schema.properties).filter(([, child]) => child.default !== undefined).map(([key]) => key);
+  const properties = Object.fromEntries(
+    Object.entries(schema.properties).map(([key, child]) => [key, asFilled(child)]),
+  );
+  const defaulted = Object.entries(schema.properties)
+    .filter(([, child]) => child.default !== undefined)
+    .map(([key]) => key);
   const required = [...new Set([...(schema.required ?? []), ...defaulted])];
   return { ...schema, properties, ...(required.length > 0 ? { required } : {}) };
 }
@@ -57,7 +61,12 @@ async function sectionTypes() {
   for (const { dir, file } of sectionPackages()) {
     const schema = JSON.parse(readFileSync(file, 'utf8'));
     const { $schema: _draft, $id: _id, ...typed } = asFilled(schema);
-    const body = await compile(typed, schema.title, { bannerComment: '', additionalProperties: false, format: true, unknownAny: true });
+    const body = await compile(typed, schema.title, {
+      bannerComment: '',
+      additionalProperties: false,
+      format: true,
+      unknownAny: true,
+    });
     const text = `/**\n * generated — do not edit. Source: ${relative(root, file)}; regenerate with\n * \`npm run generate -w @opco-proxy/server\`.\n */\n${body}\n/** The section's JSON Schema, defaults included (what the application assembles the config schema from). */\nexport const CONFIG_SCHEMA: { [keyword: string]: unknown } = ${JSON.stringify(schema, null, 2)};\n`;
     write(join(dir, 'src/generated/config.ts'), text);
   }
@@ -69,9 +78,16 @@ async function assembly() {
   const { CONFIG_PARTS } = await import(pathToFileURL(server).href);
   const { configSchema } = await import(pathToFileURL(join(root, 'core/dist/src/config/config.js')).href);
   const schema = configSchema(CONFIG_PARTS);
-  const editorSchema = { ...schema, $id: schema.$id.replace('kernel-config.schema.json', 'config.schema.json'), title: 'ConfigFile' };
+  const editorSchema = {
+    ...schema,
+    $id: schema.$id.replace('kernel-config.schema.json', 'config.schema.json'),
+    title: 'ConfigFile',
+  };
   write(join(root, 'schemas/json/config.schema.json'), `${JSON.stringify(editorSchema, null, 2)}\n`);
-  write(join(root, 'docs/configuration.md'), withKeyTable(readFileSync(join(root, 'docs/configuration.md'), 'utf8'), schema));
+  write(
+    join(root, 'docs/configuration.md'),
+    withKeyTable(readFileSync(join(root, 'docs/configuration.md'), 'utf8'), schema),
+  );
 }
 
 const BEGIN = '<!-- config-keys: generated from the schemas by server/scripts/config-assembly.mjs -->';
@@ -88,8 +104,12 @@ function withKeyTable(doc, schema) {
 
 /** One row per leaf key: `jobs.leaseMs`, `opcos.<id>.baseUrl`. */
 function keyRows(node, path = [], inherited = undefined) {
-  if (node.properties) return Object.entries(node.properties).flatMap(([key, child]) => keyRows(child, [...path, key], (node.default ?? inherited)?.[key]));
-  if (typeof node.additionalProperties === 'object' && node.additionalProperties.properties) return keyRows(node.additionalProperties, [...path, '<id>']);
+  if (node.properties)
+    return Object.entries(node.properties).flatMap(([key, child]) =>
+      keyRows(child, [...path, key], (node.default ?? inherited)?.[key]),
+    );
+  if (typeof node.additionalProperties === 'object' && node.additionalProperties.properties)
+    return keyRows(node.additionalProperties, [...path, '<id>']);
   const fallback = node.default ?? inherited;
   const value = fallback === undefined ? '' : `\`${JSON.stringify(fallback)}\``;
   return [[path.join('.'), value, (node.description ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')]];

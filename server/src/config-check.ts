@@ -6,7 +6,14 @@
  */
 import { ConfigError, oauthClientCredentials, systemClock } from '@opco-proxy/core';
 import { OpcoDirectory } from '@opco-proxy/core/application';
-import { checkConfig, loadPlugins, readConfigFile, type Bundled, type Config, type ConfigFlags } from '@opco-proxy/core/application';
+import {
+  checkConfig,
+  loadPlugins,
+  readConfigFile,
+  type Bundled,
+  type Config,
+  type ConfigFlags,
+} from '@opco-proxy/core/application';
 import { applicationModules } from './bundle.js';
 import { CONFIG_PARTS } from './config-parts.js';
 
@@ -19,7 +26,11 @@ export interface ConfigReport {
   summary: string[];
 }
 
-export async function checkConfigFile(path: string, env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): Promise<ConfigReport> {
+export async function checkConfigFile(
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+  flags: ConfigFlags = {},
+): Promise<ConfigReport> {
   let raw: unknown;
   try {
     raw = readConfigFile(path);
@@ -45,11 +56,16 @@ async function packageErrors(config: Config, env: NodeJS.ProcessEnv, modules: Bu
       errors.push(err.message.replace(/^invalid configuration: /, ''));
     }
   };
-  for (const [opcoId, entry] of Object.entries(config.opcos)) await attempt(() => checkOpco(opcoId, entry, env, modules));
+  for (const [opcoId, entry] of Object.entries(config.opcos))
+    await attempt(() => checkOpco(opcoId, entry, env, modules));
   await attempt(() => loadPlugins(config.plugins, [], modules));
-  for (const [key, drivers] of [['store', modules.stores], ['queue', modules.queues]] as const) {
+  for (const [key, drivers] of [
+    ['store', modules.stores],
+    ['queue', modules.queues],
+  ] as const) {
     const type = config[key].type;
-    if (type !== 'embedded' && !Object.hasOwn(drivers ?? {}, type)) errors.push(`${key}.type: no ${key} driver "${type}" in this application`);
+    if (type !== 'embedded' && !Object.hasOwn(drivers ?? {}, type))
+      errors.push(`${key}.type: no ${key} driver "${type}" in this application`);
   }
   return errors;
 }
@@ -59,12 +75,25 @@ async function packageErrors(config: Config, env: NodeJS.ProcessEnv, modules: Bu
  * to check a file: the strategy is shown a stand-in for each one this environment lacks, and
  * sends nothing (a strategy fetches tokens on the first call, not at setup).
  */
-async function checkOpco(opcoId: string, entry: Config['opcos'][string], env: NodeJS.ProcessEnv, modules: Bundled): Promise<void> {
+async function checkOpco(
+  opcoId: string,
+  entry: Config['opcos'][string],
+  env: NodeJS.ProcessEnv,
+  modules: Bundled,
+): Promise<void> {
   const [opco] = (await OpcoDirectory.load({ [opcoId]: entry }, systemClock, modules)).list();
   const strategy = opco.profile.auth ?? oauthClientCredentials();
-  const secrets = new Proxy({}, { get: (_target, name) => (typeof name === 'string' ? env[name] || 'stand-in' : undefined) });
+  const secrets = new Proxy(
+    {},
+    { get: (_target, name) => (typeof name === 'string' ? env[name] || 'stand-in' : undefined) },
+  );
   strategy.setup({
-    opcoId, adapter: entry.adapter, entry: entry, env: secrets, clock: systemClock, timeoutMs: 1000,
+    opcoId,
+    adapter: entry.adapter,
+    entry: entry,
+    env: secrets,
+    clock: systemClock,
+    timeoutMs: 1000,
     send: () => Promise.reject(new Error('config check sends nothing upstream')),
   });
 }
@@ -75,7 +104,8 @@ function missingSecrets(config: Config, env: NodeJS.ProcessEnv): string[] {
   const visit = (value: unknown, path: string[]) => {
     if (typeof value !== 'object' || value === null) return;
     for (const [key, child] of Object.entries(value)) {
-      if (key.endsWith('Env') && typeof child === 'string') wanted.push([child, `named by ${[...path, key].join('.')}`]);
+      if (key.endsWith('Env') && typeof child === 'string')
+        wanted.push([child, `named by ${[...path, key].join('.')}`]);
       else visit(child, [...path, key]);
     }
   };
@@ -96,7 +126,11 @@ function summarize(config: Config): string[] {
 /** `mongodb mongodb://host/ database opco`, `embedded /var/lib/opco-proxy`, `embedded (in memory)`. */
 function backend(section: Config['store']): string {
   const { type, url, database, path } = section;
-  const where = [typeof url === 'string' ? redact(url) : '', typeof database === 'string' ? `database ${database}` : '', typeof path === 'string' ? path : ''].filter(Boolean);
+  const where = [
+    typeof url === 'string' ? redact(url) : '',
+    typeof database === 'string' ? `database ${database}` : '',
+    typeof path === 'string' ? path : '',
+  ].filter(Boolean);
   return `${type} ${where.join(' ') || (type === 'embedded' ? '(in memory)' : '')}`.trim();
 }
 

@@ -7,12 +7,16 @@
 import type { Config, OpcoConfig } from '@opco-proxy/core/application';
 // Loaded by demo mode only: the simulated upstreams (and the JWT library their hub check uses)
 // are not what a production process should hold in memory (issue 40 point 5).
-type Sandbox = Awaited<ReturnType<typeof import('@opco-proxy/adapter-sandbox')['startSandbox']>>;
+type Sandbox = Awaited<ReturnType<(typeof import('@opco-proxy/adapter-sandbox'))['startSandbox']>>;
 
 /** The one secret both simulated upstreams accept (any secret but `wrong-secret` is). */
 const SECRET_ENV = 'OPCO_PROXY_SANDBOX_SECRET';
 
-export async function startDemoUpstream(): Promise<{ config: Partial<Config>; env: Record<string, string>; close(): Promise<void> }> {
+export async function startDemoUpstream(): Promise<{
+  config: Partial<Config>;
+  env: Record<string, string>;
+  close(): Promise<void>;
+}> {
   const { startSandbox } = await import('@opco-proxy/adapter-sandbox');
   const common = await startSandbox();
   const classic = await startSandbox({ shape: 'classic' }).catch(async (err: unknown) => {
@@ -20,7 +24,11 @@ export async function startDemoUpstream(): Promise<{ config: Partial<Config>; en
     throw err;
   });
   const entry = (adapter: string, sandbox: Sandbox): OpcoConfig => ({
-    adapter, baseUrl: sandbox.url, tokenUrl: sandbox.tokenUrl, clientId: 'demo-client', clientSecretEnv: SECRET_ENV,
+    adapter,
+    baseUrl: sandbox.url,
+    tokenUrl: sandbox.tokenUrl,
+    clientId: 'demo-client',
+    clientSecretEnv: SECRET_ENV,
   });
   return {
     config: {

@@ -5,7 +5,13 @@
  */
 import { existsSync } from 'node:fs';
 import { ConfigError, type ProcessRole } from '@opco-proxy/core';
-import { createKernel, readConfigFile, resolveConfig, type ConfigFlags, type ResolvedConfig } from '@opco-proxy/core/application';
+import {
+  createKernel,
+  readConfigFile,
+  resolveConfig,
+  type ConfigFlags,
+  type ResolvedConfig,
+} from '@opco-proxy/core/application';
 import { startDemoUpstream } from './demo.js';
 import { BUNDLED, applicationModules } from './bundle.js';
 import { CONFIG_PARTS } from './config-parts.js';
@@ -35,16 +41,23 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
   }
 
   const kernel = await createKernel(config, { role, bundled: applicationModules(configPath) });
-  const stop = stopOnSignals(async () => {
-    await kernel.close();
-    await stopDemo();
-  }, (message, fields) => kernel.log.info(fields, message));
+  const stop = stopOnSignals(
+    async () => {
+      await kernel.close();
+      await stopDemo();
+    },
+    (message, fields) => kernel.log.info(fields, message),
+  );
   if (role === 'worker') {
-    const metrics = config.metricsPort === undefined ? undefined : `${await kernel.listenMetrics(config.metricsPort)}/metrics`;
+    const metrics =
+      config.metricsPort === undefined ? undefined : `${await kernel.listenMetrics(config.metricsPort)}/metrics`;
     kernel.log.info({ metrics }, 'worker started');
   } else {
     const url = await kernel.listen();
-    kernel.log.info({ url, host: config.host, demo: config.demo, store: config.store.type }, `opco-proxy ${role} listening on ${url}`);
+    kernel.log.info(
+      { url, host: config.host, demo: config.demo, store: config.store.type },
+      `opco-proxy ${role} listening on ${url}`,
+    );
     if (config.demo) {
       console.log(
         `demo mode (development: any API key, loopback webhook targets allowed), listening on ${config.host} (HOST overrides)\n` +
@@ -60,19 +73,27 @@ export async function runRole(role: ProcessRole, options: RoleOptions): Promise<
 /** What a first start without its config file says: where the file is looked for, and the two ways on. */
 function missingConfig(path: string): string {
   const from = process.env.OPCO_PROXY_CONFIG === path ? ' (OPCO_PROXY_CONFIG)' : '';
-  return `no config file at ${path}${from}. Write one (docs/configuration.md; deploy/config.json is a start) and mount it there ` +
-    `(docker run -v ./config.json:${path}:ro ...), or try demo mode first: opco-proxy demo (docker run -p 8080:8080 IMAGE demo)`;
+  return (
+    `no config file at ${path}${from}. Write one (docs/configuration.md; deploy/config.json is a start) and mount it there ` +
+    `(docker run -v ./config.json:${path}:ro ...), or try demo mode first: opco-proxy demo (docker run -p 8080:8080 IMAGE demo)`
+  );
 }
 
 /** D28: the rate-limit coordinator, loaded only by this role. */
 export async function runHubRole(options: RoleOptions): Promise<void> {
   const { config: configPath, ...flags } = options;
-  if (!configPath) throw new ConfigError('the hub needs a config file (--config FILE or OPCO_PROXY_CONFIG); see opco-proxy hub --help');
+  if (!configPath)
+    throw new ConfigError(
+      'the hub needs a config file (--config FILE or OPCO_PROXY_CONFIG); see opco-proxy hub --help',
+    );
   const { runHub } = await import('@opco-proxy/hub-server');
   const hub = await runHub(configPath, process.env, { flags, drivers: BUNDLED });
   console.log(`opco-proxy hub listening on ${hub.url}`);
   releaseYoungGeneration();
-  stopOnSignals(() => hub.close(), (message, fields) => console.log(message, JSON.stringify(fields)));
+  stopOnSignals(
+    () => hub.close(),
+    (message, fields) => console.log(message, JSON.stringify(fields)),
+  );
 }
 
 /** First signal: graceful stop, then exit 0. Second signal: exit at once. */

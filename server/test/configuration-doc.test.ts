@@ -16,8 +16,10 @@ type Node = { properties?: Record<string, Node>; additionalProperties?: Node | b
 
 /** Leaf key paths: `jobs.leaseMs`, `opcos.<id>.rateLimit.limit`, `opcos.<id>.cacheTtlS`. */
 function keyPaths(node: Node, path: string[] = []): string[] {
-  if (node.properties) return Object.entries(node.properties).flatMap(([key, child]) => keyPaths(child, [...path, key]));
-  if (typeof node.additionalProperties === 'object' && node.additionalProperties.properties) return keyPaths(node.additionalProperties, [...path, '<id>']);
+  if (node.properties)
+    return Object.entries(node.properties).flatMap(([key, child]) => keyPaths(child, [...path, key]));
+  if (typeof node.additionalProperties === 'object' && node.additionalProperties.properties)
+    return keyPaths(node.additionalProperties, [...path, '<id>']);
   return [path.join('.')];
 }
 

@@ -17,7 +17,11 @@ function youngAfterBurst(script: string, nodeArgs: string[] = []): number {
     const young = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
     console.log(young.space_size / 1048576);
   `;
-  return Number(execFileSync(process.execPath, [...nodeArgs, '--input-type=module', '-e', `${script}\n${burst}`], { encoding: 'utf8' }).trim());
+  return Number(
+    execFileSync(process.execPath, [...nodeArgs, '--input-type=module', '-e', `${script}\n${burst}`], {
+      encoding: 'utf8',
+    }).trim(),
+  );
 }
 
 t.test('without the hold, a burst that lives on grows the young generation', async (t) => {
@@ -31,11 +35,13 @@ t.test('imported first, the module holds the young generation at its smallest th
 });
 
 t.test('released, the young generation grows with the load again', async (t) => {
-  const released = youngAfterBurst(`const { releaseYoungGeneration } = await import(${JSON.stringify(holdModule)}); releaseYoungGeneration();`);
+  const released = youngAfterBurst(
+    `const { releaseYoungGeneration } = await import(${JSON.stringify(holdModule)}); releaseYoungGeneration();`,
+  );
   t.ok(released >= 16, `${released} MiB`);
 });
 
-t.test('an operator\'s own semi-space flag is left alone', async (t) => {
+t.test("an operator's own semi-space flag is left alone", async (t) => {
   const own = youngAfterBurst(`await import(${JSON.stringify(holdModule)});`, ['--semi-space-growth-factor=2']);
   t.ok(own >= 16, `${own} MiB: the hold did not apply`);
 });

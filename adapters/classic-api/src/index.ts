@@ -8,8 +8,29 @@
  * still bear the service's names, then the names are renamed. Response lists run the other way:
  * names first, then every other transform at the service's paths.
  */
-import { type AdapterModule, dateFormat, defineProfile, dropNulls, mapValues, oauthClientCredentials, pageFrom, rename, renameKeys, renumber, setDefaults, wrapBareArray } from '@opco-proxy/core';
-import { CERFA_DATES, DOSSIER_RECORD_DATES, DOSSIER_STATES, FACTURE_STATES, IRREGULAR_NAMES, KEY_STATUSES, within } from './vocabulary.js';
+import {
+  type AdapterModule,
+  dateFormat,
+  defineProfile,
+  dropNulls,
+  mapValues,
+  oauthClientCredentials,
+  pageFrom,
+  rename,
+  renameKeys,
+  renumber,
+  setDefaults,
+  wrapBareArray,
+} from '@opco-proxy/core';
+import {
+  CERFA_DATES,
+  DOSSIER_RECORD_DATES,
+  DOSSIER_STATES,
+  FACTURE_STATES,
+  IRREGULAR_NAMES,
+  KEY_STATUSES,
+  within,
+} from './vocabulary.js';
 
 const UPSTREAM_DATES = { to: 'DD/MM/YYYY' } as const;
 /** Service names -> the upstream's snake_case, at any depth. */
@@ -19,7 +40,8 @@ const toServiceNames = renameKeys('camel', { irregular: IRREGULAR_NAMES });
 
 /** The service's `numeroPage` counts from 1, the upstream's `page` from 0. */
 const zeroBasedPage = renumber(['numeroPage'], { from: 1, to: 0 });
-const upstreamPage = (into: string) => pageFrom({ items: 'items', total: 'totalElements', page: 'page', base: 0, into });
+const upstreamPage = (into: string) =>
+  pageFrom({ items: 'items', total: 'totalElements', page: 'page', base: 0, into });
 
 export const profile = defineProfile({
   // The profile format it is written for (docs/adapters.md): a service that does not read it refuses it.
@@ -34,10 +56,19 @@ export const profile = defineProfile({
   auth: oauthClientCredentials({ request: 'basic', tokenField: 'token', expiresInField: 'validity_seconds' }),
   errors: [
     // How this API says "not found": 400 with a French message.
-    { status: 400, body: /Dossier inconnu/, routes: ['GET /dossiers'], code: 'NOT_FOUND', description: 'dossier not found at the upstream body' },
+    {
+      status: 400,
+      body: /Dossier inconnu/,
+      routes: ['GET /dossiers'],
+      code: 'NOT_FOUND',
+      description: 'dossier not found at the upstream body',
+    },
     // SPEC 8 lets a client ask for 50 numbers; this upstream takes 20: the client's request is what to change.
     {
-      status: 400, body: /numéros maximum/, routes: ['GET /dossiers/liste'], code: 'VALIDATION_ERROR',
+      status: 400,
+      body: /numéros maximum/,
+      routes: ['GET /dossiers/liste'],
+      code: 'VALIDATION_ERROR',
       description: 'numerosInternes: at most 20 internal numbers per call for this OPCO',
     },
   ],
@@ -65,12 +96,22 @@ export const profile = defineProfile({
       upstream: '/api/v3/dossier',
       cacheTtlS: 900,
       request: [toUpstreamNames],
-      response: [toServiceNames, setDefaults({ status: 'success' }), dateFormat(DOSSIER_RECORD_DATES), mapValues(['etat'], DOSSIER_STATES)],
+      response: [
+        toServiceNames,
+        setDefaults({ status: 'success' }),
+        dateFormat(DOSSIER_RECORD_DATES),
+        mapValues(['etat'], DOSSIER_STATES),
+      ],
     },
     'GET /dossiers/etats': {
       upstream: '/api/v3/dossiers/etats',
       cacheTtlS: 120,
-      request: [dateFormat(['dateModification'], UPSTREAM_DATES), zeroBasedPage, rename({ anneeDossier: 'annee', numeroPage: 'page' }), toUpstreamNames],
+      request: [
+        dateFormat(['dateModification'], UPSTREAM_DATES),
+        zeroBasedPage,
+        rename({ anneeDossier: 'annee', numeroPage: 'page' }),
+        toUpstreamNames,
+      ],
       response: [
         toServiceNames,
         upstreamPage('EtatDossierResult'),
@@ -94,8 +135,18 @@ export const profile = defineProfile({
     'GET /factures/etats': {
       upstream: '/api/v3/factures/etats',
       cacheTtlS: 300,
-      request: [dateFormat(['dateModification'], UPSTREAM_DATES), zeroBasedPage, rename({ anneeFacture: 'annee', numeroPage: 'page' }), toUpstreamNames],
-      response: [toServiceNames, upstreamPage('factures'), dateFormat(['factures.*.dateReglement']), mapValues(['factures.*.etatFacture'], FACTURE_STATES)],
+      request: [
+        dateFormat(['dateModification'], UPSTREAM_DATES),
+        zeroBasedPage,
+        rename({ anneeFacture: 'annee', numeroPage: 'page' }),
+        toUpstreamNames,
+      ],
+      response: [
+        toServiceNames,
+        upstreamPage('factures'),
+        dateFormat(['factures.*.dateReglement']),
+        mapValues(['factures.*.etatFacture'], FACTURE_STATES),
+      ],
     },
 
     'POST /dossiers': {
@@ -113,7 +164,16 @@ export const profile = defineProfile({
       upstream: '/api/v3/conventions',
       multipart: 'metadata',
       request: [
-        dateFormat(['contrat.dateDebutContrat', 'contrat.dateFinContrat', 'formation.dateDebutFormation', 'formation.dateFinFormation', 'dateSignature'], UPSTREAM_DATES),
+        dateFormat(
+          [
+            'contrat.dateDebutContrat',
+            'contrat.dateFinContrat',
+            'formation.dateDebutFormation',
+            'formation.dateFinFormation',
+            'dateSignature',
+          ],
+          UPSTREAM_DATES,
+        ),
         toUpstreamNames,
       ],
       response: [toServiceNames],

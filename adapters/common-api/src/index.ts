@@ -6,7 +6,17 @@
  * A route left out of `routes` answers 501 NOT_SUPPORTED: this body has no
  * `GET /cfakeyinfo` and no `GET /factures/etats`.
  */
-import { type AdapterModule, correctStates, dateFormat, defineProfile, dropNulls, toString, trim, uppercase, wrapBareArray } from '@opco-proxy/core';
+import {
+  type AdapterModule,
+  correctStates,
+  dateFormat,
+  defineProfile,
+  dropNulls,
+  toString,
+  trim,
+  uppercase,
+  wrapBareArray,
+} from '@opco-proxy/core';
 
 // --- POST /dossiers: the fields of the CERFA the upstream is strict about ------------------
 

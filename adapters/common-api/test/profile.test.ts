@@ -63,9 +63,19 @@ t.test('pass-through routes carry no transform; a facture only gets its date wri
     t.notOk(route(key).response?.length, `${key} response`);
   }
   t.notOk(route('POST /factures').response?.length, 'POST /factures response');
-  const facture = { numero: 'F-1', montantTotal: 1200, dateEmission: '2024-10-01', lignes: [{ montant: 1200, natureLigne: 'PEDAGOGIE', numeroDossier: ' x ' }], commentaire: null };
+  const facture = {
+    numero: 'F-1',
+    montantTotal: 1200,
+    dateEmission: '2024-10-01',
+    lignes: [{ montant: 1200, natureLigne: 'PEDAGOGIE', numeroDossier: ' x ' }],
+    commentaire: null,
+  };
   t.strictSame(request('POST /factures', facture), facture, 'nothing else changes');
-  t.strictSame(request('POST /factures', { ...facture, dateEmission: '2024-10-01T09:00:00+02:00' }), facture, 'a timestamp becomes its date');
+  t.strictSame(
+    request('POST /factures', { ...facture, dateEmission: '2024-10-01T09:00:00+02:00' }),
+    facture,
+    'a timestamp becomes its date',
+  );
 });
 
 t.test('GET /dossiers: state corrected in a dossier record', async (t) => {
@@ -108,7 +118,13 @@ t.test('GET /dossiers/etats: a bare array is wrapped into the page object', asyn
     page: 1,
     EtatDossierResult: correctedEtats,
   });
-  t.strictSame(response('GET /dossiers/etats', []), { status: 'success', total: 0, count: 0, page: 1, EtatDossierResult: [] });
+  t.strictSame(response('GET /dossiers/etats', []), {
+    status: 'success',
+    total: 0,
+    count: 0,
+    page: 1,
+    EtatDossierResult: [],
+  });
 });
 
 t.test('GET /dossiers/liste: states corrected in every record', async (t) => {
@@ -150,7 +166,12 @@ t.test('POST /dossiers: the request sent upstream', async (t) => {
         dureeTravailHebdoMinutes: 0,
         salaireEmbauche: 1100.5,
       },
-      formation: { rncp: 'RNCP12345', dateDebutFormation: '2024-09-01T22:00:00.000Z', dateFinFormation: '30/06/2026', dureeFormation: 800 },
+      formation: {
+        rncp: 'RNCP12345',
+        dateDebutFormation: '2024-09-01T22:00:00.000Z',
+        dateFinFormation: '30/06/2026',
+        dureeFormation: 800,
+      },
       organismeFormation: { siret: '98765432100019', uaiCfa: null },
     },
   };
@@ -168,14 +189,21 @@ t.test('POST /dossiers: the request sent upstream', async (t) => {
         dureeTravailHebdoMinutes: '0',
         salaireEmbauche: 1100.5,
       },
-      formation: { rncp: 'RNCP12345', dateDebutFormation: '2024-09-01', dateFinFormation: '2026-06-30', dureeFormation: 800 },
+      formation: {
+        rncp: 'RNCP12345',
+        dateDebutFormation: '2024-09-01',
+        dateFinFormation: '2026-06-30',
+        dureeFormation: 800,
+      },
       organismeFormation: { siret: '98765432100019' },
     },
   });
 });
 
 t.test('POST /dossiers: an unparseable date is sent on for validation to report', async (t) => {
-  const body = { cerfa: { apprenti: { nom: 'a', dateNaissance: '31/02/2005' }, contrat: { dureeTravailHebdoHeures: '35' } } };
+  const body = {
+    cerfa: { apprenti: { nom: 'a', dateNaissance: '31/02/2005' }, contrat: { dureeTravailHebdoHeures: '35' } },
+  };
   t.strictSame(request('POST /dossiers', body), {
     cerfa: { apprenti: { nom: 'A', dateNaissance: '31/02/2005' }, contrat: { dureeTravailHebdoHeures: '35' } },
   });
@@ -224,14 +252,18 @@ t.test('POST /certificats: apprentice names, nulls', async (t) => {
     organismeFormation: { siret: '98765432100019' },
     echeance: { numero: 2, codification: null, dateDebut: '2025-09-01T00:00:00.000Z' },
   };
-  t.strictSame(request('POST /certificats', body), {
-    typeCertificat: 'Final',
-    numeroInterneDossier: 'INT-1',
-    employeur: { siret: '12345678900011' },
-    apprenti: { nom: 'DUPONT', prenom: 'JEAN', nomUsage: 'MARTIN' },
-    organismeFormation: { siret: '98765432100019' },
-    echeance: { numero: 2, dateDebut: '2025-09-01' },
-  }, 'dates of a certificat written as dates (D31)');
+  t.strictSame(
+    request('POST /certificats', body),
+    {
+      typeCertificat: 'Final',
+      numeroInterneDossier: 'INT-1',
+      employeur: { siret: '12345678900011' },
+      apprenti: { nom: 'DUPONT', prenom: 'JEAN', nomUsage: 'MARTIN' },
+      organismeFormation: { siret: '98765432100019' },
+      echeance: { numero: 2, dateDebut: '2025-09-01' },
+    },
+    'dates of a certificat written as dates (D31)',
+  );
   t.notOk(route('POST /certificats').response?.length, 'no response transform');
 });
 

@@ -8,7 +8,14 @@ import { startSandbox } from './server/sandbox-server.js';
 
 const USAGE = 'usage: opco-proxy-sandbox [--shape common|classic] [--port N] [--seed N]';
 
-const { values } = parseArgs({ options: { shape: { type: 'string', default: 'common' }, port: { type: 'string', default: '9090' }, seed: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+const { values } = parseArgs({
+  options: {
+    shape: { type: 'string', default: 'common' },
+    port: { type: 'string', default: '9090' },
+    seed: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
 if (values.help) {
   console.log(USAGE);
   process.exit(0);

@@ -6,12 +6,14 @@ import { askToken, tokenRequest, type Style } from './token-styles.js';
 const STYLES: Style[] = ['form', 'basic', 'json'];
 const bearer = (token: string) => ({ authorization: `Bearer ${token}`, 'x-api-key': API_KEY });
 
-t.test('default (common): any style, today\'s answer, every request logged', async (t) => {
+t.test("default (common): any style, today's answer, every request logged", async (t) => {
   const sandbox = await startSandbox({ dossierCount: 10, factureCount: 2, tokenLifetimeS: 600 });
   t.teardown(() => sandbox.close());
   t.same(sandbox.auth, DEFAULT_AUTH.common);
   t.same(sandbox.auth, {
-    mode: 'oauth', request: 'any', tokenPath: '/oauth/token',
+    mode: 'oauth',
+    request: 'any',
+    tokenPath: '/oauth/token',
     answer: { tokenField: 'access_token', typeField: 'token_type', expiresField: 'expires_in' },
   });
   for (const style of STYLES) {
@@ -42,7 +44,7 @@ for (const only of STYLES) {
   t.test(`request: '${only}' accepts that style only`, async (t) => {
     const sandbox = await startSandbox({ dossierCount: 10, factureCount: 2, auth: { mode: 'oauth', request: only } });
     t.teardown(() => sandbox.close());
-    t.equal(sandbox.tokenUrl, `${sandbox.url}/oauth/token`, 'path of the shape\'s default');
+    t.equal(sandbox.tokenUrl, `${sandbox.url}/oauth/token`, "path of the shape's default");
     for (const style of STYLES) {
       const r = await askToken(sandbox.tokenUrl, style);
       if (style === only) {
@@ -60,9 +62,10 @@ for (const only of STYLES) {
     const grant = await fetch(sandbox.tokenUrl, tokenRequest(only, 'proxy', 's', 'password'));
     t.equal(grant.status, 400);
     t.same(await grant.json(), { error: 'unsupported_grant_type' });
-    t.same(sandbox.stats.tokenRequestsLog.map((e) => [e.style, e.status]), [
-      ...STYLES.map((s) => [s, s === only ? 200 : 400]), [only, 401], [only, 400],
-    ]);
+    t.same(
+      sandbox.stats.tokenRequestsLog.map((e) => [e.style, e.status]),
+      [...STYLES.map((s) => [s, s === only ? 200 : 400]), [only, 401], [only, 400]],
+    );
   });
 }
 
@@ -71,7 +74,10 @@ t.test('basic: the grant must come in a form body', async (t) => {
   t.teardown(() => sandbox.close());
   const res = await fetch(sandbox.tokenUrl, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from('proxy:s').toString('base64')}` },
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Basic ${Buffer.from('proxy:s').toString('base64')}`,
+    },
     body: JSON.stringify({ grant_type: 'client_credentials' }),
   });
   t.equal(res.status, 400);
@@ -81,8 +87,14 @@ t.test('basic: the grant must come in a form body', async (t) => {
 
 t.test('renamed answer fields and another token path', async (t) => {
   const sandbox = await startSandbox({
-    dossierCount: 10, factureCount: 2, tokenLifetimeS: 120,
-    auth: { mode: 'oauth', tokenPath: '/connect/token', answer: { tokenField: 'token', expiresField: 'validity_seconds' } },
+    dossierCount: 10,
+    factureCount: 2,
+    tokenLifetimeS: 120,
+    auth: {
+      mode: 'oauth',
+      tokenPath: '/connect/token',
+      answer: { tokenField: 'token', expiresField: 'validity_seconds' },
+    },
   });
   t.teardown(() => sandbox.close());
   t.equal(sandbox.tokenUrl, `${sandbox.url}/connect/token`);
@@ -96,7 +108,8 @@ t.test('renamed answer fields and another token path', async (t) => {
   t.equal(sandbox.stats.tokenRequests, 1);
 
   const typed = await startSandbox({
-    dossierCount: 10, factureCount: 2,
+    dossierCount: 10,
+    factureCount: 2,
     auth: { mode: 'oauth', answer: { tokenField: 'jeton', expiresField: 'duree', typeField: 'type' } },
   });
   t.teardown(() => typed.close());
@@ -114,18 +127,32 @@ t.test('the log shows overlapping token requests, and what a fault did to them',
   const firstArrived = async () => {
     while (sandbox.stats.tokenRequestsLog.length === 0) await new Promise((r) => setImmediate(r));
   };
-  await Promise.all([askToken(sandbox.tokenUrl, 'form'), firstArrived().then(() => askToken(sandbox.tokenUrl, 'basic'))]);
-  t.match(sandbox.stats.tokenRequestsLog, [{ style: 'form', concurrent: 1, status: 200 }, { style: 'basic', concurrent: 2, status: 200 }]);
+  await Promise.all([
+    askToken(sandbox.tokenUrl, 'form'),
+    firstArrived().then(() => askToken(sandbox.tokenUrl, 'basic')),
+  ]);
+  t.match(sandbox.stats.tokenRequestsLog, [
+    { style: 'form', concurrent: 1, status: 200 },
+    { style: 'basic', concurrent: 2, status: 200 },
+  ]);
   const next = await askToken(sandbox.tokenUrl, 'json');
   t.equal(next.status, 200);
   t.equal(sandbox.stats.tokenRequestsLog[2].concurrent, 1, 'back to one at a time');
   sandbox.faults.add({ route: 'POST /oauth/token', status: 503, times: 1 });
   t.equal((await askToken(sandbox.tokenUrl, 'form')).status, 503);
-  t.match(sandbox.stats.tokenRequestsLog[3], { status: 503, style: 'none' }, 'a fault answers before the request is read');
+  t.match(
+    sandbox.stats.tokenRequestsLog[3],
+    { status: 503, style: 'none' },
+    'a fault answers before the request is read',
+  );
 });
 
 t.test('api-key mode: a static header instead of a bearer token', async (t) => {
-  const sandbox = await startSandbox({ dossierCount: 10, factureCount: 2, auth: { mode: 'api-key', header: 'X-Gateway-Key', key: 'gw-secret-1' } });
+  const sandbox = await startSandbox({
+    dossierCount: 10,
+    factureCount: 2,
+    auth: { mode: 'api-key', header: 'X-Gateway-Key', key: 'gw-secret-1' },
+  });
   t.teardown(() => sandbox.close());
   t.equal(sandbox.tokenUrl, '', 'no token endpoint');
   t.same(sandbox.auth, { mode: 'api-key', header: 'X-Gateway-Key', key: 'gw-secret-1' });
@@ -139,9 +166,24 @@ t.test('api-key mode: a static header instead of a bearer token', async (t) => {
   t.equal((await getJson(sandbox, '/v1/status', { 'x-api-key': API_KEY })).status, 401, 'missing header');
   const token = await askToken(`${sandbox.url}/oauth/token`, 'form');
   t.equal(token.status, 401, 'no token endpoint: the path is guarded like any other');
-  t.equal((await getJson(sandbox, '/v1/status', { authorization: 'Bearer x', 'x-api-key': API_KEY })).status, 401, 'a bearer token is no use');
-  t.equal((await getJson(sandbox, '/v1/status', { 'x-gateway-key': 'gw-secret-1' })).status, 403, 'X-API-KEY is still required');
-  const form = await fetch(`${sandbox.url}/oauth/token`, { ...tokenRequest('form'), headers: { 'x-gateway-key': 'gw-secret-1', 'x-api-key': API_KEY, 'content-type': 'application/x-www-form-urlencoded' } });
+  t.equal(
+    (await getJson(sandbox, '/v1/status', { authorization: 'Bearer x', 'x-api-key': API_KEY })).status,
+    401,
+    'a bearer token is no use',
+  );
+  t.equal(
+    (await getJson(sandbox, '/v1/status', { 'x-gateway-key': 'gw-secret-1' })).status,
+    403,
+    'X-API-KEY is still required',
+  );
+  const form = await fetch(`${sandbox.url}/oauth/token`, {
+    ...tokenRequest('form'),
+    headers: {
+      'x-gateway-key': 'gw-secret-1',
+      'x-api-key': API_KEY,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+  });
   t.equal(form.status, 404);
   t.equal(sandbox.stats.tokenRequests, 0);
   t.same(sandbox.stats.tokenRequestsLog, []);
@@ -152,7 +194,10 @@ t.test('classic shape: its own default auth, and overrides on top of it', async 
   const classic = await startSandbox({ shape: 'classic', dossierCount: 10, factureCount: 2, tokenLifetimeS: 900 });
   t.teardown(() => classic.close());
   t.same(classic.auth, {
-    mode: 'oauth', request: 'basic', tokenPath: '/auth/token', answer: { tokenField: 'token', expiresField: 'validity_seconds' },
+    mode: 'oauth',
+    request: 'basic',
+    tokenPath: '/auth/token',
+    answer: { tokenField: 'token', expiresField: 'validity_seconds' },
   });
   t.equal(classic.tokenUrl, `${classic.url}/auth/token`);
   const r = await askToken(classic.tokenUrl, 'basic');
@@ -165,13 +210,28 @@ t.test('classic shape: its own default auth, and overrides on top of it', async 
   t.equal(refused.status, 401);
   t.same(refused.body, { erreur: 'Authentification requise : jeton absent, invalide ou expiré' });
 
-  const json = await startSandbox({ shape: 'classic', dossierCount: 10, factureCount: 2, auth: { mode: 'oauth', request: 'json' } });
+  const json = await startSandbox({
+    shape: 'classic',
+    dossierCount: 10,
+    factureCount: 2,
+    auth: { mode: 'oauth', request: 'json' },
+  });
   t.teardown(() => json.close());
-  t.same(json.auth, { mode: 'oauth', request: 'json', tokenPath: '/auth/token', answer: { tokenField: 'token', expiresField: 'validity_seconds' } });
+  t.same(json.auth, {
+    mode: 'oauth',
+    request: 'json',
+    tokenPath: '/auth/token',
+    answer: { tokenField: 'token', expiresField: 'validity_seconds' },
+  });
   t.equal((await askToken(json.tokenUrl, 'json')).status, 200);
   t.equal((await askToken(json.tokenUrl, 'basic')).status, 400);
 
-  const keyed = await startSandbox({ shape: 'classic', dossierCount: 10, factureCount: 2, auth: { mode: 'api-key', header: 'X-Gateway-Key', key: 'k' } });
+  const keyed = await startSandbox({
+    shape: 'classic',
+    dossierCount: 10,
+    factureCount: 2,
+    auth: { mode: 'api-key', header: 'X-Gateway-Key', key: 'k' },
+  });
   t.teardown(() => keyed.close());
   const missing = await getJson(keyed, '/api/v3/statut', { 'x-api-key': API_KEY });
   t.same(missing.body, { erreur: 'Authentification requise : en-tête X-Gateway-Key absent ou invalide' });
@@ -190,7 +250,11 @@ t.test('an unusable auth option stops start-up', async (t) => {
     { mode: 'saml' },
   ];
   for (const auth of bad) {
-    await t.rejects(startSandbox({ dossierCount: 5, factureCount: 1, auth: auth as never }), TypeError, JSON.stringify(auth));
+    await t.rejects(
+      startSandbox({ dossierCount: 5, factureCount: 1, auth: auth as never }),
+      TypeError,
+      JSON.stringify(auth),
+    );
   }
   await t.rejects(startSandbox({ dossierCount: 5, factureCount: 1, shape: 'soap' as never }), TypeError);
 });

@@ -1,7 +1,15 @@
 import t from 'tap';
 import {
-  CLASSIC_DOSSIER_ETATS, CLASSIC_FACTURE_ETATS, DOSSIER_ETATS, FACTURE_ETATS, IRREGULAR_NAMES,
-  camelToSnake, frenchToIso, isDateField, isoToFrench, snakeToCamel,
+  CLASSIC_DOSSIER_ETATS,
+  CLASSIC_FACTURE_ETATS,
+  DOSSIER_ETATS,
+  FACTURE_ETATS,
+  IRREGULAR_NAMES,
+  camelToSnake,
+  frenchToIso,
+  isDateField,
+  isoToFrench,
+  snakeToCamel,
 } from '../src/server/index.js';
 
 /** Every field name of the proxy's SPEC bodies and answers (schemas/json), as of this writing. */
@@ -46,7 +54,11 @@ t.test('snake → camel: regular rule, and the irregular names', async (t) => {
   t.equal(snakeToCamel('siret'), 'siret');
   t.equal(snakeToCamel('_files'), '_files', 'a leading underscore is kept');
   t.equal(snakeToCamel('est_rqth'), 'estRqth', 'a name not listed comes back by the regular rule');
-  t.same(IRREGULAR_NAMES.filter((n) => snakeToCamel(camelToSnake(n)) !== n), [], 'every irregular name comes back');
+  t.same(
+    IRREGULAR_NAMES.filter((n) => snakeToCamel(camelToSnake(n)) !== n),
+    [],
+    'every irregular name comes back',
+  );
 });
 
 t.test('every SPEC name survives camel → snake → camel, and snake names are lower case', async (t) => {
@@ -59,7 +71,16 @@ t.test('every SPEC name survives camel → snake → camel, and snake names are 
 });
 
 t.test('any snake name survives snake → camel → snake', async (t) => {
-  for (const snake of ['numero_interne', 'uai_cfa', 'est_rqth', 'iban', 'montant_rqth_annee2', 'maitre1', 'date_debut', 'x']) {
+  for (const snake of [
+    'numero_interne',
+    'uai_cfa',
+    'est_rqth',
+    'iban',
+    'montant_rqth_annee2',
+    'maitre1',
+    'date_debut',
+    'x',
+  ]) {
     t.equal(camelToSnake(snakeToCamel(snake)), snake, snake);
   }
   // The one limit (README): one-letter words after the first run together as an acronym.
@@ -67,23 +88,35 @@ t.test('any snake name survives snake → camel → snake', async (t) => {
 });
 
 t.test('dates: which fields, and both directions', async (t) => {
-  for (const name of ['date', 'dateNaissance', 'date_naissance', 'dateModification', 'date_fin_validite']) t.ok(isDateField(name), name);
+  for (const name of ['date', 'dateNaissance', 'date_naissance', 'dateModification', 'date_fin_validite'])
+    t.ok(isDateField(name), name);
   for (const name of ['dates', 'datex', 'mandatEmployeur', 'updateDate', 'etat']) t.notOk(isDateField(name), name);
   t.equal(isoToFrench('2025-06-30'), '30/06/2025');
   t.equal(isoToFrench('not a date'), 'not a date');
   t.equal(frenchToIso('30/06/2025'), '2025-06-30');
   t.equal(frenchToIso('29/02/2024'), '2024-02-29');
-  for (const bad of ['2025-06-30', '31/02/2025', '1/6/2025', '30-06-2025', '30/06/25', '']) t.equal(frenchToIso(bad), undefined, `'${bad}' refused`);
+  for (const bad of ['2025-06-30', '31/02/2025', '1/6/2025', '30-06-2025', '30/06/25', ''])
+    t.equal(frenchToIso(bad), undefined, `'${bad}' refused`);
 });
 
 t.test('state tables: every SPEC state, one-to-one', async (t) => {
   t.same(CLASSIC_DOSSIER_ETATS, {
-    TRANSMIS: 'DEPOSE', EN_COURS_INSTRUCTION: 'EN_INSTRUCTION', ENGAGE: 'ACCEPTE', ANNULE: 'ANNULE',
-    REFUSE: 'REJETE', RUPTURE: 'ROMPU', SOLDE: 'CLOTURE',
+    TRANSMIS: 'DEPOSE',
+    EN_COURS_INSTRUCTION: 'EN_INSTRUCTION',
+    ENGAGE: 'ACCEPTE',
+    ANNULE: 'ANNULE',
+    REFUSE: 'REJETE',
+    RUPTURE: 'ROMPU',
+    SOLDE: 'CLOTURE',
   });
   t.same(CLASSIC_FACTURE_ETATS, {
-    TRANSMIS: 'RECUE', EN_COURS_REGLEMENT: 'EN_PAIEMENT', REGLE: 'PAYEE', BLOQUE: 'SUSPENDUE',
-    REFUSE: 'REJETEE', ANNULE: 'ANNULEE', RELANCE: 'RELANCEE',
+    TRANSMIS: 'RECUE',
+    EN_COURS_REGLEMENT: 'EN_PAIEMENT',
+    REGLE: 'PAYEE',
+    BLOQUE: 'SUSPENDUE',
+    REFUSE: 'REJETEE',
+    ANNULE: 'ANNULEE',
+    RELANCE: 'RELANCEE',
   });
   t.same(Object.keys(CLASSIC_DOSSIER_ETATS).sort(), [...DOSSIER_ETATS].sort());
   t.same(Object.keys(CLASSIC_FACTURE_ETATS).sort(), [...FACTURE_ETATS].sort());

@@ -1,6 +1,12 @@
 import t from 'tap';
 import {
-  DOSSIER_ETATS, Dataset, FACTURE_ETATS, FIRST_YEAR, LAST_YEAR, ibanValid, luhnValid,
+  DOSSIER_ETATS,
+  Dataset,
+  FACTURE_ETATS,
+  FIRST_YEAR,
+  LAST_YEAR,
+  ibanValid,
+  luhnValid,
 } from '../src/server/index.js';
 
 const make = (seed = 42, dossierCount = 300, factureCount = 120) => new Dataset({ seed, dossierCount, factureCount });
@@ -26,8 +32,16 @@ t.test('default dataset: counts, years, every state', async (t) => {
     const n = d.dossiers.filter((x) => x.anneeDossier === year).length;
     t.ok(n >= 40 && n <= 45, `year ${year} holds ${n} dossiers`);
   }
-  for (const etat of DOSSIER_ETATS) t.ok(d.dossiers.some((x) => x.etat === etat), `dossier state ${etat} present`);
-  for (const etat of FACTURE_ETATS) t.ok(d.factures.some((x) => x.etatFacture === etat), `invoice state ${etat} present`);
+  for (const etat of DOSSIER_ETATS)
+    t.ok(
+      d.dossiers.some((x) => x.etat === etat),
+      `dossier state ${etat} present`,
+    );
+  for (const etat of FACTURE_ETATS)
+    t.ok(
+      d.factures.some((x) => x.etatFacture === etat),
+      `invoice state ${etat} present`,
+    );
 });
 
 t.test('every state is present even in a tiny dataset', async (t) => {
@@ -58,7 +72,8 @@ t.test('identifiers look real and carry valid check digits', async (t) => {
       previousEnd.setUTCDate(previousEnd.getUTCDate() + 1);
       t.equal(x.echeances[i].dateDebutEcheance, previousEnd.toISOString().slice(0, 10), 'instalments are contiguous');
     }
-    const sum = x.echeances.reduce((s, e) => s + e.montant, 0) + x.engagementsFraisAnnexe.reduce((s, f) => s + f.montant, 0);
+    const sum =
+      x.echeances.reduce((s, e) => s + e.montant, 0) + x.engagementsFraisAnnexe.reduce((s, f) => s + f.montant, 0);
     t.equal(Math.round(sum * 100) / 100, x.engagement);
   }
   t.equal(interne.size, 300, 'numeroInterne unique');
@@ -84,7 +99,11 @@ t.test('identifiers look real and carry valid check digits', async (t) => {
       const dossier = d.dossier(l.numeroInterneDossier);
       t.ok(dossier, `invoice line points at an existing dossier`);
       t.equal(dossier?.numeroExterne, l.numeroExterneDossier);
-      t.equal(dossier?.cerfa.organismeFormation.siret, f.organismeFormation.siret, 'invoice and dossier share their CFA');
+      t.equal(
+        dossier?.cerfa.organismeFormation.siret,
+        f.organismeFormation.siret,
+        'invoice and dossier share their CFA',
+      );
     }
   }
 });

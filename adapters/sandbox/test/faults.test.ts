@@ -9,7 +9,13 @@ const headers = authHeaders(await fetchToken(sandbox));
 t.afterEach(() => sandbox.faults.clear());
 
 t.test('status fault with body and headers, consumed per request', async (t) => {
-  sandbox.faults.add({ route: 'GET /v2/dossiers/etats', times: 2, status: 503, body: { status: 'error', message: 'maintenance' }, headers: { 'retry-after': '1' } });
+  sandbox.faults.add({
+    route: 'GET /v2/dossiers/etats',
+    times: 2,
+    status: 503,
+    body: { status: 'error', message: 'maintenance' },
+    headers: { 'retry-after': '1' },
+  });
   for (let i = 0; i < 2; i++) {
     const r = await getJson(sandbox, '/v2/dossiers/etats?numeroPage=1', headers);
     t.equal(r.status, 503);
@@ -28,7 +34,11 @@ t.test('default fault body, infinite times, route prefix and other routes untouc
     t.equal(r.status, 500);
     t.same(r.body, { status: 'error', message: 'injected' });
   }
-  t.equal((await getJson(sandbox, `/v2/dossiers?numeroInterne=${sandbox.dataset.dossiers[0].numeroInterne}`, headers)).status, 500, 'prefix match');
+  t.equal(
+    (await getJson(sandbox, `/v2/dossiers?numeroInterne=${sandbox.dataset.dossiers[0].numeroInterne}`, headers)).status,
+    500,
+    'prefix match',
+  );
   t.equal((await getJson(sandbox, '/v1/status', headers)).status, 200);
   sandbox.faults.clear();
   t.equal((await getJson(sandbox, '/v2/dossiers/etats', headers)).status, 200, 'clear() removes it');
@@ -37,7 +47,11 @@ t.test('default fault body, infinite times, route prefix and other routes untouc
 t.test('a route ending in $ matches that route only, not the routes it is a prefix of', async (t) => {
   const numero = sandbox.dataset.dossiers[0].numeroInterne;
   sandbox.faults.add({ route: 'GET /v2/dossiers$', status: 500 });
-  t.equal((await getJson(sandbox, `/v2/dossiers?numeroInterne=${numero}`, headers)).status, 500, 'the exact route, whatever its query');
+  t.equal(
+    (await getJson(sandbox, `/v2/dossiers?numeroInterne=${numero}`, headers)).status,
+    500,
+    'the exact route, whatever its query',
+  );
   t.equal((await getJson(sandbox, '/v2/dossiers/etats', headers)).status, 200, 'a longer path is spared');
 });
 
@@ -113,13 +127,23 @@ t.test('hang: the client times out and close() still resolves', async (t) => {
   own.faults.add({ route: 'GET /v1/status', hang: true });
   own.faults.add({ route: 'GET /v1/cfakeyinfo', latencyMs: 60_000 });
   const start = Date.now();
-  await t.rejects(fetch(`${own.url}/v1/status`, { headers: h, signal: AbortSignal.timeout(300) }), { name: 'TimeoutError' });
+  await t.rejects(fetch(`${own.url}/v1/status`, { headers: h, signal: AbortSignal.timeout(300) }), {
+    name: 'TimeoutError',
+  });
   t.ok(Date.now() - start >= 280, 'it really hung until the client gave up');
   // A second hanging request stays open on the server while close() runs, as does a long latency.
-  const pending = fetch(`${own.url}/v1/status`, { headers: h }).then(() => 'answered', () => 'cut');
-  const slow = fetch(`${own.url}/v1/cfakeyinfo?siren=123456789&XAPIKEY=x`, { headers: h }).then(() => 'answered', () => 'cut');
+  const pending = fetch(`${own.url}/v1/status`, { headers: h }).then(
+    () => 'answered',
+    () => 'cut',
+  );
+  const slow = fetch(`${own.url}/v1/cfakeyinfo?siren=123456789&XAPIKEY=x`, { headers: h }).then(
+    () => 'answered',
+    () => 'cut',
+  );
   // Both on the server (recorded, their fault taken) before close() runs, whatever the machine's pace.
-  const arrived = () => own.received.filter((r) => r.path === '/v1/status').length === 2 && own.received.some((r) => r.path === '/v1/cfakeyinfo');
+  const arrived = () =>
+    own.received.filter((r) => r.path === '/v1/status').length === 2 &&
+    own.received.some((r) => r.path === '/v1/cfakeyinfo');
   // Checked at each turn of the event loop, not on a timer (as auth-modes.test.ts waits for a token request).
   while (!arrived()) await new Promise((r) => setImmediate(r));
   // close() waits neither for the request that never ends nor for the latency the frozen clock

@@ -22,11 +22,18 @@ interface GrantOptions {
 async function grant(options: GrantOptions = {}): Promise<string> {
   const iat = options.iat ?? Math.floor(Date.now() / 1000);
   const claims: Record<string, unknown> = {
-    opcoId: 'sandbox', method: options.method ?? 'GET', route: 'GET /dossiers/etats', instanceId: 'api-1',
-    iat, exp: options.exp ?? iat + 30, iss: 'opco-proxy-hub', jti: options.jti ?? randomUUID(),
+    opcoId: 'sandbox',
+    method: options.method ?? 'GET',
+    route: 'GET /dossiers/etats',
+    instanceId: 'api-1',
+    iat,
+    exp: options.exp ?? iat + 30,
+    iss: 'opco-proxy-hub',
+    jti: options.jti ?? randomUUID(),
   };
   if (options.drop) delete claims[options.drop];
-  return new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? 'HS256', typ: 'JWT' })
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: options.alg ?? 'HS256', typ: 'JWT' })
     .sign(Buffer.from(options.secret ?? SECRET, 'hex'));
 }
 
@@ -46,7 +53,12 @@ t.test('a good grant is valid and its claims recorded', async (t) => {
   t.equal(check.valid, true);
   t.equal(check.reason, undefined);
   t.match(check.claims, {
-    opcoId: 'sandbox', method: 'GET', route: 'GET /dossiers/etats', instanceId: 'api-1', iss: 'opco-proxy-hub', jti: 'grant-1',
+    opcoId: 'sandbox',
+    method: 'GET',
+    route: 'GET /dossiers/etats',
+    instanceId: 'api-1',
+    iss: 'opco-proxy-hub',
+    jti: 'grant-1',
   });
   t.equal(check.claims!.exp - check.claims!.iat, 30);
 });
@@ -81,7 +93,12 @@ t.test('POST requests and the classic shape are checked too', async (t) => {
   sandbox.resetStats();
   const form = new FormData();
   form.append('infosFichier', JSON.stringify({ typeFichier: 'CERFA', objets: [] }));
-  const r = await postForm(sandbox, '/v1/documents', { ...headers, 'svc-hub-token': await grant({ method: 'POST' }) }, form);
+  const r = await postForm(
+    sandbox,
+    '/v1/documents',
+    { ...headers, 'svc-hub-token': await grant({ method: 'POST' }) },
+    form,
+  );
   t.equal(r.status, 201);
   t.equal(sandbox.received[0].hubToken!.valid, true);
 
@@ -90,7 +107,10 @@ t.test('POST requests and the classic shape are checked too', async (t) => {
   const h = await classicHeaders(classic);
   await getJson(classic, '/api/v3/statut', { ...h, 'svc-hub-token': await grant() });
   await getJson(classic, '/api/v3/statut', { ...h, 'svc-hub-token': 'DISCONNECTED' });
-  t.same(classic.received.map((e) => e.hubToken!.valid), [true, false]);
+  t.same(
+    classic.received.map((e) => e.hubToken!.valid),
+    [true, false],
+  );
 });
 
 t.test('recorded even when the request is refused or faulted', async (t) => {
@@ -98,7 +118,10 @@ t.test('recorded even when the request is refused or faulted', async (t) => {
   sandbox.faults.add({ route: 'GET /v1/status', status: 503, times: 1 });
   t.equal((await getJson(sandbox, '/v1/status', { ...headers, 'svc-hub-token': await grant() })).status, 503);
   t.equal((await getJson(sandbox, '/v1/status', { 'svc-hub-token': await grant() })).status, 401);
-  t.same(sandbox.received.map((e) => e.hubToken!.valid), [true, true]);
+  t.same(
+    sandbox.received.map((e) => e.hubToken!.valid),
+    [true, true],
+  );
 });
 
 t.test('without hubSecret nothing is checked; a bad secret stops start-up', async (t) => {

@@ -11,9 +11,15 @@ t.test('POST /v1/factures: metadata part and file recorded, invoice created', as
   sandbox.resetStats();
   const dossier = sandbox.dataset.dossiers[10];
   const meta = {
-    montantTotal: 1234.5, numero: 'FCFA-TEST-1', dateEmission: '2026-03-15',
-    ibanEmetteur: 'FR7630004000031234567890143', siretEmetteur: '13002526500013',
-    lignes: [{ montant: 1000, natureLigne: 'PEDAGOGIE', numeroDossier: dossier.numeroInterne }, { montant: 234.5, natureLigne: 'RESTAURATION', numeroDossier: dossier.numeroInterne }],
+    montantTotal: 1234.5,
+    numero: 'FCFA-TEST-1',
+    dateEmission: '2026-03-15',
+    ibanEmetteur: 'FR7630004000031234567890143',
+    siretEmetteur: '13002526500013',
+    lignes: [
+      { montant: 1000, natureLigne: 'PEDAGOGIE', numeroDossier: dossier.numeroInterne },
+      { montant: 234.5, natureLigne: 'RESTAURATION', numeroDossier: dossier.numeroInterne },
+    ],
   };
   const form = new FormData();
   form.append('facture', JSON.stringify(meta));
@@ -40,7 +46,9 @@ t.test('POST /v1/factures: metadata part and file recorded, invoice created', as
   const listed = await getJson(sandbox, '/v1/factures/etats?referenceFactureCFA=FCFA-TEST-1', headers);
   t.equal(listed.body.total, 1);
   t.match(listed.body.factures[0], {
-    numeroInterneFacture: 'FAC-NEW-000001', montantFacture: 1234.5, etatFacture: 'TRANSMIS',
+    numeroInterneFacture: 'FAC-NEW-000001',
+    montantFacture: 1234.5,
+    etatFacture: 'TRANSMIS',
     organismeFormation: { siret: '13002526500013', IBAN: 'FR7630004000031234567890143' },
   });
   t.same(listed.body.factures[0].dossiers, [
@@ -51,7 +59,13 @@ t.test('POST /v1/factures: metadata part and file recorded, invoice created', as
 t.test('metadata may also come as a JSON file part', async (t) => {
   sandbox.resetStats();
   const form = new FormData();
-  form.append('certificat', new Blob([JSON.stringify({ typeCertificat: 'Final', numeroInterneDossier: 'DOS-2020-000001' })], { type: 'application/json' }), 'certificat.json');
+  form.append(
+    'certificat',
+    new Blob([JSON.stringify({ typeCertificat: 'Final', numeroInterneDossier: 'DOS-2020-000001' })], {
+      type: 'application/json',
+    }),
+    'certificat.json',
+  );
   form.append('certificatRealisation', new Blob([pdf], { type: 'application/pdf' }), 'cr.pdf');
   const r = await postForm(sandbox, '/v2/certificats', headers, form);
   t.equal(r.status, 201);
@@ -69,7 +83,10 @@ t.test('POST /v1/conventions and /v1/documents', async (t) => {
   t.match(c.body, { status: 'success', numeroConvention: /^CONV-NEW-\d{6}$/, numeroInterneDossier: 'DOS-2021-000050' });
 
   const document = new FormData();
-  document.append('infosFichier', JSON.stringify({ typeFichier: 'CERFA', objets: [{ typeObjet: 'dossier', idObjet: 'DOS-NEW-000001' }] }));
+  document.append(
+    'infosFichier',
+    JSON.stringify({ typeFichier: 'CERFA', objets: [{ typeObjet: 'dossier', idObjet: 'DOS-NEW-000001' }] }),
+  );
   document.append('fichier', new Blob([pdf], { type: 'application/pdf' }), 'cerfa.pdf');
   const d = await postForm(sandbox, '/v1/documents', headers, document);
   t.equal(d.status, 201);
@@ -89,13 +106,17 @@ t.test('missing or unreadable metadata part gives 400', async (t) => {
   t.equal((await postForm(sandbox, '/v1/documents', headers, notJson)).status, 400);
 
   const asJson = await fetch(`${sandbox.url}/v1/conventions`, {
-    method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ convention: {} }),
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ convention: {} }),
   });
   t.equal(asJson.status, 400, 'JSON instead of multipart');
   t.equal(((await asJson.json()) as { message: string }).message, 'multipart/form-data attendu');
 
   const broken = await fetch(`${sandbox.url}/v1/factures`, {
-    method: 'POST', headers: { ...headers, 'content-type': 'multipart/form-data' }, body: 'no boundary',
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'multipart/form-data' },
+    body: 'no boundary',
   });
   t.equal(broken.status, 400, 'multipart without boundary');
 });
@@ -103,7 +124,14 @@ t.test('missing or unreadable metadata part gives 400', async (t) => {
 t.test('multipart routes are behind the same gate', async (t) => {
   const form = new FormData();
   form.append('facture', JSON.stringify({ numero: 'x' }));
-  const res = await fetch(`${sandbox.url}/v1/factures`, { method: 'POST', headers: { 'x-api-key': headers['x-api-key'] }, body: form });
+  const res = await fetch(`${sandbox.url}/v1/factures`, {
+    method: 'POST',
+    headers: { 'x-api-key': headers['x-api-key'] },
+    body: form,
+  });
   t.equal(res.status, 401);
-  t.notOk(sandbox.dataset.factures.some((f) => f.referenceFactureCFA === 'x'), 'nothing was created');
+  t.notOk(
+    sandbox.dataset.factures.some((f) => f.referenceFactureCFA === 'x'),
+    'nothing was created',
+  );
 });

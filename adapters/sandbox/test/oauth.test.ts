@@ -14,7 +14,10 @@ const form = (fields: Record<string, string>) => ({
 
 t.test('client credentials form gives a bearer token', async (t) => {
   sandbox.resetStats();
-  const res = await fetch(sandbox.tokenUrl, form({ grant_type: 'client_credentials', client_id: 'proxy', client_secret: 's3cret' }));
+  const res = await fetch(
+    sandbox.tokenUrl,
+    form({ grant_type: 'client_credentials', client_id: 'proxy', client_secret: 's3cret' }),
+  );
   t.equal(res.status, 200);
   t.equal(res.headers.get('cache-control'), 'no-store');
   const body = (await res.json()) as Record<string, unknown>;
@@ -43,14 +46,20 @@ t.test('HTTP Basic client authentication is accepted', async (t) => {
   t.equal(((await res.json()) as { token_type: string }).token_type, 'Bearer');
   const refused = await fetch(sandbox.tokenUrl, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from('proxy:wrong-secret').toString('base64')}` },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from('proxy:wrong-secret').toString('base64')}`,
+    },
     body: 'grant_type=client_credentials',
   });
   t.equal(refused.status, 401, 'refused secret in Basic credentials');
 });
 
 t.test('refused and malformed token requests', async (t) => {
-  const wrong = await fetch(sandbox.tokenUrl, form({ grant_type: 'client_credentials', client_id: 'proxy', client_secret: 'wrong-secret' }));
+  const wrong = await fetch(
+    sandbox.tokenUrl,
+    form({ grant_type: 'client_credentials', client_id: 'proxy', client_secret: 'wrong-secret' }),
+  );
   t.equal(wrong.status, 401);
   t.same(await wrong.json(), { error: 'invalid_client' });
   const noSecret = await fetch(sandbox.tokenUrl, form({ grant_type: 'client_credentials', client_id: 'proxy' }));
@@ -58,7 +67,10 @@ t.test('refused and malformed token requests', async (t) => {
   const noGrant = await fetch(sandbox.tokenUrl, form({ client_id: 'proxy', client_secret: 'x' }));
   t.equal(noGrant.status, 400);
   t.equal(((await noGrant.json()) as { error: string }).error, 'invalid_request');
-  const password = await fetch(sandbox.tokenUrl, form({ grant_type: 'password', client_id: 'proxy', client_secret: 'x' }));
+  const password = await fetch(
+    sandbox.tokenUrl,
+    form({ grant_type: 'password', client_id: 'proxy', client_secret: 'x' }),
+  );
   t.equal(password.status, 400);
   t.equal(((await password.json()) as { error: string }).error, 'unsupported_grant_type');
   const get = await fetch(sandbox.tokenUrl);

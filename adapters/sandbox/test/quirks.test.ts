@@ -17,8 +17,13 @@ t.test('both quirks are on by default', async (t) => {
 t.test('state typos on the wire in dossier, liste and etats', async (t) => {
   sandbox.quirks.stateTypos = true;
   const wire: Record<string, string> = {
-    RUPTURE: 'RUTPURE', EN_COURS_INSTRUCTION: 'En cours', ENGAGE: 'Valide', REFUSE: 'Refuse',
-    TRANSMIS: 'TRANSMIS', ANNULE: 'ANNULE', SOLDE: 'SOLDE',
+    RUPTURE: 'RUTPURE',
+    EN_COURS_INSTRUCTION: 'En cours',
+    ENGAGE: 'Valide',
+    REFUSE: 'Refuse',
+    TRANSMIS: 'TRANSMIS',
+    ANNULE: 'ANNULE',
+    SOLDE: 'SOLDE',
   };
   for (const [etat, written] of Object.entries(wire)) {
     const d = byEtat(etat);
@@ -35,7 +40,9 @@ t.test('state typos on the wire in dossier, liste and etats', async (t) => {
 
 t.test('state typos off gives canonical states', async (t) => {
   sandbox.quirks.stateTypos = false;
-  t.teardown(() => { sandbox.quirks.stateTypos = true; });
+  t.teardown(() => {
+    sandbox.quirks.stateTypos = true;
+  });
   const d = byEtat('RUPTURE');
   const record = await getJson(sandbox, `/v2/dossiers?numeroInterne=${d.numeroInterne}`, headers);
   t.equal(record.body.etat, 'RUPTURE');
@@ -65,7 +72,9 @@ t.test('bare arrays: all matching items when no numeroPage is given', async (t) 
 
 t.test('bare arrays off: page object even without numeroPage', async (t) => {
   sandbox.quirks.bareArrays = false;
-  t.teardown(() => { sandbox.quirks.bareArrays = true; });
+  t.teardown(() => {
+    sandbox.quirks.bareArrays = true;
+  });
   const r = await getJson(sandbox, '/v2/dossiers/etats', headers);
   t.notOk(Array.isArray(r.body));
   t.match(r.body, { status: 'success', total: 300, count: 50, page: 1 });
@@ -85,7 +94,9 @@ t.test('quirks can be set at start', async (t) => {
 t.test('advance shows up in etats from its date and in the record', async (t) => {
   const today = new Date().toISOString().slice(0, 10);
   sandbox.quirks.stateTypos = false;
-  t.teardown(() => { sandbox.quirks.stateTypos = true; });
+  t.teardown(() => {
+    sandbox.quirks.stateTypos = true;
+  });
   const before = await getJson(sandbox, `/v2/dossiers/etats?dateModification=${today}`, headers);
   t.same(before.body, [], 'nothing modified today before advancing');
   const moved = sandbox.advance({ dossiers: 3, factures: 2 });
@@ -95,12 +106,20 @@ t.test('advance shows up in etats from its date and in the record', async (t) =>
   t.equal(record.body.dateModification, today);
   t.equal(record.body.etat, sandbox.dataset.dossier(moved.dossiers[0])!.etat);
   const factures = await getJson(sandbox, `/v1/factures/etats?dateModification=${today}`, headers);
-  t.same(factures.body.factures.map((f: { numeroInterneFacture: string }) => f.numeroInterneFacture).sort(), [...moved.factures].sort());
+  t.same(
+    factures.body.factures.map((f: { numeroInterneFacture: string }) => f.numeroInterneFacture).sort(),
+    [...moved.factures].sort(),
+  );
 });
 
 t.test('state changes over time: the control endpoint and the timer move records', async (t) => {
   const clock = new TestClock({ frozen: true });
-  const sandbox = await startSandbox({ dossierCount: 50, factureCount: 20, advanceEvery: { everyMs: 100, dossiers: 1, factures: 1 }, clock });
+  const sandbox = await startSandbox({
+    dossierCount: 50,
+    factureCount: 20,
+    advanceEvery: { everyMs: 100, dossiers: 1, factures: 1 },
+    clock,
+  });
   t.teardown(() => sandbox.close());
   const before = sandbox.dataset.dossiers.map((d) => d.etat).join();
   const reply = await fetch(`${sandbox.url}/_sandbox/advance?dossiers=2&factures=1`, { method: 'POST' });

@@ -20,8 +20,17 @@ t.test('GET /v2/dossiers by numeroInterne gives the full record', async (t) => {
   t.equal(r.status, 200);
   t.match(r.headers.get('content-type'), /^application\/json/);
   t.strictSame(Object.keys(r.body), [
-    'status', 'engagement', 'etat', 'numeroInterne', 'numeroExterne', 'numeroDeca', 'dateModification',
-    'cerfa', 'echeances', 'detailsFacturation', 'engagementsFraisAnnexe',
+    'status',
+    'engagement',
+    'etat',
+    'numeroInterne',
+    'numeroExterne',
+    'numeroDeca',
+    'dateModification',
+    'cerfa',
+    'echeances',
+    'detailsFacturation',
+    'engagementsFraisAnnexe',
   ]);
   t.equal(r.body.status, 'success');
   t.equal(r.body.numeroInterne, d.numeroInterne);
@@ -45,7 +54,11 @@ t.test('GET /v2/dossiers by numeroExterne and numeroDeca', async (t) => {
   const r = await getJson(sandbox, `/v2/dossiers?numeroExterne=${d.numeroExterne}&numeroDeca=${d.numeroDeca}`, headers);
   t.equal(r.status, 200);
   t.equal(r.body.numeroInterne, d.numeroInterne);
-  const mismatch = await getJson(sandbox, `/v2/dossiers?numeroExterne=${d.numeroExterne}&numeroDeca=00000000000000`, headers);
+  const mismatch = await getJson(
+    sandbox,
+    `/v2/dossiers?numeroExterne=${d.numeroExterne}&numeroDeca=00000000000000`,
+    headers,
+  );
   t.equal(mismatch.status, 404);
   const aloneR = await getJson(sandbox, `/v2/dossiers?numeroExterne=${d.numeroExterne}`, headers);
   t.equal(aloneR.body.numeroInterne, d.numeroInterne, 'numeroExterne alone is accepted');
@@ -55,7 +68,12 @@ t.test('GET /v2/dossiers errors', async (t) => {
   const unknown = await getJson(sandbox, '/v2/dossiers?numeroInterne=DOS-1999-999999', headers);
   t.equal(unknown.status, 404);
   t.same(unknown.body, { status: 'error', message: 'Dossier introuvable' });
-  for (const q of ['', '?numeroDeca=1', `?numeroInterne=${dossiers[0].numeroInterne}&numeroExterne=x`, '?numeroInterne=']) {
+  for (const q of [
+    '',
+    '?numeroDeca=1',
+    `?numeroInterne=${dossiers[0].numeroInterne}&numeroExterne=x`,
+    '?numeroInterne=',
+  ]) {
     const r = await getJson(sandbox, `/v2/dossiers${q}`, headers);
     t.equal(r.status, 400, `query "${q}" is refused`);
     t.equal(r.body.status, 'error');
@@ -81,7 +99,11 @@ t.test('GET /v2/dossiers/etats pages through everything', async (t) => {
     t.equal(r.body.page, page);
     seen.push(...r.body.EtatDossierResult.map((i: { numeroInterne: string }) => i.numeroInterne));
   }
-  t.same(seen, dossiers.map((d) => d.numeroInterne), 'pages cover the dataset once, in order');
+  t.same(
+    seen,
+    dossiers.map((d) => d.numeroInterne),
+    'pages cover the dataset once, in order',
+  );
   const beyond = await getJson(sandbox, '/v2/dossiers/etats?numeroPage=13', headers);
   t.equal(beyond.body.count, 0);
   t.equal(beyond.body.total, 300);
@@ -102,7 +124,13 @@ t.test('GET /v2/dossiers/etats filters by year and modification date', async (t)
   t.equal(both.body.total, recent.filter((d) => d.anneeDossier === 2025).length);
   const none = await getJson(sandbox, '/v2/dossiers/etats?anneeDossier=2010', headers);
   t.equal(none.body.total, 0);
-  for (const q of ['anneeDossier=21', 'dateModification=2025-13-01', 'dateModification=01/02/2025', 'numeroPage=0', 'numeroPage=x']) {
+  for (const q of [
+    'anneeDossier=21',
+    'dateModification=2025-13-01',
+    'dateModification=01/02/2025',
+    'numeroPage=0',
+    'numeroPage=x',
+  ]) {
     t.equal((await getJson(sandbox, `/v2/dossiers/etats?${q}`, headers)).status, 400, `${q} is refused`);
   }
 });
@@ -112,14 +140,23 @@ t.test('GET /v1/dossiers/liste', async (t) => {
   const r = await getJson(sandbox, `/v1/dossiers/liste?numerosInternes=${wanted.join(',')}`, headers);
   t.equal(r.status, 200);
   t.equal(r.body.status, 'success');
-  t.same(r.body.dossiers.map((d: { numeroInterne: string }) => d.numeroInterne), [wanted[0], wanted[2]]);
+  t.same(
+    r.body.dossiers.map((d: { numeroInterne: string }) => d.numeroInterne),
+    [wanted[0], wanted[2]],
+  );
   t.same(r.body.dossiers[1].cerfa, dossiers[200].cerfa);
   t.equal(r.body.dossiers[0].status, 'success');
   t.same(r.body.numerosInternesIntrouvables, ['DOS-0000-000000']);
-  const fifty = dossiers.slice(0, 50).map((d) => d.numeroInterne).join(',');
+  const fifty = dossiers
+    .slice(0, 50)
+    .map((d) => d.numeroInterne)
+    .join(',');
   const ok50 = await getJson(sandbox, `/v1/dossiers/liste?numerosInternes=${fifty}`, headers);
   t.equal(ok50.body.dossiers.length, 50);
-  const tooMany = dossiers.slice(0, 51).map((d) => d.numeroInterne).join(',');
+  const tooMany = dossiers
+    .slice(0, 51)
+    .map((d) => d.numeroInterne)
+    .join(',');
   t.equal((await getJson(sandbox, `/v1/dossiers/liste?numerosInternes=${tooMany}`, headers)).status, 400);
   t.equal((await getJson(sandbox, '/v1/dossiers/liste', headers)).status, 400);
 });
@@ -148,16 +185,38 @@ t.test('GET /v1/factures/etats shape, paging and filters', async (t) => {
   const byYear = await getJson(sandbox, `/v1/factures/etats?anneeFacture=${year}`, headers);
   t.equal(byYear.body.total, factures.filter((x) => x.anneeFacture === year).length);
   const line = factures[10].dossiers[0];
-  const byDossier = await getJson(sandbox, `/v1/factures/etats?numeroInterneDossier=${line.numeroInterneDossier}`, headers);
-  t.equal(byDossier.body.total, factures.filter((x) => x.dossiers.some((l) => l.numeroInterneDossier === line.numeroInterneDossier)).length);
-  t.ok(byDossier.body.factures.some((x: { numeroInterneFacture: string }) => x.numeroInterneFacture === factures[10].numeroInterneFacture));
-  const byExterne = await getJson(sandbox, `/v1/factures/etats?numeroExterneDossier=${line.numeroExterneDossier}`, headers);
+  const byDossier = await getJson(
+    sandbox,
+    `/v1/factures/etats?numeroInterneDossier=${line.numeroInterneDossier}`,
+    headers,
+  );
+  t.equal(
+    byDossier.body.total,
+    factures.filter((x) => x.dossiers.some((l) => l.numeroInterneDossier === line.numeroInterneDossier)).length,
+  );
+  t.ok(
+    byDossier.body.factures.some(
+      (x: { numeroInterneFacture: string }) => x.numeroInterneFacture === factures[10].numeroInterneFacture,
+    ),
+  );
+  const byExterne = await getJson(
+    sandbox,
+    `/v1/factures/etats?numeroExterneDossier=${line.numeroExterneDossier}`,
+    headers,
+  );
   t.equal(byExterne.body.total, byDossier.body.total);
-  const byRef = await getJson(sandbox, `/v1/factures/etats?referenceFactureCFA=${factures[10].referenceFactureCFA}`, headers);
+  const byRef = await getJson(
+    sandbox,
+    `/v1/factures/etats?referenceFactureCFA=${factures[10].referenceFactureCFA}`,
+    headers,
+  );
   t.equal(byRef.body.factures[0].numeroInterneFacture, factures[10].numeroInterneFacture);
   const paid = factures.find((x) => x.etatFacture === 'REGLE')!;
   const byVirement = await getJson(sandbox, `/v1/factures/etats?referenceVirement=${paid.referenceVirement}`, headers);
-  t.same(byVirement.body.factures.map((x: { numeroInterneFacture: string }) => x.numeroInterneFacture), [paid.numeroInterneFacture]);
+  t.same(
+    byVirement.body.factures.map((x: { numeroInterneFacture: string }) => x.numeroInterneFacture),
+    [paid.numeroInterneFacture],
+  );
   const since = '2024-01-01';
   const bySince = await getJson(sandbox, `/v1/factures/etats?dateModification=${since}`, headers);
   t.equal(bySince.body.total, factures.filter((x) => x.dateModification >= since).length);
@@ -183,7 +242,12 @@ t.test('POST /v1/dossiers creates a readable dossier', async (t) => {
   };
   const created = await postJson(sandbox, '/v1/dossiers', headers, { cerfa, numeroExterne: 'CFA-REF-42' });
   t.equal(created.status, 201);
-  t.same(created.body, { status: 'success', numeroInterne: 'DOS-NEW-000001', numeroExterne: 'CFA-REF-42', comment: null });
+  t.same(created.body, {
+    status: 'success',
+    numeroInterne: 'DOS-NEW-000001',
+    numeroExterne: 'CFA-REF-42',
+    comment: null,
+  });
   const read = await getJson(sandbox, '/v2/dossiers?numeroInterne=DOS-NEW-000001', headers);
   t.equal(read.status, 200);
   t.same(read.body.cerfa, cerfa);
@@ -191,7 +255,10 @@ t.test('POST /v1/dossiers creates a readable dossier', async (t) => {
   const byExterne = await getJson(sandbox, '/v2/dossiers?numeroExterne=CFA-REF-42', headers);
   t.equal(byExterne.body.numeroInterne, 'DOS-NEW-000001', 'found again by numeroExterne (crash-safe check)');
   const etats = await getJson(sandbox, '/v2/dossiers/etats?anneeDossier=2026', headers);
-  t.same(etats.body.EtatDossierResult.map((i: { numeroInterne: string }) => i.numeroInterne), ['DOS-NEW-000001']);
+  t.same(
+    etats.body.EtatDossierResult.map((i: { numeroInterne: string }) => i.numeroInterne),
+    ['DOS-NEW-000001'],
+  );
   const second = await postJson(sandbox, '/v1/dossiers', headers, { cerfa });
   t.equal(second.body.numeroInterne, 'DOS-NEW-000002');
   t.equal(second.body.numeroExterne, 'EXT-NEW-000002');
@@ -202,7 +269,9 @@ t.test('POST /v1/dossiers refuses a body without cerfa', async (t) => {
   t.equal(r.status, 422);
   t.equal(r.body.status, 'error');
   const broken = await fetch(`${sandbox.url}/v1/dossiers`, {
-    method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"cerfa":',
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: '{"cerfa":',
   });
   t.equal(broken.status, 400);
 });
@@ -223,7 +292,11 @@ t.test('received and stats record every non-token request', async (t) => {
   await getJson(sandbox, '/v1/status', {});
   t.equal(sandbox.received.length, 4);
   t.equal(heldReceived, sandbox.received, 'same array after resetStats');
-  t.match(sandbox.received[0], { method: 'GET', path: '/v2/dossiers/etats', query: { anneeDossier: '2020', numeroPage: '2' } });
+  t.match(sandbox.received[0], {
+    method: 'GET',
+    path: '/v2/dossiers/etats',
+    query: { anneeDossier: '2020', numeroPage: '2' },
+  });
   t.equal(sandbox.received[0].headers['x-api-key'], headers['x-api-key']);
   t.same(sandbox.received[2].json, { cerfa: { apprenti: { nom: 'X' } } });
   t.same(sandbox.stats.calls, { 'GET /v2/dossiers/etats': 2, 'POST /v1/dossiers': 1, 'GET /v1/status': 1 });
@@ -242,5 +315,9 @@ t.test('acceptedKeys: only the keys listed pass; any other is refused 403 before
   const invented = await getJson(gated, '/v1/status', { ...gatedHeaders, 'x-api-key': 'cfa-invented-key-9' });
   t.equal(invented.status, 403);
   t.same(invented.body, { status: 'error', message: 'clé API refusée' });
-  t.equal(gated.received.filter((r) => r.headers['x-api-key'] === 'cfa-invented-key-9').length, 1, 'the refused call is recorded like any other');
+  t.equal(
+    gated.received.filter((r) => r.headers['x-api-key'] === 'cfa-invented-key-9').length,
+    1,
+    'the refused call is recorded like any other',
+  );
 });

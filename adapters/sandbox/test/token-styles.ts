@@ -1,7 +1,12 @@
 /** The three ways a client can ask a token endpoint for a client-credentials token. */
 export type Style = 'form' | 'basic' | 'json';
 
-export function tokenRequest(style: Style, clientId = 'proxy', secret = 's3cret', grantType = 'client_credentials'): RequestInit {
+export function tokenRequest(
+  style: Style,
+  clientId = 'proxy',
+  secret = 's3cret',
+  grantType = 'client_credentials',
+): RequestInit {
   if (style === 'form') {
     return {
       method: 'POST',

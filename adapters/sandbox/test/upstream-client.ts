@@ -24,12 +24,21 @@ export interface JsonAnswer {
   body: any;
 }
 
-export async function getJson(sandbox: Sandbox, pathAndQuery: string, headers: Record<string, string>): Promise<JsonAnswer> {
+export async function getJson(
+  sandbox: Sandbox,
+  pathAndQuery: string,
+  headers: Record<string, string>,
+): Promise<JsonAnswer> {
   const res = await fetch(`${sandbox.url}${pathAndQuery}`, { headers });
   return { status: res.status, headers: res.headers, body: await res.json() };
 }
 
-export async function postJson(sandbox: Sandbox, path: string, headers: Record<string, string>, body: unknown): Promise<JsonAnswer> {
+export async function postJson(
+  sandbox: Sandbox,
+  path: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<JsonAnswer> {
   const res = await fetch(`${sandbox.url}${path}`, {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json' },
@@ -38,7 +47,12 @@ export async function postJson(sandbox: Sandbox, path: string, headers: Record<s
   return { status: res.status, headers: res.headers, body: await res.json() };
 }
 
-export async function postForm(sandbox: Sandbox, path: string, headers: Record<string, string>, form: FormData): Promise<JsonAnswer> {
+export async function postForm(
+  sandbox: Sandbox,
+  path: string,
+  headers: Record<string, string>,
+  form: FormData,
+): Promise<JsonAnswer> {
   const res = await fetch(`${sandbox.url}${path}`, { method: 'POST', headers, body: form });
   return { status: res.status, headers: res.headers, body: await res.json() };
 }

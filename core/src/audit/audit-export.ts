@@ -21,16 +21,25 @@ export interface AuditExportOptions {
 }
 
 /** Writes every record of the filter to `out`, one JSON object a line; resolves with the count. */
-export async function exportAudit(options: AuditExportOptions, out: Writable, env: NodeJS.ProcessEnv = process.env, application: { bundled?: Bundled; parts?: ConfigParts } = {}): Promise<number> {
-  if (!options.config) throw new ConfigError('audit export reads the store of a config file: --config FILE (or OPCO_PROXY_CONFIG)');
+export async function exportAudit(
+  options: AuditExportOptions,
+  out: Writable,
+  env: NodeJS.ProcessEnv = process.env,
+  application: { bundled?: Bundled; parts?: ConfigParts } = {},
+): Promise<number> {
+  if (!options.config)
+    throw new ConfigError('audit export reads the store of a config file: --config FILE (or OPCO_PROXY_CONFIG)');
   const checked = checkConfig(readConfigFile(options.config), env, {}, application.parts);
   if (!checked.config || checked.errors.length > 0) throw new ConfigError(describeConfigErrors(checked.errors));
   if (checked.config.store.type === 'embedded' && !checked.config.store.path) {
-    throw new ConfigError('invalid configuration: store: an embedded store in memory lives in its process only; export from a store with a path, or from MongoDB');
+    throw new ConfigError(
+      'invalid configuration: store: an embedded store in memory lives in its process only; export from a store with a path, or from MongoDB',
+    );
   }
   const filter: AuditFilter = { since: instant(options.since, 'since'), until: instant(options.until, 'until') };
   if (options.tenant !== undefined) {
-    if (!/^[0-9a-f]{64}$/.test(options.tenant)) throw new ConfigError('--tenant: a tenant hash, 64 lowercase hex characters');
+    if (!/^[0-9a-f]{64}$/.test(options.tenant))
+      throw new ConfigError('--tenant: a tenant hash, 64 lowercase hex characters');
     filter.tenant = options.tenant;
   }
   if (options.action !== undefined) filter.action = options.action;

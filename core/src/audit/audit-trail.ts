@@ -61,16 +61,26 @@ export class AuditTrail {
         await this.options.log.write(entry);
       } catch (err) {
         this.options.failed(id);
-        this.options.logger.error({ err, requestId: request.requestId, action: id }, 'audit record could not be written: the request fails');
+        this.options.logger.error(
+          { err, requestId: request.requestId, action: id },
+          'audit record could not be written: the request fails',
+        );
         throw createError('UNAVAILABLE', 'the audit record of this request could not be written; retry later', {
-          cause: err, headers: { 'Retry-After': '5' },
+          cause: err,
+          headers: { 'Retry-After': '5' },
         });
       }
       this.options.counted(id, answer.status);
     };
   }
 
-  private entry(action: OperationId, idField: 'webhookId' | undefined, async: boolean, request: AuditedRequest, answer: AuditedAnswer): AuditEntry {
+  private entry(
+    action: OperationId,
+    idField: 'webhookId' | undefined,
+    async: boolean,
+    request: AuditedRequest,
+    answer: AuditedAnswer,
+  ): AuditEntry {
     const { params } = request;
     const body = answer.body && typeof answer.body === 'object' ? (answer.body as Record<string, unknown>) : {};
     const targets: AuditTargets = {};
@@ -78,7 +88,9 @@ export class AuditTrail {
       for (const field of TARGET_FIELDS) keepId(targets, field, source[field]);
       if (idField) keepId(targets, idField, source.id);
     }
-    const opcoId = [params.opcoId, body.opcoId, request.bodyOpcoId].find((value): value is string => typeof value === 'string' && this.options.knownOpco(value));
+    const opcoId = [params.opcoId, body.opcoId, request.bodyOpcoId].find(
+      (value): value is string => typeof value === 'string' && this.options.knownOpco(value),
+    );
     const outcome: AuditEntry['outcome'] = { status: answer.status };
     if (answer.error) outcome.code = answer.error.code;
     else if (async) outcome.idempotency = answer.status === 200 ? 'duplicate' : 'new';

@@ -60,7 +60,12 @@ export interface LayeredConfig {
  * Merges the environment and the flags over the file's content. Empty variables count as unset.
  * With `keys` (a config of another shape, the hub's), variables for other top-level keys are ignored.
  */
-export function layerConfig(file: unknown, env: NodeJS.ProcessEnv = {}, flags: ConfigFlags = {}, keys?: readonly string[]): LayeredConfig {
+export function layerConfig(
+  file: unknown,
+  env: NodeJS.ProcessEnv = {},
+  flags: ConfigFlags = {},
+  keys?: readonly string[],
+): LayeredConfig {
   // Only a JSON object can take overrides; anything else is left for the schema to refuse.
   if (!isObject(file)) return { raw: file, sources: new Map() };
   const raw = structuredClone(file);
@@ -70,12 +75,16 @@ export function layerConfig(file: unknown, env: NodeJS.ProcessEnv = {}, flags: C
     setPath(raw, path, value);
     sources.set(path.join('.'), source);
   };
-  for (const name of Object.keys(env).filter((key) => key.startsWith(GENERIC_ENV_PREFIX)).sort()) {
+  for (const name of Object.keys(env)
+    .filter((key) => key.startsWith(GENERIC_ENV_PREFIX))
+    .sort()) {
     const text = env[name];
     if (!text) continue;
     const path = name.slice(GENERIC_ENV_PREFIX.length).split('__');
     if (path.some((key) => key === '' || UNSAFE_KEYS.has(key))) {
-      throw new ConfigError(`invalid configuration: ${name}: not a config key path (OPCO_PROXY__<key>__<key>, e.g. OPCO_PROXY__jobs__leaseMs)`);
+      throw new ConfigError(
+        `invalid configuration: ${name}: not a config key path (OPCO_PROXY__<key>__<key>, e.g. OPCO_PROXY__jobs__leaseMs)`,
+      );
     }
     set(path, parseValue(text, 'json'), name);
   }
@@ -86,7 +95,9 @@ export function layerConfig(file: unknown, env: NodeJS.ProcessEnv = {}, flags: C
     if (variable.backend) switchBackend(raw, variable.path[0], variable.backend);
     set(variable.path, parseValue(text, variable.value), variable.name);
   }
-  for (const [key, spec] of Object.entries(FLAG_KEYS) as Array<[keyof ConfigFlags, (typeof FLAG_KEYS)[keyof ConfigFlags]]>) {
+  for (const [key, spec] of Object.entries(FLAG_KEYS) as Array<
+    [keyof ConfigFlags, (typeof FLAG_KEYS)[keyof ConfigFlags]]
+  >) {
     const text = flags[key];
     if (text !== undefined) set(spec.path, parseValue(text, spec.value), spec.flag);
   }

@@ -49,7 +49,10 @@ function addVariant(port: ObjectSchema, driver: DriverConfig): void {
   const type = port.properties!.type as { enum: string[] };
   type.enum = [...type.enum, driver.type];
   port.properties = { ...port.properties, ...variant.properties };
-  port.allOf = [...(port.allOf ?? []), { if: { properties: { type: { const: driver.type } } }, then: { required: ['type', ...(variant.required ?? [])] } }];
+  port.allOf = [
+    ...(port.allOf ?? []),
+    { if: { properties: { type: { const: driver.type } } }, then: { required: ['type', ...(variant.required ?? [])] } },
+  ];
 }
 
 /**

@@ -13,7 +13,13 @@ import { assembleConfigSchema, withDefaults, type ConfigParts } from './config-s
 import { TrustedProxies } from '../http/client-address.js';
 
 export { NAMED_ENV_VARIABLES, GENERIC_ENV_PREFIX, layerConfig, type ConfigFlags } from './config-layers.js';
-export { assembleConfigSchema, withDefaults, type ConfigParts, type ConfigSection, type DriverConfig } from './config-sections.js';
+export {
+  assembleConfigSchema,
+  withDefaults,
+  type ConfigParts,
+  type ConfigSection,
+  type DriverConfig,
+} from './config-sections.js';
 
 type Section<K extends keyof KernelConfig> = Required<NonNullable<KernelConfig[K]>>;
 
@@ -66,7 +72,19 @@ export type ResolvedConfig = Config & {
 };
 
 /** Route prefixes of the service itself; an opcoId may not shadow them. */
-export const RESERVED_OPCO_IDS = ['health', 'ready', 'doc', 'docs', 'metrics', 'sync', 'webhooks', 'pollers', 'admin', 'ws', 'console'];
+export const RESERVED_OPCO_IDS = [
+  'health',
+  'ready',
+  'doc',
+  'docs',
+  'metrics',
+  'sync',
+  'webhooks',
+  'pollers',
+  'admin',
+  'ws',
+  'console',
+];
 
 export { ConfigError };
 
@@ -105,11 +123,21 @@ export function readConfigFile(path: string): unknown {
  * Validates, fills defaults, reads secrets. The environment and the command-line flags win over
  * the file (config-layers.ts); every problem is in the message, one per line.
  */
-export function resolveConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, options: { demo?: boolean; flags?: ConfigFlags; parts?: ConfigParts } = {}): ResolvedConfig {
+export function resolveConfig(
+  raw: unknown,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { demo?: boolean; flags?: ConfigFlags; parts?: ConfigParts } = {},
+): ResolvedConfig {
   const checked = checkConfig(raw, env, options.flags, options.parts);
   if (!checked.config || checked.errors.length > 0) throw new ConfigError(describeConfigErrors(checked.errors));
   const demo = options.demo ?? false;
-  return { ...checked.config, demo, masterKey: readMasterKey(env, demo), adminKey: readAdminKey(env, demo), env: { ...env } };
+  return {
+    ...checked.config,
+    demo,
+    masterKey: readMasterKey(env, demo),
+    adminKey: readAdminKey(env, demo),
+    env: { ...env },
+  };
 }
 
 export function describeConfigErrors(errors: string[]): string {
@@ -122,7 +150,12 @@ export function describeConfigErrors(errors: string[]): string {
  * the schema, then the rules a schema cannot say. Errors are `dotted.path: problem`; `config` is
  * there once the schema holds, even when a rule fails, so a checker can go on to other checks.
  */
-export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv = {}, flags: ConfigFlags = {}, parts: ConfigParts = {}): { config?: Config; errors: string[] } {
+export function checkConfig(
+  raw: unknown,
+  env: NodeJS.ProcessEnv = {},
+  flags: ConfigFlags = {},
+  parts: ConfigParts = {},
+): { config?: Config; errors: string[] } {
   const layered = layerConfig(raw, env, flags);
   const schema = configSchema(parts);
   const result = validateAssembled(schema, layered.raw, 'config');
@@ -131,7 +164,8 @@ export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv = {}, flags: Co
   const config = withDefaults(schema, file) as Config;
   const errors: string[] = [];
   for (const opcoId of Object.keys(config.opcos)) {
-    if (RESERVED_OPCO_IDS.includes(opcoId)) errors.push(`opcos.${opcoId}: "${opcoId}" is reserved for the service's own routes`);
+    if (RESERVED_OPCO_IDS.includes(opcoId))
+      errors.push(`opcos.${opcoId}: "${opcoId}" is reserved for the service's own routes`);
   }
   for (const section of parts.sections ?? []) {
     const required = (section.schema.required as string[] | undefined)?.length ?? 0;
@@ -155,7 +189,8 @@ export const DEMO_ADMIN_KEY = 'demo-admin-key-0000000000000000';
 function readAdminKey(env: NodeJS.ProcessEnv, demo: boolean): string | undefined {
   const key = env.OPCO_PROXY_ADMIN_KEY;
   if (!key) return demo ? DEMO_ADMIN_KEY : undefined;
-  if (key.length < 32) throw new ConfigError('invalid configuration: OPCO_PROXY_ADMIN_KEY: must be at least 32 characters');
+  if (key.length < 32)
+    throw new ConfigError('invalid configuration: OPCO_PROXY_ADMIN_KEY: must be at least 32 characters');
   return key;
 }
 
@@ -163,7 +198,9 @@ function readMasterKey(env: NodeJS.ProcessEnv, demo: boolean): Buffer {
   const hex = env.OPCO_PROXY_MASTER_KEY;
   if (!hex) {
     if (demo) return Buffer.alloc(32, 7); // demo mode only: nothing it stores outlives the process
-    throw new ConfigError('invalid configuration: OPCO_PROXY_MASTER_KEY: required outside demo mode (64 hex characters)');
+    throw new ConfigError(
+      'invalid configuration: OPCO_PROXY_MASTER_KEY: required outside demo mode (64 hex characters)',
+    );
   }
   try {
     return parseMasterKey(hex);

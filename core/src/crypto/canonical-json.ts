@@ -38,7 +38,8 @@ function writeCanonical(value: unknown, pieces: string[], hash: Hash | undefined
     hash.update(pieces.join(''));
     pieces.length = 0;
     for (const page of pages) {
-      for (let at = 0; at < page.length; at += BASE64_SLICE) hash.update(page.toString('base64', at, Math.min(at + BASE64_SLICE, page.length)));
+      for (let at = 0; at < page.length; at += BASE64_SLICE)
+        hash.update(page.toString('base64', at, Math.min(at + BASE64_SLICE, page.length)));
     }
     pieces.push('"');
   } else if (Array.isArray(value)) {
@@ -63,5 +64,7 @@ function writeCanonical(value: unknown, pieces: string[], hash: Hash | undefined
 }
 
 function isFile(value: unknown): value is Buffer | Buffer[] {
-  return Buffer.isBuffer(value) || (Array.isArray(value) && value.length > 0 && value.every((item) => Buffer.isBuffer(item)));
+  return (
+    Buffer.isBuffer(value) || (Array.isArray(value) && value.length > 0 && value.every((item) => Buffer.isBuffer(item)))
+  );
 }

@@ -2,7 +2,16 @@
  * The one crypto helper: hashing, HMAC signatures, AES-256-GCM sealing (SPEC 5.4) and random ids.
  * Everything else in the code base goes through these functions.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomFillSync, timingSafeEqual, type Cipher } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  randomBytes,
+  randomFillSync,
+  timingSafeEqual,
+  type Cipher,
+} from 'node:crypto';
 import { releaseChunk } from '../http/resizable-buffer.js';
 
 export function sha256Hex(data: string | Buffer): string {
@@ -68,7 +77,10 @@ export function seal(key: Buffer, plaintext: Buffer | string, associatedData?: s
   const iv = randomFromPool(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   if (associatedData) cipher.setAAD(Buffer.from(associatedData));
-  const data = joined(cipher.update(typeof plaintext === 'string' ? Buffer.from(plaintext) : plaintext), cipher.final());
+  const data = joined(
+    cipher.update(typeof plaintext === 'string' ? Buffer.from(plaintext) : plaintext),
+    cipher.final(),
+  );
   return { iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') };
 }
 

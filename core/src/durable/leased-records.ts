@@ -101,12 +101,18 @@ export class LeasedRecords<T extends Leased> {
     );
     if (!before) return null;
     const record: Record<string, unknown> = { ...before, ...update.$set };
-    for (const [field, by] of Object.entries(options.inc ?? {})) record[field] = ((before as Record<string, unknown>)[field] as number | undefined ?? 0) + by;
+    for (const [field, by] of Object.entries(options.inc ?? {}))
+      record[field] = (((before as Record<string, unknown>)[field] as number | undefined) ?? 0) + by;
     return { record: record as T, token, takenOver: before.leaseOwner !== null && before.leaseOwner !== undefined };
   }
 
   /** Writes under the lease (and renews it by `renewMs` when given); LeaseLost if it was taken over. */
-  async update(id: string, token: string, set: Partial<T>, options: { inc?: Record<string, number>; renewMs?: number; unset?: string[] } = {}): Promise<T> {
+  async update(
+    id: string,
+    token: string,
+    set: Partial<T>,
+    options: { inc?: Record<string, number>; renewMs?: number; unset?: string[] } = {},
+  ): Promise<T> {
     const fields: Record<string, unknown> = { ...set };
     if (options.renewMs !== undefined) fields.leaseUntil = new Date(this.clock.now() + options.renewMs);
     const update: Update = withUnset({ $set: fields }, options.unset);
@@ -122,7 +128,10 @@ export class LeasedRecords<T extends Leased> {
    * Null when the lease was lost (nothing written).
    */
   release(id: string, token: string, set: Partial<T> = {}, options: { unset?: string[] } = {}): Promise<T | null> {
-    return this.collection.findOneAndUpdate({ _id: id, leaseOwner: token }, withUnset({ $set: { ...set, leaseOwner: null, leaseUntil: null } }, options.unset));
+    return this.collection.findOneAndUpdate(
+      { _id: id, leaseOwner: token },
+      withUnset({ $set: { ...set, leaseOwner: null, leaseUntil: null } }, options.unset),
+    );
   }
 
   /**
@@ -132,7 +141,10 @@ export class LeasedRecords<T extends Leased> {
    * when nothing matches.
    */
   revoke(filter: Filter, set: Partial<T>, options: { unset?: string[] } = {}): Promise<T | null> {
-    return this.collection.findOneAndUpdate(filter, withUnset({ $set: { ...set, leaseOwner: null, leaseUntil: null } }, options.unset));
+    return this.collection.findOneAndUpdate(
+      filter,
+      withUnset({ $set: { ...set, leaseOwner: null, leaseUntil: null } }, options.unset),
+    );
   }
 
   /**
@@ -168,13 +180,16 @@ export class LeasedRecords<T extends Leased> {
     let stopped = false;
     let timer: { cancel(): void } | undefined;
     const renew = () => {
-      timer = this.clock.setTimeout(() => {
-        if (stopped) return;
-        this.update(id, token, {}, { renewMs: leaseMs }).then(
-          () => renew(),
-          () => undefined, // lost or unreachable: the work's own writes will tell
-        );
-      }, Math.max(50, Math.floor(leaseMs / 3)));
+      timer = this.clock.setTimeout(
+        () => {
+          if (stopped) return;
+          this.update(id, token, {}, { renewMs: leaseMs }).then(
+            () => renew(),
+            () => undefined, // lost or unreachable: the work's own writes will tell
+          );
+        },
+        Math.max(50, Math.floor(leaseMs / 3)),
+      );
     };
     renew();
     try {
@@ -188,7 +203,10 @@ export class LeasedRecords<T extends Leased> {
   /** Unfinished records (`filter`), unheld, due at `dueBefore` or earlier, most overdue first: their message may be lost. */
   overdue(filter: Filter, dueBefore: Date, limit = 500): Promise<T[]> {
     const due = { nextAttemptAt: { $lte: dueBefore } };
-    return this.collection.find({ $and: [filter, this.unheld(this.clock.date()), due] }, { sort: { nextAttemptAt: 1 }, limit });
+    return this.collection.find(
+      { $and: [filter, this.unheld(this.clock.date()), due] },
+      { sort: { nextAttemptAt: 1 }, limit },
+    );
   }
 
   /** Since when the most overdue record (due, unheld) has been due; null when none waits. */

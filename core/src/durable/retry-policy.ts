@@ -12,8 +12,10 @@ export class RetryPolicy {
     readonly maxAttempts: number,
     private readonly delaysMs: readonly number[],
   ) {
-    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new RangeError(`maxAttempts must be an integer >= 1, got ${maxAttempts}`);
-    if (delaysMs.length === 0 && maxAttempts > 1) throw new RangeError('a retry policy of several attempts needs at least one delay');
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
+      throw new RangeError(`maxAttempts must be an integer >= 1, got ${maxAttempts}`);
+    if (delaysMs.length === 0 && maxAttempts > 1)
+      throw new RangeError('a retry policy of several attempts needs at least one delay');
   }
 
   /** After `attemptsMade` failed attempts: the wait before the next one, or null when none is left. */

@@ -23,7 +23,12 @@ export class TenantSlots {
   /** Slots one tenant may hold: `share` of `prefetch`, at least one. */
   readonly perTenant: number;
 
-  constructor(prefetch: number, share: number, private readonly clock: Clock = systemClock, private readonly waitMs = SLOT_WAIT_MS) {
+  constructor(
+    prefetch: number,
+    share: number,
+    private readonly clock: Clock = systemClock,
+    private readonly waitMs = SLOT_WAIT_MS,
+  ) {
     this.perTenant = Math.max(1, Math.floor(prefetch * share));
   }
 

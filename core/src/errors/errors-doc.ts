@@ -32,14 +32,16 @@ table lives in \`core/src/errors/kernel-errors.ts\`.`;
 export function renderErrorsDoc(): string {
   const http = errorCodes.map(httpRow);
   const kernel = (Object.keys(KERNEL_ERRORS) as KernelErrorCode[]).map(kernelRow);
-  return [
-    HEADER,
-    ['| code | HTTP | retryable | when |', '|---|---|---|---|', ...http].join('\n'),
-    RETRIES,
-    LINGERING_CLOSE,
-    KERNEL_INTRO,
-    ['| code | configuration | message | when |', '|---|---|---|---|', ...kernel].join('\n'),
-  ].join('\n\n') + '\n';
+  return (
+    [
+      HEADER,
+      ['| code | HTTP | retryable | when |', '|---|---|---|---|', ...http].join('\n'),
+      RETRIES,
+      LINGERING_CLOSE,
+      KERNEL_INTRO,
+      ['| code | configuration | message | when |', '|---|---|---|---|', ...kernel].join('\n'),
+    ].join('\n\n') + '\n'
+  );
 }
 
 function httpRow(code: ErrorCode): string {

@@ -41,7 +41,9 @@ export class ServiceError extends Error {
     this.name = 'ServiceError';
     this.code = code;
     this.status = details.status ?? ERROR_CODES[code].status;
-    this.retryable = details.retryable ?? (errorCodeSpec(code).upstreamStatus ? isRetryableStatus(this.status) : ERROR_CODES[code].retryable);
+    this.retryable =
+      details.retryable ??
+      (errorCodeSpec(code).upstreamStatus ? isRetryableStatus(this.status) : ERROR_CODES[code].retryable);
     this.errors = details.errors;
     this.upstream = details.upstream;
     this.headers = details.headers ?? {};
@@ -95,7 +97,11 @@ export function asServiceError(err: unknown): ServiceError {
 
 /** Whether a failure is an outage of the store or the queue (retry the same work later). */
 export function isUnavailable(err: unknown): boolean {
-  return err instanceof StoreUnavailableError || err instanceof QueueUnavailableError || (err instanceof ServiceError && err.code === 'UNAVAILABLE');
+  return (
+    err instanceof StoreUnavailableError ||
+    err instanceof QueueUnavailableError ||
+    (err instanceof ServiceError && err.code === 'UNAVAILABLE')
+  );
 }
 
 export interface ErrorBody {

@@ -51,18 +51,27 @@ export const embeddedQueueDriver: QueueDriver = {
 };
 
 export async function openStore(section: StoreSection, drivers: Drivers, context: DriverContext): Promise<Store> {
-  const driver = await pick('store', section.type, { embedded: () => Promise.resolve(embeddedStoreDriver), ...drivers.stores });
+  const driver = await pick('store', section.type, {
+    embedded: () => Promise.resolve(embeddedStoreDriver),
+    ...drivers.stores,
+  });
   return driver.open(section, context);
 }
 
 export async function openQueue(section: QueueSection, drivers: Drivers, context: DriverContext): Promise<Queue> {
-  const driver = await pick('queue', section.type, { embedded: () => Promise.resolve(embeddedQueueDriver), ...drivers.queues });
+  const driver = await pick('queue', section.type, {
+    embedded: () => Promise.resolve(embeddedQueueDriver),
+    ...drivers.queues,
+  });
   return driver.open(section, context);
 }
 
 /** An application's own driver of a type replaces the embedded one (spread last). */
 function pick<D>(key: 'store' | 'queue', type: string, drivers: Record<string, () => Promise<D>>): Promise<D> {
   const load = Object.hasOwn(drivers, type) ? drivers[type] : undefined;
-  if (!load) throw new ConfigError(`invalid configuration: ${key}.type: no ${key} driver "${type}" in this application (it has: ${Object.keys(drivers).join(', ')})`);
+  if (!load)
+    throw new ConfigError(
+      `invalid configuration: ${key}.type: no ${key} driver "${type}" in this application (it has: ${Object.keys(drivers).join(', ')})`,
+    );
   return load();
 }

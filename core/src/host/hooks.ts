@@ -35,19 +35,34 @@ export interface HookHandlers {
 export type HookName = keyof HookHandlers;
 
 export const HOOK_NAMES: readonly HookName[] = [
-  'lookup', 'peek', 'beforeCall', 'afterCall', 'store', 'event', 'ready', 'close',
+  'lookup',
+  'peek',
+  'beforeCall',
+  'afterCall',
+  'store',
+  'event',
+  'ready',
+  'close',
 ];
 
 export class Hooks {
   private readonly handlers: { [K in HookName]: HookHandlers[K][] } = {
-    lookup: [], peek: [], beforeCall: [], afterCall: [], store: [], event: [], ready: [], close: [],
+    lookup: [],
+    peek: [],
+    beforeCall: [],
+    afterCall: [],
+    store: [],
+    event: [],
+    ready: [],
+    close: [],
   };
 
   private frozen = false;
 
   add<K extends HookName>(name: K, handler: HookHandlers[K]): void {
     if (this.frozen) throw kernelError('OPCO_ERR_HOOKS_FROZEN', { hook: String(name) });
-    if (!HOOK_NAMES.includes(name)) throw kernelError('OPCO_ERR_HOOK_UNKNOWN', { hook: String(name), known: HOOK_NAMES.join(', ') });
+    if (!HOOK_NAMES.includes(name))
+      throw kernelError('OPCO_ERR_HOOK_UNKNOWN', { hook: String(name), known: HOOK_NAMES.join(', ') });
     if (typeof handler !== 'function') throw kernelError('OPCO_ERR_HOOK_NOT_FUNCTION', { hook: name });
     this.handlers[name].push(handler);
   }
@@ -96,7 +111,11 @@ export class Hooks {
   }
 
   /** Lifecycle family: `ready` in registration order, `close` in reverse (last opened, first closed). */
-  async runLifecycle(name: 'ready' | 'close', onError?: (err: unknown) => void, stopping = { deadline: Number.POSITIVE_INFINITY }): Promise<void> {
+  async runLifecycle(
+    name: 'ready' | 'close',
+    onError?: (err: unknown) => void,
+    stopping = { deadline: Number.POSITIVE_INFINITY },
+  ): Promise<void> {
     const list = name === 'close' ? [...this.handlers.close].reverse() : this.handlers.ready;
     for (const handler of list) {
       try {

@@ -38,12 +38,19 @@ export function packageName(kind: ModuleKind, name: string): string {
   return name.startsWith('@') || name.includes('/') ? name : SHORT_NAME[kind](name);
 }
 
-export async function loadModule<T>(kind: ModuleKind, name: string, configKey: string, bundled: Bundled = {}): Promise<T> {
+export async function loadModule<T>(
+  kind: ModuleKind,
+  name: string,
+  configKey: string,
+  bundled: Bundled = {},
+): Promise<T> {
   const pkg = packageName(kind, name);
   const table = (kind === 'plugin' ? bundled.plugins : bundled.adapters) ?? {};
-  const mod = (Object.hasOwn(table, pkg) ? await table[pkg]() : await importInstalled(pkg, bundled.lookupDirs ?? [])) as Record<string, unknown> | undefined;
+  const mod = (
+    Object.hasOwn(table, pkg) ? await table[pkg]() : await importInstalled(pkg, bundled.lookupDirs ?? [])
+  ) as Record<string, unknown> | undefined;
   if (mod === undefined) {
-    const places = [...(bundled.lookupDirs ?? []), 'the service\'s own installation'].join(', ');
+    const places = [...(bundled.lookupDirs ?? []), "the service's own installation"].join(', ');
     throw kernelError('OPCO_ERR_PACKAGE_MISSING', { key: configKey, kind, package: pkg, places });
   }
   return (mod.default ?? mod) as T;

@@ -62,7 +62,22 @@ export class PluginHost {
   }
 
   apiFor(name: string, metrics: PluginMetrics): PluginApi<unknown> {
-    const { config, role, clock, store, queue, hooks, seams, router, opcos, pipeline, window, emit, resolveHost, heldWork } = this.deps;
+    const {
+      config,
+      role,
+      clock,
+      store,
+      queue,
+      hooks,
+      seams,
+      router,
+      opcos,
+      pipeline,
+      window,
+      emit,
+      resolveHost,
+      heldWork,
+    } = this.deps;
     const log = this.deps.log.child({ plugin: name });
     const runsWorkers = role !== 'api';
     return {
@@ -91,7 +106,9 @@ export class PluginHost {
       emit,
       every: (task, intervalMs, run) => {
         if (!runsWorkers) return { wake: () => undefined };
-        const periodic = new PeriodicTask(`${name}:${task}`, intervalMs, run, clock, (err) => log.warn({ err, task }, 'periodic task failed'));
+        const periodic = new PeriodicTask(`${name}:${task}`, intervalMs, run, clock, (err) =>
+          log.warn({ err, task }, 'periodic task failed'),
+        );
         this.tasks.push(periodic);
         return { wake: () => periodic.wake() };
       },
@@ -104,21 +121,33 @@ export class PluginHost {
   /** A periodic task of the kernel itself, run like a plugin's (workers only). */
   addTask(name: string, intervalMs: number, run: () => Promise<unknown>): void {
     if (this.deps.role === 'api') return;
-    this.tasks.push(new PeriodicTask(name, intervalMs, run, this.deps.clock, (err) => this.deps.log.warn({ err, task: name }, 'periodic task failed')));
+    this.tasks.push(
+      new PeriodicTask(name, intervalMs, run, this.deps.clock, (err) =>
+        this.deps.log.warn({ err, task: name }, 'periodic task failed'),
+      ),
+    );
   }
 
   /** After the plugins' ready hooks: restore lost work (non-durable queue), then start the tasks. */
   async start(): Promise<void> {
     for (const { spec, log } of this.recoveries) {
       if (!this.deps.queue.durable) {
-        const restore = () => spec.requeue(END_OF_TIME).catch((err) => log.warn({ err, work: spec.name }, 'restoring work failed'));
+        const restore = () =>
+          spec.requeue(END_OF_TIME).catch((err) => log.warn({ err, work: spec.name }, 'restoring work failed'));
         await restore();
         // A restored message that finds its record held is a duplicate: it is dropped, and the
         // record would wait for the sweep's grace. Past the longest lease, nothing is held by the dead.
-        if (spec.leaseMs !== undefined) this.restoreTimers.push(this.deps.clock.setTimeout(() => void this.restoring.push(restore()), spec.leaseMs + 100));
+        if (spec.leaseMs !== undefined)
+          this.restoreTimers.push(
+            this.deps.clock.setTimeout(() => void this.restoring.push(restore()), spec.leaseMs + 100),
+          );
       }
       const sweep = () => spec.requeue(new Date(this.deps.clock.now() - spec.graceMs));
-      this.tasks.push(new PeriodicTask(`recover:${spec.name}`, spec.intervalMs, sweep, this.deps.clock, (err) => log.warn({ err, work: spec.name }, 'recovery sweep failed')));
+      this.tasks.push(
+        new PeriodicTask(`recover:${spec.name}`, spec.intervalMs, sweep, this.deps.clock, (err) =>
+          log.warn({ err, work: spec.name }, 'recovery sweep failed'),
+        ),
+      );
     }
     for (const task of this.tasks) task.start();
   }

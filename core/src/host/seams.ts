@@ -21,7 +21,13 @@ export class SeamRegistry {
     if (this.frozen) throw kernelError('OPCO_ERR_SEAMS_FROZEN', { by, seam });
     const existing = this.providers.get(seam);
     if (existing) {
-      throw kernelError('OPCO_ERR_SEAM_TWO_PROVIDERS', { seam, first: existing.provider.name, firstBy: existing.by, second: provider.name, secondBy: by });
+      throw kernelError('OPCO_ERR_SEAM_TWO_PROVIDERS', {
+        seam,
+        first: existing.provider.name,
+        firstBy: existing.by,
+        second: provider.name,
+        secondBy: by,
+      });
     }
     this.providers.set(seam, { provider, by });
   }

@@ -13,7 +13,9 @@ const INVALID = 255;
 const PAD = 64;
 /** Each byte's 6-bit value, PAD for `=`, INVALID for everything else (quotes, escapes, controls). */
 const VALUES = new Uint8Array(256).fill(INVALID);
-[...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].forEach((char, value) => (VALUES[char.charCodeAt(0)] = value));
+[...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].forEach(
+  (char, value) => (VALUES[char.charCodeAt(0)] = value),
+);
 VALUES['='.charCodeAt(0)] = PAD;
 
 /**
@@ -135,7 +137,9 @@ export class Base64File {
     if (this.invalid) return 'invalid';
     if (this.size > this.limit) this.drop();
     // The last page cut to its bytes: in place when resizable, else (a small one) copied.
-    else if (this.page.length > this.used) this.page = this.page.length === PAGE ? resizeBuffer(this.page, this.used) : Buffer.from(this.page.subarray(0, this.used));
+    else if (this.page.length > this.used)
+      this.page =
+        this.page.length === PAGE ? resizeBuffer(this.page, this.used) : Buffer.from(this.page.subarray(0, this.used));
     return this.chars === 0 ? 'empty' : 'valid';
   }
 
@@ -199,7 +203,12 @@ export class Base64File {
     }
     // The first page: doubled while small (a copy of under GROWN_PAGE bytes), then made a
     // resizable page of its own.
-    const next = current === 0 ? Buffer.allocUnsafeSlow(FIRST_PAGE) : current < GROWN_PAGE ? Buffer.allocUnsafeSlow(current * 2) : resizableBuffer(PAGE, PAGE);
+    const next =
+      current === 0
+        ? Buffer.allocUnsafeSlow(FIRST_PAGE)
+        : current < GROWN_PAGE
+          ? Buffer.allocUnsafeSlow(current * 2)
+          : resizableBuffer(PAGE, PAGE);
     this.page.copy(next, 0, 0, current);
     this.page = next;
   }

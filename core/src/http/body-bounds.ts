@@ -90,7 +90,10 @@ export class BodyBoundsScanner {
     this.jsonBytes += chunk.length;
     this.scan(chunk);
     if (this.jsonBytes > this.bounds.jsonBytes) {
-      throw createError('PAYLOAD_TOO_LARGE', `request body is over the ${this.bounds.jsonBytes}-byte limit for its JSON outside _files`);
+      throw createError(
+        'PAYLOAD_TOO_LARGE',
+        `request body is over the ${this.bounds.jsonBytes}-byte limit for its JSON outside _files`,
+      );
     }
   }
 
@@ -173,7 +176,8 @@ export class BodyBoundsScanner {
 
   /** A value starts: one more of the body's, and one more item of the array it is in. */
   private value(): void {
-    if (++this.values > this.bounds.bodyValues) this.refuse('body', `Must contain at most ${this.bounds.bodyValues} values`);
+    if (++this.values > this.bounds.bodyValues)
+      this.refuse('body', `Must contain at most ${this.bounds.bodyValues} values`);
     if (this.kinds[this.depth] === ARRAY && ++this.counts[this.depth] > this.bounds.arrayItems) {
       this.refuse(this.path(this.depth), `Must contain at most ${this.bounds.arrayItems} items`);
     }
@@ -181,7 +185,8 @@ export class BodyBoundsScanner {
 
   /** A key starts: one more field of the object it is in. */
   private key(): void {
-    if (++this.counts[this.depth] > this.bounds.objectKeys) this.refuse(this.path(this.depth), `Must contain at most ${this.bounds.objectKeys} fields`);
+    if (++this.counts[this.depth] > this.bounds.objectKeys)
+      this.refuse(this.path(this.depth), `Must contain at most ${this.bounds.objectKeys} fields`);
     this.keyLengths[this.depth] = 0;
   }
 
@@ -200,7 +205,8 @@ export class BodyBoundsScanner {
   /** Keeps the start of the key being read, as written. */
   private keep(chunk: Buffer, start: number, end: number): void {
     const kept = this.keyLengths[this.depth];
-    if (kept < KEY_BYTES && end > start) chunk.copy(this.keys, this.depth * KEY_BYTES + kept, start, Math.min(end, start + KEY_BYTES - kept));
+    if (kept < KEY_BYTES && end > start)
+      chunk.copy(this.keys, this.depth * KEY_BYTES + kept, start, Math.min(end, start + KEY_BYTES - kept));
     this.keyLengths[this.depth] = kept + (end - start);
   }
 
@@ -244,7 +250,8 @@ export class BodyBoundsScanner {
   private path(depth: number): string {
     if (depth <= 1) return 'body';
     const segments: string[] = [];
-    for (let d = 1; d < depth; d++) segments.push(this.kinds[d] === OBJECT ? this.keyName(d) : String(this.counts[d] - 1));
+    for (let d = 1; d < depth; d++)
+      segments.push(this.kinds[d] === OBJECT ? this.keyName(d) : String(this.counts[d] - 1));
     return segments.join('.');
   }
 

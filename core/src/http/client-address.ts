@@ -26,7 +26,8 @@ export class TrustedProxies {
       if (family === 0) throw new ConfigError(`trustedProxies: "${cidr}" is not an address or CIDR`);
       const type = family === 4 ? 'ipv4' : 'ipv6';
       const prefix = bits === undefined ? (family === 4 ? 32 : 128) : Number(bits);
-      if (!Number.isInteger(prefix) || prefix < 0 || prefix > (family === 4 ? 32 : 128)) throw new ConfigError(`trustedProxies: "${cidr}" has an invalid prefix length`);
+      if (!Number.isInteger(prefix) || prefix < 0 || prefix > (family === 4 ? 32 : 128))
+        throw new ConfigError(`trustedProxies: "${cidr}" has an invalid prefix length`);
       this.list.addSubnet(address, prefix, type);
     }
     this.size = cidrs.length;
@@ -43,7 +44,9 @@ export class TrustedProxies {
     let address = plainAddress(req.socket.remoteAddress ?? 'unknown');
     if (!this.trusts(address)) return address;
     const forwarded = req.headers['x-forwarded-for'];
-    const hops = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded ?? '').split(',').map((hop) => plainAddress(hop.trim()));
+    const hops = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? ''))
+      .split(',')
+      .map((hop) => plainAddress(hop.trim()));
     for (let index = hops.length - 1; index >= 0; index--) {
       const hop = hops[index];
       // A hop that is not an address (a proxy writing `unknown`, a client's garbage): the

@@ -12,7 +12,12 @@ import { createError, toErrorBody, type ServiceError } from '../errors/errors.js
 import { linger } from './lingering-close.js';
 import { requestIdentity } from './request-context.js';
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 501: 'Not Implemented' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+  501: 'Not Implemented',
+};
 
 /** The error body of a request Node's parser or timeouts refused (`code`: the error's). */
 export function clientRequestError(code: string | undefined): ServiceError {
@@ -21,9 +26,17 @@ export function clientRequestError(code: string | undefined): ServiceError {
     return createError('VALIDATION_ERROR', message, { status: 431, errors: [`headers: ${message}`] });
   }
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return createError('VALIDATION_ERROR', 'the request was not received in time', { status: 408, errors: ['request: not received in time'] });
+    return createError('VALIDATION_ERROR', 'the request was not received in time', {
+      status: 408,
+      errors: ['request: not received in time'],
+    });
   }
-  const what = code === 'HPE_INVALID_METHOD' ? 'unknown HTTP method' : code === 'HPE_INVALID_CHUNK_SIZE' ? 'invalid chunked encoding' : 'malformed HTTP request';
+  const what =
+    code === 'HPE_INVALID_METHOD'
+      ? 'unknown HTTP method'
+      : code === 'HPE_INVALID_CHUNK_SIZE'
+        ? 'invalid chunked encoding'
+        : 'malformed HTTP request';
   return createError('VALIDATION_ERROR', what, { errors: [`request: ${what}${code ? ` (${code})` : ''}`] });
 }
 
@@ -39,7 +52,12 @@ export function answerClientErrors(server: Server): void {
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     // A reset while lingering has nobody to tell.
     socket.on('error', () => socket.destroy());
-    socket.write(answer(createError('NOT_SUPPORTED', 'the HTTP method CONNECT is not supported by this service'), `X-Request-Id: ${requestIdentity(req.headers).requestId}\r\n`));
+    socket.write(
+      answer(
+        createError('NOT_SUPPORTED', 'the HTTP method CONNECT is not supported by this service'),
+        `X-Request-Id: ${requestIdentity(req.headers).requestId}\r\n`,
+      ),
+    );
     linger(socket);
   });
 }

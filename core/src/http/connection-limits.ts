@@ -24,7 +24,14 @@
  * are), and its connection destroyed about ANSWERED_CLOSE_MS later whatever the client does: a
  * client that ignores the end of the answer and trickles on is not kept.
  */
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+  type ServerResponse,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Counter, type Registry } from 'prom-client';
@@ -39,7 +46,9 @@ import { linger } from './lingering-close.js';
 export type ServerLimits = Required<NonNullable<KernelConfig['server']>>;
 
 /** The schema's defaults (kernel-config.schema.json, `server`): the one place they are written. */
-export const SERVER_LIMITS: ServerLimits = Object.freeze({ ...((DEFAULTS as unknown as { server: ServerLimits }).server) });
+export const SERVER_LIMITS: ServerLimits = Object.freeze({
+  ...(DEFAULTS as unknown as { server: ServerLimits }).server,
+});
 
 /** How often timeouts are checked: Node's `connectionsCheckingInterval`, and the body watch. */
 export const CHECK_INTERVAL_MS = 1000;
@@ -48,7 +57,8 @@ const ANSWERED_CLOSE_MS = 1000;
 /** Seconds a connection refused over the per-address cap is told to wait. */
 const CAP_RETRY_AFTER_S = 1;
 
-export type ConnectionClose = 'headers-timeout' | 'request-timeout' | 'body-stalled' | 'body-too-slow' | 'per-address-cap';
+export type ConnectionClose =
+  'headers-timeout' | 'request-timeout' | 'body-stalled' | 'body-too-slow' | 'per-address-cap';
 
 export interface GuardOptions {
   /** Their connections are not counted against the per-address cap. */
@@ -59,9 +69,11 @@ export interface GuardOptions {
 
 /** The config's `server` section with every default; a headers timeout over the request timeout is refused (Node would throw). */
 export function serverLimits(config: object = {}): ServerLimits {
-  const limits: ServerLimits = { ...SERVER_LIMITS, ...((config as { server?: Partial<ServerLimits> }).server) };
+  const limits: ServerLimits = { ...SERVER_LIMITS, ...(config as { server?: Partial<ServerLimits> }).server };
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
-    throw new ConfigError(`server.headersTimeoutMs (${limits.headersTimeoutMs}) must not exceed server.requestTimeoutMs (${limits.requestTimeoutMs})`);
+    throw new ConfigError(
+      `server.headersTimeoutMs (${limits.headersTimeoutMs}) must not exceed server.requestTimeoutMs (${limits.requestTimeoutMs})`,
+    );
   }
   return limits;
 }
@@ -85,13 +97,23 @@ export function answeredTimeout(socket: Duplex | null | undefined): boolean {
 }
 
 /** An HTTP server bound as `limits` say: Node's timeouts, the body watch, the per-address cap. */
-export function createGuardedServer(limits: ServerLimits, handler: RequestListener, options: GuardOptions = {}): Server {
+export function createGuardedServer(
+  limits: ServerLimits,
+  handler: RequestListener,
+  options: GuardOptions = {},
+): Server {
   const closes = closeCounter(options.registry);
   const bodies = new BodyWatch(limits, (socket, reason) => {
     closes?.inc({ reason });
     timedOut.add(socket);
     // The path of Node's own timeouts: clientError answers 408 (client-errors.ts) and ends.
-    server.emit('clientError', Object.assign(new Error(`request body ${reason === 'body-stalled' ? 'stalled' : 'too slow'}`), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
+    server.emit(
+      'clientError',
+      Object.assign(new Error(`request body ${reason === 'body-stalled' ? 'stalled' : 'too slow'}`), {
+        code: 'ERR_HTTP_REQUEST_TIMEOUT',
+      }),
+      socket,
+    );
   });
   const server = createServer(httpServerOptions(limits), (req, res) => {
     bodies.watch(req, res);
@@ -101,15 +123,22 @@ export function createGuardedServer(limits: ServerLimits, handler: RequestListen
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !timedOut.has(socket)) {
       timedOut.add(socket);
       // A request already handed to the service has its answer assigned to the socket.
-      closes?.inc({ reason: (socket as Socket & { _httpMessage?: unknown })._httpMessage ? 'request-timeout' : 'headers-timeout' });
+      closes?.inc({
+        reason: (socket as Socket & { _httpMessage?: unknown })._httpMessage ? 'request-timeout' : 'headers-timeout',
+      });
     }
     // Alone (no client-errors.ts), as Node would answer without a listener: a bare status.
     if (server.listenerCount('clientError') === 1 && socket.writable && err.code !== 'ECONNRESET') {
-      socket.end(`HTTP/1.1 ${err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      socket.end(
+        `HTTP/1.1 ${err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+      );
     }
     closeAfterAnswer(socket);
   });
-  if (limits.maxConnectionsPerAddress > 0) capPerAddress(server, limits.maxConnectionsPerAddress, options.proxies, () => closes?.inc({ reason: 'per-address-cap' }));
+  if (limits.maxConnectionsPerAddress > 0)
+    capPerAddress(server, limits.maxConnectionsPerAddress, options.proxies, () =>
+      closes?.inc({ reason: 'per-address-cap' }),
+    );
   const sweep = setInterval(() => bodies.sweep(), CHECK_INTERVAL_MS).unref();
   server.once('close', () => clearInterval(sweep));
   return server;
@@ -130,12 +159,15 @@ function closeAfterAnswer(socket: Duplex): void {
 function closeCounter(registry: Registry | undefined): Counter<'reason'> | undefined {
   if (!registry) return undefined;
   const name = 'opco_proxy_connections_closed_total';
-  return (registry.getSingleMetric(name) as Counter<'reason'> | undefined) ?? new Counter({
-    name,
-    help: 'Connections the HTTP server closed on a slow or greedy client: headers-timeout, request-timeout, body-stalled, body-too-slow (answered 408), per-address-cap (refused 429 at accept)',
-    labelNames: ['reason'] as const,
-    registers: [registry],
-  });
+  return (
+    (registry.getSingleMetric(name) as Counter<'reason'> | undefined) ??
+    new Counter({
+      name,
+      help: 'Connections the HTTP server closed on a slow or greedy client: headers-timeout, request-timeout, body-stalled, body-too-slow (answered 408), per-address-cap (refused 429 at accept)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    })
+  );
 }
 
 /** IPv4 clients of a dual-stack socket show as `::ffff:a.b.c.d`. */
@@ -186,7 +218,10 @@ function capPerAddress(server: Server, max: number, proxies: TrustedProxies | un
 }
 
 function refusal(max: number): string {
-  const error = createError('RATE_LIMITED', `too many connections from this address: at most ${max} at once; reuse connections (keep-alive) or open fewer`);
+  const error = createError(
+    'RATE_LIMITED',
+    `too many connections from this address: at most ${max} at once; reuse connections (keep-alive) or open fewer`,
+  );
   const body = JSON.stringify(toErrorBody(error));
   return (
     'HTTP/1.1 429 Too Many Requests\r\n' +
@@ -261,7 +296,12 @@ class BodyWatch {
       if (waiting) entry.owedMs += elapsed;
       let reason: 'body-stalled' | 'body-too-slow' | undefined;
       if (entry.quietMs >= bodyIdleTimeoutMs) reason = 'body-stalled';
-      else if (minBodyBytesPerSecond > 0 && entry.owedMs >= bodyIdleTimeoutMs && (bytes - entry.startBytes) * 1000 < minBodyBytesPerSecond * entry.owedMs) reason = 'body-too-slow';
+      else if (
+        minBodyBytesPerSecond > 0 &&
+        entry.owedMs >= bodyIdleTimeoutMs &&
+        (bytes - entry.startBytes) * 1000 < minBodyBytesPerSecond * entry.owedMs
+      )
+        reason = 'body-too-slow';
       if (reason) {
         this.watched.delete(req);
         this.timedOut(socket, reason);

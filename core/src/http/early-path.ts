@@ -43,7 +43,12 @@ export function earlyPath(deps: EarlyPathDeps): (req: IncomingMessage, res: Serv
   };
 }
 
-async function serveEarly({ inFlight, write, prometheus, clock, log }: EarlyPathDeps, recalled: Recalled, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serveEarly(
+  { inFlight, write, prometheus, clock, log }: EarlyPathDeps,
+  recalled: Recalled,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const started = clock.now();
   const { requestId, traceparent } = requestIdentity(req.headers);
   inFlight.enter();
@@ -54,7 +59,14 @@ async function serveEarly({ inFlight, write, prometheus, clock, log }: EarlyPath
     try {
       const limits = recalled.body;
       const readBody = limits && (() => readJsonBody(req, limits));
-      ({ status, headers, body } = await recalled.serve({ req, params: recalled.params, requestId, traceparent, query: () => recalled.query, readBody }));
+      ({ status, headers, body } = await recalled.serve({
+        req,
+        params: recalled.params,
+        requestId,
+        traceparent,
+        query: () => recalled.query,
+        readBody,
+      }));
     } catch (err) {
       ({ status, headers, body } = errorAnswer(err, log, req, requestId, req.url!.split('?', 1)[0]));
     }
@@ -71,7 +83,15 @@ async function serveEarly({ inFlight, write, prometheus, clock, log }: EarlyPath
     inFlight.leave();
   }
   const ms = clock.now() - started;
-  write({ requestId, method: recalled.method, route: recalled.route, operationId: recalled.operationId, status, ms, apiKey: req.headers['x-api-key'] });
+  write({
+    requestId,
+    method: recalled.method,
+    route: recalled.route,
+    operationId: recalled.operationId,
+    status,
+    ms,
+    apiKey: req.headers['x-api-key'],
+  });
   countRequest(prometheus, recalled.route, recalled.method, status, ms);
 }
 

@@ -89,11 +89,20 @@ export class Edge {
    * synchronous upstream read; what it stores is marked with its address instead, and bounded
    * by what that address's unproven tenants hold (held-work.ts), not by its request count.
    */
-  private async checkStanding(tenant: Tenant, opcoId: string | undefined, known: Standing | undefined, gate: Gate, address: string): Promise<void> {
+  private async checkStanding(
+    tenant: Tenant,
+    opcoId: string | undefined,
+    known: Standing | undefined,
+    gate: Gate,
+    address: string,
+  ): Promise<void> {
     const { standing, addresses } = this.options;
     let now = known;
     try {
-      now = gate.upstream && opcoId !== undefined ? await standing.assertNotRefused(opcoId, tenant.hash) : (now ?? (await standing.of(opcoId, tenant.hash)));
+      now =
+        gate.upstream && opcoId !== undefined
+          ? await standing.assertNotRefused(opcoId, tenant.hash)
+          : (now ?? (await standing.of(opcoId, tenant.hash)));
     } catch (err) {
       addresses.failedAuth(address);
       throw err;

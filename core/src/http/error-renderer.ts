@@ -18,7 +18,13 @@ export interface ErrorAnswer {
 }
 
 /** The answer to a request that failed with `err`; unexpected errors and outages are logged. */
-export function errorAnswer(err: unknown, log: Logger, req: IncomingMessage, requestId: string, path: string): ErrorAnswer {
+export function errorAnswer(
+  err: unknown,
+  log: Logger,
+  req: IncomingMessage,
+  requestId: string,
+  path: string,
+): ErrorAnswer {
   const error = asServiceError(err);
   if (error.code === 'INTERNAL_ERROR') {
     log.error({ err: error.cause ?? err, requestId, path }, 'unexpected error');
@@ -41,9 +47,13 @@ export function renderErrors(log: Logger): Koa.Middleware<State> {
     try {
       await next();
       if (ctx.status === 405 && ctx.body === undefined) {
-        throw createError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`);
+        throw createError(
+          'METHOD_NOT_ALLOWED',
+          `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
+        );
       }
-      if (ctx.status === 404 && ctx.body === undefined) throw createError('NOT_FOUND', `no route ${ctx.method} ${ctx.path}`);
+      if (ctx.status === 404 && ctx.body === undefined)
+        throw createError('NOT_FOUND', `no route ${ctx.method} ${ctx.path}`);
       // A method Node's parser knows but no route takes (TRACE, PROPFIND, M-SEARCH): the router
       // answers a bare 501 whatever the path, with the path's methods in `Allow`, empty when the
       // path is unknown (which would say the path takes no method at all).

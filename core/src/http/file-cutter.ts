@@ -172,7 +172,8 @@ export class FileCutter {
       const byte = chunk[i];
       if (byte === QUOTE) return i;
       if (byte === BACKSLASH) this.escape = 1;
-      else if (byte < 0x20) this.invalidJson = true; // a raw control character: not JSON
+      else if (byte < 0x20)
+        this.invalidJson = true; // a raw control character: not JSON
       else file.char(byte);
       i += 1;
     }

@@ -7,7 +7,12 @@ import type { Server } from 'node:http';
 import type { Clock } from '../clock.js';
 import type { InFlight } from './request-context.js';
 
-export async function closeGracefully(server: Server, inFlight: InFlight, graceMs: number, clock: Clock): Promise<{ cut: number }> {
+export async function closeGracefully(
+  server: Server,
+  inFlight: InFlight,
+  graceMs: number,
+  clock: Clock,
+): Promise<{ cut: number }> {
   inFlight.draining = true;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();

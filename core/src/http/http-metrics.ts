@@ -17,7 +17,13 @@ export function httpMetrics(prometheus: PrometheusMetrics, clock: Clock): Koa.Mi
 }
 
 /** Counts one answered request, from the middleware chain or the early path. */
-export function countRequest(prometheus: PrometheusMetrics, route: string, method: string, status: number, ms: number): void {
+export function countRequest(
+  prometheus: PrometheusMetrics,
+  route: string,
+  method: string,
+  status: number,
+  ms: number,
+): void {
   prometheus.httpRequests.inc({ route, method, status: String(status) });
   prometheus.httpDuration.observe({ route, method }, ms / 1000);
 }

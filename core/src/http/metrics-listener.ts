@@ -18,18 +18,28 @@ export interface MetricsListener {
  * `limits`: the API's (the config's `server` section), timeouts only: a scraper is one address
  * that keeps its connection, so no per-address cap.
  */
-export async function listenForMetrics(registry: Registry, port: number, host: string, limits: ServerLimits = SERVER_LIMITS): Promise<MetricsListener> {
-  const server: Server = createGuardedServer({ ...limits, maxConnectionsPerAddress: 0 }, (req, res) => {
-    const path = (req.url ?? '').split('?')[0];
-    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('only GET /metrics is served here\n');
-      return;
-    }
-    registry.metrics().then(
-      (body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(req.method === 'HEAD' ? undefined : body),
-      () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics could not be collected\n'),
-    );
-  }, { registry });
+export async function listenForMetrics(
+  registry: Registry,
+  port: number,
+  host: string,
+  limits: ServerLimits = SERVER_LIMITS,
+): Promise<MetricsListener> {
+  const server: Server = createGuardedServer(
+    { ...limits, maxConnectionsPerAddress: 0 },
+    (req, res) => {
+      const path = (req.url ?? '').split('?')[0];
+      if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('only GET /metrics is served here\n');
+        return;
+      }
+      registry.metrics().then(
+        (body) =>
+          res.writeHead(200, { 'Content-Type': registry.contentType }).end(req.method === 'HEAD' ? undefined : body),
+        () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics could not be collected\n'),
+      );
+    },
+    { registry },
+  );
   return {
     url: await listenAt(server, port, host),
     async close() {

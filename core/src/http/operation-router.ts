@@ -13,7 +13,17 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { IncomingMessage } from 'node:http';
-import { loadSchema, operations, routerPath, type AuditNote, type BodyOf, type OperationId, type QueryOf, type ReplyOf, type SchemaId } from '@opco-proxy/schemas';
+import {
+  loadSchema,
+  operations,
+  routerPath,
+  type AuditNote,
+  type BodyOf,
+  type OperationId,
+  type QueryOf,
+  type ReplyOf,
+  type SchemaId,
+} from '@opco-proxy/schemas';
 import { asServiceError, createError } from '../errors/errors.js';
 import { kernelError } from '../errors/kernel-errors.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
@@ -40,7 +50,9 @@ export interface OperationInput<Op extends OperationId> {
   header: (name: string) => string | undefined;
 }
 
-export type OperationHandler<Op extends OperationId> = (input: OperationInput<Op>) => Promise<ReplyOf<Op>> | ReplyOf<Op>;
+export type OperationHandler<Op extends OperationId> = (
+  input: OperationInput<Op>,
+) => Promise<ReplyOf<Op>> | ReplyOf<Op>;
 
 /** An answer whose JSON is already at hand (a cache hit: bytes or text): written as is, not re-serialised. */
 export class RawJson {
@@ -58,7 +70,9 @@ interface BodyRead {
  * A GET answered at once from what the process holds (a cache's memory), or undefined to leave
  * it to the operation's handler. Synchronous, so that a read from memory waits on nothing.
  */
-export type Shortcut<Op extends OperationId> = (input: Omit<OperationInput<Op>, 'body' | 'header'>) => { status: number; body: RawJson; headers?: Record<string, string> } | undefined;
+export type Shortcut<Op extends OperationId> = (
+  input: Omit<OperationInput<Op>, 'body' | 'header'>,
+) => { status: number; body: RawJson; headers?: Record<string, string> } | undefined;
 
 /** One request to an operation, as the middleware chain or the early path hands it over. */
 export interface OperationCall {
@@ -125,7 +139,8 @@ export class OperationRouter {
   mountShortcut<Op extends OperationId>(id: Op, shortcut: NoInfer<Shortcut<Op>>, owner: string): void {
     if (this.frozen) throw kernelError('OPCO_ERR_ROUTES_FROZEN', { what: `a shortcut for ${id}`, owner });
     const spec = operations[id] as { method: string; body?: string };
-    if (spec.method !== 'GET' || spec.body || this.mounted.get(id)?.owner !== owner) throw kernelError('OPCO_ERR_ROUTE_SHORTCUT', { owner, operation: id });
+    if (spec.method !== 'GET' || spec.body || this.mounted.get(id)?.owner !== owner)
+      throw kernelError('OPCO_ERR_ROUTE_SHORTCUT', { owner, operation: id });
     this.shortcuts.set(id, shortcut);
   }
 
@@ -154,7 +169,9 @@ export class OperationRouter {
   middleware(): Koa.Middleware<State> {
     this.frozen = true;
     const router = new Router<State>();
-    const literalFirst = this.ids().sort((a, b) => Number(operations[a].path.startsWith('/{')) - Number(operations[b].path.startsWith('/{')));
+    const literalFirst = this.ids().sort(
+      (a, b) => Number(operations[a].path.startsWith('/{')) - Number(operations[b].path.startsWith('/{')),
+    );
     for (const id of literalFirst) {
       const spec = operations[id];
       router.register(routerPath(spec.path), [spec.method], this.endpoint(id));
@@ -172,21 +189,41 @@ export class OperationRouter {
   private endpoint(id: OperationId): Router.Middleware<State> {
     const spec = operations[id] as (typeof operations)[OperationId] & { query?: string; body?: string };
     const serve = this.serving(id);
-    const recallable = answersJson(spec) && (spec.method === 'GET' || (spec.method === 'POST' && spec.body !== undefined));
+    const recallable =
+      answersJson(spec) && (spec.method === 'GET' || (spec.method === 'POST' && spec.body !== undefined));
     // The operations whose body takes `_files` have them decoded as they arrive (request-body.ts).
-    const limits = { limitBytes: this.options.bodyBytes, fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined, bounds: this.options.bodyBounds };
+    const limits = {
+      limitBytes: this.options.bodyBytes,
+      fileBytes: spec.body && takesFiles(spec.body) ? this.options.fileBytes : undefined,
+      bounds: this.options.bodyBounds,
+    };
     return async (ctx) => {
       ctx.state.operationId = id;
       const query = () => {
         const checked = spec.query ? checkQuery(ctx.query, spec.query) : {};
         if (recallable && ctx.method === spec.method) {
           const method = spec.method;
-          this.remember(method, ctx.url, () => ({ operationId: id, method, route: matchedRouteTemplate(ctx)!, params: Object.freeze({ ...ctx.params }), query: Object.freeze({ ...checked }), ...(spec.body && { body: limits }), serve }));
+          this.remember(method, ctx.url, () => ({
+            operationId: id,
+            method,
+            route: matchedRouteTemplate(ctx)!,
+            params: Object.freeze({ ...ctx.params }),
+            query: Object.freeze({ ...checked }),
+            ...(spec.body && { body: limits }),
+            serve,
+          }));
         }
         return checked;
       };
       const readBody = spec.body ? () => readJsonBody(ctx.req, limits) : undefined;
-      const reply = await serve({ req: ctx.req, params: ctx.params, requestId: ctx.state.requestId, traceparent: ctx.state.traceparent, query, readBody });
+      const reply = await serve({
+        req: ctx.req,
+        params: ctx.params,
+        requestId: ctx.state.requestId,
+        traceparent: ctx.state.traceparent,
+        query,
+        readBody,
+      });
       ctx.status = reply.status;
       for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
       if (reply.body instanceof RawJson) {
@@ -201,7 +238,12 @@ export class OperationRouter {
   /** The caller admitted at the edge, then the operation answered and, when audited, recorded (D32). */
   private serving(id: OperationId): (call: OperationCall) => Promise<Reply> {
     const spec = operations[id] as { operator?: boolean; profileRoute?: string; apiKey?: boolean; method: string };
-    const gate = { apiKey: spec.apiKey === true, operator: spec.operator === true, upstream: spec.profileRoute !== undefined, cost: gateCost(spec) };
+    const gate = {
+      apiKey: spec.apiKey === true,
+      operator: spec.operator === true,
+      upstream: spec.profileRoute !== undefined,
+      cost: gateCost(spec),
+    };
     const audited = this.options.audit?.recorder(id);
     const answer = this.answering(id);
     return async (call) => {
@@ -209,7 +251,15 @@ export class OperationRouter {
       const read: BodyRead = {};
       if (!audited) return await answer(call, tenant, read);
       // D32: from here the caller is known, and every outcome is recorded before it leaves.
-      const request = () => ({ actor: gate.operator ? 'operator' : 'tenant', tenant: tenant?.hash, params: call.params, bodyOpcoId: read.opcoId, requestId: call.requestId, clientAddress: this.edge.clientOf(call.req) }) as const;
+      const request = () =>
+        ({
+          actor: gate.operator ? 'operator' : 'tenant',
+          tenant: tenant?.hash,
+          params: call.params,
+          bodyOpcoId: read.opcoId,
+          requestId: call.requestId,
+          clientAddress: this.edge.clientOf(call.req),
+        }) as const;
       let reply: Reply;
       try {
         reply = await answer(call, tenant, read);
@@ -224,7 +274,9 @@ export class OperationRouter {
   }
 
   /** Query, body and the operation's answer: its shortcut's when it has one that answers, else its handler's. */
-  private answering(id: OperationId): (call: OperationCall, tenant: Tenant | undefined, read: BodyRead) => Promise<Reply> {
+  private answering(
+    id: OperationId,
+  ): (call: OperationCall, tenant: Tenant | undefined, read: BodyRead) => Promise<Reply> {
     const spec = operations[id] as { body?: string };
     const handler = this.mounted.get(id)!.handler;
     const shortcut = this.shortcuts.get(id);
@@ -240,7 +292,15 @@ export class OperationRouter {
           checkRequest(spec.body, received.value);
           body = received.withFiles();
         }
-        const input = { params, query: query as never, body: body as never, tenant: tenant as Tenant, requestId, traceparent, header: (name: string) => firstValue(req.headers[name.toLowerCase()]) };
+        const input = {
+          params,
+          query: query as never,
+          body: body as never,
+          tenant: tenant as Tenant,
+          requestId,
+          traceparent,
+          header: (name: string) => firstValue(req.headers[name.toLowerCase()]),
+        };
         return (shortcut && req.method === 'GET' && shortcut(input)) || (await handler(input));
       } finally {
         // Files the handler did not consume (a refused body, a duplicate) are given back now.

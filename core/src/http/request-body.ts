@@ -77,11 +77,14 @@ export async function readJsonBody(req: IncomingMessage, limits: BodyLimits): Pr
   try {
     let text: Buffer;
     try {
-      const length = encoding === 'identity' && req.headers['content-length'] ? Number(req.headers['content-length']) : undefined;
+      const length =
+        encoding === 'identity' && req.headers['content-length'] ? Number(req.headers['content-length']) : undefined;
       text = await readBytes(req, encoding, limits.limitBytes, length, scanner, cutter);
     } catch (err) {
       // Cut by the slow-body watch: the client was answered 408, and the access line says so.
-      throw answeredTimeout(req.socket) ? clientRequestError('ERR_HTTP_REQUEST_TIMEOUT') : bodyError(err, encoding, limits.limitBytes);
+      throw answeredTimeout(req.socket)
+        ? clientRequestError('ERR_HTTP_REQUEST_TIMEOUT')
+        : bodyError(err, encoding, limits.limitBytes);
     }
     // Within the bounds, depth included: the scanner counted them; nothing walks the value again.
     value = parse(text, cutter?.invalidJson === true);
@@ -96,7 +99,10 @@ export async function readJsonBody(req: IncomingMessage, limits: BodyLimits): Pr
       const files = (value as { _files?: Record<string, unknown> })._files!;
       for (const [role, file] of placed) {
         if (file.size > limits.fileBytes!) {
-          throw createError('PAYLOAD_TOO_LARGE', `_files.${role}: file of ${file.size} bytes is over the ${limits.fileBytes}-byte limit`);
+          throw createError(
+            'PAYLOAD_TOO_LARGE',
+            `_files.${role}: file of ${file.size} bytes is over the ${limits.fileBytes}-byte limit`,
+          );
         }
         files[role] = file.content;
       }
@@ -150,9 +156,15 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * destroys the request, so the client gets the answer.
  */
 function readBytes(
-  req: IncomingMessage, encoding: string, limit: number, length: number | undefined, scanner: BodyBoundsScanner, cutter: FileCutter | undefined,
+  req: IncomingMessage,
+  encoding: string,
+  limit: number,
+  length: number | undefined,
+  scanner: BodyBoundsScanner,
+  cutter: FileCutter | undefined,
 ): Promise<Buffer> {
-  if (length !== undefined && length > limit) return Promise.reject(Object.assign(new Error('body over the limit'), { type: 'entity.too.large' }));
+  if (length !== undefined && length > limit)
+    return Promise.reject(Object.assign(new Error('body over the limit'), { type: 'entity.too.large' }));
   const source = decompressed(req, encoding);
   const chunks: Buffer[] = [];
   let received = 0;
@@ -171,7 +183,8 @@ function readBytes(
     };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
-      if (received > limit) return finish(Object.assign(new Error('body over the limit'), { type: 'entity.too.large' }));
+      if (received > limit)
+        return finish(Object.assign(new Error('body over the limit'), { type: 'entity.too.large' }));
       // Before the cutter: a `_files` name that is not a role is refused before its file is decoded.
       try {
         scanner.push(chunk);
@@ -184,7 +197,12 @@ function readBytes(
         if (!cutter.push(chunk) && source === req) releaseChunk(chunk);
       } else chunks.push(chunk);
     };
-    const onEnd = () => finish(length !== undefined && received !== length ? Object.assign(new Error('body length differs'), { type: 'request.size.invalid' }) : undefined);
+    const onEnd = () =>
+      finish(
+        length !== undefined && received !== length
+          ? Object.assign(new Error('body length differs'), { type: 'request.size.invalid' })
+          : undefined,
+      );
     const onAborted = () => finish(Object.assign(new Error('request aborted'), { type: 'request.aborted' }));
     source.on('data', onData).on('end', onEnd).on('error', finish);
     req.on('aborted', onAborted).on('error', finish);
@@ -214,11 +232,18 @@ function bodyError(err: unknown, encoding: string, limitBytes: number): ServiceE
     return createError('PAYLOAD_TOO_LARGE', `request body is over the ${limitBytes}-byte limit`);
   }
   if (status === 415) {
-    return createError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding} is not supported (gzip, deflate, br or none)`, {
-      errors: [`Content-Encoding: ${encoding} is not supported`],
-    });
+    return createError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Encoding ${encoding} is not supported (gzip, deflate, br or none)`,
+      {
+        errors: [`Content-Encoding: ${encoding} is not supported`],
+      },
+    );
   }
-  if (typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR_BROTLI') || code.startsWith('ERR__'))) {
+  if (
+    typeof code === 'string' &&
+    (code.startsWith('Z_') || code.startsWith('ERR_BROTLI') || code.startsWith('ERR__'))
+  ) {
     const message = `body: not valid ${encoding} data, as its Content-Encoding says`;
     return createError('VALIDATION_ERROR', message, { errors: [message], cause: err });
   }

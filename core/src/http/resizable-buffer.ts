@@ -16,7 +16,10 @@ interface ResizableArrayBuffer extends ArrayBuffer {
   transfer?(byteLength: number): ArrayBuffer;
 }
 
-const Resizable = ArrayBuffer as unknown as new (byteLength: number, options: { maxByteLength: number }) => ResizableArrayBuffer;
+const Resizable = ArrayBuffer as unknown as new (
+  byteLength: number,
+  options: { maxByteLength: number },
+) => ResizableArrayBuffer;
 
 /** A buffer of `length` bytes that can grow in place (`resizeBuffer`) up to `maxLength`. */
 export function resizableBuffer(length: number, maxLength: number): Buffer {

@@ -54,6 +54,8 @@ export function authenticateOperator(header: string, adminKey: string | undefine
   if (!adminKey) throw createError('HTTP_ERROR', 'the operator routes are off: set OPCO_PROXY_ADMIN_KEY to use them');
   const token = /^Bearer (.+)$/.exec(header)?.[1];
   if (!token || !safeEqualText(token, adminKey)) {
-    throw createError('UNAUTHORIZED', 'Authorization: Bearer <operator key> is required', { headers: { 'WWW-Authenticate': 'Bearer realm="opco-proxy operator"' } });
+    throw createError('UNAUTHORIZED', 'Authorization: Bearer <operator key> is required', {
+      headers: { 'WWW-Authenticate': 'Bearer realm="opco-proxy operator"' },
+    });
   }
 }

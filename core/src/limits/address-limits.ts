@@ -41,7 +41,9 @@ const MAX_BACKOFF_ADDRESSES = 10_000;
 
 export function addressKey(address: string): string {
   if (!ipaddr.IPv6.isValid(address)) return address;
-  const groups = ipaddr.IPv6.parse(address).parts.slice(0, 4).map((part) => part.toString(16));
+  const groups = ipaddr.IPv6.parse(address)
+    .parts.slice(0, 4)
+    .map((part) => part.toString(16));
   return `${groups.join(':')}::/64`;
 }
 
@@ -54,7 +56,11 @@ export class AddressLimits {
     private readonly clock: Clock,
     private readonly refused: (reason: AddressRefusal) => void = () => undefined,
   ) {
-    this.bucket = new RequestRate(options, clock, 'requests of unproven API keys and failed authentications from this address');
+    this.bucket = new RequestRate(
+      options,
+      clock,
+      'requests of unproven API keys and failed authentications from this address',
+    );
   }
 
   /** A request of a tenant the upstream has not accepted yet: one token of its address, or 429. */
@@ -94,7 +100,8 @@ export class AddressLimits {
     entry.count += 1;
     entry.lastAt = now;
     const over = entry.count - this.options.freeFailures;
-    if (over > 0) entry.blockedUntil = now + Math.min(this.options.maxBackoffS * 1000, 1000 * 2 ** Math.min(over - 1, 30));
+    if (over > 0)
+      entry.blockedUntil = now + Math.min(this.options.maxBackoffS * 1000, 1000 * 2 ** Math.min(over - 1, 30));
     this.failures.delete(key);
     this.failures.set(key, entry);
     if (this.failures.size > MAX_BACKOFF_ADDRESSES) this.failures.delete(this.failures.keys().next().value!);

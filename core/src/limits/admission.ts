@@ -62,7 +62,11 @@ export interface AdmissionProvider {
   /** Resolves with a lease, or throws a ServiceError (RATE_LIMITED, UNAVAILABLE when cancelled). */
   admit(request: AdmissionRequest): Promise<AdmissionLease>;
   /** How the budget of an opcoId stands, for operators (GET /admin/upstreams, P9); unknown without it. */
-  describe?(opco: { id: string; rateLimit: { limit: number; windowMs: number }; unprovenLimit: number }): Promise<AdmissionState> | AdmissionState;
+  describe?(opco: {
+    id: string;
+    rateLimit: { limit: number; windowMs: number };
+    unprovenLimit: number;
+  }): Promise<AdmissionState> | AdmissionState;
 }
 
 /** The slice of a window's `limit` that unproven tenants share: `share` of it, at least one call. */

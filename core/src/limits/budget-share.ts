@@ -195,7 +195,11 @@ export class BudgetShare {
     this.askedAt.set(key, now);
     if (this.askedAt.size > 10_000) this.askedAt.clear();
     const expiresAt = new Date(now + 2 * opco.rateLimit.windowMs);
-    await this.asks.findOneAndUpdate({ _id: key }, { $set: { opcoId: opco.id, tenant, at: new Date(now), expiresAt } }, { upsert: true });
+    await this.asks.findOneAndUpdate(
+      { _id: key },
+      { $set: { opcoId: opco.id, tenant, at: new Date(now), expiresAt } },
+      { upsert: true },
+    );
     this.views.delete(opco.id);
     this.contentions.clear();
   }

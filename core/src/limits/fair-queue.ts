@@ -170,7 +170,8 @@ export class LaneQueue<T extends LaneEntry> {
     const unproven = unprovenMayGo ? this.unproven.head() : undefined;
     if (!unproven) return proven && this.proven;
     if (!proven) return this.unproven;
-    const provenFirst = proven.priority < unproven.priority || (proven.priority === unproven.priority && proven.since < unproven.since);
+    const provenFirst =
+      proven.priority < unproven.priority || (proven.priority === unproven.priority && proven.since < unproven.since);
     return provenFirst ? this.proven : this.unproven;
   }
 }

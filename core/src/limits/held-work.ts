@@ -120,9 +120,14 @@ export class HeldWork {
     const key = `${kind}:${tenant}`;
     const now = this.clock.now();
     let known = this.tenantCounts.get(key);
-    const near = (held: TenantCount) => held.count + 1 > bound.count * 0.8 || (bound.fileBytes !== undefined && bytes > 0 && held.bytes + bytes > bound.fileBytes * 0.8);
+    const near = (held: TenantCount) =>
+      held.count + 1 > bound.count * 0.8 ||
+      (bound.fileBytes !== undefined && bytes > 0 && held.bytes + bytes > bound.fileBytes * 0.8);
     if (!known || now - known.at > TENANT_RECOUNT_MS || (near(known) && now - known.at > NEAR_RECOUNT_MS)) {
-      const counted = bound.fileBytes !== undefined && records.bytesOf && (bytes > 0 || (known && near(known))) ? await records.bytesOf(tenant) : (known?.bytes ?? 0);
+      const counted =
+        bound.fileBytes !== undefined && records.bytesOf && (bytes > 0 || (known && near(known)))
+          ? await records.bytesOf(tenant)
+          : (known?.bytes ?? 0);
       known = { count: await records.countOf(tenant), bytes: counted, at: now };
       this.tenantCounts.set(key, known);
       if (this.tenantCounts.size > 50_000) this.tenantCounts.clear();
@@ -132,9 +137,13 @@ export class HeldWork {
     if (overCount || overBytes) {
       this.refusedHere(overBytes ? 'fileBytes' : kind);
       const what = overBytes ? `${bound.fileBytes} bytes of stored files` : `${bound.count} unfinished ${kind}`;
-      throw createError('RATE_LIMITED', `this API key holds ${what}, the most one tenant may; retry once some of its work has ended`, {
-        headers: { 'Retry-After': String(RETRY_AFTER_S) },
-      });
+      throw createError(
+        'RATE_LIMITED',
+        `this API key holds ${what}, the most one tenant may; retry once some of its work has ended`,
+        {
+          headers: { 'Retry-After': String(RETRY_AFTER_S) },
+        },
+      );
     }
     known.count += 1;
     known.bytes += bytes;
@@ -150,10 +159,17 @@ export class HeldWork {
     if (over && (await this.forgetProven(address))) over = await this.over(address, kind, bytes);
     if (!over) return;
     this.refusedHere(over);
-    const bound = over === 'fileBytes' ? `${this.bounds.fileBytes} bytes of stored files` : `${this.bounds[over]} ${over === 'jobs' ? 'unfinished jobs' : over === 'syncs' ? 'unfinished syncs' : 'webhooks'}`;
-    throw createError('RATE_LIMITED', `API keys the upstream has not accepted yet hold ${bound} from this address, the most they may; retry once the upstream has accepted one of them or their work has ended`, {
-      headers: { 'Retry-After': String(RETRY_AFTER_S) },
-    });
+    const bound =
+      over === 'fileBytes'
+        ? `${this.bounds.fileBytes} bytes of stored files`
+        : `${this.bounds[over]} ${over === 'jobs' ? 'unfinished jobs' : over === 'syncs' ? 'unfinished syncs' : 'webhooks'}`;
+    throw createError(
+      'RATE_LIMITED',
+      `API keys the upstream has not accepted yet hold ${bound} from this address, the most they may; retry once the upstream has accepted one of them or their work has ended`,
+      {
+        headers: { 'Retry-After': String(RETRY_AFTER_S) },
+      },
+    );
   }
 
   /** The bound one more `kind` holding `bytes` would pass, if any. */
@@ -161,14 +177,16 @@ export class HeldWork {
     const records = this.records.get(kind);
     if (!records) return undefined;
     if ((await records.countFrom(address)) + 1 > this.bounds[kind]) return kind;
-    if (bytes > 0 && records.bytesFrom && (await records.bytesFrom(address)) + bytes > this.bounds.fileBytes) return 'fileBytes';
+    if (bytes > 0 && records.bytesFrom && (await records.bytesFrom(address)) + bytes > this.bounds.fileBytes)
+      return 'fileBytes';
     return undefined;
   }
 
   /** Clears the marks of the address's tenants proven since; answers whether any was. */
   private async forgetProven(address: string): Promise<boolean> {
     const tenants = new Set<string>();
-    for (const records of this.records.values()) for (const tenant of await records.tenantsFrom(address, RECONCILED_TENANTS)) tenants.add(tenant);
+    for (const records of this.records.values())
+      for (const tenant of await records.tenantsFrom(address, RECONCILED_TENANTS)) tenants.add(tenant);
     let forgot = false;
     for (const tenant of tenants) {
       if (!(await this.isProven(tenant))) continue;

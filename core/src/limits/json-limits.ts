@@ -37,7 +37,12 @@ export interface BodyBounds {
   jsonBytes: number;
 }
 
-export const DEFAULT_BODY_BOUNDS: Readonly<BodyBounds> = Object.freeze({ bodyValues: 20_000, objectKeys: 1_000, arrayItems: 10_000, jsonBytes: 1024 * 1024 });
+export const DEFAULT_BODY_BOUNDS: Readonly<BodyBounds> = Object.freeze({
+  bodyValues: 20_000,
+  objectKeys: 1_000,
+  arrayItems: 10_000,
+  jsonBytes: 1024 * 1024,
+});
 
 /** Upstream answers: deeper than this is unusable (D5 UPSTREAM_INVALID_RESPONSE). */
 export const MAX_ANSWER_DEPTH = 64;
@@ -57,7 +62,8 @@ const MAX_DEPTH_LIMIT = 1024;
  * every upstream answer, request body and store write pays (bench/RESULTS.md).
  */
 export function jsonDepth(value: unknown, limit: number): number {
-  if (!(limit >= 0 && limit <= MAX_DEPTH_LIMIT)) throw new RangeError(`a depth limit is between 0 and ${MAX_DEPTH_LIMIT}`);
+  if (!(limit >= 0 && limit <= MAX_DEPTH_LIMIT))
+    throw new RangeError(`a depth limit is between 0 and ${MAX_DEPTH_LIMIT}`);
   return isContainer(value) ? depthBelow(value as object, 1, limit) : 0;
 }
 
@@ -89,5 +95,7 @@ function deeper(child: unknown, depth: number, deepest: number, limit: number): 
 
 /** The first `KEPT_TEXT_CHARS` characters, marked when cut. */
 export function truncatedText(text: string): string {
-  return text.length <= KEPT_TEXT_CHARS ? text : `${text.slice(0, KEPT_TEXT_CHARS)}… (${text.length} characters, truncated)`;
+  return text.length <= KEPT_TEXT_CHARS
+    ? text
+    : `${text.slice(0, KEPT_TEXT_CHARS)}… (${text.length} characters, truncated)`;
 }

@@ -63,7 +63,9 @@ export class RequestRate {
   private refusal(bucket: Bucket): Error {
     const { perSecond } = this.options;
     const waitS = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
-    return createError('RATE_LIMITED', `${this.what} exceeds ${perSecond}/s`, { headers: { 'Retry-After': String(waitS) } });
+    return createError('RATE_LIMITED', `${this.what} exceeds ${perSecond}/s`, {
+      headers: { 'Retry-After': String(waitS) },
+    });
   }
 
   private sweep(now: number): void {

@@ -53,7 +53,14 @@ export class StoreBudgetAdmission implements AdmissionProvider {
     const lane: Lane = { proven: request.proven, unprovenLimit: request.unprovenLimit };
     const lease = request.synchronous
       ? await this.budget.acquire(opco, request.priority, lane, request.tenant)
-      : await this.budget.acquireWaiting(opco, request.priority, request.cancelled, lane, request.tenant, request.deferrable ? BACKGROUND_HOLD_MS : undefined);
+      : await this.budget.acquireWaiting(
+          opco,
+          request.priority,
+          request.cancelled,
+          lane,
+          request.tenant,
+          request.deferrable ? BACKGROUND_HOLD_MS : undefined,
+        );
     if (!lease) throw createError('UNAVAILABLE', 'the work was cancelled while waiting for upstream budget');
     return { headers: {}, release: () => lease.release() };
   }
@@ -61,7 +68,13 @@ export class StoreBudgetAdmission implements AdmissionProvider {
   /** Calls of every instance are in the slots; who waits is known to each instance alone. */
   async describe(opco: BudgetKey & { unprovenLimit: number }): Promise<AdmissionState> {
     const { used, nextFreeInMs, unprovenUsed } = await this.budget.standing(opco, opco.unprovenLimit);
-    return { provider: this.name, used, waiting: null, nextFreeInMs, unproven: { limit: opco.unprovenLimit, used: unprovenUsed, waiting: null } };
+    return {
+      provider: this.name,
+      used,
+      waiting: null,
+      nextFreeInMs,
+      unproven: { limit: opco.unprovenLimit, used: unprovenUsed, waiting: null },
+    };
   }
 }
 
@@ -121,22 +134,38 @@ export class UpstreamBudget {
    * frees within two calls' spacing (at most CLIENT_WAIT_MAX_MS) is waited for; meanwhile the
    * tenant's ask makes other tenants' background work yield to it (budget-share.ts).
    */
-  async acquire(opco: BudgetKey, priority: number = PRIORITY.client, lane: Lane = PROVEN, tenant?: string): Promise<BudgetLease> {
+  async acquire(
+    opco: BudgetKey,
+    priority: number = PRIORITY.client,
+    lane: Lane = PROVEN,
+    tenant?: string,
+  ): Promise<BudgetLease> {
     const first = await this.tryAcquire(opco, priority, lane, tenant);
     if (first) return first;
     if (tenant !== undefined) await this.share.asked(opco, tenant);
     const fromIndex = lane.proven ? 0 : opco.rateLimit.limit - lane.unprovenLimit;
-    const deadline = this.clock.now() + Math.min(CLIENT_WAIT_MAX_MS, (2 * opco.rateLimit.windowMs) / opco.rateLimit.limit);
-    for (let soon = await this.msUntilFree(opco, fromIndex); this.clock.now() + soon <= deadline; soon = await this.msUntilFree(opco, fromIndex)) {
+    const deadline =
+      this.clock.now() + Math.min(CLIENT_WAIT_MAX_MS, (2 * opco.rateLimit.windowMs) / opco.rateLimit.limit);
+    for (
+      let soon = await this.msUntilFree(opco, fromIndex);
+      this.clock.now() + soon <= deadline;
+      soon = await this.msUntilFree(opco, fromIndex)
+    ) {
       await this.clock.sleep(Math.max(soon, 5) + Math.random() * 10);
       const lease = await this.tryAcquire(opco, priority, lane, tenant);
       if (lease) return lease;
     }
     const waitMs = await this.msUntilFree(opco, fromIndex);
-    const what = lane.proven ? `upstream budget of ${opco.id} exhausted` : `the share of ${opco.id}'s upstream budget left to API keys the upstream has not accepted yet is exhausted`;
-    throw createError('RATE_LIMITED', `${what} (${lane.proven ? opco.rateLimit.limit : lane.unprovenLimit} calls per ${opco.rateLimit.windowMs} ms)`, {
-      headers: { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) },
-    });
+    const what = lane.proven
+      ? `upstream budget of ${opco.id} exhausted`
+      : `the share of ${opco.id}'s upstream budget left to API keys the upstream has not accepted yet is exhausted`;
+    throw createError(
+      'RATE_LIMITED',
+      `${what} (${lane.proven ? opco.rateLimit.limit : lane.unprovenLimit} calls per ${opco.rateLimit.windowMs} ms)`,
+      {
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) },
+      },
+    );
   }
 
   /**
@@ -144,14 +173,21 @@ export class UpstreamBudget {
    * never refused, it is only late (SPEC 1.1 step 4 for work that is not a client's request).
    */
   async acquireWaiting(
-    opco: BudgetKey, priority: number, cancelled: () => boolean | Promise<boolean> = () => false, lane: Lane = PROVEN, tenant?: string, deferAfterMs?: number,
+    opco: BudgetKey,
+    priority: number,
+    cancelled: () => boolean | Promise<boolean> = () => false,
+    lane: Lane = PROVEN,
+    tenant?: string,
+    deferAfterMs?: number,
   ): Promise<BudgetLease | null> {
     const started = this.clock.now();
     for (;;) {
       const waitMs = await this.tryWaiting(opco, priority, lane, tenant);
       if (typeof waitMs !== 'number') return waitMs;
       if (deferAfterMs !== undefined && this.clock.now() - started + waitMs > deferAfterMs) {
-        throw createError('RATE_LIMITED', `upstream budget of ${opco.id} is in use; the work waits its turn`, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) } });
+        throw createError('RATE_LIMITED', `upstream budget of ${opco.id} is in use; the work waits its turn`, {
+          headers: { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) },
+        });
       }
       // Short naps with jitter: waiting instances do not all wake on the same millisecond,
       // and a cancellation is noticed within a quarter of a second.
@@ -161,7 +197,12 @@ export class UpstreamBudget {
   }
 
   /** One try of background work: its lease, or how long to wait before the next try. */
-  private async tryWaiting(opco: BudgetKey, priority: number, lane: Lane, tenant: string | undefined): Promise<BudgetLease | number> {
+  private async tryWaiting(
+    opco: BudgetKey,
+    priority: number,
+    lane: Lane,
+    tenant: string | undefined,
+  ): Promise<BudgetLease | number> {
     const turn = await this.share.turn(opco, tenant);
     if (turn === 'wait') return Math.max(50, await this.msUntilFree(opco));
     const paceMs = turn === 'paced' ? this.share.paceWait(opco) : 0;
@@ -179,7 +220,12 @@ export class UpstreamBudget {
    * requests only, so background work never needs to count the free slots first (D11); the last
    * `unprovenLimit` are the only ones an unproven tenant's call may take (Lane).
    */
-  async tryAcquire(opco: BudgetKey, priority: number = PRIORITY.client, lane: Lane = PROVEN, tenant?: string): Promise<BudgetLease | null> {
+  async tryAcquire(
+    opco: BudgetKey,
+    priority: number = PRIORITY.client,
+    lane: Lane = PROVEN,
+    tenant?: string,
+  ): Promise<BudgetLease | null> {
     await this.prepare(opco);
     const holder = randomHex(8);
     const now = this.clock.now();
@@ -189,18 +235,25 @@ export class UpstreamBudget {
     const reserve = lane.proven ? clientReserve : Math.max(clientReserve, opco.rateLimit.limit - lane.unprovenLimit);
     const stampedUntil = now + callAllowanceMs(opco.rateLimit.windowMs);
     // A slice slot says whose call it holds, so operators see how much of the slice is in use.
-    const claim = { $set: { usedAt: new Date(stampedUntil), holder, unproven: !lane.proven, ...(tenant !== undefined && { tenant }) } };
+    const claim = {
+      $set: { usedAt: new Date(stampedUntil), holder, unproven: !lane.proven, ...(tenant !== undefined && { tenant }) },
+    };
     const rotation = this.rotationOf(opco);
     const guess = lane.proven ? rotation.guess(reserve, freeSince.getTime()) : undefined;
     let slot: Slot | null = null;
     if (guess !== undefined) {
-      slot = await this.slots.findOneAndUpdate({ _id: `${opco.id}#${guess}`, opcoId: opco.id, usedAt: { $lte: freeSince } }, claim);
+      slot = await this.slots.findOneAndUpdate(
+        { _id: `${opco.id}#${guess}`, opcoId: opco.id, usedAt: { $lte: freeSince } },
+        claim,
+      );
     }
     if (!slot) {
       // Unproven calls take the last slots first: those the narrow slice also holds, so a call
       // made while the slice was wide still counts against it once it narrows (tenant-standing.ts).
       slot = await this.slots.findOneAndUpdate(
-        reserve > 0 ? { opcoId: opco.id, index: { $gte: reserve }, usedAt: { $lte: freeSince } } : { opcoId: opco.id, usedAt: { $lte: freeSince } },
+        reserve > 0
+          ? { opcoId: opco.id, index: { $gte: reserve }, usedAt: { $lte: freeSince } }
+          : { opcoId: opco.id, usedAt: { $lte: freeSince } },
         claim,
         lane.proven ? undefined : { sort: { index: -1 } },
       );
@@ -230,12 +283,22 @@ export class UpstreamBudget {
   }
 
   /** Slots used in the current window, by every instance, and how long until one is free. */
-  async standing(opco: BudgetKey, unprovenLimit = 0): Promise<{ used: number; nextFreeInMs: number; unprovenUsed: number }> {
+  async standing(
+    opco: BudgetKey,
+    unprovenLimit = 0,
+  ): Promise<{ used: number; nextFreeInMs: number; unprovenUsed: number }> {
     const freeSince = new Date(freeBefore(this.clock.now(), opco.rateLimit.windowMs));
     const { limit } = opco.rateLimit;
     const [inWindow, inSlice] = await Promise.all([
       this.slots.count({ opcoId: opco.id, usedAt: { $gt: freeSince } }),
-      unprovenLimit > 0 ? this.slots.count({ opcoId: opco.id, usedAt: { $gt: freeSince }, index: { $gte: limit - unprovenLimit }, unproven: true }) : 0,
+      unprovenLimit > 0
+        ? this.slots.count({
+            opcoId: opco.id,
+            usedAt: { $gt: freeSince },
+            index: { $gte: limit - unprovenLimit },
+            unproven: true,
+          })
+        : 0,
     ]);
     const used = Math.min(inWindow, limit);
     return { used, nextFreeInMs: used < limit ? 0 : await this.msUntilFree(opco), unprovenUsed: inSlice };

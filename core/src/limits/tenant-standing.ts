@@ -122,7 +122,12 @@ export class TenantStanding {
     const [doc] = await this.docs.find({ ...filter, expiresAt: { $gt: new Date(now) } }, { limit: 1 });
     const standing: Standing = doc?.standing ?? 'unproven';
     const until = doc ? doc.expiresAt.getTime() : Infinity;
-    this.remember(localKey(opcoId, tenant), { standing, until, recheckAt: now + LOCAL_RECHECK_MS, forbidden: doc?.forbidden });
+    this.remember(localKey(opcoId, tenant), {
+      standing,
+      until,
+      recheckAt: now + LOCAL_RECHECK_MS,
+      forbidden: doc?.forbidden,
+    });
     return standing;
   }
 
@@ -172,7 +177,11 @@ export class TenantStanding {
     const known = this.local.get(localKey(opcoId, tenant));
     if (known?.standing === 'proven' && known.until - now > ttlMs / 2 && !known.forbidden?.length) return;
     await this.write(opcoId, tenant, 'proven', now + ttlMs);
-    this.remember(localKey(ANY_OPCO, tenant), { standing: 'proven', until: now + ttlMs, recheckAt: now + LOCAL_RECHECK_MS });
+    this.remember(localKey(ANY_OPCO, tenant), {
+      standing: 'proven',
+      until: now + ttlMs,
+      recheckAt: now + LOCAL_RECHECK_MS,
+    });
   }
 
   /**
@@ -186,7 +195,10 @@ export class TenantStanding {
       await this.refused(opcoId, tenant, false);
       return true;
     }
-    const [doc] = await this.docs.find({ _id: docId(opcoId, tenant), expiresAt: { $gt: this.clock.date() } }, { limit: 1 });
+    const [doc] = await this.docs.find(
+      { _id: docId(opcoId, tenant), expiresAt: { $gt: this.clock.date() } },
+      { limit: 1 },
+    );
     if (doc?.standing === 'refused') return true;
     const series = [...new Set([...(doc?.forbidden ?? []), request])];
     if (series.length >= (this.options.forbiddenInARow ?? 3)) {
@@ -234,11 +246,24 @@ export class TenantStanding {
     return this.docs.sweepExpired(this.clock.date());
   }
 
-  private async write(opcoId: string, tenant: string, standing: 'proven' | 'refused', until: number, forbidden?: string[]): Promise<void> {
+  private async write(
+    opcoId: string,
+    tenant: string,
+    standing: 'proven' | 'refused',
+    until: number,
+    forbidden?: string[],
+  ): Promise<void> {
     const expiresAt = new Date(until);
-    const update = forbidden ? { $set: { opcoId, tenant, standing, expiresAt, forbidden } } : { $set: { opcoId, tenant, standing, expiresAt }, $unset: { forbidden: '' } };
+    const update = forbidden
+      ? { $set: { opcoId, tenant, standing, expiresAt, forbidden } }
+      : { $set: { opcoId, tenant, standing, expiresAt }, $unset: { forbidden: '' } };
     await this.docs.findOneAndUpdate({ _id: docId(opcoId, tenant) }, update, { upsert: true });
-    this.remember(localKey(opcoId, tenant), { standing, until, recheckAt: this.clock.now() + LOCAL_RECHECK_MS, forbidden });
+    this.remember(localKey(opcoId, tenant), {
+      standing,
+      until,
+      recheckAt: this.clock.now() + LOCAL_RECHECK_MS,
+      forbidden,
+    });
   }
 
   private remember(key: string, known: Known): void {
@@ -259,5 +284,8 @@ function localKey(opcoId: string | undefined, tenant: string): string {
 
 function refusedLately(opcoId: string, remainingMs: number) {
   const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
-  return createError('HTTP_ERROR', `upstream ${opcoId} refused this X-API-KEY lately; it is answered here without asking the upstream again for ${seconds} s`);
+  return createError(
+    'HTTP_ERROR',
+    `upstream ${opcoId} refused this X-API-KEY lately; it is answered here without asking the upstream again for ${seconds} s`,
+  );
 }

@@ -8,11 +8,31 @@ import { maskApiKey } from '../http/tenant.js';
 export type { Logger };
 
 const SECRET_PATHS = [
-  'apiKey', '*.apiKey', 'headers["x-api-key"]', '*.headers["x-api-key"]',
-  'headers.authorization', '*.headers.authorization', 'authorization', '*.authorization',
-  'accessToken', '*.accessToken', 'clientSecret', '*.clientSecret', 'secret', '*.secret',
+  'apiKey',
+  '*.apiKey',
+  'headers["x-api-key"]',
+  '*.headers["x-api-key"]',
+  'headers.authorization',
+  '*.headers.authorization',
+  'authorization',
+  '*.authorization',
+  'accessToken',
+  '*.accessToken',
+  'clientSecret',
+  '*.clientSecret',
+  'secret',
+  '*.secret',
 ];
-const PERSONAL_PATHS = ['*.nom', '*.prenom', '*.nomUsage', '*.dateNaissance', '*.IBAN', '*.ibanEmetteur', 'body', '*.body'];
+const PERSONAL_PATHS = [
+  '*.nom',
+  '*.prenom',
+  '*.nomUsage',
+  '*.dateNaissance',
+  '*.IBAN',
+  '*.ibanEmetteur',
+  'body',
+  '*.body',
+];
 
 export function createLogger(options: { level?: string; destination?: NodeJS.WritableStream } = {}): Logger {
   return pino(
@@ -23,7 +43,8 @@ export function createLogger(options: { level?: string; destination?: NodeJS.Wri
         paths: [...SECRET_PATHS, ...PERSONAL_PATHS],
         censor: (value: unknown, path: string[]) => {
           const last = path[path.length - 1];
-          if (last === 'x-api-key' || last === 'apiKey') return typeof value === 'string' ? maskApiKey(value) : '[masked]';
+          if (last === 'x-api-key' || last === 'apiKey')
+            return typeof value === 'string' ? maskApiKey(value) : '[masked]';
           return '[redacted]';
         },
       },
@@ -54,7 +75,10 @@ export function createBatchedLogger(options: { level?: string } = {}): BatchedLo
     if (!(destination as unknown as { destroyed: boolean }).destroyed) destination.flushSync();
   };
   process.once('exit', flush);
-  const log = pino({ level: options.level ?? process.env.LOG_LEVEL ?? 'info', base: { service: 'opco-proxy' } }, destination);
+  const log = pino(
+    { level: options.level ?? process.env.LOG_LEVEL ?? 'info', base: { service: 'opco-proxy' } },
+    destination,
+  );
   return {
     log,
     flush() {

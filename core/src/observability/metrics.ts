@@ -2,7 +2,16 @@
  * Pipeline step 9: per-opco figures over a sliding 60-second window (SPEC 1.1, 8), read by
  * GET /{opcoId}/status (D13) and by the hub; plus Prometheus counters for operators at /metrics.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration } from 'prom-client';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type CounterConfiguration,
+  type GaugeConfiguration,
+  type HistogramConfiguration,
+} from 'prom-client';
 import { settlesBy, systemClock, type Clock } from '../clock.js';
 import type { Queue } from '../ports/queue.js';
 import type { Store } from '../ports/store.js';
@@ -60,7 +69,14 @@ export class MetricsWindow {
   }
 
   snapshot(opcoId: string, now = this.clock.now()): WindowSnapshot {
-    const total: WindowSnapshot = { requests: 0, errors: 0, rateLimited: 0, warnings: 0, errorRate: 0, averageLatencyMs: 0 };
+    const total: WindowSnapshot = {
+      requests: 0,
+      errors: 0,
+      rateLimited: 0,
+      warnings: 0,
+      errorRate: 0,
+      averageLatencyMs: 0,
+    };
     let latency = 0;
     for (const bucket of this.buckets.get(opcoId) ?? []) {
       if (bucket.start <= now - this.windowMs) continue;
@@ -134,7 +150,7 @@ export function createPrometheusMetrics() {
   // The public edge (issue 27): who spends the upstream budget, and what strangers were refused.
   const budgetCalls = new Counter({
     name: 'opco_proxy_budget_calls_total',
-    help: 'Upstream calls admitted (pipeline step 4), by opco and by whether the tenant\'s key is proven or unproven',
+    help: "Upstream calls admitted (pipeline step 4), by opco and by whether the tenant's key is proven or unproven",
     labelNames: ['opco', 'tenant'] as const,
     registers: [registry],
   });
@@ -168,24 +184,43 @@ export function createPrometheusMetrics() {
     labelNames: ['action'] as const,
     registers: [registry],
   });
-  return { registry, upstreamCalls, upstreamLatency, driftWarnings, httpRequests, httpDuration, budgetCalls, keyRefusals, refusedKeyHits, addressRefusals, auditRecords, auditFailures };
+  return {
+    registry,
+    upstreamCalls,
+    upstreamLatency,
+    driftWarnings,
+    httpRequests,
+    httpDuration,
+    budgetCalls,
+    keyRefusals,
+    refusedKeyHits,
+    addressRefusals,
+    auditRecords,
+    auditFailures,
+  };
 }
 
 /** Work-queue depths, asked of the backend at each scrape; a queue that does not answer keeps its last value. */
-export function queueDepthGauge(registry: Registry, queue: Pick<Queue, 'depth'>, names: ReadonlySet<string>): Gauge<'queue' | 'state'> {
+export function queueDepthGauge(
+  registry: Registry,
+  queue: Pick<Queue, 'depth'>,
+  names: ReadonlySet<string>,
+): Gauge<'queue' | 'state'> {
   return new Gauge({
     name: 'opco_proxy_queue_depth',
     help: 'Messages in each work queue: ready (waiting for a consumer), delayed (waiting out a retry delay), unacknowledged (being worked on)',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
     async collect() {
-      await Promise.all([...names].map(async (name) => {
-        const depth = await queue.depth(name).catch(() => undefined);
-        if (!depth) return;
-        this.set({ queue: name, state: 'ready' }, depth.ready);
-        if (depth.delayed !== null) this.set({ queue: name, state: 'delayed' }, depth.delayed);
-        if (depth.unacknowledged !== null) this.set({ queue: name, state: 'unacknowledged' }, depth.unacknowledged);
-      }));
+      await Promise.all(
+        [...names].map(async (name) => {
+          const depth = await queue.depth(name).catch(() => undefined);
+          if (!depth) return;
+          this.set({ queue: name, state: 'ready' }, depth.ready);
+          if (depth.delayed !== null) this.set({ queue: name, state: 'delayed' }, depth.delayed);
+          if (depth.unacknowledged !== null) this.set({ queue: name, state: 'unacknowledged' }, depth.unacknowledged);
+        }),
+      );
     },
   });
 }
@@ -194,20 +229,29 @@ export function queueDepthGauge(registry: Registry, queue: Pick<Queue, 'depth'>,
  * so an alert can tell a backend down from a slow one. A ping that has not answered within
  * `STORE_GAUGE.WAIT_MS` counts as down: a hung backend must not hang /metrics either.
  */
-export function backendUpGauge(registry: Registry, backends: { store: Pick<Store, 'ping' | 'kind'>; queue: Pick<Queue, 'ping' | 'kind'> }, clock: Clock): Gauge<'backend' | 'kind'> {
+export function backendUpGauge(
+  registry: Registry,
+  backends: { store: Pick<Store, 'ping' | 'kind'>; queue: Pick<Queue, 'ping' | 'kind'> },
+  clock: Clock,
+): Gauge<'backend' | 'kind'> {
   return new Gauge({
     name: 'opco_proxy_backend_up',
     help: 'Whether the store and the queue answered a ping at this scrape (1) or not within 2 s (0), by backend (store, queue) and kind',
     labelNames: ['backend', 'kind'] as const,
     registers: [registry],
     async collect() {
-      await Promise.all((['store', 'queue'] as const).map(async (backend) => {
-        const { kind } = backends[backend];
-        let answered = false;
-        const ping = backends[backend].ping().then(() => void (answered = true), () => undefined);
-        await settlesBy(clock, clock.now() + STORE_GAUGE.WAIT_MS, ping);
-        this.set({ backend, kind }, answered ? 1 : 0);
-      }));
+      await Promise.all(
+        (['store', 'queue'] as const).map(async (backend) => {
+          const { kind } = backends[backend];
+          let answered = false;
+          const ping = backends[backend].ping().then(
+            () => void (answered = true),
+            () => undefined,
+          );
+          await settlesBy(clock, clock.now() + STORE_GAUGE.WAIT_MS, ping);
+          this.set({ backend, kind }, answered ? 1 : 0);
+        }),
+      );
     },
   });
 }
@@ -224,7 +268,8 @@ export interface PluginMetrics {
 
 export function pluginMetrics(registry: Registry, plugin: string, clock: Clock): PluginMetrics {
   const named = <T extends { name: string }>(config: T): T & { registers: Registry[] } => {
-    if (!config.name.startsWith('opco_proxy_')) throw kernelError('OPCO_ERR_METRIC_NAME', { plugin, metric: config.name });
+    if (!config.name.startsWith('opco_proxy_'))
+      throw kernelError('OPCO_ERR_METRIC_NAME', { plugin, metric: config.name });
     return { ...config, registers: [registry] };
   };
   return {
@@ -233,13 +278,16 @@ export function pluginMetrics(registry: Registry, plugin: string, clock: Clock):
     histogram: (config) => new Histogram(named(config)),
     ageGauge: ({ name, help, since }) => {
       const age = new StoreAge(clock, since);
-      return new Gauge(named({
-        name, help,
-        async collect() {
-          const seconds = await age.seconds();
-          if (seconds !== undefined) this.set(seconds);
-        },
-      }));
+      return new Gauge(
+        named({
+          name,
+          help,
+          async collect() {
+            const seconds = await age.seconds();
+            if (seconds !== undefined) this.set(seconds);
+          },
+        }),
+      );
     },
   };
 }

@@ -66,7 +66,9 @@ export class StoreAge {
       .catch(() => undefined)
       .finally(() => {
         const tookMs = this.clock.now() - startedAt;
-        read.nextAt = startedAt + Math.min(STORE_GAUGE.MAX_EVERY_MS, Math.max(STORE_GAUGE.MIN_EVERY_MS, tookMs * STORE_GAUGE.COST_FACTOR));
+        read.nextAt =
+          startedAt +
+          Math.min(STORE_GAUGE.MAX_EVERY_MS, Math.max(STORE_GAUGE.MIN_EVERY_MS, tookMs * STORE_GAUGE.COST_FACTOR));
       });
     return read;
   }

@@ -62,7 +62,10 @@ export class Pipeline {
       }
       if (hooks.count('lookup') > 0) ctx.cache = 'miss';
     }
-    const claim = (await this.deps.standing?.claim(ctx.opco.id, ctx.tenant.hash)) ?? { standing: 'proven' as const, done: () => undefined };
+    const claim = (await this.deps.standing?.claim(ctx.opco.id, ctx.tenant.hash)) ?? {
+      standing: 'proven' as const,
+      done: () => undefined,
+    };
     try {
       await this.transformRequest(ctx); // step 5
       const proven = claim.standing === 'proven';
@@ -85,11 +88,22 @@ export class Pipeline {
    */
   private async admitAndCall(ctx: CallContext, proven: boolean): Promise<void> {
     const { clock } = this.deps;
-    const unprovenLimit = proven ? unprovenSlice(ctx.opco.rateLimit.limit, this.deps.unprovenShare ?? 1) : await this.unprovenLimit(ctx);
+    const unprovenLimit = proven
+      ? unprovenSlice(ctx.opco.rateLimit.limit, this.deps.unprovenShare ?? 1)
+      : await this.unprovenLimit(ctx);
     for (let refreshAllowed = true; ; refreshAllowed = false) {
       const lease = await this.deps.admission().admit({
-        opcoId: ctx.opco.id, rateLimit: ctx.opco.rateLimit, route: ctx.route, method: ctx.method, priority: ctx.priority,
-        tenant: ctx.tenant.hash, synchronous: ctx.synchronous, cancelled: ctx.cancelled, deferrable: ctx.deferrable, proven, unprovenLimit,
+        opcoId: ctx.opco.id,
+        rateLimit: ctx.opco.rateLimit,
+        route: ctx.route,
+        method: ctx.method,
+        priority: ctx.priority,
+        tenant: ctx.tenant.hash,
+        synchronous: ctx.synchronous,
+        cancelled: ctx.cancelled,
+        deferrable: ctx.deferrable,
+        proven,
+        unprovenLimit,
       }); // step 4
       this.deps.prometheus.budgetCalls.inc({ opco: ctx.opco.id, tenant: proven ? 'proven' : 'unproven' });
       ctx.leaseHeaders = lease.headers;
@@ -106,7 +120,10 @@ export class Pipeline {
         try {
           await lease.release({ status: refresh ? 401 : answeredStatus(ctx), latencyMs: clock.now() - calledAt });
         } catch (err) {
-          this.deps.log.warn({ opcoId: ctx.opco.id, route: ctx.route, err }, 'the end of an upstream call could not be recorded by the admission provider');
+          this.deps.log.warn(
+            { opcoId: ctx.opco.id, route: ctx.route, err },
+            'the end of an upstream call could not be recorded by the admission provider',
+          );
         }
       }
       if (!refresh) break;
@@ -122,7 +139,10 @@ export class Pipeline {
   private async unprovenLimit(ctx: CallContext): Promise<number> {
     const { standing, unprovenShare = 1, calmUnprovenShare = unprovenShare } = this.deps;
     const strangers = standing ? await standing.strangersLately(ctx.opco.id) : true;
-    return unprovenSlice(ctx.opco.rateLimit.limit, strangers ? unprovenShare : Math.max(unprovenShare, calmUnprovenShare));
+    return unprovenSlice(
+      ctx.opco.rateLimit.limit,
+      strangers ? unprovenShare : Math.max(unprovenShare, calmUnprovenShare),
+    );
   }
 
   /**
@@ -166,12 +186,16 @@ export class Pipeline {
         prometheus.keyRefusals.inc({ opco: ctx.opco.id });
         await standing.refused(ctx.opco.id, ctx.tenant.hash, proven);
       } else if (verdict === 'forbidden') {
-        if (await standing.forbidden(ctx.opco.id, ctx.tenant.hash, requestFingerprint(ctx), proven)) prometheus.keyRefusals.inc({ opco: ctx.opco.id });
+        if (await standing.forbidden(ctx.opco.id, ctx.tenant.hash, requestFingerprint(ctx), proven))
+          prometheus.keyRefusals.inc({ opco: ctx.opco.id });
       } else if (keyAccepted(verdict)) {
         await standing.accepted(ctx.opco.id, ctx.tenant.hash);
       }
     } catch (err) {
-      this.deps.log.warn({ requestId: ctx.requestId, opcoId: ctx.opco.id, err }, 'what the upstream said of the key could not be stored');
+      this.deps.log.warn(
+        { requestId: ctx.requestId, opcoId: ctx.opco.id, err },
+        'what the upstream said of the key could not be stored',
+      );
     }
   }
 
@@ -186,10 +210,16 @@ export class Pipeline {
     prometheus.upstreamLatency.observe({ opco: ctx.opco.id, route: ctx.route }, latencyMs / 1000);
     if (ctx.warnings.length > 0) {
       prometheus.driftWarnings.inc({ opco: ctx.opco.id, route: ctx.route });
-      log.warn({ requestId: ctx.requestId, opcoId: ctx.opco.id, route: ctx.route, warnings: ctx.warnings.slice(0, 20) }, 'upstream answer drifted from the schema');
+      log.warn(
+        { requestId: ctx.requestId, opcoId: ctx.opco.id, route: ctx.route, warnings: ctx.warnings.slice(0, 20) },
+        'upstream answer drifted from the schema',
+      );
     }
     if (ctx.error) {
-      log.warn({ requestId: ctx.requestId, opcoId: ctx.opco.id, route: ctx.route, code: ctx.error.code, status, latencyMs }, 'upstream call failed');
+      log.warn(
+        { requestId: ctx.requestId, opcoId: ctx.opco.id, route: ctx.route, code: ctx.error.code, status, latencyMs },
+        'upstream call failed',
+      );
     }
   }
 }
@@ -199,7 +229,8 @@ export class Pipeline {
  * once in a key's series: the route and its query for a read, the job or request for a write.
  */
 function requestFingerprint(ctx: CallContext): string {
-  const what = ctx.method === 'GET' ? new URLSearchParams(Object.entries(ctx.query).sort()).toString() : (ctx.requestId ?? '');
+  const what =
+    ctx.method === 'GET' ? new URLSearchParams(Object.entries(ctx.query).sort()).toString() : (ctx.requestId ?? '');
   return sha256Hex(`${ctx.route} ${what}`).slice(0, 24);
 }
 

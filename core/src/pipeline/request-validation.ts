@@ -10,7 +10,11 @@
 import { validateRequest } from '@opco-proxy/schemas';
 import { createError } from '../errors/errors.js';
 
-export function checkRequest<T = Record<string, unknown>>(schema: string, value: unknown, description = 'invalid request body'): T {
+export function checkRequest<T = Record<string, unknown>>(
+  schema: string,
+  value: unknown,
+  description = 'invalid request body',
+): T {
   const result = validateRequest(schema, value);
   if (!result.valid) throw createError('VALIDATION_ERROR', description, { errors: result.errors });
   return value as T;

@@ -22,9 +22,11 @@ export function checkAnswer(route: RouteKey, body: unknown): string[] {
     const value = record[field];
     if (value === undefined || value === null) problems.push(`${field}: missing`);
     else if (shape.types[field] === 'array' && !Array.isArray(value)) problems.push(`${field}: not an array`);
-    else if (shape.types[field] === 'object' && (typeof value !== 'object' || Array.isArray(value))) problems.push(`${field}: not an object`);
+    else if (shape.types[field] === 'object' && (typeof value !== 'object' || Array.isArray(value)))
+      problems.push(`${field}: not an object`);
   }
-  if (problems.length > 0) throw createError('UPSTREAM_INVALID_RESPONSE', `upstream answer to ${route} is unusable: ${problems.join(', ')}`);
+  if (problems.length > 0)
+    throw createError('UPSTREAM_INVALID_RESPONSE', `upstream answer to ${route} is unusable: ${problems.join(', ')}`);
   const result = validate(schema, body);
   return result.valid ? [] : result.errors;
 }

@@ -14,7 +14,13 @@ import { randomHex } from '../crypto/crypto.js';
 import { Readable } from 'node:stream';
 import type { Agent, Dispatcher } from 'undici';
 import { createError, isServiceError, type ServiceError } from '../errors/errors.js';
-import { KEPT_TEXT_CHARS, MAX_ANSWER_DEPTH, MAX_KEPT_ERROR_BYTES, jsonDepth, truncatedText } from '../limits/json-limits.js';
+import {
+  KEPT_TEXT_CHARS,
+  MAX_ANSWER_DEPTH,
+  MAX_KEPT_ERROR_BYTES,
+  jsonDepth,
+  truncatedText,
+} from '../limits/json-limits.js';
 import type { CallContext, FileContent, UpstreamAnswer } from './call-context.js';
 import type { AuthTransport, UpstreamAuth } from '../upstream-auth/auth-strategy.js';
 import type { UpstreamErrorRule } from '../profile/profile.js';
@@ -68,7 +74,9 @@ export class UpstreamClient {
   /** How token requests and the like go out: the same client, same limits. */
   readonly transport: AuthTransport = async (request) => {
     try {
-      const response = await (await this.dispatcher()).request({
+      const response = await (
+        await this.dispatcher()
+      ).request({
         origin: new URL(request.url).origin,
         path: pathOf(request.url),
         method: 'POST',
@@ -78,7 +86,9 @@ export class UpstreamClient {
       });
       return { status: response.statusCode, text: await response.body.text() };
     } catch (err) {
-      throw Object.assign(new Error((err as Error).message), { code: (err as { name?: string }).name === 'TimeoutError' ? 'TIMEOUT' : 'NETWORK' });
+      throw Object.assign(new Error((err as Error).message), {
+        code: (err as { name?: string }).name === 'TimeoutError' ? 'TIMEOUT' : 'NETWORK',
+      });
     }
   };
 
@@ -105,7 +115,8 @@ export class UpstreamClient {
   private async send(ctx: CallContext, authHeaders: Record<string, string>): Promise<RawAnswer> {
     const { publisher, timeoutMs, maxAnswerBytes } = this.options;
     const url = new URL(ctx.opco.baseUrl.replace(/\/+$/, '') + ctx.routeProfile.upstream);
-    if (ctx.method === 'GET') for (const [name, value] of Object.entries(ctx.query)) url.searchParams.append(name, value);
+    if (ctx.method === 'GET')
+      for (const [name, value] of Object.entries(ctx.query)) url.searchParams.append(name, value);
     const headers: Record<string, string> = {
       'x-api-key': ctx.tenant.apiKey,
       editeur: publisher.editeur,
@@ -132,7 +143,9 @@ export class UpstreamClient {
     const signal = AbortSignal.timeout(timeoutMs);
     let response: Dispatcher.ResponseData;
     try {
-      response = await (await this.dispatcher()).request({ origin: url.origin, path: url.pathname + url.search, method: ctx.method, headers, body, signal });
+      response = await (
+        await this.dispatcher()
+      ).request({ origin: url.origin, path: url.pathname + url.search, method: ctx.method, headers, body, signal });
     } catch (err) {
       throw networkError(ctx, err);
     }
@@ -155,7 +168,11 @@ export class UpstreamClient {
     } catch (err) {
       throw networkError(ctx, err);
     }
-    return { statusCode: response.statusCode, headers: response.headers, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received) };
+    return {
+      statusCode: response.statusCode,
+      headers: response.headers,
+      body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received),
+    };
   }
 }
 
@@ -184,22 +201,40 @@ function lowerCased(headers: Record<string, string>): Record<string, string> {
  * multipart/form-data written as FormData would (RFC 7578), but with each file's own buffer as
  * a part, where a FormData Blob would copy the file first.
  */
-function multipartBody(metadataPart: string, metadata: unknown, files: Record<string, FileContent> = {}): { type: string; parts: Buffer[]; length: number } {
+function multipartBody(
+  metadataPart: string,
+  metadata: unknown,
+  files: Record<string, FileContent> = {},
+): { type: string; parts: Buffer[]; length: number } {
   const boundary = `----opco-proxy-${randomHex(12)}`;
   // As FormData escapes names: no quote or line break can end the header early.
   const escape = (text: string) => text.replace(/\n/g, '%0A').replace(/\r/g, '%0D').replace(/"/g, '%22');
   const head = (name: string, filename: string, type: string) =>
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${escape(name)}"; filename="${escape(filename)}"\r\nContent-Type: ${type}\r\n\r\n`);
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${escape(name)}"; filename="${escape(filename)}"\r\nContent-Type: ${type}\r\n\r\n`,
+    );
   const crlf = Buffer.from('\r\n');
-  const parts: Buffer[] = [head(metadataPart, 'blob', 'application/json'), Buffer.from(JSON.stringify(metadata ?? {})), crlf];
+  const parts: Buffer[] = [
+    head(metadataPart, 'blob', 'application/json'),
+    Buffer.from(JSON.stringify(metadata ?? {})),
+    crlf,
+  ];
   for (const [role, content] of Object.entries(files)) {
     const pieces = Buffer.isBuffer(content) ? [content] : content;
     // Pieces are only short at the end: a first piece under 4 bytes is the whole file.
     const pdf = (pieces[0] ?? crlf).subarray(0, 4).toString('latin1') === '%PDF';
-    parts.push(head('fichier', `${role}${pdf ? '.pdf' : '.bin'}`, pdf ? 'application/pdf' : 'application/octet-stream'), ...pieces, crlf);
+    parts.push(
+      head('fichier', `${role}${pdf ? '.pdf' : '.bin'}`, pdf ? 'application/pdf' : 'application/octet-stream'),
+      ...pieces,
+      crlf,
+    );
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
-  return { type: `multipart/form-data; boundary=${boundary}`, parts, length: parts.reduce((sum, part) => sum + part.length, 0) };
+  return {
+    type: `multipart/form-data; boundary=${boundary}`,
+    parts,
+    length: parts.reduce((sum, part) => sum + part.length, 0),
+  };
 }
 
 function networkError(ctx: CallContext, err: unknown): ServiceError {
@@ -207,7 +242,9 @@ function networkError(ctx: CallContext, err: unknown): ServiceError {
   // AbortSignal.timeout aborts with a TimeoutError, whether waiting for headers or for the body.
   const name = (err as { name?: string }).name;
   if (name === 'TimeoutError') {
-    return createError('TIMEOUT', `upstream ${ctx.opco.id} did not answer ${ctx.route} within the time limit`, { cause: err });
+    return createError('TIMEOUT', `upstream ${ctx.opco.id} did not answer ${ctx.route} within the time limit`, {
+      cause: err,
+    });
   }
   return createError('NETWORK_ERROR', `network failure towards upstream ${ctx.opco.id}`, { cause: err });
 }
@@ -217,9 +254,14 @@ function toAnswer(ctx: CallContext, response: RawAnswer): UpstreamAnswer {
   const text = response.body.toString('utf8');
   if (status >= 200 && status < 300) {
     const parsed = parseJson(text);
-    if (!parsed.ok) throw createError('UPSTREAM_INVALID_RESPONSE', 'upstream answer is not JSON', { upstream: truncatedText(text) });
+    if (!parsed.ok)
+      throw createError('UPSTREAM_INVALID_RESPONSE', 'upstream answer is not JSON', { upstream: truncatedText(text) });
     if (jsonDepth(parsed.value, MAX_ANSWER_DEPTH) > MAX_ANSWER_DEPTH) {
-      throw createError('UPSTREAM_INVALID_RESPONSE', `upstream answer is nested deeper than ${MAX_ANSWER_DEPTH} levels`, { upstream: truncatedText(text) });
+      throw createError(
+        'UPSTREAM_INVALID_RESPONSE',
+        `upstream answer is nested deeper than ${MAX_ANSWER_DEPTH} levels`,
+        { upstream: truncatedText(text) },
+      );
     }
     return { status, body: parsed.value, headers: response.headers };
   }
@@ -235,16 +277,27 @@ function upstreamError(ctx: CallContext, status: number, text: string, retryAfte
     return createError(rule.code, rule.description ?? `upstream ${ctx.opco.id} answered ${status}`, {
       upstream,
       upstreamStatus: status,
-      ...(rule.code === 'VALIDATION_ERROR' ? { errors: [`upstream: ${rule.description ?? `refused with ${status}`}`] } : {}),
+      ...(rule.code === 'VALIDATION_ERROR'
+        ? { errors: [`upstream: ${rule.description ?? `refused with ${status}`}`] }
+        : {}),
       ...(rule.code === 'UPSTREAM_ERROR' ? { status } : {}),
     });
   }
   const refusal = ctx.opco.profile.keyRefusal;
   if (refusal && status === (refusal.status ?? 403) && refusal.body.test(text)) {
-    return createError('HTTP_ERROR', 'the upstream body does not know this X-API-KEY', { upstream, upstreamStatus: status, keyRefused: true });
+    return createError('HTTP_ERROR', 'the upstream body does not know this X-API-KEY', {
+      upstream,
+      upstreamStatus: status,
+      keyRefused: true,
+    });
   }
-  if (status === 401 || status === 403) return createError('HTTP_ERROR', 'the upstream body refused the authentication', { upstream, upstreamStatus: status });
-  if (status === 404) return createError('NOT_FOUND', 'not found at the upstream body', { upstream, upstreamStatus: status });
+  if (status === 401 || status === 403)
+    return createError('HTTP_ERROR', 'the upstream body refused the authentication', {
+      upstream,
+      upstreamStatus: status,
+    });
+  if (status === 404)
+    return createError('NOT_FOUND', 'not found at the upstream body', { upstream, upstreamStatus: status });
   const seconds = typeof retryAfter === 'string' && /^\d{1,6}$/.test(retryAfter.trim()) ? retryAfter.trim() : undefined;
   return createError('UPSTREAM_ERROR', `upstream answered ${status}`, {
     status: status >= 400 && status <= 599 ? status : 502,
@@ -255,8 +308,18 @@ function upstreamError(ctx: CallContext, status: number, text: string, retryAfte
   });
 }
 
-function matchingRule(rules: UpstreamErrorRule[] | undefined, ctx: CallContext, status: number, text: string): UpstreamErrorRule | undefined {
-  return rules?.find((rule) => rule.status === status && (!rule.routes || rule.routes.includes(ctx.route)) && (!rule.body || rule.body.test(text)));
+function matchingRule(
+  rules: UpstreamErrorRule[] | undefined,
+  ctx: CallContext,
+  status: number,
+  text: string,
+): UpstreamErrorRule | undefined {
+  return rules?.find(
+    (rule) =>
+      rule.status === status &&
+      (!rule.routes || rule.routes.includes(ctx.route)) &&
+      (!rule.body || rule.body.test(text)),
+  );
 }
 
 /** The upstream's error body for `upstream` (SPEC 7): its JSON when small and shallow, else its text cut short. */

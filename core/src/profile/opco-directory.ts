@@ -107,17 +107,25 @@ export async function loadProfile(opcoId: string, adapter: string, bundled: Bund
   const key = `opcos.${opcoId}.adapter`;
   const module = await loadModule<AdapterModule>('adapter', adapter, key, bundled);
   const definition: unknown = module?.profile;
-  if (typeof definition !== 'object' || definition === null) throw new ConfigError(`invalid configuration: ${key}: "${adapter}" exports no profile`);
+  if (typeof definition !== 'object' || definition === null)
+    throw new ConfigError(`invalid configuration: ${key}: "${adapter}" exports no profile`);
   const pkg = packageName('adapter', adapter);
   const format = profileFormat(definition);
   if (typeof format !== 'number' && Number.isInteger((definition as { formatVersion?: unknown }).formatVersion)) {
     throw kernelError('OPCO_ERR_PROFILE_FORMAT_UNSUPPORTED', {
-      key, package: pkg, target: (definition as { formatVersion: number }).formatVersion, supported: SUPPORTED_PROFILE_FORMATS.join(', '),
+      key,
+      package: pkg,
+      target: (definition as { formatVersion: number }).formatVersion,
+      supported: SUPPORTED_PROFILE_FORMATS.join(', '),
     });
   }
   const problems = profileProblems(definition);
   if (problems.length > 0) {
-    throw kernelError('OPCO_ERR_PROFILE_INVALID', { key, package: pkg, problems: problems.map((p) => `${p.key}: ${p.problem}`).join('; ') });
+    throw kernelError('OPCO_ERR_PROFILE_INVALID', {
+      key,
+      package: pkg,
+      problems: problems.map((p) => `${p.key}: ${p.problem}`).join('; '),
+    });
   }
   return withProfileDefaults(definition as ProfileDefinition);
 }
@@ -128,7 +136,10 @@ function withCacheOverrides(profile: Profile, overrides: Record<string, number> 
   const routes = { ...profile.routes };
   for (const [route, ttl] of Object.entries(overrides)) {
     const routeProfile = routes[route as RouteKey];
-    if (!routeProfile) throw new ConfigError(`invalid configuration: opcos.${opcoId}.cacheTtlS: "${route}" is not a route of ${profile.id}`);
+    if (!routeProfile)
+      throw new ConfigError(
+        `invalid configuration: opcos.${opcoId}.cacheTtlS: "${route}" is not a route of ${profile.id}`,
+      );
     routes[route as RouteKey] = { ...routeProfile, cacheTtlS: ttl };
   }
   return { ...profile, routes };

@@ -126,7 +126,9 @@ const FRENCH_DATE = /^(\d{2})\/(\d{2})\/(\d{4})$/;
 const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$/;
 
 function realDate(year: string, month: string, day: string): boolean {
-  const y = Number(year), m = Number(month), d = Number(day);
+  const y = Number(year),
+    m = Number(month),
+    d = Number(day);
   const date = new Date(Date.UTC(y, m - 1, d));
   return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
 }
@@ -139,7 +141,8 @@ function realDate(year: string, month: string, day: string): boolean {
  * as is for validation to report.
  */
 export function dateFormat(paths: readonly string[], options: DateFormatOptions = {}): Transform {
-  const write = (y: string, m: string, d: string) => (options.to === 'DD/MM/YYYY' ? `${d}/${m}/${y}` : `${y}-${m}-${d}`);
+  const write = (y: string, m: string, d: string) =>
+    options.to === 'DD/MM/YYYY' ? `${d}/${m}/${y}` : `${y}-${m}-${d}`;
   const format = (value: unknown): unknown => {
     if (typeof value !== 'string') return value;
     const iso = ISO_DATE.exec(value) ?? ISO_TIMESTAMP.exec(value);
@@ -172,7 +175,10 @@ export function rename(map: Readonly<Record<string, string>>): Transform {
   const moves = Object.entries(map).map(([path, newName]) => {
     const segments = parsePath(path);
     if (segments[segments.length - 1] === '*' || newName === '' || newName.includes('.')) {
-      throw kernelError('OPCO_ERR_TRANSFORM_INVALID', { what: `rename "${path}" -> "${newName}"`, problem: 'rename one named field to a plain name' });
+      throw kernelError('OPCO_ERR_TRANSFORM_INVALID', {
+        what: `rename "${path}" -> "${newName}"`,
+        problem: 'rename one named field to a plain name',
+      });
     }
     return { segments, newName };
   });
@@ -187,7 +193,13 @@ export function rename(map: Readonly<Record<string, string>>): Transform {
     }
     return copy;
   };
-  return { name: 'rename', paths: Object.keys(map), reshapes: true, apply: (value) => rewrite(cloneJson(value)), rewrite };
+  return {
+    name: 'rename',
+    paths: Object.keys(map),
+    reshapes: true,
+    apply: (value) => rewrite(cloneJson(value)),
+    rewrite,
+  };
 }
 
 /** Writes finite numbers as strings (`35` becomes `"35"`); other values are left as is. */
@@ -262,7 +274,10 @@ function rewriteDeep(value: unknown, convert: (key: string, item: unknown) => un
  * Anything that is not an array is left as is.
  */
 export function wrapBareArray(key: string): Transform {
-  const wrap = (value: unknown): unknown => (Array.isArray(value) ? { status: 'success', total: value.length, count: value.length, page: 1, [key]: value } : value);
+  const wrap = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? { status: 'success', total: value.length, count: value.length, page: 1, [key]: value }
+      : value;
   return {
     name: 'wrapBareArray',
     reshapes: true,
@@ -345,7 +360,8 @@ export function renumber(paths: readonly string[], options: { from: number; to: 
   const shift = options.to - options.from;
   return atPaths('renumber', paths, (value) => {
     if (typeof value === 'number' && Number.isInteger(value) && value >= options.from) return value + shift;
-    if (typeof value === 'string' && /^\d{1,15}$/.test(value) && Number(value) >= options.from) return String(Number(value) + shift);
+    if (typeof value === 'string' && /^\d{1,15}$/.test(value) && Number(value) >= options.from)
+      return String(Number(value) + shift);
     return value;
   });
 }
@@ -360,7 +376,11 @@ export function setDefaults(map: Readonly<Record<string, unknown>>): Transform {
   const fields = Object.entries(map).map(([path, fallback]) => {
     const segments = parsePath(path);
     const last = segments.pop()!;
-    if (last === '*') throw kernelError('OPCO_ERR_TRANSFORM_INVALID', { what: `default "${path}"`, problem: 'name one field, not a wildcard' });
+    if (last === '*')
+      throw kernelError('OPCO_ERR_TRANSFORM_INVALID', {
+        what: `default "${path}"`,
+        problem: 'name one field, not a wildcard',
+      });
     return { parent: segments, last, fallback };
   });
   const rewrite = (copy: unknown): unknown => {

@@ -6,7 +6,16 @@
  * In memory only: what is queued or delayed when the process stops is gone. Several processes
  * need the RabbitMQ queue.
  */
-import { QueueUnavailableError, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type QueueDepth, type ReceivedMessage } from '../ports/queue.js';
+import {
+  QueueUnavailableError,
+  type Consumer,
+  type ConsumeOptions,
+  type MessageHandler,
+  type PublishOptions,
+  type Queue,
+  type QueueDepth,
+  type ReceivedMessage,
+} from '../ports/queue.js';
 import { checkConsume, checkPublish } from './message-rules.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
 
@@ -62,7 +71,13 @@ class EmbeddedQueue implements Queue {
   async depth(queue: string): Promise<QueueDepth> {
     this.assertOpen();
     const work = this.queues.get(queue);
-    return { queue, ready: work?.readyCount() ?? 0, delayed: work?.delayed ?? 0, unacknowledged: work?.inFlight() ?? 0, consumers: work?.consumerCount() ?? 0 };
+    return {
+      queue,
+      ready: work?.readyCount() ?? 0,
+      delayed: work?.delayed ?? 0,
+      unacknowledged: work?.inFlight() ?? 0,
+      consumers: work?.consumerCount() ?? 0,
+    };
   }
 
   /** Cancels every consumer (waiting for their handlers), drops timers and queued messages. */
@@ -135,7 +150,8 @@ class WorkQueue {
     while (low < high) {
       const mid = (low + high) >>> 1;
       const other = this.ready[mid];
-      if (other.priority < envelope.priority || (other.priority === envelope.priority && other.seq < envelope.seq)) low = mid + 1;
+      if (other.priority < envelope.priority || (other.priority === envelope.priority && other.seq < envelope.seq))
+        low = mid + 1;
       else high = mid;
     }
     this.ready.splice(low, 0, envelope);

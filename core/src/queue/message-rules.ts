@@ -27,7 +27,8 @@ export function checkPublish(queue: string, body: unknown, options: PublishOptio
     throw new TypeError(`priority must be an integer from 1 to 10, got ${String(priority)}`);
   }
   const delayMs = options.delayMs ?? 0;
-  if (!Number.isFinite(delayMs) || delayMs < 0) throw new TypeError(`delayMs must be a finite number >= 0, got ${String(delayMs)}`);
+  if (!Number.isFinite(delayMs) || delayMs < 0)
+    throw new TypeError(`delayMs must be a finite number >= 0, got ${String(delayMs)}`);
   // JSON, not structuredClone: RabbitMQ carries JSON, so a Date or a Map must not survive here
   // when it would arrive as a string (or {}) in production.
   const payload = JSON.stringify(body);
@@ -38,7 +39,8 @@ export function checkPublish(queue: string, body: unknown, options: PublishOptio
 export function checkConsume(queue: string, options: ConsumeOptions = {}): Required<ConsumeOptions> {
   checkQueueName(queue);
   const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
-  if (!Number.isInteger(prefetch) || prefetch < 1 || prefetch > 65535) throw new TypeError(`prefetch must be an integer from 1 to 65535, got ${String(prefetch)}`);
+  if (!Number.isInteger(prefetch) || prefetch < 1 || prefetch > 65535)
+    throw new TypeError(`prefetch must be an integer from 1 to 65535, got ${String(prefetch)}`);
   const redeliveryDelayMs = options.redeliveryDelayMs ?? DEFAULT_REDELIVERY_DELAY_MS;
   if (!Number.isFinite(redeliveryDelayMs) || redeliveryDelayMs < 0) {
     throw new TypeError(`redeliveryDelayMs must be a finite number >= 0, got ${String(redeliveryDelayMs)}`);
@@ -48,5 +50,6 @@ export function checkConsume(queue: string, options: ConsumeOptions = {}): Requi
 
 function checkQueueName(queue: string): void {
   // `amq.` names are reserved by the broker.
-  if (typeof queue !== 'string' || !QUEUE_NAME.test(queue) || queue.startsWith('amq.')) throw new TypeError(`invalid queue name ${JSON.stringify(queue)}`);
+  if (typeof queue !== 'string' || !QUEUE_NAME.test(queue) || queue.startsWith('amq.'))
+    throw new TypeError(`invalid queue name ${JSON.stringify(queue)}`);
 }

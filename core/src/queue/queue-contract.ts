@@ -80,7 +80,15 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
   run('lower priority numbers come first, first in first out within a priority', async (t, queue, name) => {
     const q = name('priority');
     const published: [string, number][] = [
-      ['a', 10], ['b', 1], ['c', 5], ['d', 1], ['e', 10], ['f', 5], ['g', 1], ['h', 7], ['i', 5],
+      ['a', 10],
+      ['b', 1],
+      ['c', 5],
+      ['d', 1],
+      ['e', 10],
+      ['f', 5],
+      ['g', 1],
+      ['h', 7],
+      ['i', 5],
     ];
     for (const [id, priority] of published) await queue.publish(q, { id }, { priority });
     const got: Arrival[] = [];
@@ -89,8 +97,15 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     // Ten levels: b d g c f i h a e. Fewer: by level, first in first out within one (sort is stable).
     const level = (priority: number) => options.priorityLevels?.find((l) => l >= priority) ?? priority;
     const expected = [...published].sort((x, y) => level(x[1]) - level(y[1]));
-    t.strictSame(got.map((m) => m.body.id), expected.map(([id]) => id));
-    t.strictSame(got.map((m) => m.priority), expected.map(([, priority]) => priority), 'each keeps its priority');
+    t.strictSame(
+      got.map((m) => m.body.id),
+      expected.map(([id]) => id),
+    );
+    t.strictSame(
+      got.map((m) => m.priority),
+      expected.map(([, priority]) => priority),
+      'each keeps its priority',
+    );
   });
 
   run('a delayed message is not delivered before its delay, and keeps its priority', async (t, queue, name) => {
@@ -102,7 +117,11 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     await queue.publish(q, { id: 'late' }, { delayMs, priority: 1 });
     await queue.publish(q, { id: 'now' }, { priority: 10 });
     await waitFor(() => got.length === 2, delayMs + LATE_MARGIN_MS, 'both arrive');
-    t.strictSame(got.map((m) => m.body.id), ['now', 'late'], 'the undelayed one first');
+    t.strictSame(
+      got.map((m) => m.body.id),
+      ['now', 'late'],
+      'the undelayed one first',
+    );
     const waited = got[1].at - sent;
     t.ok(waited >= delayMs * 0.8, `not before the delay (${waited} ms for ${delayMs} ms)`);
     t.equal(got[1].priority, 1);
@@ -146,7 +165,14 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     await waitFor(() => got.length === 1, 5000, 'the first delivery');
     await queue.publish(q, { id: 'other' });
     await waitFor(() => got.length === 3, redeliveryDelayMs + LATE_MARGIN_MS, 'the other one and the redelivery');
-    t.strictSame(got.map((m) => [m.body.id, m.redelivered]), [['flaky', false], ['other', false], ['flaky', true]]);
+    t.strictSame(
+      got.map((m) => [m.body.id, m.redelivered]),
+      [
+        ['flaky', false],
+        ['other', false],
+        ['flaky', true],
+      ],
+    );
     const back = got[2];
     t.ok(back.at - got[0].at >= redeliveryDelayMs * 0.8, `after the redelivery delay (${back.at - got[0].at} ms)`);
     t.equal(back.priority, 1, 'with its priority');
@@ -159,11 +185,11 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     const got: boolean[] = [];
     await queue.consume<Item>(
       q,
-      ((message: ReceivedMessage<Item>) => {
+      (message: ReceivedMessage<Item>) => {
         got.push(message.redelivered);
         if (!message.redelivered) throw new Error('boom');
         return Promise.resolve();
-      }),
+      },
       { redeliveryDelayMs: 50 },
     );
     await queue.publish(q, { id: 'x' });
@@ -191,7 +217,10 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     const all = [...byConsumer[0], ...byConsumer[1]];
     t.equal(all.length, count, 'no duplicates');
     t.equal(new Set(all).size, count, 'every message once');
-    t.ok(byConsumer[0].length > 0 && byConsumer[1].length > 0, `both took a share (${byConsumer[0].length}/${byConsumer[1].length})`);
+    t.ok(
+      byConsumer[0].length > 0 && byConsumer[1].length > 0,
+      `both took a share (${byConsumer[0].length}/${byConsumer[1].length})`,
+    );
   });
 
   run('cancel waits for handlers in flight and takes no more messages', async (t, queue, name) => {
@@ -230,25 +259,37 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const got: string[] = [];
-    await queue.consume<Item>(q, async (message) => {
-      got.push(message.body.id);
-      await held;
-    }, { prefetch: 4 });
+    await queue.consume<Item>(
+      q,
+      async (message) => {
+        got.push(message.body.id);
+        await held;
+      },
+      { prefetch: 4 },
+    );
     await waitFor(() => got.length === 2, 5000, 'both ready messages are handed over');
     const handed = await queue.depth(q);
     t.equal(handed.ready, 0, 'none ready once handed to the consumer');
-    t.ok(handed.unacknowledged === null || handed.unacknowledged === 2, `two unacknowledged, or unknown (${handed.unacknowledged})`);
+    t.ok(
+      handed.unacknowledged === null || handed.unacknowledged === 2,
+      `two unacknowledged, or unknown (${handed.unacknowledged})`,
+    );
     t.ok(handed.consumers === null || handed.consumers === 1, `one consumer, or unknown (${handed.consumers})`);
     release();
   });
 
   run('invalid publish and consume options are refused', async (t, queue, name) => {
     const q = name('invalid');
-    for (const priority of [0, 11, 2.5, Number.NaN]) await t.rejects(queue.publish(q, { id: 'x' }, { priority }), TypeError, `priority ${priority}`);
+    for (const priority of [0, 11, 2.5, Number.NaN])
+      await t.rejects(queue.publish(q, { id: 'x' }, { priority }), TypeError, `priority ${priority}`);
     await t.rejects(queue.publish(q, { id: 'x' }, { delayMs: -1 }), TypeError, 'a negative delay');
     await t.rejects(queue.publish(q, undefined), TypeError, 'a body that is not JSON');
     await t.rejects(queue.publish('', { id: 'x' }), TypeError, 'an empty queue name');
-    await t.rejects(queue.consume(q, async () => undefined, { prefetch: 0 }), TypeError, 'prefetch 0');
+    await t.rejects(
+      queue.consume(q, async () => undefined, { prefetch: 0 }),
+      TypeError,
+      'prefetch 0',
+    );
   });
 
   run('after close, publish, consume and ping reject', async (t, queue, name) => {
@@ -256,7 +297,10 @@ export function queueContract(t: Test, makeQueue: () => Promise<Queue>, options:
     await queue.publish(q, { id: 'x' });
     await queue.close();
     await t.rejects(queue.publish(q, { id: 'y' }), 'publish');
-    await t.rejects(queue.consume(q, async () => undefined), 'consume');
+    await t.rejects(
+      queue.consume(q, async () => undefined),
+      'consume',
+    );
     await t.rejects(queue.ping(), 'ping');
     await t.rejects(queue.depth(q), 'depth');
     await queue.close(); // twice is harmless

@@ -21,20 +21,41 @@ export interface OperatorRouteDeps {
 }
 
 export function mountOperatorRoutes(router: OperationRouter, deps: OperatorRouteDeps): void {
-  router.mount('listAdminUpstreams', async () => {
-    const admission = deps.admission();
-    const items = await Promise.all(deps.opcos.list().map(async (opco) => {
-      const { requests, errors, rateLimited, averageLatencyMs } = deps.window.snapshot(opco.id);
-      const rateLimit = { limit: opco.rateLimit.limit, windowMs: opco.rateLimit.windowMs };
-      const unprovenLimit = unprovenSlice(rateLimit.limit, deps.unprovenShare);
-      const state = admission.describe ? await admission.describe({ id: opco.id, rateLimit, unprovenLimit }) : { provider: admission.name, used: null, waiting: null };
-      return { opcoId: opco.id, adapter: opco.adapter, rateLimit, window: { requests, errors, rateLimited, averageLatencyMs }, admission: state };
-    }));
-    return { status: 200, body: { items } };
-  }, 'kernel');
+  router.mount(
+    'listAdminUpstreams',
+    async () => {
+      const admission = deps.admission();
+      const items = await Promise.all(
+        deps.opcos.list().map(async (opco) => {
+          const { requests, errors, rateLimited, averageLatencyMs } = deps.window.snapshot(opco.id);
+          const rateLimit = { limit: opco.rateLimit.limit, windowMs: opco.rateLimit.windowMs };
+          const unprovenLimit = unprovenSlice(rateLimit.limit, deps.unprovenShare);
+          const state = admission.describe
+            ? await admission.describe({ id: opco.id, rateLimit, unprovenLimit })
+            : { provider: admission.name, used: null, waiting: null };
+          return {
+            opcoId: opco.id,
+            adapter: opco.adapter,
+            rateLimit,
+            window: { requests, errors, rateLimited, averageLatencyMs },
+            admission: state,
+          };
+        }),
+      );
+      return { status: 200, body: { items } };
+    },
+    'kernel',
+  );
 
-  router.mount('listAdminQueues', async () => ({
-    status: 200,
-    body: { kind: deps.queue.kind, items: await Promise.all([...deps.queueNames].map((name) => deps.queue.depth(name))) },
-  }), 'kernel');
+  router.mount(
+    'listAdminQueues',
+    async () => ({
+      status: 200,
+      body: {
+        kind: deps.queue.kind,
+        items: await Promise.all([...deps.queueNames].map((name) => deps.queue.depth(name))),
+      },
+    }),
+    'kernel',
+  );
 }

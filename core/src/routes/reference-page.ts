@@ -88,26 +88,38 @@ export function mountReferencePage(router: OperationRouter): void {
   const loaded = new Map<string, Promise<Buffer>>();
   const distDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/absolute-path.js'));
 
-  router.mount('getReferencePage', () => ({
-    status: 200,
-    body: PAGE,
-    headers: { ...COMMON_HEADERS, 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': REFERENCE_PAGE_CSP },
-  }), 'kernel');
-
-  router.mount('getReferenceAsset', async ({ params }) => {
-    const name = params.asset;
-    const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
-    if (!asset) throw createError('NOT_FOUND', `no asset ${name} on the reference page`);
-    let body: Promise<Buffer> | undefined = loaded.get(name);
-    if (!body) {
-      body = asset.file ? readFile(join(distDir, asset.file)) : Promise.resolve(Buffer.from(asset.text!, 'utf8'));
-      body.catch(() => loaded.delete(name));
-      loaded.set(name, body);
-    }
-    return {
+  router.mount(
+    'getReferencePage',
+    () => ({
       status: 200,
-      body: await body,
-      headers: { ...COMMON_HEADERS, 'Content-Type': asset.type, 'Cache-Control': 'public, max-age=3600' },
-    };
-  }, 'kernel');
+      body: PAGE,
+      headers: {
+        ...COMMON_HEADERS,
+        'Content-Type': 'text/html; charset=utf-8',
+        'Content-Security-Policy': REFERENCE_PAGE_CSP,
+      },
+    }),
+    'kernel',
+  );
+
+  router.mount(
+    'getReferenceAsset',
+    async ({ params }) => {
+      const name = params.asset;
+      const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
+      if (!asset) throw createError('NOT_FOUND', `no asset ${name} on the reference page`);
+      let body: Promise<Buffer> | undefined = loaded.get(name);
+      if (!body) {
+        body = asset.file ? readFile(join(distDir, asset.file)) : Promise.resolve(Buffer.from(asset.text!, 'utf8'));
+        body.catch(() => loaded.delete(name));
+        loaded.set(name, body);
+      }
+      return {
+        status: 200,
+        body: await body,
+        headers: { ...COMMON_HEADERS, 'Content-Type': asset.type, 'Cache-Control': 'public, max-age=3600' },
+      };
+    },
+    'kernel',
+  );
 }

@@ -24,22 +24,31 @@ export interface SystemRouteDeps {
 
 export function mountSystemRoutes(router: OperationRouter, deps: SystemRouteDeps): void {
   router.mount('getHealth', () => ({ status: 200, body: { status: 'ok' } }), 'kernel');
-  router.mount('getReady', async () => {
-    if (deps.inFlight.draining) throw createError('UNAVAILABLE', 'the process is stopping', { headers: { 'Retry-After': '1' } });
-    const within = deps.readyTimeoutMs ?? 3000;
-    await answers(`store (${deps.store.kind})`, deps.store.ping(), within, deps.clock);
-    await answers(`queue (${deps.queue.kind})`, deps.queue.ping(), within, deps.clock);
-    return { status: 200, body: { status: 'ready', store: deps.store.kind, queue: deps.queue.kind } };
-  }, 'kernel');
+  router.mount(
+    'getReady',
+    async () => {
+      if (deps.inFlight.draining)
+        throw createError('UNAVAILABLE', 'the process is stopping', { headers: { 'Retry-After': '1' } });
+      const within = deps.readyTimeoutMs ?? 3000;
+      await answers(`store (${deps.store.kind})`, deps.store.ping(), within, deps.clock);
+      await answers(`queue (${deps.queue.kind})`, deps.queue.ping(), within, deps.clock);
+      return { status: 200, body: { status: 'ready', store: deps.store.kind, queue: deps.queue.kind } };
+    },
+    'kernel',
+  );
   let document: OpenApiDocument | undefined;
   // Built on first use: by then every plugin has mounted its operations.
   router.mount('getOpenApi', () => ({ status: 200, body: (document ??= buildOpenApi(router.ids())) }), 'kernel');
   mountReferencePage(router);
-  router.mount('getMetrics', async () => ({
-    status: 200,
-    body: await deps.prometheus.registry.metrics(),
-    headers: { 'Content-Type': deps.prometheus.registry.contentType },
-  }), 'kernel');
+  router.mount(
+    'getMetrics',
+    async () => ({
+      status: 200,
+      body: await deps.prometheus.registry.metrics(),
+      headers: { 'Content-Type': deps.prometheus.registry.contentType },
+    }),
+    'kernel',
+  );
 }
 
 async function answers(what: string, ping: Promise<void>, ms: number, clock: Clock): Promise<void> {

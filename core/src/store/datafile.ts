@@ -151,7 +151,8 @@ export function serialize(doc: object): string {
   return JSON.stringify(doc, function (this: Record<string, unknown>, key, value: unknown) {
     const raw = this[key];
     if (raw instanceof Date) return { $$date: raw.getTime() };
-    if (raw instanceof Uint8Array) return { $$bytes: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64') };
+    if (raw instanceof Uint8Array)
+      return { $$bytes: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64') };
     return value;
   });
 }

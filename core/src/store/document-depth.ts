@@ -8,14 +8,17 @@ import { jsonDepth } from '../limits/json-limits.js';
 
 export function assertStorable(value: unknown, what = 'a document'): void {
   if (jsonDepth(value, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) {
-    throw new TypeError(`${what} nested deeper than ${MAX_DOCUMENT_DEPTH} levels cannot be stored; store such values as JSON text`);
+    throw new TypeError(
+      `${what} nested deeper than ${MAX_DOCUMENT_DEPTH} levels cannot be stored; store such values as JSON text`,
+    );
   }
 }
 
 /** An update: as a document, and carrying no bytes (they are written once, by an insert). */
 export function assertStorableUpdate(update: unknown): void {
   assertStorable(update, 'an update');
-  if (holdsBytes(update)) throw new TypeError('an update cannot carry bytes: store them with the document when it is inserted');
+  if (holdsBytes(update))
+    throw new TypeError('an update cannot carry bytes: store them with the document when it is inserted');
 }
 
 /** Whether bytes (a Buffer or another typed array) are anywhere in the value. */

@@ -133,7 +133,8 @@ export class DocumentTable {
   }
 
   private assertFree(doc: StoredDoc): void {
-    if (this.byId.has(doc._id)) throw new DuplicateKeyError(`duplicate key: _id ${JSON.stringify(doc._id)} is already stored`);
+    if (this.byId.has(doc._id))
+      throw new DuplicateKeyError(`duplicate key: _id ${JSON.stringify(doc._id)} is already stored`);
     for (const index of this.indexes) if (index.clash(doc) !== undefined) throw duplicate(index.spec, doc);
   }
 
@@ -150,5 +151,7 @@ export class DocumentTable {
 }
 
 function duplicate(spec: IndexSpec, doc: StoredDoc): DuplicateKeyError {
-  return new DuplicateKeyError(`duplicate key: ${spec.fields.join(', ')} of ${JSON.stringify(doc._id)} is already held`);
+  return new DuplicateKeyError(
+    `duplicate key: ${spec.fields.join(', ')} of ${JSON.stringify(doc._id)} is already held`,
+  );
 }

@@ -187,7 +187,10 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     return this.write(async ({ table, datafile }) => {
       const matches = matching(table, search, { limit });
       table.remove(matches);
-      await datafile?.append([], matches.map((doc) => doc._id));
+      await datafile?.append(
+        [],
+        matches.map((doc) => doc._id),
+      );
       return matches.length;
     });
   }
@@ -229,7 +232,11 @@ function searchFor(filter: Filter): Search {
   const lift = (clause: Filter): void => {
     for (const [key, value] of Object.entries(clause)) {
       if (key === '$and' && Array.isArray(value)) value.forEach((inner) => isPlainObject(inner) && lift(inner));
-      else if (!key.startsWith('$') && !key.includes('.') && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) {
+      else if (
+        !key.startsWith('$') &&
+        !key.includes('.') &&
+        (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      ) {
         equalities[key] = value;
       }
     }
@@ -253,7 +260,8 @@ function matching(table: DocumentTable, search: Search, options: FindOptions): S
 }
 
 function updated(doc: StoredDoc, modifier: Modifier): StoredDoc {
-  if (BYTE_DOCUMENTS.has(doc)) throw new TypeError('a document holding bytes cannot be updated: bytes are written once, then read or deleted');
+  if (BYTE_DOCUMENTS.has(doc))
+    throw new TypeError('a document holding bytes cannot be updated: bytes are written once, then read or deleted');
   return applyUpdate(doc, modifier);
 }
 
@@ -283,11 +291,15 @@ function splitUpdate(update: Update): { modifier: Modifier | undefined; setOnIns
       if (Object.keys(fields).length > 0) modifier[op] = dropUndefined(fields);
     } else throw new TypeError(`unsupported update operator ${op}`);
   }
-  return { modifier: Object.keys(modifier).length > 0 ? (modifier) : undefined, setOnInsert };
+  return { modifier: Object.keys(modifier).length > 0 ? modifier : undefined, setOnInsert };
 }
 
 /** `{...equality fields of the filter, ...$setOnInsert, ...$set}`, then the other operators. */
-function upsertDocument(filter: Filter, setOnInsert: Record<string, unknown>, modifier: Modifier | undefined): StoredDoc {
+function upsertDocument(
+  filter: Filter,
+  setOnInsert: Record<string, unknown>,
+  modifier: Modifier | undefined,
+): StoredDoc {
   const seed = equalityFields(filter);
   const _id = seed._id ?? setOnInsert._id ?? modifier?.$set?._id ?? randomUUID();
   if (typeof _id !== 'string') throw new TypeError('an upserted document needs a string _id');

@@ -18,7 +18,8 @@ export function compileFilter(filter: Filter): Predicate {
   if (!isPlainObject(filter)) throw new TypeError('a filter must be a plain object');
   const parts: Predicate[] = Object.entries(filter).map(([key, condition]) => {
     if (key === '$and' || key === '$or') {
-      if (!Array.isArray(condition) || condition.length === 0) throw new TypeError(`${key} needs a non-empty array of filters`);
+      if (!Array.isArray(condition) || condition.length === 0)
+        throw new TypeError(`${key} needs a non-empty array of filters`);
       const clauses = condition.map((clause) => compileFilter(clause as Filter));
       return key === '$and' ? (doc) => clauses.every((c) => c(doc)) : (doc) => clauses.some((c) => c(doc));
     }
@@ -74,7 +75,8 @@ function compileCondition(key: string, condition: unknown): Condition {
     // The driver drops undefined keys, which would silently widen the filter to everything.
     throw new TypeError(`filter field ${key} is undefined`);
   }
-  if (!isOperatorObject(condition)) return { many: (values) => anyEquals(values, condition), one: (value) => valuesEqual(value, condition) };
+  if (!isOperatorObject(condition))
+    return { many: (values) => anyEquals(values, condition), one: (value) => valuesEqual(value, condition) };
   const tests = Object.entries(condition).map(([op, operand]): Condition => {
     if (operand === undefined) throw new TypeError(`filter field ${key}: ${op} operand is undefined`);
     switch (op) {
@@ -84,11 +86,17 @@ function compileCondition(key: string, condition: unknown): Condition {
         return { many: (values) => !anyEquals(values, operand), one: (value) => !valuesEqual(value, operand) };
       case '$in': {
         const list = listOperand(key, op, operand);
-        return { many: (values) => list.some((x) => anyEquals(values, x)), one: (value) => list.some((x) => valuesEqual(value, x)) };
+        return {
+          many: (values) => list.some((x) => anyEquals(values, x)),
+          one: (value) => list.some((x) => valuesEqual(value, x)),
+        };
       }
       case '$nin': {
         const list = listOperand(key, op, operand);
-        return { many: (values) => !list.some((x) => anyEquals(values, x)), one: (value) => !list.some((x) => valuesEqual(value, x)) };
+        return {
+          many: (values) => !list.some((x) => anyEquals(values, x)),
+          one: (value) => !list.some((x) => valuesEqual(value, x)),
+        };
       }
       case '$gt':
       case '$gte':
@@ -104,7 +112,10 @@ function compileCondition(key: string, condition: unknown): Condition {
     }
   });
   if (tests.length === 1) return tests[0];
-  return { many: (values) => tests.every((test) => test.many(values)), one: (value) => tests.every((test) => test.one(value)) };
+  return {
+    many: (values) => tests.every((test) => test.many(values)),
+    one: (value) => tests.every((test) => test.one(value)),
+  };
 }
 
 function listOperand(key: string, op: string, operand: unknown): unknown[] {
@@ -165,7 +176,8 @@ export function valuesEqual(a: unknown, b: unknown): boolean {
   if (a === undefined || a === null || b === null || b === undefined) {
     return (a === undefined || a === null) && (b === undefined || b === null);
   }
-  if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+  if (a instanceof Date || b instanceof Date)
+    return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
   if (Array.isArray(a) || Array.isArray(b)) {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => valuesEqual(x, b[i]));
   }
@@ -189,6 +201,7 @@ function isOperatorObject(value: unknown): value is Record<string, unknown> {
   if (!isPlainObject(value)) return false;
   const keys = Object.keys(value);
   const operators = keys.filter((k) => k.startsWith('$')).length;
-  if (operators > 0 && operators < keys.length) throw new TypeError('a filter condition cannot mix operators and fields');
+  if (operators > 0 && operators < keys.length)
+    throw new TypeError('a filter condition cannot mix operators and fields');
   return operators > 0;
 }

@@ -20,24 +20,46 @@ export interface Page<T> {
   next?: string;
 }
 
-export function newestFirst<T extends Doc>(collection: Collection<T>, filter: Filter, field: keyof T & string, request: PageRequest = {}): Promise<Page<T>> {
+export function newestFirst<T extends Doc>(
+  collection: Collection<T>,
+  filter: Filter,
+  field: keyof T & string,
+  request: PageRequest = {},
+): Promise<Page<T>> {
   return pageOf(collection, filter, field, request, -1);
 }
 
 /** The same pages in the other order (an export reads a period from its start). */
-export function oldestFirst<T extends Doc>(collection: Collection<T>, filter: Filter, field: keyof T & string, request: PageRequest = {}): Promise<Page<T>> {
+export function oldestFirst<T extends Doc>(
+  collection: Collection<T>,
+  filter: Filter,
+  field: keyof T & string,
+  request: PageRequest = {},
+): Promise<Page<T>> {
   return pageOf(collection, filter, field, request, 1);
 }
 
-async function pageOf<T extends Doc>(collection: Collection<T>, filter: Filter, field: keyof T & string, request: PageRequest, order: 1 | -1): Promise<Page<T>> {
+async function pageOf<T extends Doc>(
+  collection: Collection<T>,
+  filter: Filter,
+  field: keyof T & string,
+  request: PageRequest,
+  order: 1 | -1,
+): Promise<Page<T>> {
   const limit = request.limit ?? 50;
   const clauses: Filter[] = [filter];
   const after = request.cursor ? decodeCursor(request.cursor) : undefined;
   const past = order === -1 ? '$lt' : '$gt';
-  if (after) clauses.push({ $or: [{ [field]: { [past]: after.at } }, { [field]: after.at, _id: { [past]: after.id } }] });
-  const records = await collection.find(clauses.length === 1 ? filter : { $and: clauses }, { sort: { [field]: order, _id: order }, limit: limit + 1 });
+  if (after)
+    clauses.push({ $or: [{ [field]: { [past]: after.at } }, { [field]: after.at, _id: { [past]: after.id } }] });
+  const records = await collection.find(clauses.length === 1 ? filter : { $and: clauses }, {
+    sort: { [field]: order, _id: order },
+    limit: limit + 1,
+  });
   const last = records[limit - 1];
-  return records.length > limit && last ? { records: records.slice(0, limit), next: encodeCursor(last[field] as Date, last._id) } : { records };
+  return records.length > limit && last
+    ? { records: records.slice(0, limit), next: encodeCursor(last[field] as Date, last._id) }
+    : { records };
 }
 
 function encodeCursor(at: Date, id: string): string {

@@ -28,7 +28,12 @@ export function inSortOrder<D>(docs: readonly D[], sort: SortSpec, skip = 0, lim
 }
 
 /** The `take` first documents in order, kept sorted as the scan goes (a later tie goes after). */
-function firstOf<D>(docs: readonly D[], take: number, keyed: (doc: D) => Keyed<D>, compare: (a: Keyed<D>, b: Keyed<D>) => number): Keyed<D>[] {
+function firstOf<D>(
+  docs: readonly D[],
+  take: number,
+  keyed: (doc: D) => Keyed<D>,
+  compare: (a: Keyed<D>, b: Keyed<D>) => number,
+): Keyed<D>[] {
   const kept: Keyed<D>[] = [];
   for (const doc of docs) {
     const entry = keyed(doc);

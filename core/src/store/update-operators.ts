@@ -13,7 +13,8 @@ type Node = Record<string, unknown>;
 export function applyUpdate<D extends { _id: string }>(doc: D, modifier: Modifier): D {
   for (const fields of [modifier.$set, modifier.$push]) {
     for (const [path, value] of Object.entries(fields ?? {})) {
-      if (path.split('.').some((part) => part.startsWith('$'))) throw new TypeError(`cannot update ${path}: a field name begins with $`);
+      if (path.split('.').some((part) => part.startsWith('$')))
+        throw new TypeError(`cannot update ${path}: a field name begins with $`);
       assertFieldNames(isPlainObject(value) && Array.isArray(value.$each) ? value.$each : value);
     }
   }
@@ -31,7 +32,8 @@ export function applyUpdate<D extends { _id: string }>(doc: D, modifier: Modifie
   for (const [path, value] of Object.entries(modifier.$push ?? {})) {
     const added: unknown[] = isPlainObject(value) && Array.isArray(value.$each) ? (value.$each as unknown[]) : [value];
     setAt(root, path, (current) => {
-      if (current !== undefined && !Array.isArray(current)) throw new TypeError(`$push on ${path}: the field is not an array`);
+      if (current !== undefined && !Array.isArray(current))
+        throw new TypeError(`$push on ${path}: the field is not an array`);
       return [...((current as unknown[] | undefined) ?? []), ...added.map(copyValue)];
     });
   }
@@ -75,7 +77,8 @@ function unsetAt(root: Node, path: string): void {
  */
 export function copyValue<V>(value: V): V {
   if (value instanceof Date) return new Date(value.getTime()) as V;
-  if (value instanceof Uint8Array) return (Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)) as V;
+  if (value instanceof Uint8Array)
+    return (Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)) as V;
   if (Array.isArray(value)) return value.map((v: unknown) => (v === undefined ? null : copyValue(v))) as V;
   if (value !== null && typeof value === 'object') {
     const copy: Node = {};
@@ -99,7 +102,8 @@ export function assertFieldNames(doc: unknown): void {
       continue;
     }
     for (const [key, value] of Object.entries(node)) {
-      if (key.startsWith('$') || key.includes('.')) throw new TypeError(`field name ${JSON.stringify(key)} cannot be stored: it begins with $ or holds a dot`);
+      if (key.startsWith('$') || key.includes('.'))
+        throw new TypeError(`field name ${JSON.stringify(key)} cannot be stored: it begins with $ or holds a dot`);
       stack.push(value);
     }
   }

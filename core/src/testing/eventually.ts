@@ -7,12 +7,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The first truthy value `probe` gives; fails naming `what` past `timeoutMs`. */
-export async function eventually<T>(probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, what: string | (() => string), timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(
+  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  what: string | (() => string),
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`still waiting after ${timeoutMs} ms for ${typeof what === 'string' ? what : what()}`);
+    if (Date.now() > deadline)
+      throw new Error(`still waiting after ${timeoutMs} ms for ${typeof what === 'string' ? what : what()}`);
     await sleep(20);
   }
 }

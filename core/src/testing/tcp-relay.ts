@@ -93,15 +93,18 @@ export async function startRelay(targetUrl: string, defaultPort: number): Promis
       if (on === refusing) return;
       refusing = on;
       listening = listening.then(() =>
-        on ? new Promise<void>((resolve) => server.close(() => resolve())) : new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
+        on
+          ? new Promise<void>((resolve) => server.close(() => resolve()))
+          : new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
       );
     },
     freeze: (on) => {
       frozen = on;
     },
-    interrupt: (match, at) => new Promise<void>((done) => {
-      interruption = { match, at, done };
-    }),
+    interrupt: (match, at) =>
+      new Promise<void>((done) => {
+        interruption = { match, at, done };
+      }),
     close: async () => {
       cut();
       await listening;

@@ -23,7 +23,12 @@ export interface AuthSetup {
   send: AuthTransport;
 }
 
-export type AuthTransport = (request: { url: string; headers: Record<string, string>; body: string; timeoutMs: number }) => Promise<{ status: number; text: string }>;
+export type AuthTransport = (request: {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+}) => Promise<{ status: number; text: string }>;
 
 export interface UpstreamAuth {
   /** Headers of the next call (a bearer token, an API key). Never logged, stored or returned. */
@@ -46,7 +51,9 @@ export function entryString(setup: AuthSetup, key: string, kind: string, optiona
   const value = setup.entry[key];
   if (value === undefined && optional) return undefined;
   if (typeof value !== 'string' || value === '') {
-    throw new ConfigError(`invalid configuration: opcos.${setup.opcoId}.${key}: required by the ${kind} authentication of adapter ${setup.adapter}`);
+    throw new ConfigError(
+      `invalid configuration: opcos.${setup.opcoId}.${key}: required by the ${kind} authentication of adapter ${setup.adapter}`,
+    );
   }
   return value;
 }
@@ -54,8 +61,14 @@ export function entryString(setup: AuthSetup, key: string, kind: string, optiona
 /** The secret in the environment variable named by the opco's `key` (`clientSecretEnv`, `apiKeyEnv`). */
 export function entrySecret(setup: AuthSetup, key: string, kind: string): string {
   const variable = entryString(setup, key, kind)!;
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable)) throw new ConfigError(`invalid configuration: opcos.${setup.opcoId}.${key}: "${variable}" is not an environment variable name`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable))
+    throw new ConfigError(
+      `invalid configuration: opcos.${setup.opcoId}.${key}: "${variable}" is not an environment variable name`,
+    );
   const secret = setup.env[variable];
-  if (!secret) throw new ConfigError(`invalid configuration: opcos.${setup.opcoId}.${key}: environment variable ${variable} is not set`);
+  if (!secret)
+    throw new ConfigError(
+      `invalid configuration: opcos.${setup.opcoId}.${key}: environment variable ${variable} is not set`,
+    );
   return secret;
 }

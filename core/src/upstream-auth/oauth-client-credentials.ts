@@ -79,16 +79,22 @@ class ClientCredentials implements UpstreamAuth {
       answer = await this.setup.send({ url: this.tokenUrl, ...this.tokenRequest(), timeoutMs });
     } catch (err) {
       const timedOut = (err as { code?: string }).code === 'TIMEOUT';
-      throw createError(timedOut ? 'TIMEOUT' : 'NETWORK_ERROR', `upstream token endpoint of ${opcoId} unreachable`, { cause: err });
+      throw createError(timedOut ? 'TIMEOUT' : 'NETWORK_ERROR', `upstream token endpoint of ${opcoId} unreachable`, {
+        cause: err,
+      });
     }
     const body = parseObject(answer.text);
     const token = body?.[this.options.tokenField ?? 'access_token'];
     if (answer.status >= 400 || typeof token !== 'string' || token === '') {
       // Not the caller's fault: the service's own upstream credentials were refused.
-      throw createError('UPSTREAM_ERROR', `upstream authentication of ${opcoId} failed (token endpoint answered ${answer.status})`, {
-        status: 502,
-        retryable: answer.status >= 500,
-      });
+      throw createError(
+        'UPSTREAM_ERROR',
+        `upstream authentication of ${opcoId} failed (token endpoint answered ${answer.status})`,
+        {
+          status: 502,
+          retryable: answer.status >= 500,
+        },
+      );
     }
     const expiresIn = Number(body?.[this.options.expiresInField ?? 'expires_in']);
     const lifetimeS = Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : (this.options.defaultLifetimeS ?? 300);
@@ -101,9 +107,15 @@ class ClientCredentials implements UpstreamAuth {
     if (this.scope) fields.scope = this.scope;
     const style = this.options.request ?? 'form';
     if (style === 'json') {
-      return { headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ ...fields, client_id: this.clientId, client_secret: this.clientSecret }) };
+      return {
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ ...fields, client_id: this.clientId, client_secret: this.clientSecret }),
+      };
     }
-    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    };
     if (style === 'basic') {
       // RFC 6749 2.3.1: each part form-encoded before the Basic encoding.
       const pair = `${encodeURIComponent(this.clientId)}:${encodeURIComponent(this.clientSecret)}`;

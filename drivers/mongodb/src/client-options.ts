@@ -27,7 +27,8 @@ export function clientOptions(url: string): MongoClientOptions {
   const query = new URLSearchParams(url.split('?')[1] ?? '');
   // The driver reads URL options case-insensitively.
   const keys = new Set([...query.keys()].map((key) => key.toLowerCase()));
-  const unless = (name: string, option: MongoClientOptions): MongoClientOptions => (keys.has(name.toLowerCase()) ? {} : option);
+  const unless = (name: string, option: MongoClientOptions): MongoClientOptions =>
+    keys.has(name.toLowerCase()) ? {} : option;
   return {
     // Stored documents never hold undefined (the embedded store drops such fields too).
     ignoreUndefined: true,

@@ -73,9 +73,10 @@ export class DocumentLocks {
     // the lock checks the rest of the filter (one round trip fewer for every write by id).
     const id = options.upsert ? undefined : equalityFields(filter)._id;
     for (;;) {
-      const candidates = typeof id === 'string'
-        ? [{ _id: id }]
-        : await collection.find(filter as DriverFilter<T>, { sort: options.sort, limit: CANDIDATES }).toArray();
+      const candidates =
+        typeof id === 'string'
+          ? [{ _id: id }]
+          : await collection.find(filter as DriverFilter<T>, { sort: options.sort, limit: CANDIDATES }).toArray();
       if (candidates.length === 0) {
         if (!options.upsert) return null;
         const doc = upsertDocument(filter, update);
@@ -84,7 +85,8 @@ export class DocumentLocks {
           return options.returnDocument === 'before' ? null : (doc as unknown as T);
         } catch (err) {
           // Another caller inserted this _id first: go round again and update theirs.
-          if (isDuplicateKey(err) && (await collection.countDocuments({ _id: doc._id } as DriverFilter<T>)) > 0) continue;
+          if (isDuplicateKey(err) && (await collection.countDocuments({ _id: doc._id } as DriverFilter<T>)) > 0)
+            continue;
           throw err;
         }
       }
@@ -101,13 +103,13 @@ export class DocumentLocks {
         try {
           // The update must land well inside the lock's lease: past it, another caller may take
           // the lock and update the same document.
-          const write = (): Promise<T | null | typeof LATE> => Date.now() - acquiredAt > WRITE_START_MS
-            ? Promise.resolve(LATE)
-            : collection.findOneAndUpdate(
-              withId(filter, candidate._id) as DriverFilter<T>,
-              update as Document,
-              { returnDocument: options.returnDocument ?? 'after', includeResultMetadata: false },
-            ) as Promise<T | null>;
+          const write = (): Promise<T | null | typeof LATE> =>
+            Date.now() - acquiredAt > WRITE_START_MS
+              ? Promise.resolve(LATE)
+              : (collection.findOneAndUpdate(withId(filter, candidate._id) as DriverFilter<T>, update as Document, {
+                  returnDocument: options.returnDocument ?? 'after',
+                  includeResultMetadata: false,
+                }) as Promise<T | null>);
           const result = await (this.updates ? this.updates.run(write) : write());
           if (result === LATE) {
             contended++;
@@ -124,7 +126,9 @@ export class DocumentLocks {
       if (typeof id === 'string' && contended === 0) return null;
       if (contended === candidates.length) {
         if (Date.now() > deadline) {
-          throw new Error(`findOneAndUpdate on ${collection.collectionName}: matching documents stayed locked for ${CLAIM_TIMEOUT_MS} ms`);
+          throw new Error(
+            `findOneAndUpdate on ${collection.collectionName}: matching documents stayed locked for ${CLAIM_TIMEOUT_MS} ms`,
+          );
         }
         // Everything we wanted was locked: maybe by a process that died holding the lease.
         await this.locks.deleteMany({ _id: { $in: keys }, expiresAt: { $lte: new Date() } });

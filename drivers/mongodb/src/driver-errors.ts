@@ -5,13 +5,24 @@ export function isDuplicateKey(err: unknown): boolean {
   if (code === 11000 || code === 11001) return true;
   // FerretDB v1 reports a unique violation by an update as a generic error (code 1) carrying
   // its backend's own message (SQLite's, or PostgreSQL's SQLSTATE 23505); only inserts get E11000.
-  return code === 1 && typeof message === 'string' && (message.includes('UNIQUE constraint failed') || message.includes('(SQLSTATE 23505)'));
+  return (
+    code === 1 &&
+    typeof message === 'string' &&
+    (message.includes('UNIQUE constraint failed') || message.includes('(SQLSTATE 23505)'))
+  );
 }
 
 /** Driver errors that mean "the server cannot be reached or is not serving now". */
 const UNAVAILABLE_ERRORS = new Set([
-  'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoServerSelectionError', 'MongoTopologyClosedError',
-  'MongoNotConnectedError', 'MongoPoolClearedError', 'PoolClearedError', 'PoolClosedError', 'MongoWaitQueueTimeoutError',
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoServerSelectionError',
+  'MongoTopologyClosedError',
+  'MongoNotConnectedError',
+  'MongoPoolClearedError',
+  'PoolClearedError',
+  'PoolClosedError',
+  'MongoWaitQueueTimeoutError',
 ]);
 
 /**
@@ -47,13 +58,27 @@ const FERRETDB_BACKEND_DOWN = [
 ];
 
 /** Socket errors the driver sometimes lets through unwrapped (a write after the server hung up). */
-const SOCKET_ERRORS = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'ENOTCONN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const SOCKET_ERRORS = new Set([
+  'EPIPE',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'ENOTCONN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 export function isServerUnavailable(err: unknown): boolean {
-  const { name, errorLabels, code, message } = (err ?? {}) as { name?: string; errorLabels?: unknown; code?: unknown; message?: unknown };
+  const { name, errorLabels, code, message } = (err ?? {}) as {
+    name?: string;
+    errorLabels?: unknown;
+    code?: unknown;
+    message?: unknown;
+  };
   if (name && UNAVAILABLE_ERRORS.has(name)) return true;
   if (typeof code === 'string' && SOCKET_ERRORS.has(code)) return true;
   if (typeof code === 'number' && UNAVAILABLE_CODES.has(code)) return true;
-  if (code === 1 && typeof message === 'string' && FERRETDB_BACKEND_DOWN.some((pattern) => pattern.test(message))) return true;
+  if (code === 1 && typeof message === 'string' && FERRETDB_BACKEND_DOWN.some((pattern) => pattern.test(message)))
+    return true;
   return Array.isArray(errorLabels) && (errorLabels.includes('NetworkError') || errorLabels.includes('ResetPool'));
 }

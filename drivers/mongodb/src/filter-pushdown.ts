@@ -38,7 +38,8 @@ export function splitIn(filter: Filter): Filter[] | null {
     if (field.startsWith('$') || !isPlainObject(condition)) continue;
     const keys = Object.keys(condition);
     const values: unknown = condition.$in;
-    if (keys.length !== 1 || !Array.isArray(values) || values.length === 0 || values.length > MAX_SPLIT_VALUES) continue;
+    if (keys.length !== 1 || !Array.isArray(values) || values.length === 0 || values.length > MAX_SPLIT_VALUES)
+      continue;
     if (!values.every((value) => ['string', 'number', 'boolean'].includes(typeof value))) continue;
     return [...new Set(values as unknown[])].map((value) => ({ ...filter, [field]: value }));
   }

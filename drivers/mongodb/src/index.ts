@@ -3,7 +3,14 @@
  * (D3 `store: {type: "mongodb", url, database?}`).
  */
 import { type CommandStartedEvent, type Db } from 'mongodb';
-import { ConfigError, StoreUnavailableError, type Collection, type Doc, type Store, type StoreDriver } from '@opco-proxy/core';
+import {
+  ConfigError,
+  StoreUnavailableError,
+  type Collection,
+  type Doc,
+  type Store,
+  type StoreDriver,
+} from '@opco-proxy/core';
 import { ClientHolder } from './client-holder.js';
 import { clientOptions, DEFAULT_TIMEOUT_MS } from './client-options.js';
 import type { MongoStoreConfig } from './generated/config.js';
@@ -39,13 +46,25 @@ export interface MongoStoreOptions {
 const FERRETDB_UPDATE_CONCURRENCY = 8;
 
 export async function createStore(options: MongoStoreOptions): Promise<Store> {
-  const holder = new ClientHolder(options.url, clientOptions(options.url), options.database, options.replaceAfterMs ?? 15_000, options.onReplace, options.onCommand);
+  const holder = new ClientHolder(
+    options.url,
+    clientOptions(options.url),
+    options.database,
+    options.replaceAfterMs ?? 15_000,
+    options.onReplace,
+    options.onCommand,
+  );
   try {
     await holder.connect();
     const ferretDb = await isFerretDb(holder.db());
     const atomicity = options.atomicity ?? (ferretDb ? 'lock' : 'server');
     const updateConcurrency = options.updateConcurrency ?? (ferretDb ? FERRETDB_UPDATE_CONCURRENCY : undefined);
-    return new MongoStore(holder, atomicity, updateConcurrency === undefined ? undefined : new UpdateSlots(updateConcurrency), ferretDb);
+    return new MongoStore(
+      holder,
+      atomicity,
+      updateConcurrency === undefined ? undefined : new UpdateSlots(updateConcurrency),
+      ferretDb,
+    );
   } catch (err) {
     await holder.close().catch(() => undefined);
     throw new Error(`cannot use MongoDB at ${redacted(options.url)}: ${(err as Error).message}`, { cause: err });
@@ -56,7 +75,10 @@ export async function createStore(options: MongoStoreOptions): Promise<Store> {
 export const storeDriver: StoreDriver = {
   type: 'mongodb',
   open(section) {
-    if (section.type !== 'mongodb') throw new ConfigError(`invalid configuration: store.type: the mongodb driver cannot open a "${section.type}" store`);
+    if (section.type !== 'mongodb')
+      throw new ConfigError(
+        `invalid configuration: store.type: the mongodb driver cannot open a "${section.type}" store`,
+      );
     const { url, database } = section as typeof section & MongoStoreConfig; // validated by config.schema.json
     return createStore({ url, database });
   },
@@ -94,7 +116,10 @@ class MongoStore implements Store {
     // (the driver has no socket timeout by default); /ready must answer anyway.
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`MongoDB did not answer ping within ${DEFAULT_TIMEOUT_MS} ms`)), DEFAULT_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new Error(`MongoDB did not answer ping within ${DEFAULT_TIMEOUT_MS} ms`)),
+        DEFAULT_TIMEOUT_MS,
+      );
     });
     try {
       await Promise.race([this.holder.run(() => this.holder.db().command({ ping: 1 })), timeout]);

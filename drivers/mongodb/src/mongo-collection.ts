@@ -4,8 +4,24 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Collection as DriverCollection, Document, Filter as DriverFilter, IndexDescriptionInfo } from 'mongodb';
-import { type Collection, type Doc, type Filter, type FindOneAndUpdateOptions, type FindOptions, type IndexOptions, type InsertManyResult, type SortSpec, type Update } from '@opco-proxy/core';
-import { assertStorable, assertStorableUpdate, equalityFields, inSortOrder, isPlainObject } from '@opco-proxy/core/driver-kit';
+import {
+  type Collection,
+  type Doc,
+  type Filter,
+  type FindOneAndUpdateOptions,
+  type FindOptions,
+  type IndexOptions,
+  type InsertManyResult,
+  type SortSpec,
+  type Update,
+} from '@opco-proxy/core';
+import {
+  assertStorable,
+  assertStorableUpdate,
+  equalityFields,
+  inSortOrder,
+  isPlainObject,
+} from '@opco-proxy/core/driver-kit';
 import type { DocumentLocks } from './document-locks.js';
 import type { ClientHolder } from './client-holder.js';
 import type { UpdateSlots } from './update-slots.js';
@@ -71,14 +87,20 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     const query = this.query(filter);
     const parts = this.pushdown ? splitIn(query) : null;
     if (parts) return this.findEach(parts, options);
-    return (await this.holder.run(() => this.collection.find(query, { sort: options.sort, skip: options.skip, limit: options.limit }).toArray())) as T[];
+    return (await this.holder.run(() =>
+      this.collection.find(query, { sort: options.sort, skip: options.skip, limit: options.limit }).toArray(),
+    )) as T[];
   }
 
   /** The matches of any of `parts`, each once, in `options.sort` order, then skipped and limited. */
   private async findEach(parts: Filter[], options: FindOptions): Promise<T[]> {
     const take = options.limit ? (options.skip ?? 0) + options.limit : undefined;
     const found = await this.holder.run(() =>
-      Promise.all(parts.map((part) => this.collection.find(part as DriverFilter<T>, { sort: options.sort, limit: take }).toArray())),
+      Promise.all(
+        parts.map((part) =>
+          this.collection.find(part as DriverFilter<T>, { sort: options.sort, limit: take }).toArray(),
+        ),
+      ),
     );
     const byId = new Map<string, T>();
     for (const doc of found.flat() as T[]) if (!byId.has(doc._id)) byId.set(doc._id, doc);
@@ -96,12 +118,15 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     }
     const withId = options.upsert ? withUpsertId(filter, update) : update;
     const run = () =>
-      this.update(() => this.collection.findOneAndUpdate(filter as DriverFilter<T>, withId as Document, {
-        upsert: options.upsert ?? false,
-        sort: options.sort,
-        returnDocument: options.returnDocument ?? 'after',
-        includeResultMetadata: false,
-      }) as Promise<T | null>);
+      this.update(
+        () =>
+          this.collection.findOneAndUpdate(filter as DriverFilter<T>, withId as Document, {
+            upsert: options.upsert ?? false,
+            sort: options.sort,
+            returnDocument: options.returnDocument ?? 'after',
+            includeResultMetadata: false,
+          }) as Promise<T | null>,
+      );
     return this.holder.run(async () => {
       try {
         return await run();
@@ -116,7 +141,9 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   async updateMany(filter: Filter, update: Update): Promise<number> {
     const query = this.query(filter);
     assertStorableUpdate(update);
-    const result = await this.holder.run(() => this.update(() => this.collection.updateMany(query, update as Document)));
+    const result = await this.holder.run(() =>
+      this.update(() => this.collection.updateMany(query, update as Document)),
+    );
     return result.matchedCount;
   }
 
@@ -138,7 +165,9 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   async createIndex(keys: SortSpec, options: IndexOptions = {}): Promise<void> {
     const unique = options.unique ?? false;
     try {
-      await this.holder.run(() => this.collection.createIndex(keys, { unique, ...(options.name ? { name: options.name } : {}) }));
+      await this.holder.run(() =>
+        this.collection.createIndex(keys, { unique, ...(options.name ? { name: options.name } : {}) }),
+      );
     } catch (err) {
       // Same keys under another name (or concurrent creation) is not a failure of an idempotent call.
       if (!(await this.hasIndex(keys, unique))) throw err;
@@ -169,9 +198,20 @@ function insertable<D extends Doc>(doc: D): D {
 function duplicatesOf(err: unknown, docs: Doc[]): string[] | null {
   const { writeErrors, writeConcernError } = (err ?? {}) as { writeErrors?: unknown; writeConcernError?: unknown };
   if (writeErrors === undefined || writeConcernError) return null;
-  const errors = (Array.isArray(writeErrors) ? writeErrors : [writeErrors]) as { index?: unknown; code?: unknown; errmsg?: unknown }[];
-  if (errors.length === 0 || !errors.every((e) => typeof e.index === 'number' && isDuplicateKey({ code: e.code, message: e.errmsg }))) return null;
-  return errors.map((e) => e.index as number).sort((a, b) => a - b).map((i) => docs[i]._id);
+  const errors = (Array.isArray(writeErrors) ? writeErrors : [writeErrors]) as {
+    index?: unknown;
+    code?: unknown;
+    errmsg?: unknown;
+  }[];
+  if (
+    errors.length === 0 ||
+    !errors.every((e) => typeof e.index === 'number' && isDuplicateKey({ code: e.code, message: e.errmsg }))
+  )
+    return null;
+  return errors
+    .map((e) => e.index as number)
+    .sort((a, b) => a - b)
+    .map((i) => docs[i]._id);
 }
 
 /**
@@ -182,7 +222,8 @@ function checked<T>(filter: Filter): DriverFilter<T> {
   const visit = (value: unknown, path: string): void => {
     if (value === undefined) throw new TypeError(`filter field ${path} is undefined`);
     if (Array.isArray(value)) value.forEach((item, i) => visit(item, `${path}.${i}`));
-    else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) visit(item, path ? `${path}.${key}` : key);
+    else if (isPlainObject(value))
+      for (const [key, item] of Object.entries(value)) visit(item, path ? `${path}.${key}` : key);
   };
   if (!isPlainObject(filter)) throw new TypeError('a filter must be a plain object');
   visit(filter, '');
@@ -191,7 +232,12 @@ function checked<T>(filter: Filter): DriverFilter<T> {
 
 /** Documents have string ids (the port); without one in the filter the server would pick an ObjectId. */
 function withUpsertId(filter: Filter, update: Update): Update {
-  if (equalityFields(filter)._id !== undefined || update.$setOnInsert?._id !== undefined || update.$set?._id !== undefined) return update;
+  if (
+    equalityFields(filter)._id !== undefined ||
+    update.$setOnInsert?._id !== undefined ||
+    update.$set?._id !== undefined
+  )
+    return update;
   if ('_id' in filter) return update;
   return { ...update, $setOnInsert: { ...update.$setOnInsert, _id: randomUUID() } };
 }

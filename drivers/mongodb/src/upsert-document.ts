@@ -18,7 +18,8 @@ export function upsertDocument(filter: Filter, update: Update): Record<string, u
   for (const fields of [seed, update.$setOnInsert, update.$set]) {
     for (const [path, value] of Object.entries(fields ?? {})) if (path !== '_id') setPath(doc, path, value);
   }
-  for (const [path, by] of Object.entries(update.$inc ?? {})) setPath(doc, path, ((getPath(doc, path) as number | undefined) ?? 0) + by);
+  for (const [path, by] of Object.entries(update.$inc ?? {}))
+    setPath(doc, path, ((getPath(doc, path) as number | undefined) ?? 0) + by);
   for (const [path, value] of Object.entries(update.$push ?? {})) {
     const current = (getPath(doc, path) as unknown[] | undefined) ?? [];
     const each = isPlainObject(value) && Array.isArray(value.$each) ? (value.$each as unknown[]) : [value];
@@ -49,5 +50,3 @@ function unsetPath(doc: Record<string, unknown>, path: string): void {
   const parent = parts.length > 0 ? getPath(doc, parts.join('.')) : doc;
   if (isPlainObject(parent)) delete parent[last];
 }
-
-

@@ -21,7 +21,9 @@ t.test('a URL without options gets the replica-set defaults', async (t) => {
 });
 
 t.test("the URL's options win over the defaults, whatever their case", async (t) => {
-  const options = resolved(`${bare}?w=1&retrywrites=false&retryReads=false&readPreference=secondaryPreferred&serverSelectionTimeoutMS=900&socketTimeoutMS=0`);
+  const options = resolved(
+    `${bare}?w=1&retrywrites=false&retryReads=false&readPreference=secondaryPreferred&serverSelectionTimeoutMS=900&socketTimeoutMS=0`,
+  );
   t.equal(options.writeConcern?.w, 1);
   t.equal(options.retryWrites, false);
   t.equal(options.retryReads, false);
@@ -43,7 +45,11 @@ t.test('the write concern the store sends', { skip: url ? false : 'needs MONGODB
   const collection = `client_options_${process.pid}`;
   t.teardown(async () => {
     const client = await MongoClient.connect(url!);
-    await client.db().collection(collection).drop().catch(() => undefined);
+    await client
+      .db()
+      .collection(collection)
+      .drop()
+      .catch(() => undefined);
     await client.close();
   });
   /** The write concern of each write command one store sends for an insert, a findOneAndUpdate and an updateMany. */
@@ -60,8 +66,12 @@ t.test('the write concern the store sends', { skip: url ? false : 'needs MONGODB
     } finally {
       await store.close();
     }
-    const writes = commands.filter((event) => ['insert', 'findAndModify', 'update', 'delete'].includes(event.commandName));
-    return Object.fromEntries(writes.map((event) => [event.commandName, (event.command.writeConcern as { w?: unknown } | undefined)?.w]));
+    const writes = commands.filter((event) =>
+      ['insert', 'findAndModify', 'update', 'delete'].includes(event.commandName),
+    );
+    return Object.fromEntries(
+      writes.map((event) => [event.commandName, (event.command.writeConcern as { w?: unknown } | undefined)?.w]),
+    );
   };
   const defaults = await sent(url!);
   t.equal(defaults.insert, 'majority', 'insert with w: majority');
@@ -69,6 +79,10 @@ t.test('the write concern the store sends', { skip: url ? false : 'needs MONGODB
   t.equal(defaults.update, 'majority', 'update with w: majority');
   const separator = url!.includes('?') ? '&' : '?';
   const overridden = await sent(`${url!}${separator}w=1`);
-  t.same(Object.values(overridden), Object.values(overridden).map(() => 1), 'with ?w=1 in the URL, every write with w: 1');
+  t.same(
+    Object.values(overridden),
+    Object.values(overridden).map(() => 1),
+    'with ?w=1 in the URL, every write with w: 1',
+  );
   t.ok(Object.keys(overridden).length >= 3, `writes seen: ${Object.keys(overridden).join(', ')}`);
 });

@@ -18,9 +18,14 @@ import type { Store } from '@opco-proxy/core';
  * Needs FERRETDB_BIN (.ci/run exports it) and PostgreSQL as the PG* variables say.
  */
 const bin = process.env.FERRETDB_BIN;
-const pg = { host: process.env.PGHOST ?? '127.0.0.1', port: process.env.PGPORT ?? '5432', user: process.env.PGUSER ?? 'postgres' };
+const pg = {
+  host: process.env.PGHOST ?? '127.0.0.1',
+  port: process.env.PGPORT ?? '5432',
+  user: process.env.PGUSER ?? 'postgres',
+};
 const run = promisify(execFile);
-const psql = (sql: string, database = 'postgres') => run('psql', ['-XAtq', '-h', pg.host, '-p', pg.port, '-U', pg.user, '-d', database, '-c', sql]);
+const psql = (sql: string, database = 'postgres') =>
+  run('psql', ['-XAtq', '-h', pg.host, '-p', pg.port, '-U', pg.user, '-d', database, '-c', sql]);
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -31,13 +36,19 @@ async function freePort(): Promise<number> {
 }
 
 async function listening(port: number, process: ChildProcess, output: () => string): Promise<void> {
-  const open = () => new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => socket.end(() => resolve(true))).on('error', () => resolve(false));
-  });
-  await eventually(async () => {
-    if (process.exitCode !== null) throw new Error(`FerretDB exited (${process.exitCode}): ${output()}`);
-    return open();
-  }, () => `FerretDB to listen on ${port}: ${output()}`);
+  const open = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => socket.end(() => resolve(true))).on('error', () =>
+        resolve(false),
+      );
+    });
+  await eventually(
+    async () => {
+      if (process.exitCode !== null) throw new Error(`FerretDB exited (${process.exitCode}): ${output()}`);
+      return open();
+    },
+    () => `FerretDB to listen on ${port}: ${output()}`,
+  );
 }
 
 /** Every kind of call a request makes fails as the store unavailable, each within `limitMs`. */
@@ -51,9 +62,15 @@ async function expectUnavailable(t: Test, store: Store, limitMs: number, why: st
   ];
   for (const [name, call] of calls) {
     const started = Date.now();
-    const error = await call().then(() => undefined, (err: unknown) => err);
+    const error = await call().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     const ms = Date.now() - started;
-    t.ok(error instanceof StoreUnavailableError, `${name}, ${why}: StoreUnavailableError (${String(error).slice(0, 160)})`);
+    t.ok(
+      error instanceof StoreUnavailableError,
+      `${name}, ${why}: StoreUnavailableError (${String(error).slice(0, 160)})`,
+    );
     t.ok(ms < limitMs, `${name} gave up within ${limitMs} ms (${ms} ms)`);
   }
   await t.rejects(store.ping(), 'ping (/ready) rejects');
@@ -75,7 +92,19 @@ if (!bin) {
     const port = await freePort();
     const pgUrl = `postgres://${role}@127.0.0.1:${new URL(relay.url).port}/${id}?pool_max_conns=8`;
     let output = '';
-    ferretdb = spawn(bin, ['--handler=postgresql', `--postgresql-url=${pgUrl}`, `--listen-addr=127.0.0.1:${port}`, '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=error'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    ferretdb = spawn(
+      bin,
+      [
+        '--handler=postgresql',
+        `--postgresql-url=${pgUrl}`,
+        `--listen-addr=127.0.0.1:${port}`,
+        '--state-dir=-',
+        '--debug-addr=-',
+        '--telemetry=disable',
+        '--log-level=error',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     ferretdb.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
     ferretdb.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
     await listening(port, ferretdb, () => output);
@@ -97,7 +126,11 @@ if (!bin) {
   /** The store answers again once PostgreSQL does: nothing to restart. */
   async function expectRecovered(t: Test): Promise<void> {
     const docs = store!.collection<{ _id: string; n: number }>('things');
-    const found = await eventually(() => docs.findOne({ _id: 'a' }).catch(() => null), 'the store to answer again', 5000).catch(() => null);
+    const found = await eventually(
+      () => docs.findOne({ _id: 'a' }).catch(() => null),
+      'the store to answer again',
+      5000,
+    ).catch(() => null);
     t.ok(found, 'answers again once PostgreSQL does');
   }
 

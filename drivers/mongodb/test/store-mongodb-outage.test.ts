@@ -72,7 +72,11 @@ if (!target) {
   const cuts = `relay_cuts_${process.pid}`;
   t.teardown(async () => {
     const client = await MongoClient.connect(server.href);
-    await client.db().collection(cuts).drop().catch(() => undefined);
+    await client
+      .db()
+      .collection(cuts)
+      .drop()
+      .catch(() => undefined);
     await client.close();
   });
 
@@ -89,18 +93,32 @@ if (!target) {
         const _id = `job-${atomicity}-${at}`;
         await jobs.insertOne({ _id, status: 'queued', claims: 0 });
         let cutMade = false;
-        void relay.interrupt((chunk) => chunk.includes('findAndModify') && chunk.includes(cuts), at).then(() => (cutMade = true));
+        void relay
+          .interrupt((chunk) => chunk.includes('findAndModify') && chunk.includes(cuts), at)
+          .then(() => (cutMade = true));
         // Conditional, like every claim and write under a lease: once applied, it matches no more.
-        const claim = () => jobs.findOneAndUpdate({ _id, status: 'queued' }, { $set: { status: 'processing' }, $inc: { claims: 1 } });
-        const first = await claim().then((doc) => ({ doc }), (error: unknown) => ({ error }));
+        const claim = () =>
+          jobs.findOneAndUpdate({ _id, status: 'queued' }, { $set: { status: 'processing' }, $inc: { claims: 1 } });
+        const first = await claim().then(
+          (doc) => ({ doc }),
+          (error: unknown) => ({ error }),
+        );
         t.ok(cutMade, 'the connection was cut in the middle of the command');
         if ('error' in first) {
           // A standalone server (FerretDB): the driver does not retry writes, the store says why.
           t.ok(first.error instanceof StoreUnavailableError, `fails as the store unavailable: ${String(first.error)}`);
-          t.equal((await jobs.findOne({ _id }))?.claims, at === 'reply' ? 1 : 0, at === 'reply' ? 'applied, its answer lost' : 'not applied');
+          t.equal(
+            (await jobs.findOne({ _id }))?.claims,
+            at === 'reply' ? 1 : 0,
+            at === 'reply' ? 'applied, its answer lost' : 'not applied',
+          );
           // The caller's next try finds the document claimed already, or claims it now.
           const second = await claim();
-          t.equal(second?.status ?? 'already claimed', at === 'reply' ? 'already claimed' : 'processing', 'the next try');
+          t.equal(
+            second?.status ?? 'already claimed',
+            at === 'reply' ? 'already claimed' : 'processing',
+            'the next try',
+          );
         } else {
           // A replica set: the driver retried once on a new connection, the server recognising it.
           t.equal(first.doc?.status, 'processing', 'the retried call succeeds');

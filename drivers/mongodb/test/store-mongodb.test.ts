@@ -27,7 +27,11 @@ if (!url) {
       const client = await MongoClient.connect(url);
       try {
         const db = client.db();
-        for (const name of opened) await db.collection(name).drop().catch(() => undefined);
+        for (const name of opened)
+          await db
+            .collection(name)
+            .drop()
+            .catch(() => undefined);
       } finally {
         await client.close();
       }

@@ -41,7 +41,11 @@ export class BrokerConnection {
   /** Bumped at each (re)connection: channels and declarations belong to one generation. */
   generation = 0;
   private current: ChannelModel | undefined;
-  private readonly waiters = new Set<{ resolve: (model: ChannelModel) => void; reject: (err: Error) => void; timer?: NodeJS.Timeout }>();
+  private readonly waiters = new Set<{
+    resolve: (model: ChannelModel) => void;
+    reject: (err: Error) => void;
+    timer?: NodeJS.Timeout;
+  }>();
   private readonly backoff = new Pause();
   private closing = false;
   /** The node in use (index in `urls`), or the last one tried. */
@@ -73,10 +77,13 @@ export class BrokerConnection {
     return new Promise((resolve, reject) => {
       const waiter: { resolve: typeof resolve; reject: typeof reject; timer?: NodeJS.Timeout } = { resolve, reject };
       if (deadline !== Infinity) {
-        waiter.timer = setTimeout(() => {
-          this.waiters.delete(waiter);
-          reject(new Error(`RabbitMQ at ${this.where} is unreachable (reconnecting)`));
-        }, Math.max(0, deadline - Date.now()));
+        waiter.timer = setTimeout(
+          () => {
+            this.waiters.delete(waiter);
+            reject(new Error(`RabbitMQ at ${this.where} is unreachable (reconnecting)`));
+          },
+          Math.max(0, deadline - Date.now()),
+        );
       }
       this.waiters.add(waiter);
     });
@@ -94,7 +101,10 @@ export class BrokerConnection {
       channel.on('error', () => undefined); // an unhandled 'error' event would throw
       await withDeadline(channel.close(), deadline, failure);
     } catch (err) {
-      opening.then((late) => late.close().catch(() => undefined), () => undefined);
+      opening.then(
+        (late) => late.close().catch(() => undefined),
+        () => undefined,
+      );
       throw err;
     }
   }
@@ -126,11 +136,17 @@ export class BrokerConnection {
         return model;
       } catch (err) {
         failures.push(err as Error);
-        if (i < urls.length - 1) this.options.logger?.warn({ role: this.options.role, err: (err as Error).message }, 'RabbitMQ node unreachable; trying the next one');
+        if (i < urls.length - 1)
+          this.options.logger?.warn(
+            { role: this.options.role, err: (err as Error).message },
+            'RabbitMQ node unreachable; trying the next one',
+          );
       }
     }
     if (failures.length === 1) throw failures[0];
-    throw new Error(failures.map((err) => err.message).join('; ') || 'the RabbitMQ queue is closed', { cause: failures[0] });
+    throw new Error(failures.map((err) => err.message).join('; ') || 'the RabbitMQ queue is closed', {
+      cause: failures[0],
+    });
   }
 
   private async dialNode(url: string): Promise<ChannelModel> {
@@ -139,10 +155,19 @@ export class BrokerConnection {
     // guard for a broker that answers the handshake and then nothing else.
     const attempt = amqp.connect(withHeartbeat(url), { timeout: connectTimeoutMs });
     try {
-      return await withDeadline(attempt, Date.now() + connectTimeoutMs + 500, () => new Error(`no answer within ${connectTimeoutMs} ms`));
+      return await withDeadline(
+        attempt,
+        Date.now() + connectTimeoutMs + 500,
+        () => new Error(`no answer within ${connectTimeoutMs} ms`),
+      );
     } catch (err) {
-      attempt.then((late) => late.close().catch(() => undefined), () => undefined);
-      throw new Error(`cannot connect to RabbitMQ at ${redacted(url)}: ${scrub((err as Error).message)}`, { cause: err });
+      attempt.then(
+        (late) => late.close().catch(() => undefined),
+        () => undefined,
+      );
+      throw new Error(`cannot connect to RabbitMQ at ${redacted(url)}: ${scrub((err as Error).message)}`, {
+        cause: err,
+      });
     }
   }
 
@@ -150,10 +175,14 @@ export class BrokerConnection {
     this.generation++;
     const { role } = this.options;
     // Without an 'error' listener an EventEmitter throws; the 'close' that follows does the work.
-    model.on('error', (err: Error) => this.options.logger?.warn({ role, err: scrub(err.message) }, 'RabbitMQ connection error'));
+    model.on('error', (err: Error) =>
+      this.options.logger?.warn({ role, err: scrub(err.message) }, 'RabbitMQ connection error'),
+    );
     model.on('close', () => this.lost(model));
     // A resource alarm (memory, disk) stops the broker reading from publishing connections.
-    model.on('blocked', (reason: string) => this.options.logger?.warn({ role, reason }, 'RabbitMQ blocked the connection'));
+    model.on('blocked', (reason: string) =>
+      this.options.logger?.warn({ role, reason }, 'RabbitMQ blocked the connection'),
+    );
     model.on('unblocked', () => this.options.logger?.info({ role }, 'RabbitMQ unblocked the connection'));
     this.current = model;
     for (const waiter of this.waiters) {
@@ -167,7 +196,10 @@ export class BrokerConnection {
     if (this.current !== model) return;
     this.current = undefined;
     if (this.closing) return;
-    this.options.logger?.warn({ role: this.options.role, broker: redacted(this.options.urls[this.node]) }, 'lost the connection to RabbitMQ; reconnecting');
+    this.options.logger?.warn(
+      { role: this.options.role, broker: redacted(this.options.urls[this.node]) },
+      'lost the connection to RabbitMQ; reconnecting',
+    );
     void this.reconnect();
   }
 
@@ -187,7 +219,10 @@ export class BrokerConnection {
         this.options.logger?.info({ role: this.options.role, broker: this.where }, 'reconnected to RabbitMQ');
         return;
       } catch (err) {
-        this.options.logger?.warn({ role: this.options.role, err: (err as Error).message, retryInMs: delay }, 'RabbitMQ reconnection failed');
+        this.options.logger?.warn(
+          { role: this.options.role, err: (err as Error).message, retryInMs: delay },
+          'RabbitMQ reconnection failed',
+        );
         delay = Math.min(delay * 2, maxDelayMs);
       }
     }

@@ -7,7 +7,16 @@ import { randomUUID } from 'node:crypto';
 import type { Channel, ConfirmChannel, ChannelModel, Message } from 'amqplib';
 import type { BrokerConnection } from './broker-connection.js';
 import { withDeadline } from './deadline.js';
-import { DELAY_QUEUE_REDECLARE_MS, DELIVER_AT_HEADER, REDELIVERED_HEADER, delayBucket, delayQueueName, declareQueue, toAmqpPriority, type Topology } from './topology.js';
+import {
+  DELAY_QUEUE_REDECLARE_MS,
+  DELIVER_AT_HEADER,
+  REDELIVERED_HEADER,
+  delayBucket,
+  delayQueueName,
+  declareQueue,
+  toAmqpPriority,
+  type Topology,
+} from './topology.js';
 
 /** Between the sends of a message the broker nacked or did not confirm: a quorum queue's election takes seconds. */
 const RETRY_PAUSE_MS = 50;
@@ -63,7 +72,9 @@ export class ConfirmedPublisher {
     return withDeadline(this.send(message, deadline, progress), deadline, () =>
       progress.connected
         ? new Error(`RabbitMQ did not confirm the message within ${this.timeoutMs} ms`)
-        : new Error(`RabbitMQ at ${this.broker.where} is unreachable (reconnecting); the message was not sent within ${this.timeoutMs} ms`),
+        : new Error(
+            `RabbitMQ at ${this.broker.where} is unreachable (reconnecting); the message was not sent within ${this.timeoutMs} ms`,
+          ),
     );
   }
 
@@ -114,13 +125,25 @@ export class ConfirmedPublisher {
    * - `nacked`: the broker did not take it (a quorum queue refuses publishes while it elects a
    *   leader, after its leader's node died).
    */
-  private write(channel: ConfirmChannel, target: string, message: OutgoingMessage, headers: Record<string, unknown>): Promise<void> {
+  private write(
+    channel: ConfirmChannel,
+    target: string,
+    message: OutgoingMessage,
+    headers: Record<string, unknown>,
+  ): Promise<void> {
     const messageId = randomUUID();
     let settle!: (err: Error | null) => void;
     const confirmed = new Promise<void>((resolve, reject) => {
       settle = (err) => (err ? reject(err) : resolve());
     });
-    const options = { persistent: true, mandatory: true, contentType: 'application/json', priority: toAmqpPriority(message.priority), messageId, headers };
+    const options = {
+      persistent: true,
+      mandatory: true,
+      contentType: 'application/json',
+      priority: toAmqpPriority(message.priority),
+      messageId,
+      headers,
+    };
     channel.publish('', target, message.content, options, (err: unknown) => {
       if (this.returned.delete(messageId)) {
         this.declared.delete(target); // deleted behind our back: declare it again next time
@@ -152,7 +175,11 @@ export class ConfirmedPublisher {
       const at = this.declared.get(name);
       // Declaring again renews the delay queue's x-expires lease, which publishing does not.
       if (at === undefined || now - at > DELAY_QUEUE_REDECLARE_MS) {
-        await declareQueue(await this.declaringChannel(model, generation), name, this.topology.delayQueueOptions(queue, bucket));
+        await declareQueue(
+          await this.declaringChannel(model, generation),
+          name,
+          this.topology.delayQueueOptions(queue, bucket),
+        );
         this.declared.set(name, now);
       }
     }

@@ -4,7 +4,17 @@
  * delayed messages, publisher confirms, manual acks with a bounded prefetch, and automatic
  * reconnection, to another node when `url` lists several. README.md describes the topology.
  */
-import { ConfigError, QueueUnavailableError, type QueueDriver, type Consumer, type ConsumeOptions, type MessageHandler, type PublishOptions, type Queue, type QueueDepth } from '@opco-proxy/core';
+import {
+  ConfigError,
+  QueueUnavailableError,
+  type QueueDriver,
+  type Consumer,
+  type ConsumeOptions,
+  type MessageHandler,
+  type PublishOptions,
+  type Queue,
+  type QueueDepth,
+} from '@opco-proxy/core';
 import { BrokerConnection, type QueueLogger } from './broker-connection.js';
 import { ConfirmedPublisher } from './confirmed-publisher.js';
 import { checkConsume, checkPublish } from '@opco-proxy/core/driver-kit';
@@ -48,14 +58,23 @@ export async function createQueue(options: RabbitQueueOptions): Promise<Queue> {
   };
   const publishing = await BrokerConnection.open({ ...settings, role: 'publishing' });
   const topology = new Topology(options.replicated ?? false);
-  return new RabbitQueue(publishing, settings, topology, options.prefix, options.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS);
+  return new RabbitQueue(
+    publishing,
+    settings,
+    topology,
+    options.prefix,
+    options.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS,
+  );
 }
 
 /** The driver of `queue: {type: "rabbitmq", url, prefix?, replicated?}` (D3). */
 export const queueDriver: QueueDriver = {
   type: 'rabbitmq',
   open(section, context) {
-    if (section.type !== 'rabbitmq') throw new ConfigError(`invalid configuration: queue.type: the rabbitmq driver cannot open a "${section.type}" queue`);
+    if (section.type !== 'rabbitmq')
+      throw new ConfigError(
+        `invalid configuration: queue.type: the rabbitmq driver cannot open a "${section.type}" queue`,
+      );
     const { url, prefix, replicated } = section as typeof section & RabbitQueueConfig; // validated by config.schema.json
     return createQueue({ url, prefix, replicated, logger: context.log });
   },
@@ -97,7 +116,13 @@ class RabbitQueue implements Queue {
     this.assertOpen();
     const { payload, priority, delayMs } = checkPublish(queue, body, options);
     try {
-      await this.publisher.publish({ queue: this.brokerName(queue), content: Buffer.from(payload), priority, delayMs, redelivered: false });
+      await this.publisher.publish({
+        queue: this.brokerName(queue),
+        content: Buffer.from(payload),
+        priority,
+        delayMs,
+        redelivered: false,
+      });
     } catch (err) {
       throw new QueueUnavailableError((err as Error).message, { cause: err });
     }
@@ -109,7 +134,15 @@ class RabbitQueue implements Queue {
     const broker = await this.consumingConnection();
     this.assertOpen();
     const consumer = new RabbitConsumer(
-      { queue: this.brokerName(queue), handler: handler as MessageHandler<unknown>, prefetch, redeliveryDelayMs, reconnect: this.settings.reconnect, logger: this.settings.logger, topology: this.topology },
+      {
+        queue: this.brokerName(queue),
+        handler: handler as MessageHandler<unknown>,
+        prefetch,
+        redeliveryDelayMs,
+        reconnect: this.settings.reconnect,
+        logger: this.settings.logger,
+        topology: this.topology,
+      },
       broker,
       this.publisher,
     );

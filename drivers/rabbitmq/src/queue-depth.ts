@@ -11,12 +11,21 @@ import { withDeadline } from './deadline.js';
 
 const DEPTH_TIMEOUT_MS = 5000;
 
-export async function queueDepth(model: ChannelModel, queue: string, brokerName: string, topology: Topology): Promise<QueueDepth> {
+export async function queueDepth(
+  model: ChannelModel,
+  queue: string,
+  brokerName: string,
+  topology: Topology,
+): Promise<QueueDepth> {
   const deadline = Date.now() + DEPTH_TIMEOUT_MS;
   const failure = () => new Error(`RabbitMQ did not tell the depth of ${brokerName} within ${DEPTH_TIMEOUT_MS} ms`);
   const works = topology.consumed(brokerName);
   const delayNames = works.flatMap((work) => DELAY_BUCKETS_MS.map((ms) => delayQueueName(work, ms)));
-  const counts = await withDeadline(Promise.all([...works, ...delayNames].map((name) => check(model, name))), deadline, failure);
+  const counts = await withDeadline(
+    Promise.all([...works, ...delayNames].map((name) => check(model, name))),
+    deadline,
+    failure,
+  );
   const sum = (found: typeof counts) => found.reduce((total, count) => total + (count?.messageCount ?? 0), 0);
   return {
     queue,
@@ -29,7 +38,10 @@ export async function queueDepth(model: ChannelModel, queue: string, brokerName:
 }
 
 /** One channel per check: the broker closes the channel of a check on a queue that does not exist (404). */
-async function check(model: ChannelModel, name: string): Promise<{ messageCount: number; consumerCount: number } | null> {
+async function check(
+  model: ChannelModel,
+  name: string,
+): Promise<{ messageCount: number; consumerCount: number } | null> {
   const channel = await model.createChannel();
   channel.on('error', () => undefined); // the 404 also arrives as an 'error' event
   try {

@@ -54,7 +54,11 @@ export class RabbitConsumer implements Consumer {
 
   /** The first subscription, which the consume() call waits for: it fails when the broker is not there. */
   async start(deadline: number): Promise<void> {
-    await withDeadline(this.subscribe(deadline), deadline, () => new Error(`RabbitMQ did not start the consumer of ${this.settings.queue} in time`));
+    await withDeadline(
+      this.subscribe(deadline),
+      deadline,
+      () => new Error(`RabbitMQ did not start the consumer of ${this.settings.queue} in time`),
+    );
   }
 
   async cancel(): Promise<void> {
@@ -65,7 +69,8 @@ export class RabbitConsumer implements Consumer {
     }
     const channel = this.channel;
     // Bounded: on a connection whose peer went silent, no answer comes until heartbeats notice.
-    const within = (work: Promise<unknown>) => withDeadline(work, Date.now() + CLOSE_TIMEOUT_MS, () => new Error('timed out')).catch(() => undefined);
+    const within = (work: Promise<unknown>) =>
+      withDeadline(work, Date.now() + CLOSE_TIMEOUT_MS, () => new Error('timed out')).catch(() => undefined);
     if (channel && !this.closedChannels.has(channel)) {
       // Messages already running finish below; those not started go back with the channel.
       for (const tag of this.consumerTags) await within(channel.cancel(tag));
@@ -80,7 +85,9 @@ export class RabbitConsumer implements Consumer {
   private async subscribe(deadline = Infinity): Promise<void> {
     const model = await this.broker.connection(deadline);
     const channel = await model.createChannel();
-    channel.on('error', (err: Error) => this.settings.logger?.warn({ queue: this.settings.queue, err: err.message }, 'RabbitMQ consumer channel error'));
+    channel.on('error', (err: Error) =>
+      this.settings.logger?.warn({ queue: this.settings.queue, err: err.message }, 'RabbitMQ consumer channel error'),
+    );
     channel.on('close', () => this.lost(channel));
     const { topology, prefetch } = this.settings;
     const queues = topology.consumed(this.settings.queue);
@@ -93,7 +100,11 @@ export class RabbitConsumer implements Consumer {
       for (const [index, queue] of queues.entries()) {
         // Per consumer (quorum queues refuse a channel-wide prefetch); see the top of the file for the + 1.
         await channel.prefetch(index < queues.length - 1 ? prefetch + 1 : prefetch);
-        const { consumerTag } = await channel.consume(queue, (msg) => (msg ? this.arrived(channel, index, msg) : this.cancelledByBroker(channel)), { noAck: false });
+        const { consumerTag } = await channel.consume(
+          queue,
+          (msg) => (msg ? this.arrived(channel, index, msg) : this.cancelledByBroker(channel)),
+          { noAck: false },
+        );
         this.consumerTags.push(consumerTag);
       }
       // cancel() came while we were subscribing (start() timed out, or close()): do not stay on.
@@ -149,7 +160,13 @@ export class RabbitConsumer implements Consumer {
     const deliverAt = Number(headers[DELIVER_AT_HEADER]);
     if (Number.isFinite(deliverAt) && deliverAt > Date.now()) {
       // Delayed longer than the longest delay queue: wait out the rest before the handler sees it.
-      const rest = this.publisher.publish({ queue: this.settings.queue, content: msg.content, priority: message.priority, delayMs: deliverAt - Date.now(), redelivered: message.redelivered });
+      const rest = this.publisher.publish({
+        queue: this.settings.queue,
+        content: msg.content,
+        priority: message.priority,
+        delayMs: deliverAt - Date.now(),
+        redelivered: message.redelivered,
+      });
       const done: Promise<void> = rest
         .then(
           () => this.acknowledge(channel, () => channel.ack(msg)),
@@ -177,9 +194,18 @@ export class RabbitConsumer implements Consumer {
   private async handBack(channel: Channel, msg: ConsumeMessage, priority: number): Promise<void> {
     if (this.closedChannels.has(channel)) return; // the broker took it back already
     try {
-      await this.publisher.publish({ queue: this.settings.queue, content: msg.content, priority, delayMs: this.settings.redeliveryDelayMs, redelivered: true });
+      await this.publisher.publish({
+        queue: this.settings.queue,
+        content: msg.content,
+        priority,
+        delayMs: this.settings.redeliveryDelayMs,
+        redelivered: true,
+      });
     } catch (err) {
-      this.settings.logger?.warn({ queue: this.settings.queue, err: (err as Error).message }, 'could not delay a rejected message; requeueing it now');
+      this.settings.logger?.warn(
+        { queue: this.settings.queue, err: (err as Error).message },
+        'could not delay a rejected message; requeueing it now',
+      );
       this.acknowledge(channel, () => channel.nack(msg, false, true));
       return;
     }
@@ -229,7 +255,10 @@ export class RabbitConsumer implements Consumer {
           this.settings.logger?.info({ queue: this.settings.queue }, 'RabbitMQ consumer subscribed again');
         } catch (err) {
           if (this.cancelled) return;
-          this.settings.logger?.warn({ queue: this.settings.queue, err: (err as Error).message, retryInMs: delay }, 'RabbitMQ consumer could not subscribe again');
+          this.settings.logger?.warn(
+            { queue: this.settings.queue, err: (err as Error).message, retryInMs: delay },
+            'RabbitMQ consumer could not subscribe again',
+          );
           await this.backoff.for(delay);
           delay = Math.min(delay * 2, this.settings.reconnect.maxDelayMs);
         }

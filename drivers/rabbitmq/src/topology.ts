@@ -102,7 +102,12 @@ export function quorumWorkQueueOptions(): Options.AssertQueue {
 export function quorumDelayQueueOptions(target: string, delayMs: number): Options.AssertQueue {
   return {
     durable: true,
-    arguments: { 'x-queue-type': 'quorum', ...delayArguments(target, delayMs), 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' },
+    arguments: {
+      'x-queue-type': 'quorum',
+      ...delayArguments(target, delayMs),
+      'x-dead-letter-strategy': 'at-least-once',
+      'x-overflow': 'reject-publish',
+    },
   };
 }
 

@@ -29,7 +29,8 @@ const script = join(import.meta.dirname, '../../../../.ci/rabbitmq-cluster.sh');
  */
 async function killScenario(t: Test, kill: number, leadersOn?: number): Promise<string[]> {
   const logged: string[] = [];
-  const log = (level: string) => (data: object, message: string) => logged.push(`${level} ${message} ${JSON.stringify(data)}`);
+  const log = (level: string) => (data: object, message: string) =>
+    logged.push(`${level} ${message} ${JSON.stringify(data)}`);
   const logger: QueueLogger = { info: log('info'), warn: log('warn'), error: log('error') };
   const survivor = urls[kill === 2 ? 2 : 1];
   const scratch = new ScratchQueues(survivor, '', true);
@@ -37,10 +38,17 @@ async function killScenario(t: Test, kill: number, leadersOn?: number): Promise<
   if (leadersOn) {
     const connection = await amqp.connect(urls[leadersOn - 1]);
     const channel = await connection.createChannel();
-    for (const level of PRIORITY_LEVELS) await channel.assertQueue(levelQueueName(name, level), quorumWorkQueueOptions());
+    for (const level of PRIORITY_LEVELS)
+      await channel.assertQueue(levelQueueName(name, level), quorumWorkQueueOptions());
     await connection.close();
   }
-  const queue = await createQueue({ url: urls, replicated: true, publishTimeoutMs: 15_000, reconnect: { initialDelayMs: 100, maxDelayMs: 1000 }, logger });
+  const queue = await createQueue({
+    url: urls,
+    replicated: true,
+    publishTimeoutMs: 15_000,
+    reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
+    logger,
+  });
   const tracked = scratch.track(queue);
   t.teardown(async () => {
     await queue.close();
@@ -51,7 +59,11 @@ async function killScenario(t: Test, kill: number, leadersOn?: number): Promise<
     t.comment(`queues deleted in ${Date.now() - deleting} ms`);
   });
   const seen = new Map<string, number>();
-  await tracked.consume<{ id: string }>(name, async (message) => void seen.set(message.body.id, (seen.get(message.body.id) ?? 0) + 1), { prefetch: 4 });
+  await tracked.consume<{ id: string }>(
+    name,
+    async (message) => void seen.set(message.body.id, (seen.get(message.body.id) ?? 0) + 1),
+    { prefetch: 4 },
+  );
   const confirmed: string[] = [];
   const publish = async (id: string, delayMs = 0) => {
     await tracked.publish(name, { id }, { priority: PRIORITY_LEVELS[confirmed.length % 3], delayMs });
@@ -59,7 +71,11 @@ async function killScenario(t: Test, kill: number, leadersOn?: number): Promise<
   };
   for (let i = 0; i < 30; i++) await publish(`before${i}`);
   for (let i = 0; i < 6; i++) await publish(`delayed${i}`, 2000);
-  await eventually(() => confirmed.filter((id) => id.startsWith('before')).every((id) => seen.has(id)), 'the first messages are consumed', 10_000);
+  await eventually(
+    () => confirmed.filter((id) => id.startsWith('before')).every((id) => seen.has(id)),
+    'the first messages are consumed',
+    10_000,
+  );
 
   const pid = Number(readFileSync(join(dir!, `node${kill}`, 'pid'), 'utf8'));
   process.kill(pid, 'SIGKILL');
@@ -97,7 +113,12 @@ async function delayedAcrossLeaderLoss(t: Test): Promise<void> {
   const channel = await connection.createChannel();
   for (const level of PRIORITY_LEVELS) await channel.assertQueue(levelQueueName(name, level), quorumWorkQueueOptions());
   await connection.close();
-  const queue = await createQueue({ url: urls, replicated: true, publishTimeoutMs: 15_000, reconnect: { initialDelayMs: 100, maxDelayMs: 1000 } });
+  const queue = await createQueue({
+    url: urls,
+    replicated: true,
+    publishTimeoutMs: 15_000,
+    reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
+  });
   const tracked = scratch.track(queue);
   t.teardown(async () => {
     await queue.close();
@@ -126,16 +147,36 @@ async function delayedAcrossLeaderLoss(t: Test): Promise<void> {
 if (urls.length < 3 || !dir) {
   t.plan(0, 'RABBITMQ_CLUSTER_URLS and RABBITMQ_CLUSTER_DIR are not set; see .ci/rabbitmq-cluster.sh');
 } else {
-  t.test('kill -9 of the node in use: publishing and consuming move to another node, nothing confirmed is lost', async (t) => {
-    const logged = await killScenario(t, 1);
-    t.ok(logged.some((line) => /reconnected to RabbitMQ.*"publishing"/.test(line) && !line.includes(new URL(urls[0]).port)), 'publishing moved to another node');
-    t.ok(logged.some((line) => /reconnected to RabbitMQ.*"consuming"/.test(line)), 'and consuming');
-  });
+  t.test(
+    'kill -9 of the node in use: publishing and consuming move to another node, nothing confirmed is lost',
+    async (t) => {
+      const logged = await killScenario(t, 1);
+      t.ok(
+        logged.some(
+          (line) => /reconnected to RabbitMQ.*"publishing"/.test(line) && !line.includes(new URL(urls[0]).port),
+        ),
+        'publishing moved to another node',
+      );
+      t.ok(
+        logged.some((line) => /reconnected to RabbitMQ.*"consuming"/.test(line)),
+        'and consuming',
+      );
+    },
+  );
 
-  t.test('kill -9 of the node leading the queues, not the one in use: the queues elect another leader, nothing confirmed is lost', async (t) => {
-    const logged = await killScenario(t, 3, 3);
-    t.notOk(logged.some((line) => /lost the connection/.test(line)), 'the connections stayed up');
-  });
+  t.test(
+    'kill -9 of the node leading the queues, not the one in use: the queues elect another leader, nothing confirmed is lost',
+    async (t) => {
+      const logged = await killScenario(t, 3, 3);
+      t.notOk(
+        logged.some((line) => /lost the connection/.test(line)),
+        'the connections stayed up',
+      );
+    },
+  );
 
-  t.test('delayed messages due while their level queue has no leader arrive once it has one again', delayedAcrossLeaderLoss);
+  t.test(
+    'delayed messages due while their level queue has no leader arrive once it has one again',
+    delayedAcrossLeaderLoss,
+  );
 }

@@ -32,7 +32,9 @@ if (url) {
       await queue.publish(name, { id: `s${i}` });
       t.equal(await count(name), i, `after publish ${i}`);
     }
-    await Promise.all(Array.from({ length: 50 }, (_, i) => queue.publish(name, { id: `p${i}` }, { priority: 1 + (i % 10) })));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => queue.publish(name, { id: `p${i}` }, { priority: 1 + (i % 10) })),
+    );
     t.equal(await count(name), 60, 'after 50 concurrent publishes');
   });
 

@@ -31,7 +31,8 @@ async function deadUrl(broker: string): Promise<string> {
 if (url) {
   const logs = () => {
     const logged: string[] = [];
-    const log = (level: string) => (data: object, message: string) => logged.push(`${level} ${message} ${JSON.stringify(data)}`);
+    const log = (level: string) => (data: object, message: string) =>
+      logged.push(`${level} ${message} ${JSON.stringify(data)}`);
     const logger: QueueLogger = { info: log('info'), warn: log('warn'), error: log('error') };
     return { logged, logger };
   };
@@ -50,7 +51,10 @@ if (url) {
     await queue.consume<{ id: string }>(name, async (message) => void seen.push(message.body.id));
     await eventually(() => seen.length === 1, 'the message arrives', 5000);
     t.strictSame(seen, ['a']);
-    t.ok(logged.some((line) => /node unreachable; trying the next one/.test(line)), 'the dead node is logged');
+    t.ok(
+      logged.some((line) => /node unreachable; trying the next one/.test(line)),
+      'the dead node is logged',
+    );
     t.notMatch(logged.join('\n'), /guest:guest@/, 'without the password');
   });
 
@@ -66,7 +70,11 @@ if (url) {
     await queue.publish(name, { id: 'a' }, { priority: 1 });
     const connection = await amqp.connect(url);
     t.teardown(() => connection.close());
-    t.equal((await (await connection.createChannel()).checkQueue(`${name}.p1`)).messageCount, 1, 'in its quorum level queue');
+    t.equal(
+      (await (await connection.createChannel()).checkQueue(`${name}.p1`)).messageCount,
+      1,
+      'in its quorum level queue',
+    );
   });
 
   t.test('every URL down: start-up fails naming each node, without passwords', async (t) => {
@@ -77,7 +85,10 @@ if (url) {
       },
       (err: unknown) => err as Error,
     );
-    t.match(error?.message, /cannot connect to RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:\d+.*; cannot connect to RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:\d+/);
+    t.match(
+      error?.message,
+      /cannot connect to RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:\d+.*; cannot connect to RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:\d+/,
+    );
     t.notMatch(error?.message ?? '', /guest:guest/);
   });
 
@@ -87,7 +98,13 @@ if (url) {
     const second = await startRelay(url);
     const { logged, logger } = logs();
     const queue = scratch.track(
-      await createQueue({ url: [first.url, second.url], replicated: true, publishTimeoutMs: 3000, reconnect: { initialDelayMs: 100, maxDelayMs: 400 }, logger }),
+      await createQueue({
+        url: [first.url, second.url],
+        replicated: true,
+        publishTimeoutMs: 3000,
+        reconnect: { initialDelayMs: 100, maxDelayMs: 400 },
+        logger,
+      }),
     );
     t.teardown(async () => {
       await queue.close();
@@ -115,12 +132,19 @@ if (url) {
     first.refuse(true); // the node is gone: new connections refused, open ones cut
     first.cut();
     // The one in flight at the cut is sent again on the other node; the next ones wait for it.
-    for (let i = 0; i < 10; i++) await publish(`after${i}`).catch((err: Error) => t.comment(`after${i}: ${err.message}`));
+    for (let i = 0; i < 10; i++)
+      await publish(`after${i}`).catch((err: Error) => t.comment(`after${i}: ${err.message}`));
     t.equal(confirmed.length, 20, 'every publish confirmed');
     await eventually(() => confirmed.every((id) => seen.has(id)), 'every confirmed message is consumed', 15_000);
     t.pass('every confirmed message was consumed after the move');
     t.ok(second.connections >= 2, 'publishing and consuming reconnected through the second node');
-    t.ok(logged.some((line) => /reconnected to RabbitMQ.*"publishing"/.test(line) && line.includes(`127.0.0.1:${new URL(second.url).port}`)), 'the log names the node it moved to');
+    t.ok(
+      logged.some(
+        (line) =>
+          /reconnected to RabbitMQ.*"publishing"/.test(line) && line.includes(`127.0.0.1:${new URL(second.url).port}`),
+      ),
+      'the log names the node it moved to',
+    );
     await queue.ping();
   });
 }

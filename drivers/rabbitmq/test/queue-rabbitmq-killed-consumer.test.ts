@@ -26,20 +26,33 @@ if (url) {
     const name = scratch.name('killed');
     await queue.publish(name, { id: 'held' }, { priority: 1 });
 
-    const child = spawn(process.execPath, [fixture, name], { env: { ...process.env, RABBITMQ_URL: url }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [fixture, name], {
+      env: { ...process.env, RABBITMQ_URL: url },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     t.teardown(() => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });
     const events: { event: string; message?: { body: unknown; redelivered: boolean } }[] = [];
-    createInterface({ input: child.stdout }).on('line', (line) => events.push(JSON.parse(line) as (typeof events)[number]));
+    createInterface({ input: child.stdout }).on('line', (line) =>
+      events.push(JSON.parse(line) as (typeof events)[number]),
+    );
     await eventually(() => events.some((e) => e.event === 'holding'), 'the child takes the message', 10_000);
     const holding = events.find((e) => e.event === 'holding');
-    t.strictSame(holding?.message, { body: { id: 'held' }, priority: 1, redelivered: false }, 'first delivery, not redelivered');
+    t.strictSame(
+      holding?.message,
+      { body: { id: 'held' }, priority: 1, redelivered: false },
+      'first delivery, not redelivered',
+    );
 
     const seen: { body: unknown; redelivered: boolean; priority: number }[] = [];
-    await queue.consume(name, async (message) => {
-      seen.push(message);
-    }, { prefetch: 1 });
+    await queue.consume(
+      name,
+      async (message) => {
+        seen.push(message);
+      },
+      { prefetch: 1 },
+    );
     await sleep(300);
     t.equal(seen.length, 0, 'nothing for us while the child holds it');
 

@@ -27,10 +27,16 @@ if (url) {
     const scratch = new ScratchQueues(url);
     const relay: Relay = await startRelay(url);
     const logged: string[] = [];
-    const log = (level: string) => (data: object, message: string) => logged.push(`${level} ${message} ${JSON.stringify(data)}`);
+    const log = (level: string) => (data: object, message: string) =>
+      logged.push(`${level} ${message} ${JSON.stringify(data)}`);
     const logger: QueueLogger = { info: log('info'), warn: log('warn'), error: log('error') };
     const queue = scratch.track(
-      await createQueue({ url: relay.url, publishTimeoutMs: PUBLISH_TIMEOUT_MS, reconnect: { initialDelayMs: 100, maxDelayMs: 400 }, logger }),
+      await createQueue({
+        url: relay.url,
+        publishTimeoutMs: PUBLISH_TIMEOUT_MS,
+        reconnect: { initialDelayMs: 100, maxDelayMs: 400 },
+        logger,
+      }),
     );
     t.teardown(async () => {
       await queue.close();
@@ -38,7 +44,8 @@ if (url) {
       await scratch.deleteAll();
     });
     /** Waits for a log line: the client's own account of what it noticed, not a guess at how long it takes. */
-    const logSays = (pattern: RegExp, what: string, timeoutMs = 10_000) => eventually(() => logged.some((line) => pattern.test(line)), what, timeoutMs);
+    const logSays = (pattern: RegExp, what: string, timeoutMs = 10_000) =>
+      eventually(() => logged.some((line) => pattern.test(line)), what, timeoutMs);
     return { scratch, relay, queue, logged, logSays };
   };
 
@@ -50,7 +57,10 @@ if (url) {
       (err: unknown) => err as Error,
     );
     const took = Date.now() - started;
-    t.ok(took < PUBLISH_TIMEOUT_MS + SCHEDULING_SLACK_MS, `${what}: settled in ${took} ms (${outcome === 'ok' ? 'confirmed' : outcome.message})`);
+    t.ok(
+      took < PUBLISH_TIMEOUT_MS + SCHEDULING_SLACK_MS,
+      `${what}: settled in ${took} ms (${outcome === 'ok' ? 'confirmed' : outcome.message})`,
+    );
     return outcome;
   };
 
@@ -78,50 +88,68 @@ if (url) {
     if (during === 'ok') sent.push('during');
     // Sent once the client knows: it waits for the reconnection and is confirmed.
     await logSays(/lost the connection.*"publishing"/, 'the publishing side noticed');
-    const waiting = await publishBounded(t, queue.publish(name, { id: 'reconnecting' }), 'a publish while reconnecting');
+    const waiting = await publishBounded(
+      t,
+      queue.publish(name, { id: 'reconnecting' }),
+      'a publish while reconnecting',
+    );
     t.equal(waiting, 'ok', 'confirmed after the reconnection');
     sent.push('reconnecting');
 
-    await eventually(() => sent.every((id) => seen.some((s) => s.id === id)), 'every confirmed message is consumed', 20_000);
+    await eventually(
+      () => sent.every((id) => seen.some((s) => s.id === id)),
+      'every confirmed message is consumed',
+      20_000,
+    );
     t.pass('every confirmed message arrived after the reconnection');
     await queue.publish(name, { id: 'after' });
     await eventually(() => seen.some((s) => s.id === 'after'), 'a message published after the reconnection', 10_000);
     const duplicates = seen.length - new Set(seen.map((s) => s.id)).size;
     t.ok(duplicates <= 1, `at most the message in flight at the cut comes twice (${duplicates})`);
     for (const [index, arrival] of seen.entries()) {
-      if (seen.findIndex((s) => s.id === arrival.id) < index) t.ok(arrival.redelivered, `${arrival.id} came again, marked redelivered`);
+      if (seen.findIndex((s) => s.id === arrival.id) < index)
+        t.ok(arrival.redelivered, `${arrival.id} came again, marked redelivered`);
     }
-    t.ok(logged.some((line) => /reconnected to RabbitMQ/.test(line)), 'the reconnection is logged');
+    t.ok(
+      logged.some((line) => /reconnected to RabbitMQ/.test(line)),
+      'the reconnection is logged',
+    );
     await queue.ping();
   });
 
-  t.test('while the broker stays unreachable, publish rejects within publishTimeoutMs; it works again after', async (t) => {
-    const { scratch, relay, queue, logSays } = await setUp(t);
-    const name = scratch.name('outage');
-    await queue.publish(name, { id: 'before' });
-    relay.refuse(true);
-    relay.cut();
-    // Once the client has noticed (a fixed sleep raced that on a loaded machine: a publish on the
-    // not-yet-noticed dead connection fails at once with 'channel closed', which is another test),
-    // and its reconnection attempts are refused.
-    await logSays(/lost the connection.*"publishing"/, 'the publishing side noticed');
-    await logSays(/reconnection failed.*"publishing"/, 'a reconnection attempt was refused');
-    const started = Date.now();
-    const outcome = await publishBounded(t, queue.publish(name, { id: 'during' }), 'a publish during the outage');
-    t.match(outcome, { message: /unreachable/ }, 'it rejects: the broker is unreachable');
-    t.ok(Date.now() - started >= PUBLISH_TIMEOUT_MS * 0.8, 'after waiting for a reconnection up to publishTimeoutMs');
-    await t.rejects(queue.ping(), 'ping rejects during the outage');
-    relay.refuse(false);
-    await logSays(/reconnected to RabbitMQ.*"publishing"/, 'the queue reconnects');
-    await queue.publish(name, { id: 'after' });
-    const seen: string[] = [];
-    await queue.consume<{ id: string }>(name, async (message) => {
-      seen.push(message.body.id);
-    });
-    await eventually(() => seen.length >= 2, 'both confirmed messages arrive', 10_000);
-    t.strictSame(seen.filter((id) => id !== 'during'), ['before', 'after']);
-    await queue.ping();
-  });
+  t.test(
+    'while the broker stays unreachable, publish rejects within publishTimeoutMs; it works again after',
+    async (t) => {
+      const { scratch, relay, queue, logSays } = await setUp(t);
+      const name = scratch.name('outage');
+      await queue.publish(name, { id: 'before' });
+      relay.refuse(true);
+      relay.cut();
+      // Once the client has noticed (a fixed sleep raced that on a loaded machine: a publish on the
+      // not-yet-noticed dead connection fails at once with 'channel closed', which is another test),
+      // and its reconnection attempts are refused.
+      await logSays(/lost the connection.*"publishing"/, 'the publishing side noticed');
+      await logSays(/reconnection failed.*"publishing"/, 'a reconnection attempt was refused');
+      const started = Date.now();
+      const outcome = await publishBounded(t, queue.publish(name, { id: 'during' }), 'a publish during the outage');
+      t.match(outcome, { message: /unreachable/ }, 'it rejects: the broker is unreachable');
+      t.ok(Date.now() - started >= PUBLISH_TIMEOUT_MS * 0.8, 'after waiting for a reconnection up to publishTimeoutMs');
+      await t.rejects(queue.ping(), 'ping rejects during the outage');
+      relay.refuse(false);
+      await logSays(/reconnected to RabbitMQ.*"publishing"/, 'the queue reconnects');
+      await queue.publish(name, { id: 'after' });
+      const seen: string[] = [];
+      await queue.consume<{ id: string }>(name, async (message) => {
+        seen.push(message.body.id);
+      });
+      await eventually(() => seen.length >= 2, 'both confirmed messages arrive', 10_000);
+      t.strictSame(
+        seen.filter((id) => id !== 'during'),
+        ['before', 'after'],
+      );
+      await queue.ping();
+    },
+  );
 
   t.test('a consumer whose broker stays away for a while subscribes again once it is back', async (t) => {
     const { scratch, relay, queue, logSays } = await setUp(t);

@@ -2,7 +2,13 @@ import amqp from 'amqplib';
 import t, { type Test } from 'tap';
 import { queueContract } from '@opco-proxy/core/queue-contract';
 import { createQueue, type QueueLogger } from '../src/index.js';
-import { DELAY_BUCKETS_MS, DELAY_QUEUE_IDLE_MS, DELIVER_AT_HEADER, delayBucket, workQueueOptions } from '../src/topology.js';
+import {
+  DELAY_BUCKETS_MS,
+  DELAY_QUEUE_IDLE_MS,
+  DELIVER_AT_HEADER,
+  delayBucket,
+  workQueueOptions,
+} from '../src/topology.js';
 import { brokerUrl } from './fixtures/broker-under-test.js';
 import { eventually } from '@opco-proxy/core/eventually';
 import { ScratchQueues } from './fixtures/scratch-queues.js';
@@ -12,7 +18,9 @@ const url = brokerUrl(t, 'the RabbitMQ queue');
 if (url) {
   t.test('the queue contract on RabbitMQ', async (t) => {
     const scratch = new ScratchQueues(url);
-    queueContract(t, async () => scratch.track(await createQueue({ url })), { cleanup: (name) => scratch.delete(name) });
+    queueContract(t, async () => scratch.track(await createQueue({ url })), {
+      cleanup: (name) => scratch.delete(name),
+    });
   });
 
   /** Opens the queue and a plain amqplib channel to look at what it did on the broker. */
@@ -51,7 +59,11 @@ if (url) {
     }
     t.strictSame(
       got.map((m) => [JSON.parse(m.content.toString()), m.properties.priority]),
-      [[{ id: 'high' }, 10], [{ id: 'default' }, 6], [{ id: 'low' }, 1]],
+      [
+        [{ id: 'high' }, 10],
+        [{ id: 'default' }, 6],
+        [{ id: 'low' }, 1],
+      ],
     );
     for (const m of got) {
       t.equal(m.properties.deliveryMode, 2, 'persistent');
@@ -59,37 +71,49 @@ if (url) {
     }
   });
 
-  t.test('a thousand retries with varied delays use a bounded set of delay queues, never an early delivery', async (t) => {
-    const { scratch, queue, connection } = await setUp(t);
-    const name = scratch.name('buckets');
-    const delays = Array.from({ length: 1000 }, (_, i) => 1 + ((i * 7919) % 3_600_000));
-    for (const delayMs of delays) await queue.publish(name, { delayMs }, { delayMs });
-    const exists = async (queueName: string) => {
-      const probe = await connection.createChannel();
-      probe.on('error', () => undefined);
-      try {
-        await probe.checkQueue(queueName);
-        return true;
-      } catch {
-        return false;
-      } finally {
-        await probe.close().catch(() => undefined);
-      }
-    };
-    const made = [];
-    for (const bucket of DELAY_BUCKETS_MS) if (await exists(`${name}.delay.${bucket}`)) made.push(bucket);
-    t.ok(made.length <= DELAY_BUCKETS_MS.length, `${made.length} delay queues for ${new Set(delays).size} distinct delays`);
-    const strays = [...new Set(delays)].filter((d) => !(DELAY_BUCKETS_MS as readonly number[]).includes(d)).slice(0, 50);
-    for (const d of strays) t.notOk(await exists(`${name}.delay.${d}`), `no queue for a delay of ${d} ms`);
-    for (const d of [1, 999, 1000, 1001, 3_600_000, 7_200_000]) t.ok(delayBucket(d) >= Math.min(d, 3_600_000), `${d} ms waits at least that long in ${delayBucket(d)}`);
-  });
+  t.test(
+    'a thousand retries with varied delays use a bounded set of delay queues, never an early delivery',
+    async (t) => {
+      const { scratch, queue, connection } = await setUp(t);
+      const name = scratch.name('buckets');
+      const delays = Array.from({ length: 1000 }, (_, i) => 1 + ((i * 7919) % 3_600_000));
+      for (const delayMs of delays) await queue.publish(name, { delayMs }, { delayMs });
+      const exists = async (queueName: string) => {
+        const probe = await connection.createChannel();
+        probe.on('error', () => undefined);
+        try {
+          await probe.checkQueue(queueName);
+          return true;
+        } catch {
+          return false;
+        } finally {
+          await probe.close().catch(() => undefined);
+        }
+      };
+      const made = [];
+      for (const bucket of DELAY_BUCKETS_MS) if (await exists(`${name}.delay.${bucket}`)) made.push(bucket);
+      t.ok(
+        made.length <= DELAY_BUCKETS_MS.length,
+        `${made.length} delay queues for ${new Set(delays).size} distinct delays`,
+      );
+      const strays = [...new Set(delays)]
+        .filter((d) => !(DELAY_BUCKETS_MS as readonly number[]).includes(d))
+        .slice(0, 50);
+      for (const d of strays) t.notOk(await exists(`${name}.delay.${d}`), `no queue for a delay of ${d} ms`);
+      for (const d of [1, 999, 1000, 1001, 3_600_000, 7_200_000])
+        t.ok(delayBucket(d) >= Math.min(d, 3_600_000), `${d} ms waits at least that long in ${delayBucket(d)}`);
+    },
+  );
 
   t.test('a message due later than its delay queue held it waits out the rest before its handler runs', async (t) => {
     const { scratch, queue, channel } = await setUp(t);
     const name = scratch.name('deliverat');
     await channel.assertQueue(name, workQueueOptions());
     const due = Date.now() + 400;
-    channel.sendToQueue(name, Buffer.from(JSON.stringify({ id: 'late' })), { persistent: true, headers: { [DELIVER_AT_HEADER]: due } });
+    channel.sendToQueue(name, Buffer.from(JSON.stringify({ id: 'late' })), {
+      persistent: true,
+      headers: { [DELIVER_AT_HEADER]: due },
+    });
     const handled: number[] = [];
     const consumer = await queue.consume(name, async () => void handled.push(Date.now()));
     t.teardown(() => consumer.cancel());
@@ -104,7 +128,12 @@ if (url) {
     await queue.publish(name, { id: 'soon' }, { delayMs: 250, priority: 2 });
     await channel.assertQueue(`${name}.delay.60000`, {
       durable: true,
-      arguments: { 'x-message-ttl': 60_000, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': name, 'x-expires': 60_000 + DELAY_QUEUE_IDLE_MS },
+      arguments: {
+        'x-message-ttl': 60_000,
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': name,
+        'x-expires': 60_000 + DELAY_QUEUE_IDLE_MS,
+      },
     });
     t.equal((await channel.checkQueue(`${name}.delay.60000`)).messageCount, 1, 'the long delay waits in its own queue');
     let arrived: amqp.GetMessage | false = false;
@@ -147,7 +176,10 @@ if (url) {
     });
     await eventually(() => got.length === 2, 'the JSON messages arrive', 5000);
     t.strictSame(got, [{ id: 'first' }, { id: 'last' }]);
-    t.ok(logged.some(([level, , message]) => level === 'error' && /not JSON/.test(String(message))), 'logged as an error');
+    t.ok(
+      logged.some(([level, , message]) => level === 'error' && /not JSON/.test(String(message))),
+      'logged as an error',
+    );
     await queue.close();
     t.equal((await channel.checkQueue(name)).messageCount, 0, 'gone from the queue');
   });

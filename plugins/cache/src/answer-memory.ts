@@ -25,7 +25,10 @@ interface Kept {
 export class AnswerMemory {
   private readonly lru: LRUCache<string, Kept>;
 
-  constructor(limits: MemoryLimits, private readonly clock: Clock) {
+  constructor(
+    limits: MemoryLimits,
+    private readonly clock: Clock,
+  ) {
     this.lru = new LRUCache<string, Kept>({
       max: limits.maxEntries,
       maxSize: limits.maxBytes,

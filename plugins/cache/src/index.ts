@@ -81,7 +81,13 @@ export function registerCache(api: PluginApi<CacheConfig>): void {
     const expiresAt = api.clock.now() + ttlS * 1000;
     memory?.set(key, json, expiresAt);
     if (!entries) return;
-    const entry = { tenant: ctx.tenant.hash, opcoId: ctx.opco.id, route: ctx.route, payload, expiresAt: new Date(expiresAt) };
+    const entry = {
+      tenant: ctx.tenant.hash,
+      opcoId: ctx.opco.id,
+      route: ctx.route,
+      payload,
+      expiresAt: new Date(expiresAt),
+    };
     await entries.findOneAndUpdate({ _id: key }, { $set: entry }, { upsert: true });
   });
 

@@ -38,7 +38,7 @@ for (const [layer, cache] of Object.entries(LAYERS)) {
     const rig = await startCacheKernel(t, { cache });
     const a = await rig.get(ETATS, KEY_A);
     const b = await rig.get(ETATS, KEY_B);
-    t.same([a.cache, b.cache], ['MISS', 'MISS'], 'B does not get A\'s answer');
+    t.same([a.cache, b.cache], ['MISS', 'MISS'], "B does not get A's answer");
     t.same([b.body.serial, rig.upstream.received.length], [2, 2], 'B had its own upstream call');
     const bAgain = await rig.get(ETATS, KEY_B);
     const aAgain = await rig.get(ETATS, KEY_A);
@@ -62,7 +62,7 @@ for (const [layer, cache] of Object.entries(LAYERS)) {
   });
 }
 
-t.test('store alone: the entry is kept under the tenant\'s hash with its expiry, and read back', async (t) => {
+t.test("store alone: the entry is kept under the tenant's hash with its expiry, and read back", async (t) => {
   const rig = await startCacheKernel(t, { cache: { maxEntries: 0 } });
   const storedAt = rig.clock.now();
   await rig.get(ETATS);
@@ -89,6 +89,6 @@ t.test('two kernels on one store and one clock keep their own memories', async (
   t.teardown(() => store.close());
   t.equal((await one.get(ETATS)).cache, 'MISS');
   t.equal((await one.get(ETATS)).cache, 'HIT');
-  t.equal((await two.get(ETATS)).cache, 'MISS', 'what the first kernel holds is not the second one\'s');
+  t.equal((await two.get(ETATS)).cache, 'MISS', "what the first kernel holds is not the second one's");
   t.equal((await two.get(ETATS)).cache, 'HIT');
 });

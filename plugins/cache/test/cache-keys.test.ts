@@ -56,7 +56,7 @@ t.test('each part of the key makes another key', async (t) => {
   t.not(keys.keyFor(call({ a: '1', b: '2' })), keys.keyFor(call({ a: '1","b', b: '2' })));
 });
 
-t.test('a frozen query is keyed once per caller, then served from the instance\'s memory', async (t) => {
+t.test("a frozen query is keyed once per caller, then served from the instance's memory", async (t) => {
   const keys = new CacheKeys();
   const { query, read } = countedQuery({ numeroPage: '1' });
   const first = keys.keyFor(call(query));
@@ -80,7 +80,7 @@ t.test('two instances share nothing: each makes its own keys', async (t) => {
   const { query, read } = countedQuery({ numeroPage: '3' });
   const key = one.keyFor(call(query));
   t.equal(one.remembered, 1);
-  t.equal(two.remembered, 0, 'what one instance hashed is not in the other\'s memory');
+  t.equal(two.remembered, 0, "what one instance hashed is not in the other's memory");
   t.equal(two.keyFor(call(query)), key, 'the same key');
   t.equal(read(), 2, 'the second instance read the query itself: no memory is shared by the process');
   t.equal(two.remembered, 1);
@@ -100,5 +100,5 @@ t.test('each memory is bounded at 1,024 and starts again empty past it', async (
   t.equal(read(), 1024, 'the 1,024 callers of one query are remembered');
   keys.keyFor(call(query, { tenant: 'tenant-1024' }));
   keys.keyFor(call(query, { tenant: 'tenant-0' }));
-  t.equal(read(), 1026, 'the 1,025th emptied that query\'s memory: the first caller is keyed afresh');
+  t.equal(read(), 1026, "the 1,025th emptied that query's memory: the first caller is keyed afresh");
 });

@@ -32,7 +32,9 @@ function readAsset(file: string, type: string): Asset {
   try {
     return { text: readFileSync(path, 'utf8'), type };
   } catch {
-    throw new ConfigError(`invalid configuration: plugins: the console's page is not built (${path} is missing); run npm run build`);
+    throw new ConfigError(
+      `invalid configuration: plugins: the console's page is not built (${path} is missing); run npm run build`,
+    );
   }
 }
 

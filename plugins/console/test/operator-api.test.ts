@@ -120,7 +120,7 @@ t.test('the operator API answers with the key it holds; the answer is its JSON b
   t.same(audit, { items: [], next: null }, 'a page of the audit trail');
 });
 
-t.test('a refused key is KeyRefused with the service\'s description; other errors keep their status', async (t) => {
+t.test("a refused key is KeyRefused with the service's description; other errors keep their status", async (t) => {
   const url = await operatorService(t);
   operatorKey.set('not-the-operator-key-0000000000000000');
   const refused = await rejection(callAdmin(`${url}/admin/upstreams`));
@@ -131,7 +131,7 @@ t.test('a refused key is KeyRefused with the service\'s description; other error
   t.ok(invalid instanceof OperatorApiError, 'OperatorApiError');
   t.notOk(invalid instanceof KeyRefused, 'not a refused key');
   t.equal(invalid.status, 400);
-  t.equal(invalid.message, 'invalid query parameters', 'the description of the service\'s error body');
+  t.equal(invalid.message, 'invalid query parameters', "the description of the service's error body");
   const absent = await rejection(callAdmin(`${url}/admin/jobs`));
   const unknown = [absent instanceof OperatorApiError, absent.status, absent.message];
   t.same(unknown, [true, 404, 'no route GET /admin/jobs'], 'a route of a plugin not enabled');
@@ -142,10 +142,13 @@ t.test('each call carries the key as a Bearer token, asks for JSON and uses the 
   operatorKey.set('k-2');
   t.same(await callAdmin(`${server.url}/admin/deliveries/d%201/resend`, 'POST'), { queued: true });
   t.same(await callAdmin(`${server.url}/admin/jobs?status=failed`), { queued: true });
-  t.same(server.seen.map((s) => [s.method, s.url, s.headers.authorization, s.headers.accept]), [
-    ['POST', '/admin/deliveries/d%201/resend', 'Bearer k-2', 'application/json'],
-    ['GET', '/admin/jobs?status=failed', 'Bearer k-2', 'application/json'],
-  ]);
+  t.same(
+    server.seen.map((s) => [s.method, s.url, s.headers.authorization, s.headers.accept]),
+    [
+      ['POST', '/admin/deliveries/d%201/resend', 'Bearer k-2', 'application/json'],
+      ['GET', '/admin/jobs?status=failed', 'Bearer k-2', 'application/json'],
+    ],
+  );
 });
 
 t.test('an answer without a JSON body is still explained by its method, path and status', async (t) => {

@@ -46,17 +46,27 @@ function App() {
   return (
     <>
       <header>
-        <h1>opco-proxy <span class="quiet">operator console</span></h1>
-        {hasKey ? <button type="button" class="forget" onClick={() => (operatorKey.forget(), setHasKey(false))}>Forget the key</button> : null}
+        <h1>
+          opco-proxy <span class="quiet">operator console</span>
+        </h1>
+        {hasKey ? (
+          <button type="button" class="forget" onClick={() => (operatorKey.forget(), setHasKey(false))}>
+            Forget the key
+          </button>
+        ) : null}
       </header>
       {hasKey ? (
         <>
           <nav aria-label="Sections">
             {Object.entries(SECTIONS).map(([name, { title }]) => (
-              <a href={`#${name}`} aria-current={name === section ? 'page' : undefined}>{title}</a>
+              <a href={`#${name}`} aria-current={name === section ? 'page' : undefined}>
+                {title}
+              </a>
             ))}
           </nav>
-          <main><View key={section} onKeyRefused={keyRefused} /></main>
+          <main>
+            <View key={section} onKeyRefused={keyRefused} />
+          </main>
         </>
       ) : (
         <KeyForm refusal={refusal} onKey={(key) => (operatorKey.set(key), setRefusal(undefined), setHasKey(true))} />
@@ -77,13 +87,23 @@ function KeyForm({ refusal, onKey }: { refusal: string | undefined; onKey: (key:
         }}
       >
         <p>
-          This console reads every tenant's jobs, deliveries and syncs. It needs the deployment's operator key
-          (<code>OPCO_PROXY_ADMIN_KEY</code>; demo mode prints its key at start). The key stays in this tab only.
+          This console reads every tenant's jobs, deliveries and syncs. It needs the deployment's operator key (
+          <code>OPCO_PROXY_ADMIN_KEY</code>; demo mode prints its key at start). The key stays in this tab only.
         </p>
-        {refusal ? <p class="problem" role="alert">The key was refused: {refusal}</p> : null}
+        {refusal ? (
+          <p class="problem" role="alert">
+            The key was refused: {refusal}
+          </p>
+        ) : null}
         <label>
           Operator key{' '}
-          <input type="password" name="operator-key" autocomplete="off" value={key} onInput={(event) => setKey((event.target as HTMLInputElement).value)} />
+          <input
+            type="password"
+            name="operator-key"
+            autocomplete="off"
+            value={key}
+            onInput={(event) => setKey((event.target as HTMLInputElement).value)}
+          />
         </label>{' '}
         <button type="submit">Open the console</button>
       </form>

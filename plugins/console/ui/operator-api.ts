@@ -15,7 +15,10 @@ export class KeyRefused extends Error {}
 
 /** Any other error, with the description of the service's error body. */
 export class OperatorApiError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -23,10 +26,17 @@ export class OperatorApiError extends Error {
 export async function callAdmin<T>(path: string, method: 'GET' | 'POST' = 'GET'): Promise<T> {
   const key = operatorKey.get();
   if (!key) throw new KeyRefused('no operator key');
-  const response = await fetch(path, { method, headers: { authorization: `Bearer ${key}`, accept: 'application/json' } });
+  const response = await fetch(path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
+  });
   const body: unknown = await response.json().catch(() => undefined);
   if (response.status === 401) throw new KeyRefused(errorDescription(body) ?? 'the operator key was refused');
-  if (!response.ok) throw new OperatorApiError(response.status, errorDescription(body) ?? `${method} ${path} answered ${response.status}`);
+  if (!response.ok)
+    throw new OperatorApiError(
+      response.status,
+      errorDescription(body) ?? `${method} ${path} answered ${response.status}`,
+    );
   return body as T;
 }
 

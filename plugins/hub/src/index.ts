@@ -4,7 +4,13 @@
  * speaks with the hub. The hub itself is @opco-proxy/hub-server.
  */
 export * from './protocol.js';
-export { createHubAdmission, configureHubAdmission, HubAdmission, DISCONNECTED_TOKEN, type HubAdmissionOptions } from './client/hub-admission.js';
+export {
+  createHubAdmission,
+  configureHubAdmission,
+  HubAdmission,
+  DISCONNECTED_TOKEN,
+  type HubAdmissionOptions,
+} from './client/hub-admission.js';
 export { HubConnection, type ConnectionState, type HubConnectionOptions } from './client/hub-connection.js';
 export { LocalFallback, Rerouted } from './client/local-fallback.js';
 export { UsageLedger } from './client/usage-ledger.js';

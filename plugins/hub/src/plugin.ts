@@ -12,7 +12,11 @@ export const hubPlugin = definePlugin({
   name: 'hub',
   register(api: PluginApi<HubPluginConfig>) {
     const admission = configureHubAdmission({
-      hub: api.config, env: api.env, clock: api.clock, log: api.log, registry: api.registry,
+      hub: api.config,
+      env: api.env,
+      clock: api.clock,
+      log: api.log,
+      registry: api.registry,
       // SPEC 1.1 step 9: the kernel's own 60-second windows, per configured opcoId.
       metrics: () => {
         const windows: Record<string, MetricsReport> = {};

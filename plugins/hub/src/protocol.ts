@@ -13,7 +13,21 @@
  * version 1 ignores, and still says 1 in its hello, the only value such a hub takes; a hub answers
  * the welcome in the version asked for, so instances of either version read it.
  */
-import { validate, type HubAsk, type HubCancel, type HubDone, type HubError, type HubGrant, type HubHello, type HubMetrics, type HubMetricsReport, type HubRateLimit, type HubRefused, type HubUsageEntry, type HubWelcome } from '@opco-proxy/schemas';
+import {
+  validate,
+  type HubAsk,
+  type HubCancel,
+  type HubDone,
+  type HubError,
+  type HubGrant,
+  type HubHello,
+  type HubMetrics,
+  type HubMetricsReport,
+  type HubRateLimit,
+  type HubRefused,
+  type HubUsageEntry,
+  type HubWelcome,
+} from '@opco-proxy/schemas';
 
 export const PROTOCOL_VERSION = 2;
 /** The hello has not changed since version 1 (see above). */
@@ -52,7 +66,13 @@ export type Parsed<T> = { ok: true; message: T } | { ok: false; error: string };
 const MAX_SHOWN_PROBLEMS = 5;
 const MAX_ERROR_CHARACTERS = 1000; // hub-error.schema.json: message.maxLength
 
-const INSTANCE_TYPES: ReadonlySet<string> = new Set<InstanceMessage['type']>(['hello', 'ask', 'cancel', 'done', 'metrics']);
+const INSTANCE_TYPES: ReadonlySet<string> = new Set<InstanceMessage['type']>([
+  'hello',
+  'ask',
+  'cancel',
+  'done',
+  'metrics',
+]);
 const HUB_TYPES: ReadonlySet<string> = new Set<HubMessage['type']>(['welcome', 'grant', 'refused', 'error']);
 
 /** JSON text to a message of one of `types`, or the reason it is not one: `hello: protocol: ...`. */
@@ -63,7 +83,10 @@ function parseWith<T>(data: unknown, types: ReadonlySet<string>): Parsed<T> {
   } catch {
     return { ok: false, error: 'message is not JSON' };
   }
-  const type = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as { type?: unknown }).type : undefined;
+  const type =
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as { type?: unknown }).type
+      : undefined;
   if (typeof type !== 'string' || !types.has(type)) return { ok: false, error: 'message has no known type' };
   const result = validate(`hub-${type}`, value);
   if (result.valid) return { ok: true, message: value as T };

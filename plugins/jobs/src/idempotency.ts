@@ -11,7 +11,15 @@
  * opcoId's status URL, not the request's, where the job is not found) and warns that the request
  * differs, since nothing was sent where this one asked.
  */
-import { DuplicateKeyError, canonicalJsonSha256, createError, sha256Hex, type Clock, type Collection, type Store } from '@opco-proxy/core';
+import {
+  DuplicateKeyError,
+  canonicalJsonSha256,
+  createError,
+  sha256Hex,
+  type Clock,
+  type Collection,
+  type Store,
+} from '@opco-proxy/core';
 
 interface KeyRecord {
   _id: string;
@@ -62,7 +70,14 @@ export class IdempotencyKeys {
     const payloadHash = canonicalJsonSha256(payload);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await this.keys.insertOne({ _id, tenant, jobId, payloadHash, expiresAt: new Date(this.clock.now() + IDEMPOTENCY_TTL_MS), ...target });
+        await this.keys.insertOne({
+          _id,
+          tenant,
+          jobId,
+          payloadHash,
+          expiresAt: new Date(this.clock.now() + IDEMPOTENCY_TTL_MS),
+          ...target,
+        });
         return { fresh: true, release: async () => void (await this.keys.deleteOne({ _id, jobId })) };
       } catch (err) {
         if (!(err instanceof DuplicateKeyError)) throw err;
@@ -81,6 +96,13 @@ export class IdempotencyKeys {
 }
 
 function duplicateOf(held: KeyRecord, payloadHash: string, target: JobTarget): Reservation {
-  const elsewhere = (held.opcoId !== undefined && held.opcoId !== target.opcoId) || (held.type !== undefined && held.type !== target.type);
-  return { fresh: false, jobId: held.jobId, payloadDiffers: elsewhere || held.payloadHash !== payloadHash, ...(held.opcoId !== undefined && { opcoId: held.opcoId }) };
+  const elsewhere =
+    (held.opcoId !== undefined && held.opcoId !== target.opcoId) ||
+    (held.type !== undefined && held.type !== target.type);
+  return {
+    fresh: false,
+    jobId: held.jobId,
+    payloadDiffers: elsewhere || held.payloadHash !== payloadHash,
+    ...(held.opcoId !== undefined && { opcoId: held.opcoId }),
+  };
 }

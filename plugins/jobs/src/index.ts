@@ -28,7 +28,9 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
   const idempotency = new IdempotencyKeys(store, clock);
   await records.prepare();
   await secrets.prepare();
-  api.heldWork.register(records.held({ count: config.tenantPending!.jobs, fileBytes: config.tenantPending!.fileBytes }));
+  api.heldWork.register(
+    records.held({ count: config.tenantPending!.jobs, fileBytes: config.tenantPending!.fileBytes }),
+  );
 
   api.declareQueue(JOBS_QUEUE);
   // A sorted search of every unfinished job where the store cannot use an index for it (FerretDB
@@ -50,8 +52,19 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
     labelNames: ['type', 'status'] as const,
   });
   const worker = new JobWorker({
-    records, secrets, queue, opcos: api.opcos, pipeline: api.pipeline, emit: api.emit, log, clock, jobsEnded,
-    retries: new RetryPolicy(config.attempts, config.backoffMs), leaseMs: config.leaseMs, prefetch: config.prefetch, tenantShare: config.tenantShare,
+    records,
+    secrets,
+    queue,
+    opcos: api.opcos,
+    pipeline: api.pipeline,
+    emit: api.emit,
+    log,
+    clock,
+    jobsEnded,
+    retries: new RetryPolicy(config.attempts, config.backoffMs),
+    leaseMs: config.leaseMs,
+    prefetch: config.prefetch,
+    tenantShare: config.tenantShare,
     retentionMs: config.retentionDays * DAY_MS,
   });
   api.recover({

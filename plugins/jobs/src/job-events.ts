@@ -18,7 +18,14 @@ export async function emitProgress(deps: EventDeps, job: JobRecord, stepNumber: 
     type: 'job.progress',
     tenant: job.tenant,
     opcoId: job.opcoId,
-    data: { jobId: job._id, type: job.type, step: stepNumber, totalSteps: job.steps.length, name: step.name, status: step.status },
+    data: {
+      jobId: job._id,
+      type: job.type,
+      step: stepNumber,
+      totalSteps: job.steps.length,
+      name: step.name,
+      status: step.status,
+    },
   });
 }
 
@@ -32,8 +39,20 @@ export async function emitJobEnd(deps: EventDeps, job: JobRecord): Promise<void>
     tenant: job.tenant,
     opcoId: job.opcoId,
     data: completed
-      ? { jobId: job._id, type: job.type, status: job.status, result: job.resultJson === undefined ? {} : JSON.parse(job.resultJson), completedAt: job.completedAt?.toISOString() }
-      : { jobId: job._id, type: job.type, status: job.status, error: job.error ? errorResource(job.error) : undefined, retries: job.retries },
+      ? {
+          jobId: job._id,
+          type: job.type,
+          status: job.status,
+          result: job.resultJson === undefined ? {} : JSON.parse(job.resultJson),
+          completedAt: job.completedAt?.toISOString(),
+        }
+      : {
+          jobId: job._id,
+          type: job.type,
+          status: job.status,
+          error: job.error ? errorResource(job.error) : undefined,
+          retries: job.retries,
+        },
   });
   await deps.records.markNotified(job._id);
 }

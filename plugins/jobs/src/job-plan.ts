@@ -10,7 +10,13 @@ import type { OpenedInputs } from './job-secrets.js';
 import type { JobStep, JobType } from './job-records.js';
 
 /** The operations that become jobs (SPEC 4.0.4). */
-export const JOB_OPERATIONS = ['postDossier', 'postFacture', 'postConvention', 'postCertificat', 'postDocument'] as const;
+export const JOB_OPERATIONS = [
+  'postDossier',
+  'postFacture',
+  'postConvention',
+  'postCertificat',
+  'postDocument',
+] as const;
 export type JobOperation = (typeof JOB_OPERATIONS)[number];
 
 export interface JobKind {
@@ -31,7 +37,10 @@ const DOCUMENT_STEP = 'document:';
 
 /** The steps of a new job; `fileRoles` in the order the files will be sent. */
 export function planSteps(type: JobType, fileRoles: string[]): JobStep[] {
-  const names = type === 'post-dossier' ? ['dossier', ...fileRoles.map((role) => DOCUMENT_STEP + role)] : [type.replace('post-', '')];
+  const names =
+    type === 'post-dossier'
+      ? ['dossier', ...fileRoles.map((role) => DOCUMENT_STEP + role)]
+      : [type.replace('post-', '')];
   return names.map((name, index) => ({ step: index + 1, name, status: 'pending', attempts: 0 }));
 }
 
@@ -55,9 +64,13 @@ export function stepCall(type: JobType, step: JobStep, steps: JobStep[], inputs:
   }
   const role = step.name.slice(DOCUMENT_STEP.length);
   const first = steps[0].resultJson;
-  const numeroInterne = first === undefined ? undefined : (JSON.parse(first) as { numeroInterne?: unknown }).numeroInterne;
+  const numeroInterne =
+    first === undefined ? undefined : (JSON.parse(first) as { numeroInterne?: unknown }).numeroInterne;
   if (typeof numeroInterne !== 'string' && typeof numeroInterne !== 'number') {
-    throw createError('UPSTREAM_INVALID_RESPONSE', 'the upstream answer to the dossier gave no numeroInterne to attach documents to');
+    throw createError(
+      'UPSTREAM_INVALID_RESPONSE',
+      'the upstream answer to the dossier gave no numeroInterne to attach documents to',
+    );
   }
   const file = inputs.files[role];
   return {
@@ -74,6 +87,9 @@ export function jobResultJson(steps: JobStep[]): string {
   const result = dossier.resultJson === undefined ? {} : (JSON.parse(dossier.resultJson) as object);
   return JSON.stringify({
     ...result,
-    documents: documents.map((step) => ({ name: step.name, result: step.resultJson === undefined ? {} : (JSON.parse(step.resultJson) as object) })),
+    documents: documents.map((step) => ({
+      name: step.name,
+      result: step.resultJson === undefined ? {} : (JSON.parse(step.resultJson) as object),
+    })),
   });
 }

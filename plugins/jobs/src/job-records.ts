@@ -86,7 +86,8 @@ export function toResource(job: JobRecord): Job {
     resource.currentStep = current.step;
     resource.totalSteps = job.steps.length;
     // A step is not written as it starts: the job's being processed says the current one is.
-    const shown = (step: JobStep): StepStatus => (job.status === 'processing' && step === current ? 'processing' : step.status);
+    const shown = (step: JobStep): StepStatus =>
+      job.status === 'processing' && step === current ? 'processing' : step.status;
     resource.steps = job.steps.map((step) =>
       step.status === 'completed'
         ? { step: step.step, name: step.name, status: step.status, result: parsed(step.resultJson) ?? {} }
@@ -109,7 +110,11 @@ export class JobRecords {
   private readonly jobs: Collection<JobRecord>;
   readonly leases: LeasedRecords<JobRecord>;
 
-  constructor(store: Store, private readonly clock: Clock, owner: string) {
+  constructor(
+    store: Store,
+    private readonly clock: Clock,
+    owner: string,
+  ) {
     this.jobs = store.collection<JobRecord>('jobs');
     this.leases = new LeasedRecords(this.jobs, clock, owner);
   }
@@ -140,10 +145,20 @@ export class JobRecords {
       kind: 'jobs',
       tenantBound,
       countOf: (tenant) => this.jobs.count({ tenant, ...UNFINISHED }),
-      bytesOf: async (tenant) => (await this.jobs.find({ tenant, ...UNFINISHED, fileBytes: { $gt: 0 } })).reduce((sum, job) => sum + (job.fileBytes ?? 0), 0),
+      bytesOf: async (tenant) =>
+        (await this.jobs.find({ tenant, ...UNFINISHED, fileBytes: { $gt: 0 } })).reduce(
+          (sum, job) => sum + (job.fileBytes ?? 0),
+          0,
+        ),
       countFrom: (address) => this.jobs.count(holding(address)),
-      bytesFrom: async (address) => (await this.jobs.find({ ...holding(address), fileBytes: { $gt: 0 } })).reduce((sum, job) => sum + (job.fileBytes ?? 0), 0),
-      tenantsFrom: async (address, limit) => [...new Set((await this.jobs.find(holding(address), { limit })).map((job) => job.tenant))],
+      bytesFrom: async (address) =>
+        (await this.jobs.find({ ...holding(address), fileBytes: { $gt: 0 } })).reduce(
+          (sum, job) => sum + (job.fileBytes ?? 0),
+          0,
+        ),
+      tenantsFrom: async (address, limit) => [
+        ...new Set((await this.jobs.find(holding(address), { limit })).map((job) => job.tenant)),
+      ],
       unmark: (tenant) => this.jobs.updateMany({ tenant, heldFrom: { $exists: true } }, { $unset: { heldFrom: '' } }),
     };
   }
@@ -172,7 +187,9 @@ export class JobRecords {
    * takeover) costs a second try without the stamp.
    */
   async claim(jobId: string, leaseMs: number): Promise<Claimed<JobRecord> | null> {
-    const first = await this.leases.claim({ _id: jobId, ...UNFINISHED, startedAt: null }, leaseMs, { set: { status: 'processing', startedAt: this.clock.date() } });
+    const first = await this.leases.claim({ _id: jobId, ...UNFINISHED, startedAt: null }, leaseMs, {
+      set: { status: 'processing', startedAt: this.clock.date() },
+    });
     return first ?? this.leases.claim({ _id: jobId, ...UNFINISHED }, leaseMs, { set: { status: 'processing' } });
   }
 

@@ -11,16 +11,27 @@ interface RecoveryDeps {
   pipeline: Pipeline;
 }
 
-export async function findExistingDossier(deps: RecoveryDeps, opcoId: string, call: StepCall, tenant: Tenant): Promise<unknown> {
+export async function findExistingDossier(
+  deps: RecoveryDeps,
+  opcoId: string,
+  call: StepCall,
+  tenant: Tenant,
+): Promise<unknown> {
   if (call.route !== 'POST /dossiers') return null;
-  const body = call.body as { numeroExterne?: unknown; numeroDeca?: unknown; cerfa?: { numeroExterne?: unknown; numeroDeca?: unknown } };
+  const body = call.body as {
+    numeroExterne?: unknown;
+    numeroDeca?: unknown;
+    cerfa?: { numeroExterne?: unknown; numeroDeca?: unknown };
+  };
   const numeroExterne = body.numeroExterne ?? body.cerfa?.numeroExterne;
   const numeroDeca = body.numeroDeca ?? body.cerfa?.numeroDeca;
   if (typeof numeroExterne !== 'string' || !deps.opcos.get(opcoId).profile.routes['GET /dossiers']) return null;
   const query: Record<string, string> = { numeroExterne };
   if (typeof numeroDeca === 'string' && numeroDeca) query.numeroDeca = numeroDeca;
   try {
-    const found = (await deps.pipeline.run(deps.opcos.context(opcoId, 'GET /dossiers', tenant, { query, priority: PRIORITY.client }))) as {
+    const found = (await deps.pipeline.run(
+      deps.opcos.context(opcoId, 'GET /dossiers', tenant, { query, priority: PRIORITY.client }),
+    )) as {
       numeroInterne?: unknown;
     };
     return { status: 'success', numeroInterne: found.numeroInterne, numeroExterne, recovered: true };

@@ -11,12 +11,18 @@ export function mountJobRoutes(api: PluginApi<unknown>, deps: SubmissionDeps & {
     const kind = kindOfOperation(operation);
     api.route(operation, async ({ params, tenant, body, header, requestId, traceparent }) =>
       // An Idempotency-Key sent empty is refused, not ignored (IdempotencyKeys.check).
-      submitJob(deps, kind, params.opcoId, tenant, body as unknown as Record<string, unknown>, { idempotencyKey: header('idempotency-key'), requestId, traceparent }),
+      submitJob(deps, kind, params.opcoId, tenant, body as unknown as Record<string, unknown>, {
+        idempotencyKey: header('idempotency-key'),
+        requestId,
+        traceparent,
+      }),
     );
   }
   api.route('getJob', async ({ params, tenant }) => {
     deps.opcos.get(params.opcoId);
-    const job = UUID.test(params.jobId) ? await deps.records.findForTenant(params.jobId, tenant.hash, params.opcoId) : null;
+    const job = UUID.test(params.jobId)
+      ? await deps.records.findForTenant(params.jobId, tenant.hash, params.opcoId)
+      : null;
     if (!job) throw createError('NOT_FOUND', `job ${params.jobId} not found`);
     return { status: 200, body: toResource(job) };
   });

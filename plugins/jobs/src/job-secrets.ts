@@ -14,7 +14,16 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { deflateRaw, inflateRaw } from 'node:zlib';
-import { releaseBuffer, type Clock, type Collection, type Sealed, type SealedFile, type SealedPages, type Sealer, type Store } from '@opco-proxy/core';
+import {
+  releaseBuffer,
+  type Clock,
+  type Collection,
+  type Sealed,
+  type SealedFile,
+  type SealedPages,
+  type Sealer,
+  type Store,
+} from '@opco-proxy/core';
 
 const deflated = promisify(deflateRaw);
 const inflated = promisify(inflateRaw);
@@ -132,7 +141,13 @@ export class JobSecrets {
     const createdAt = this.clock.date();
     for (const [role, content] of Object.entries(inputs.files)) {
       if (bytesOf(content) > OWN_TURN_BYTES) await nextTurn();
-      await this.files.insertOne({ _id: `${jobId}:${role}`, jobId, role, content: this.sealer.sealPages(content, `${jobId}:${role}`), createdAt });
+      await this.files.insertOne({
+        _id: `${jobId}:${role}`,
+        jobId,
+        role,
+        content: this.sealer.sealPages(content, `${jobId}:${role}`),
+        createdAt,
+      });
     }
     const files = Object.keys(inputs.files);
     const text = JSON.stringify({ apiKey: inputs.apiKey, body: inputs.body ?? {} });
@@ -158,7 +173,10 @@ export class JobSecrets {
       }
     }
     if ('secrets' in sealed || 'deflated' in sealed) {
-      const text = 'secrets' in sealed ? this.sealer.unseal(sealed.secrets, job._id) : await inflated(Buffer.concat(this.sealer.unsealPieces(sealed.deflated, job._id)));
+      const text =
+        'secrets' in sealed
+          ? this.sealer.unseal(sealed.secrets, job._id)
+          : await inflated(Buffer.concat(this.sealer.unsealPieces(sealed.deflated, job._id)));
       const { apiKey, body } = JSON.parse(text.toString('utf8')) as { apiKey: string; body: unknown };
       return { apiKey, body, files, stored };
     }

@@ -7,7 +7,10 @@ import type { OpcoDirectory, PluginApi } from '@opco-proxy/core';
 import type { Job } from '@opco-proxy/schemas';
 import { toResource, type JobRecord, type JobRecords } from './job-records.js';
 
-export function mountOperatorRoutes(api: PluginApi<unknown>, deps: { records: JobRecords; opcos: OpcoDirectory }): void {
+export function mountOperatorRoutes(
+  api: PluginApi<unknown>,
+  deps: { records: JobRecords; opcos: OpcoDirectory },
+): void {
   api.route('listAdminJobs', async ({ query }) => {
     const { status, opcoId } = query;
     const opcoIds = opcoId ? [opcoId] : deps.opcos.list().map((opco) => opco.id);
@@ -15,7 +18,14 @@ export function mountOperatorRoutes(api: PluginApi<unknown>, deps: { records: Jo
       deps.records.pageAll({ status, opcoId }, { limit: query.limit ? Number(query.limit) : 50, cursor: query.cursor }),
       Promise.all(opcoIds.map(async (id) => ({ opcoId: id, ...(await deps.records.countByStatus(id)) }))),
     ]);
-    return { status: 200, body: { counts, items: page.records.map((job) => ({ tenant: job.tenant, job: withoutResult(job) })), next: page.next ?? null } };
+    return {
+      status: 200,
+      body: {
+        counts,
+        items: page.records.map((job) => ({ tenant: job.tenant, job: withoutResult(job) })),
+        next: page.next ?? null,
+      },
+    };
   });
 }
 

@@ -6,7 +6,16 @@
  * half-accepted.
  */
 import { randomUUID } from 'node:crypto';
-import { PRIORITY, asServiceError, createError, type Clock, type OpcoDirectory, type PluginApi, type Queue, type Tenant } from '@opco-proxy/core';
+import {
+  PRIORITY,
+  asServiceError,
+  createError,
+  type Clock,
+  type OpcoDirectory,
+  type PluginApi,
+  type Queue,
+  type Tenant,
+} from '@opco-proxy/core';
 import { unleased } from '@opco-proxy/core/durable';
 import type { AsyncAccepted } from '@opco-proxy/schemas';
 import { IdempotencyKeys } from './idempotency.js';
@@ -41,7 +50,14 @@ export interface SubmissionRequest {
   traceparent?: string;
 }
 
-export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: string, tenant: Tenant, body: Record<string, unknown>, request: SubmissionRequest = {}): Promise<Accepted> {
+export async function submitJob(
+  deps: SubmissionDeps,
+  kind: JobKind,
+  opcoId: string,
+  tenant: Tenant,
+  body: Record<string, unknown>,
+  request: SubmissionRequest = {},
+): Promise<Accepted> {
   const opco = deps.opcos.get(opcoId);
   // Each file as the pages the router decoded it into; sealing takes them (JobSecrets.seal).
   const { _files: files = {}, ...payload } = body as { _files?: Record<string, Buffer[]> } & Record<string, unknown>;
@@ -61,7 +77,10 @@ export async function submitJob(deps: SubmissionDeps, kind: JobKind, opcoId: str
     releaseKey = reservation.release;
   }
 
-  const fileBytes = Object.values(files).reduce((sum, pages) => sum + pages.reduce((bytes, page) => bytes + page.length, 0), 0);
+  const fileBytes = Object.values(files).reduce(
+    (sum, pages) => sum + pages.reduce((bytes, page) => bytes + page.length, 0),
+    0,
+  );
   let stored = false;
   try {
     await deps.heldWork.admit(tenant, 'jobs', fileBytes, () => {
@@ -96,16 +115,32 @@ async function storeJob(deps: SubmissionDeps, job: NewJob, releaseKey: () => Pro
     // One write for a job without files: the record carries its sealed inputs.
     inputs = await deps.secrets.seal(jobId, { apiKey: tenant.apiKey, body: payload, files });
     await deps.records.insert({
-      _id: jobId, tenant: tenant.hash, opcoId, type: kind.type, status: 'pending', retries: 0,
-      createdAt: now, startedAt: null, completedAt: null, steps: planSteps(kind.type, Object.keys(files)),
-      ...unleased(now), inputs, ...(request.requestId ? { requestId: request.requestId } : {}), ...(request.traceparent ? { traceparent: request.traceparent } : {}),
-      ...(job.fileBytes > 0 ? { fileBytes: job.fileBytes } : {}), ...(tenant.unprovenFrom !== undefined ? { heldFrom: tenant.unprovenFrom } : {}),
+      _id: jobId,
+      tenant: tenant.hash,
+      opcoId,
+      type: kind.type,
+      status: 'pending',
+      retries: 0,
+      createdAt: now,
+      startedAt: null,
+      completedAt: null,
+      steps: planSteps(kind.type, Object.keys(files)),
+      ...unleased(now),
+      inputs,
+      ...(request.requestId ? { requestId: request.requestId } : {}),
+      ...(request.traceparent ? { traceparent: request.traceparent } : {}),
+      ...(job.fileBytes > 0 ? { fileBytes: job.fileBytes } : {}),
+      ...(tenant.unprovenFrom !== undefined ? { heldFrom: tenant.unprovenFrom } : {}),
     });
     await deps.queue.publish(JOBS_QUEUE, { jobId, tenant: tenant.hash }, { priority: PRIORITY.client });
   } catch (err) {
     await Promise.allSettled([deps.records.discard(jobId), deps.secrets.purge({ _id: jobId, inputs }), releaseKey()]);
     const error = asServiceError(err);
-    if (error.code === 'UNAVAILABLE') throw createError('UNAVAILABLE', 'the job could not be stored or queued; nothing was accepted, retry later', { cause: err, headers: error.headers });
+    if (error.code === 'UNAVAILABLE')
+      throw createError('UNAVAILABLE', 'the job could not be stored or queued; nothing was accepted, retry later', {
+        cause: err,
+        headers: error.headers,
+      });
     throw error;
   }
 }

@@ -9,7 +9,22 @@
  * answered is recorded whatever the store does meanwhile: the write is retried, never turned into
  * a failure of the step.
  */
-import { asServiceError, isUnavailable, PRIORITY, settlesBy, randomHex, truncatedText, type Clock, type Consumer, type Logger, type OpcoDirectory, type Pipeline, type PluginApi, type Queue, type ServiceError } from '@opco-proxy/core';
+import {
+  asServiceError,
+  isUnavailable,
+  PRIORITY,
+  settlesBy,
+  randomHex,
+  truncatedText,
+  type Clock,
+  type Consumer,
+  type Logger,
+  type OpcoDirectory,
+  type Pipeline,
+  type PluginApi,
+  type Queue,
+  type ServiceError,
+} from '@opco-proxy/core';
 import { LeaseLost, overShareDelayMs, TenantSlots, type Claimed, type RetryPolicy } from '@opco-proxy/core/durable';
 import { jobResultJson, stepCall } from './job-plan.js';
 import type { JobErrorRecord, JobRecord, JobRecords, JobStep } from './job-records.js';
@@ -63,9 +78,13 @@ export class JobWorker {
   }
 
   async start(): Promise<void> {
-    this.consumer = await this.deps.queue.consume<JobMessage>(JOBS_QUEUE, (message) => this.take(message.body, message.redelivered), {
-      prefetch: this.deps.prefetch,
-    });
+    this.consumer = await this.deps.queue.consume<JobMessage>(
+      JOBS_QUEUE,
+      (message) => this.take(message.body, message.redelivered),
+      {
+        prefetch: this.deps.prefetch,
+      },
+    );
   }
 
   /** A job over its tenant's share of the slots that found none of them free in time goes back to the queue for a moment (TenantSlots). */
@@ -73,7 +92,11 @@ export class JobWorker {
     const ran = await this.slots.run(message.tenant, () => this.handle(message.jobId, redelivered));
     if (!ran) {
       const turns = (message.turns ?? 0) + 1;
-      await this.deps.queue.publish(JOBS_QUEUE, { ...message, turns }, { priority: PRIORITY.normal, delayMs: overShareDelayMs(turns - 1) });
+      await this.deps.queue.publish(
+        JOBS_QUEUE,
+        { ...message, turns },
+        { priority: PRIORITY.normal, delayMs: overShareDelayMs(turns - 1) },
+      );
     }
   }
 
@@ -129,7 +152,14 @@ export class JobWorker {
   private async run({ record, token, takenOver }: Claimed<JobRecord>): Promise<void> {
     let job = record;
     const inputs = await this.deps.secrets.open(job);
-    if (!inputs) return this.ended(job, await this.endWrite(job, token, job.steps, { message: 'the job inputs are gone (expired or purged)', code: 'INTERNAL_ERROR' }));
+    if (!inputs)
+      return this.ended(
+        job,
+        await this.endWrite(job, token, job.steps, {
+          message: 'the job inputs are gone (expired or purged)',
+          code: 'INTERNAL_ERROR',
+        }),
+      );
     let lastRunCut = takenOver;
     for (const step of job.steps) {
       if (step.status === 'completed') continue;
@@ -147,7 +177,13 @@ export class JobWorker {
    * null when the job was rescheduled or failed. `lastRunCut`: the run before this one stopped
    * in the middle of this step, its attempt counted here.
    */
-  private async runStep(job: JobRecord, token: string, step: JobStep, inputs: OpenedInputs, lastRunCut: boolean): Promise<JobRecord | null> {
+  private async runStep(
+    job: JobRecord,
+    token: string,
+    step: JobStep,
+    inputs: OpenedInputs,
+    lastRunCut: boolean,
+  ): Promise<JobRecord | null> {
     // `processing`: left so by a version that wrote it before each call.
     const lost = lastRunCut && step.status !== 'processing' ? 1 : 0;
     const uncertain = lastRunCut || step.status === 'processing' || step.uncertain === true;
@@ -157,9 +193,18 @@ export class JobWorker {
       const call = stepCall(job.type, step, job.steps, inputs);
       const tenant = { hash: job.tenant, apiKey: inputs.apiKey };
       const found = uncertain ? await findExistingDossier(this.deps, job.opcoId, call, tenant) : null;
-      result = found ?? (await this.deps.pipeline.run(
-        this.deps.opcos.context(job.opcoId, call.route, tenant, { body: call.body, files: call.files, priority: PRIORITY.client, requestId: job.requestId ?? job._id, traceparent: job.traceparent, deferrable: true }),
-      ));
+      result =
+        found ??
+        (await this.deps.pipeline.run(
+          this.deps.opcos.context(job.opcoId, call.route, tenant, {
+            body: call.body,
+            files: call.files,
+            priority: PRIORITY.client,
+            requestId: job.requestId ?? job._id,
+            traceparent: job.traceparent,
+            deferrable: true,
+          }),
+        ));
     } catch (err) {
       if (err instanceof LeaseLost) throw err;
       await this.stepFailed(job, token, step.step, attempts, asServiceError(err), inputs);
@@ -169,7 +214,13 @@ export class JobWorker {
   }
 
   /** The upstream accepted the step: record its answer (ending the job after its last step), retrying the store, never failing the step for it. */
-  private async recordStep(job: JobRecord, token: string, stepNumber: number, attempts: number, resultJson: string): Promise<JobRecord> {
+  private async recordStep(
+    job: JobRecord,
+    token: string,
+    stepNumber: number,
+    attempts: number,
+    resultJson: string,
+  ): Promise<JobRecord> {
     for (let attempt = 0; ; attempt++) {
       try {
         const steps = withStep(job.steps, stepNumber, { status: 'completed', attempts, resultJson, uncertain: false });
@@ -181,29 +232,60 @@ export class JobWorker {
           // Refused for what it is, not for an outage: keep a cut-down copy rather than lose the outcome.
           resultJson = JSON.stringify({ upstreamAnswer: truncatedText(resultJson) });
         }
-        this.deps.log.warn({ jobId: job._id, requestId: job.requestId, step: stepNumber, err }, 'the upstream accepted the step but it could not be recorded yet; retrying');
-        await this.deps.clock.sleep(RECORD_RETRY_MS[Math.min(attempt, RECORD_RETRY_MS.length - 1)], this.givenUp.signal);
+        this.deps.log.warn(
+          { jobId: job._id, requestId: job.requestId, step: stepNumber, err },
+          'the upstream accepted the step but it could not be recorded yet; retrying',
+        );
+        await this.deps.clock.sleep(
+          RECORD_RETRY_MS[Math.min(attempt, RECORD_RETRY_MS.length - 1)],
+          this.givenUp.signal,
+        );
       }
     }
   }
 
-  private async stepFailed(job: JobRecord, token: string, stepNumber: number, attempts: number, error: ServiceError, inputs: OpenedInputs): Promise<void> {
+  private async stepFailed(
+    job: JobRecord,
+    token: string,
+    stepNumber: number,
+    attempts: number,
+    error: ServiceError,
+    inputs: OpenedInputs,
+  ): Promise<void> {
     const move = nextMove(error, attempts, this.deps.retries);
     const uncertain = mayHaveReachedUpstream(error);
     if (move.kind === 'fail') {
       const steps = withStep(job.steps, stepNumber, { status: 'failed', attempts, uncertain });
-      const failure: JobErrorRecord = { message: error.message, code: error.code, ...(error.upstream !== undefined && { upstreamJson: JSON.stringify(error.upstream) }) };
-      return this.ended(job, await this.endWrite(job, token, steps, job.steps.length > 1 ? { ...failure, step: stepNumber } : failure), inputs);
+      const failure: JobErrorRecord = {
+        message: error.message,
+        code: error.code,
+        ...(error.upstream !== undefined && { upstreamJson: JSON.stringify(error.upstream) }),
+      };
+      return this.ended(
+        job,
+        await this.endWrite(job, token, steps, job.steps.length > 1 ? { ...failure, step: stepNumber } : failure),
+        inputs,
+      );
     }
     // A wait for budget is not an attempt; a retry is, and counts in `retries`.
-    const step = move.kind === 'wait' ? { status: 'pending' as const, attempts: attempts - 1, uncertain } : { status: 'failed' as const, attempts, uncertain };
+    const step =
+      move.kind === 'wait'
+        ? { status: 'pending' as const, attempts: attempts - 1, uncertain }
+        : { status: 'failed' as const, attempts, uncertain };
     // Scheduled and released in one write, then published: a message arriving before the lease
     // is dropped would find the job still held and be lost; if the publish fails, the overdue
     // sweep re-queues the job.
     const nextAttemptAt = new Date(this.deps.clock.now() + move.delayMs);
     const steps = withStep(job.steps, stepNumber, step);
-    await this.deps.records.leases.release(job._id, token, { steps, nextAttemptAt, ...(move.kind === 'retry' && { retries: job.retries + 1 }) });
-    this.deps.log.info({ jobId: job._id, requestId: job.requestId, step: stepNumber, code: error.code, move }, 'job step rescheduled');
+    await this.deps.records.leases.release(job._id, token, {
+      steps,
+      nextAttemptAt,
+      ...(move.kind === 'retry' && { retries: job.retries + 1 }),
+    });
+    this.deps.log.info(
+      { jobId: job._id, requestId: job.requestId, step: stepNumber, code: error.code, move },
+      'job step rescheduled',
+    );
     await this.requeue(job._id, move.delayMs, job.tenant);
   }
 
@@ -213,9 +295,17 @@ export class JobWorker {
     const end = error
       ? { status: 'failed' as const, error, completedAt: now }
       : { status: 'completed' as const, resultJson: jobResultJson(steps), completedAt: now };
-    const ended = await this.deps.records.leases.release(job._id, token, {
-      ...end, steps, notified: false, expiresAt: new Date(now.getTime() + this.deps.retentionMs),
-    }, { unset: ['inputs'] });
+    const ended = await this.deps.records.leases.release(
+      job._id,
+      token,
+      {
+        ...end,
+        steps,
+        notified: false,
+        expiresAt: new Date(now.getTime() + this.deps.retentionMs),
+      },
+      { unset: ['inputs'] },
+    );
     if (!ended) throw new LeaseLost(job._id);
     return ended;
   }
@@ -223,7 +313,10 @@ export class JobWorker {
   /** After the ending write: files purged, the end told. `before` still names the job's files. */
   private async ended(before: JobRecord, ended: JobRecord, inputs?: OpenedInputs): Promise<void> {
     await this.deps.secrets.purge(before, inputs);
-    this.deps.log.info({ jobId: ended._id, requestId: ended.requestId, status: ended.status, worker: this.owner }, 'job ended');
+    this.deps.log.info(
+      { jobId: ended._id, requestId: ended.requestId, status: ended.status, worker: this.owner },
+      'job ended',
+    );
     this.deps.jobsEnded.inc({ type: ended.type, status: ended.status });
     await emitJobEnd(this.deps, ended);
   }

@@ -11,8 +11,17 @@ t.test('reserve, duplicate, payload difference, tenant scope', async (t) => {
   t.teardown(() => store.close());
   const keys = new IdempotencyKeys(store, new TestClock());
   t.equal((await keys.reserve('tenant-1', 'k', 'job-1', { a: 1, b: 2 }, FACTURE_A)).fresh, true);
-  t.same(await keys.reserve('tenant-1', 'k', 'job-2', { b: 2, a: 1 }, FACTURE_A), { fresh: false, jobId: 'job-1', payloadDiffers: false, opcoId: 'a' }, 'key order does not matter');
-  t.same(await keys.reserve('tenant-1', 'k', 'job-3', { a: 2 }, FACTURE_A), { fresh: false, jobId: 'job-1', payloadDiffers: true, opcoId: 'a' });
+  t.same(
+    await keys.reserve('tenant-1', 'k', 'job-2', { b: 2, a: 1 }, FACTURE_A),
+    { fresh: false, jobId: 'job-1', payloadDiffers: false, opcoId: 'a' },
+    'key order does not matter',
+  );
+  t.same(await keys.reserve('tenant-1', 'k', 'job-3', { a: 2 }, FACTURE_A), {
+    fresh: false,
+    jobId: 'job-1',
+    payloadDiffers: true,
+    opcoId: 'a',
+  });
   t.equal((await keys.reserve('tenant-2', 'k', 'job-4', {}, FACTURE_A)).fresh, true, 'another tenant');
 });
 
@@ -21,9 +30,21 @@ t.test('the same key sent to another opcoId or operation is the first job, flagg
   t.teardown(() => store.close());
   const keys = new IdempotencyKeys(store, new TestClock());
   t.equal((await keys.reserve('t', 'k', 'job-1', { a: 1 }, FACTURE_A)).fresh, true);
-  t.same(await keys.reserve('t', 'k', 'job-2', { a: 1 }, { opcoId: 'b', type: 'post-facture' }), { fresh: false, jobId: 'job-1', payloadDiffers: true, opcoId: 'a' }, 'another opcoId: the job of opco a');
-  t.same(await keys.reserve('t', 'k', 'job-3', { a: 1 }, { opcoId: 'a', type: 'post-convention' }), { fresh: false, jobId: 'job-1', payloadDiffers: true, opcoId: 'a' }, 'another operation');
-  t.same(await keys.reserve('t', 'k', 'job-4', { a: 1 }, FACTURE_A), { fresh: false, jobId: 'job-1', payloadDiffers: false, opcoId: 'a' }, 'the same request');
+  t.same(
+    await keys.reserve('t', 'k', 'job-2', { a: 1 }, { opcoId: 'b', type: 'post-facture' }),
+    { fresh: false, jobId: 'job-1', payloadDiffers: true, opcoId: 'a' },
+    'another opcoId: the job of opco a',
+  );
+  t.same(
+    await keys.reserve('t', 'k', 'job-3', { a: 1 }, { opcoId: 'a', type: 'post-convention' }),
+    { fresh: false, jobId: 'job-1', payloadDiffers: true, opcoId: 'a' },
+    'another operation',
+  );
+  t.same(
+    await keys.reserve('t', 'k', 'job-4', { a: 1 }, FACTURE_A),
+    { fresh: false, jobId: 'job-1', payloadDiffers: false, opcoId: 'a' },
+    'the same request',
+  );
 });
 
 t.test('an expired key is free again; a released key too', async (t) => {

@@ -4,16 +4,28 @@
 import t from 'tap';
 import type { OpenedInputs } from '../src/job-secrets.js';
 import {
-  JOB_OPERATIONS, jobResultJson, kindOf, kindOfOperation, planSteps, routesOf, stepCall,
+  JOB_OPERATIONS,
+  jobResultJson,
+  kindOf,
+  kindOfOperation,
+  planSteps,
+  routesOf,
+  stepCall,
 } from '../src/job-plan.js';
 import type { JobStep } from '../src/job-records.js';
 
 const pdf = (text: string) => [Buffer.from(`%PDF-${text}`)];
 const inputs = (files: Record<string, Buffer[]> = {}): OpenedInputs => ({
-  apiKey: 'cfa-key-0001', body: { cerfa: { numeroExterne: 'EXT-1' } }, files, stored: [],
+  apiKey: 'cfa-key-0001',
+  body: { cerfa: { numeroExterne: 'EXT-1' } },
+  files,
+  stored: [],
 });
-const done = (step: JobStep, answer: unknown): JobStep =>
-  ({ ...step, status: 'completed', resultJson: JSON.stringify(answer) });
+const done = (step: JobStep, answer: unknown): JobStep => ({
+  ...step,
+  status: 'completed',
+  resultJson: JSON.stringify(answer),
+});
 const pending = (step: number, name: string) => ({ step, name, status: 'pending', attempts: 0 });
 
 t.test('SPEC 4.8-4.12b, 4.13: each asynchronous POST makes its job type and calls its own route', async (t) => {
@@ -32,15 +44,19 @@ t.test('SPEC 4.8-4.12b, 4.13: each asynchronous POST makes its job type and call
 
 t.test('D16: a dossier is one step without files; with files, the dossier then one document per file', async (t) => {
   t.same(planSteps('post-dossier', []), [pending(1, 'dossier')]);
-  t.same(planSteps('post-dossier', ['cerfa', 'convention']), [
-    pending(1, 'dossier'), pending(2, 'document:cerfa'), pending(3, 'document:convention'),
-  ], 'files in the order given');
+  t.same(
+    planSteps('post-dossier', ['cerfa', 'convention']),
+    [pending(1, 'dossier'), pending(2, 'document:cerfa'), pending(3, 'document:convention')],
+    'files in the order given',
+  );
 });
 
 t.test('every other job is a single step named after its resource, files or not', async (t) => {
   const names = {
-    'post-facture': 'facture', 'post-convention': 'convention',
-    'post-certificat': 'certificat', 'post-document': 'document',
+    'post-facture': 'facture',
+    'post-convention': 'convention',
+    'post-certificat': 'certificat',
+    'post-document': 'document',
   };
   for (const [type, name] of Object.entries(names) as Array<[keyof typeof names, string]>) {
     t.same(planSteps(type, []), [pending(1, name)], type);
@@ -70,11 +86,15 @@ t.test('D16: a composite dossier posts the dossier alone, then each file attache
   const first = stepCall('post-dossier', steps[0], steps, inputs(files));
   t.same(first, { route: 'POST /dossiers', body: inputs().body, files: {} }, 'the dossier without the files');
   const answered = [done(steps[0], { status: 'success', numeroInterne: 'D-42' }), ...steps.slice(1)];
-  t.same(stepCall('post-dossier', answered[2], answered, inputs(files)), {
-    route: 'POST /documents',
-    body: { typeFichier: 'convention', objets: [{ typeObjet: 'dossier', idObjet: 'D-42' }] },
-    files: { convention: files.convention },
-  }, 'typeFichier is the role; only that file');
+  t.same(
+    stepCall('post-dossier', answered[2], answered, inputs(files)),
+    {
+      route: 'POST /documents',
+      body: { typeFichier: 'convention', objets: [{ typeObjet: 'dossier', idObjet: 'D-42' }] },
+      files: { convention: files.convention },
+    },
+    'typeFichier is the role; only that file',
+  );
   const numbered = [done(steps[0], { numeroInterne: 4242 }), ...steps.slice(1)];
   const attached = stepCall('post-dossier', numbered[1], numbered, inputs(files)).body;
   const asText = { typeFichier: 'cerfa', objets: [{ typeObjet: 'dossier', idObjet: '4242' }] };
@@ -90,7 +110,7 @@ t.test('a document step whose dossier answer gave no numeroInterne fails as an u
   t.throws(() => stepCall('post-dossier', answered[1], answered, inputs(files)), error, 'answer without numeroInterne');
 });
 
-t.test('the result: one step\'s answer as it is; a composite dossier\'s with each document\'s answer', async (t) => {
+t.test("the result: one step's answer as it is; a composite dossier's with each document's answer", async (t) => {
   const [single] = planSteps('post-facture', []);
   const answer = '{"status":"success","numeroInterne":"F-1"}';
   t.equal(jobResultJson([done(single, JSON.parse(answer))]), answer);
@@ -98,7 +118,11 @@ t.test('the result: one step\'s answer as it is; a composite dossier\'s with eac
   const [dossier, cerfa, convention] = planSteps('post-dossier', ['cerfa', 'convention']);
   const steps = [done(dossier, { status: 'success', numeroInterne: 'D-42' }), done(cerfa, { id: 'DOC-1' }), convention];
   t.same(JSON.parse(jobResultJson(steps)), {
-    status: 'success', numeroInterne: 'D-42',
-    documents: [{ name: 'document:cerfa', result: { id: 'DOC-1' } }, { name: 'document:convention', result: {} }],
+    status: 'success',
+    numeroInterne: 'D-42',
+    documents: [
+      { name: 'document:cerfa', result: { id: 'DOC-1' } },
+      { name: 'document:convention', result: {} },
+    ],
   });
 });

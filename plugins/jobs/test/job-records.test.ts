@@ -7,8 +7,20 @@ import { JobRecords, toResource, type JobRecord } from '../src/job-records.js';
 
 function job(clock: TestClock, id: string, changes: Partial<JobRecord> = {}): JobRecord {
   return {
-    _id: id, tenant: 't', opcoId: 'o', type: 'post-facture', status: 'pending', retries: 0, createdAt: clock.date(), startedAt: null,
-    completedAt: null, steps: [], leaseOwner: null, leaseUntil: null, nextAttemptAt: clock.date(), ...changes,
+    _id: id,
+    tenant: 't',
+    opcoId: 'o',
+    type: 'post-facture',
+    status: 'pending',
+    retries: 0,
+    createdAt: clock.date(),
+    startedAt: null,
+    completedAt: null,
+    steps: [],
+    leaseOwner: null,
+    leaseUntil: null,
+    nextAttemptAt: clock.date(),
+    ...changes,
   };
 }
 
@@ -34,7 +46,10 @@ t.test('unnotified finds ended jobs that still owe their event, once the grace h
   await records.insert(job(clock, 'just-ended', { status: 'failed', completedAt: clock.date(), notified: false }));
   await records.insert(job(clock, 'told', { status: 'completed', completedAt: old, notified: true }));
   await records.insert(job(clock, 'running', { status: 'processing' }));
-  t.same((await records.unnotified(new Date(clock.now() - 60_000))).map((j) => j._id), ['owed']);
+  t.same(
+    (await records.unnotified(new Date(clock.now() - 60_000))).map((j) => j._id),
+    ['owed'],
+  );
   await records.markNotified('owed');
   t.same(await records.unnotified(new Date(clock.now() - 60_000)), []);
 });
@@ -59,10 +74,18 @@ t.test('oldestUnfinished is the oldest pending or processing job, ended ones lef
 
 t.test('upstream answers are kept as text and shown as JSON', async (t) => {
   const clock = new TestClock();
-  const resource = toResource(job(clock, 'x', {
-    status: 'failed',
-    error: { message: 'refused', code: 'UPSTREAM_ERROR', upstreamJson: '{"$where":{"a.b":[1]}}' },
-  }));
-  t.same(resource.error, { message: 'refused', code: 'UPSTREAM_ERROR', upstream: { $where: { 'a.b': [1] } } }, 'keys a document store refuses survive');
-  t.same(toResource(job(clock, 'y', { status: 'completed', resultJson: '{"numeroInterne":"D-1"}' })).result, { numeroInterne: 'D-1' });
+  const resource = toResource(
+    job(clock, 'x', {
+      status: 'failed',
+      error: { message: 'refused', code: 'UPSTREAM_ERROR', upstreamJson: '{"$where":{"a.b":[1]}}' },
+    }),
+  );
+  t.same(
+    resource.error,
+    { message: 'refused', code: 'UPSTREAM_ERROR', upstream: { $where: { 'a.b': [1] } } },
+    'keys a document store refuses survive',
+  );
+  t.same(toResource(job(clock, 'y', { status: 'completed', resultJson: '{"numeroInterne":"D-1"}' })).result, {
+    numeroInterne: 'D-1',
+  });
 });

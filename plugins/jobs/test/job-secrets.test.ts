@@ -14,7 +14,11 @@ t.test('inputs round-trip and are sealed at rest', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
   const secrets = new JobSecrets(store, createSealer(key), systemClock);
-  const inputs = await secrets.seal('job-1', { apiKey: 'the-api-key-123', body: { nom: 'Dupont' }, files: { cerfa: [Buffer.from('%PDF-secret')] } });
+  const inputs = await secrets.seal('job-1', {
+    apiKey: 'the-api-key-123',
+    body: { nom: 'Dupont' },
+    files: { cerfa: [Buffer.from('%PDF-secret')] },
+  });
   t.same(inputs.files, ['cerfa'], 'the record names its files');
   const back = await secrets.open({ _id: 'job-1', inputs });
   t.equal(back?.apiKey, 'the-api-key-123');
@@ -22,7 +26,8 @@ t.test('inputs round-trip and are sealed at rest', async (t) => {
   t.same(Buffer.concat(back!.files.cerfa), Buffer.from('%PDF-secret'));
   const stored = await store.collection<any>('job_files').find({});
   const raw = JSON.stringify([inputs, stored]);
-  for (const plain of ['the-api-key-123', 'Dupont', '%PDF-secret', Buffer.from('%PDF-secret').toString('base64')]) t.notOk(raw.includes(plain), `no ${plain}`);
+  for (const plain of ['the-api-key-123', 'Dupont', '%PDF-secret', Buffer.from('%PDF-secret').toString('base64')])
+    t.notOk(raw.includes(plain), `no ${plain}`);
   const pages = stored[0].content.pages as Buffer[];
   t.ok(pages.length === 1 && Buffer.isBuffer(pages[0]), 'the file is kept as bytes');
   t.notOk(Buffer.concat(pages).includes(Buffer.from('%PDF')), 'its bytes are ciphertext');
@@ -39,7 +44,10 @@ t.test('files stored as base64 text by earlier versions still open', async (t) =
   const files = store.collection<any>('job_files');
   await files.insertOne({ _id: 'old-job:a', jobId: 'old-job', role: 'a', content: whole, createdAt: new Date() });
   await files.insertOne({ _id: 'old-job:b', jobId: 'old-job', role: 'b', content: parts, createdAt: new Date() });
-  const inputs = { secrets: sealer.seal(JSON.stringify({ apiKey: 'key-old-1234', body: {} }), 'old-job'), files: ['a', 'b'] };
+  const inputs = {
+    secrets: sealer.seal(JSON.stringify({ apiKey: 'key-old-1234', body: {} }), 'old-job'),
+    files: ['a', 'b'],
+  };
   const back = await secrets.open({ _id: 'old-job', inputs });
   t.equal(Buffer.concat(back!.files.a).toString(), '%PDF-whole', 'one sealed value (the first versions)');
   t.equal(Buffer.concat(back!.files.b).toString(), '%PDF-parts', 'base64 parts (before bytes)');
@@ -51,7 +59,10 @@ t.test('a sealed value moved to another job or read with another key fails', asy
   const secrets = new JobSecrets(store, createSealer(key), systemClock);
   const inputs = await secrets.seal('job-a', { apiKey: 'key-a-123456', body: {}, files: {} });
   await t.rejects(secrets.open({ _id: 'job-b', inputs }), 'bound to its job id');
-  await t.rejects(new JobSecrets(store, createSealer(Buffer.alloc(32, 1)), systemClock).open({ _id: 'job-a', inputs }), 'another master key cannot read it');
+  await t.rejects(
+    new JobSecrets(store, createSealer(Buffer.alloc(32, 1)), systemClock).open({ _id: 'job-a', inputs }),
+    'another master key cannot read it',
+  );
 });
 
 t.test('inputs kept apart by an earlier version are still read, then purged', async (t) => {
@@ -59,7 +70,12 @@ t.test('inputs kept apart by an earlier version are still read, then purged', as
   t.teardown(() => store.close());
   const sealer = createSealer(key);
   const secrets = new JobSecrets(store, sealer, systemClock);
-  await store.collection<any>('job_secrets').insertOne({ _id: 'old-job', apiKey: sealer.seal('key-old-1234', 'old-job'), body: sealer.seal('{"n":1}', 'old-job'), createdAt: new Date() });
+  await store.collection<any>('job_secrets').insertOne({
+    _id: 'old-job',
+    apiKey: sealer.seal('key-old-1234', 'old-job'),
+    body: sealer.seal('{"n":1}', 'old-job'),
+    createdAt: new Date(),
+  });
   const back = await secrets.open({ _id: 'old-job' });
   t.equal(back?.apiKey, 'key-old-1234');
   t.same(back?.body, { n: 1 });
@@ -72,7 +88,11 @@ t.test('inputs sealed apart in the job record by an earlier version are still re
   t.teardown(() => store.close());
   const sealer = createSealer(key);
   const secrets = new JobSecrets(store, sealer, systemClock);
-  const split = { apiKey: sealer.seal('key-split-1234', 'split-job'), body: sealer.seal('{"n":2}', 'split-job'), files: [] };
+  const split = {
+    apiKey: sealer.seal('key-split-1234', 'split-job'),
+    body: sealer.seal('{"n":2}', 'split-job'),
+    files: [],
+  };
   const back = await secrets.open({ _id: 'split-job', inputs: split });
   t.equal(back?.apiKey, 'key-split-1234');
   t.same(back?.body, { n: 2 });
@@ -121,11 +141,18 @@ t.test('a body over INLINE_BYTES is kept apart, deflated and sealed, and purged 
   const secrets = new JobSecrets(store, createSealer(key), systemClock);
   const body = { lignes: Array.from({ length: 5000 }, (_, i) => ({ numeroDossier: `DOS-${i}`, nom: 'Dupont' })) };
   t.ok(JSON.stringify(body).length > INLINE_BYTES);
-  const inputs = await secrets.seal('big-job', { apiKey: 'key-big-123456', body, files: { cerfa: [Buffer.from('%PDF-big')] } });
+  const inputs = await secrets.seal('big-job', {
+    apiKey: 'key-big-123456',
+    body,
+    files: { cerfa: [Buffer.from('%PDF-big')] },
+  });
   t.same(inputs, { apart: true, files: ['cerfa'] }, 'the record carries only where they are');
   const apart = await store.collection<any>('job_secrets').findOne({ _id: 'big-job' });
   const pages = apart.deflated.pages as Buffer[];
-  t.ok(pages.every((page) => Buffer.isBuffer(page)), 'kept as bytes');
+  t.ok(
+    pages.every((page) => Buffer.isBuffer(page)),
+    'kept as bytes',
+  );
   t.ok(pages.reduce((n, page) => n + page.length, 0) < JSON.stringify(body).length / 5, 'deflated');
   const raw = JSON.stringify(apart);
   for (const plain of ['key-big-123456', 'Dupont']) t.notOk(raw.includes(plain), `no ${plain}`);
@@ -143,19 +170,30 @@ t.test('a body over INLINE_BYTES is kept apart, deflated and sealed, and purged 
   t.ok('secrets' in small, 'a small body still rides in the record: one write');
 });
 
-t.test('a large job\'s inputs survive a restart of a persistent store until it ends; a leftover is swept with the retention', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'opco-secrets-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const clock = new TestClock({ frozen: true });
-  const body = { texte: 'x'.repeat(2 * INLINE_BYTES) };
-  let store = await createEmbeddedStore({ path: dir });
-  const inputs = await new JobSecrets(store, createSealer(key), clock).seal('kept-job', { apiKey: 'key-kept-1234', body, files: {} });
-  await new JobSecrets(store, createSealer(key), clock).seal('left-job', { apiKey: 'key-left-1234', body, files: {} });
-  await store.close();
-  store = await createEmbeddedStore({ path: dir });
-  t.teardown(() => store.close());
-  const secrets = new JobSecrets(store, createSealer(key), clock);
-  t.same((await secrets.open({ _id: 'kept-job', inputs }))?.body, body, 'read back after the restart');
-  await clock.advance(31 * 24 * 3600_000);
-  t.equal(await secrets.sweepSecrets(30 * 24 * 3600_000), 2, 'what no job can need any more goes');
-});
+t.test(
+  "a large job's inputs survive a restart of a persistent store until it ends; a leftover is swept with the retention",
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'opco-secrets-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const clock = new TestClock({ frozen: true });
+    const body = { texte: 'x'.repeat(2 * INLINE_BYTES) };
+    let store = await createEmbeddedStore({ path: dir });
+    const inputs = await new JobSecrets(store, createSealer(key), clock).seal('kept-job', {
+      apiKey: 'key-kept-1234',
+      body,
+      files: {},
+    });
+    await new JobSecrets(store, createSealer(key), clock).seal('left-job', {
+      apiKey: 'key-left-1234',
+      body,
+      files: {},
+    });
+    await store.close();
+    store = await createEmbeddedStore({ path: dir });
+    t.teardown(() => store.close());
+    const secrets = new JobSecrets(store, createSealer(key), clock);
+    t.same((await secrets.open({ _id: 'kept-job', inputs }))?.body, body, 'read back after the restart');
+    await clock.advance(31 * 24 * 3600_000);
+    t.equal(await secrets.sweepSecrets(30 * 24 * 3600_000), 2, 'what no job can need any more goes');
+  },
+);

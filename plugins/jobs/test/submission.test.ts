@@ -13,8 +13,12 @@ import { KEY, OPCO, OTHER_OPCO, startJobsKernel, type JobsKernel } from './fixtu
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const IBAN = 'FR7630006000011234567890189';
 const facture = {
-  montantTotal: 1250.5, numero: 'FAC-1', dateEmission: '2024-10-15', ibanEmetteur: IBAN,
-  siretEmetteur: '98765432109876', lignes: [{ montant: 1250.5, natureLigne: 'PEDAGOGIE', numeroDossier: 'D-1' }],
+  montantTotal: 1250.5,
+  numero: 'FAC-1',
+  dateEmission: '2024-10-15',
+  ibanEmetteur: IBAN,
+  siretEmetteur: '98765432109876',
+  lignes: [{ montant: 1250.5, natureLigne: 'PEDAGOGIE', numeroDossier: 'D-1' }],
 };
 const FACTURE = kindOfOperation('postFacture');
 
@@ -40,16 +44,34 @@ t.test('a 202 answers once the pending job, its sealed inputs and its queue mess
 
   const job = (await jobs.records.get(jobId))!;
   t.match(job, {
-    tenant: tenantHash(KEY), opcoId: OPCO, type: 'post-facture', status: 'pending', retries: 0,
-    startedAt: null, completedAt: null, leaseOwner: null, requestId: 'req-1', traceparent,
+    tenant: tenantHash(KEY),
+    opcoId: OPCO,
+    type: 'post-facture',
+    status: 'pending',
+    retries: 0,
+    startedAt: null,
+    completedAt: null,
+    leaseOwner: null,
+    requestId: 'req-1',
+    traceparent,
   });
   t.same(job.createdAt, jobs.clock.date());
   t.ok(job.nextAttemptAt.getTime() <= jobs.clock.now(), 'due at once');
   t.same(job.steps, [{ step: 1, name: 'facture', status: 'pending', attempts: 0 }]);
-  t.same(toResource(job), {
-    jobId, opcoId: OPCO, type: 'post-facture', status: 'pending', retries: 0,
-    createdAt: jobs.clock.date().toISOString(), startedAt: null, completedAt: null,
-  }, 'SPEC 2.5 as GET /jobs shows it');
+  t.same(
+    toResource(job),
+    {
+      jobId,
+      opcoId: OPCO,
+      type: 'post-facture',
+      status: 'pending',
+      retries: 0,
+      createdAt: jobs.clock.date().toISOString(),
+      startedAt: null,
+      completedAt: null,
+    },
+    'SPEC 2.5 as GET /jobs shows it',
+  );
   const raw = JSON.stringify(job);
   for (const clear of [KEY, IBAN, 'FAC-1']) t.notOk(raw.includes(clear), `SPEC 5.4: no ${clear} in the record`);
   const opened = (await jobs.secrets.open(job))!;
@@ -66,7 +88,11 @@ t.test('_files are sealed apart with their bytes counted, and left out of the st
   const { body } = await submitJob(jobs.submission, dossier, OPCO, jobs.tenant, { cerfa, _files: files });
   const job = (await jobs.records.get(body.jobId))!;
   t.equal(job.fileBytes, 19, 'the decoded size of every file');
-  t.same(job.steps.map((step) => step.name), ['dossier', 'document:cerfa', 'document:convention'], 'D16');
+  t.same(
+    job.steps.map((step) => step.name),
+    ['dossier', 'document:cerfa', 'document:convention'],
+    'D16',
+  );
   const opened = (await jobs.secrets.open(job))!;
   t.same(opened.body, { cerfa }, 'the body kept without _files');
   t.same(Object.keys(opened.files).sort(), ['cerfa', 'convention']);
@@ -106,11 +132,22 @@ t.test('D15: a key reused at another opcoId points at the job that holds it, and
   const jobs = await startJobsKernel(t);
   const first = await submitJob(jobs.submission, FACTURE, OPCO, jobs.tenant, facture, { idempotencyKey: 'key-1' });
   const { jobId } = first.body;
-  const elsewhere = await submitJob(jobs.submission, FACTURE, OTHER_OPCO, jobs.tenant, facture, { idempotencyKey: 'key-1' });
-  t.same(elsewhere, {
-    status: 200,
-    body: { jobId, status: 'duplicate', statusUrl: `/${OPCO}/jobs/${jobId}`, warning: 'payload differs from the original request' },
-  }, `the status URL of the job (at ${OPCO}), where it is found`);
+  const elsewhere = await submitJob(jobs.submission, FACTURE, OTHER_OPCO, jobs.tenant, facture, {
+    idempotencyKey: 'key-1',
+  });
+  t.same(
+    elsewhere,
+    {
+      status: 200,
+      body: {
+        jobId,
+        status: 'duplicate',
+        statusUrl: `/${OPCO}/jobs/${jobId}`,
+        warning: 'payload differs from the original request',
+      },
+    },
+    `the status URL of the job (at ${OPCO}), where it is found`,
+  );
   t.same(await stored(jobs), { jobs: 1, files: 0, keys: 1, queued: 1 }, 'nothing was sent to the other opcoId');
 });
 
@@ -140,14 +177,15 @@ t.test('SPEC 3.1: a queue that refuses the job leaves nothing stored and answers
   await t.rejects(refused, { code: 'UNAVAILABLE', status: 503 });
   t.same(await stored(jobs), { jobs: 0, files: 0, keys: 0, queued: 0 }, 'job, files and key removed');
   const retried = await submitJob(jobs.submission, dossier, OPCO, jobs.tenant, body, request);
-  t.equal(retried.status, 202, 'the key was released: the client\'s retry is a new job');
+  t.equal(retried.status, 202, "the key was released: the client's retry is a new job");
 });
 
 t.test('through the route: a body that fails validation is 400 VALIDATION_ERROR and stores no job', async (t) => {
   const jobs = await startJobsKernel(t, { plugins: [jobsPlugin], role: 'api' });
   const url = await jobs.kernel.listen(0, '127.0.0.1');
   const response = await fetch(`${url}/${OPCO}/factures`, {
-    method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json', 'idempotency-key': 'key-1' },
+    method: 'POST',
+    headers: { 'x-api-key': KEY, 'content-type': 'application/json', 'idempotency-key': 'key-1' },
     body: JSON.stringify({ ...facture, lignes: [], dateEmission: 'le 15' }),
   });
   t.equal(response.status, 400);
@@ -157,27 +195,43 @@ t.test('through the route: a body that fails validation is 400 VALIDATION_ERROR 
   t.match(error.errors.join('\n'), /dateEmission/);
   t.match(error.errors.join('\n'), /lignes/);
   t.same(await stored(jobs), { jobs: 0, files: 0, keys: 0, queued: 0 });
-  t.match(await jobs.store.collection<any>(AUDIT_COLLECTION).find({}), [{
-    action: 'postFacture', targets: {}, outcome: { status: 400, code: 'VALIDATION_ERROR' },
-  }], 'D32: the refusal audited, with no job to name');
+  t.match(
+    await jobs.store.collection<any>(AUDIT_COLLECTION).find({}),
+    [
+      {
+        action: 'postFacture',
+        targets: {},
+        outcome: { status: 400, code: 'VALIDATION_ERROR' },
+      },
+    ],
+    'D32: the refusal audited, with no job to name',
+  );
 });
 
 t.test('D32: through the route, the audit record is stored before the 202 or the duplicate 200 leaves', async (t) => {
   const jobs = await startJobsKernel(t, { plugins: [jobsPlugin], role: 'api' });
   const url = await jobs.kernel.listen(0, '127.0.0.1');
-  const post = () => fetch(`${url}/${OPCO}/factures`, {
-    method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json', 'idempotency-key': 'key-1' },
-    body: JSON.stringify(facture),
-  });
+  const post = () =>
+    fetch(`${url}/${OPCO}/factures`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json', 'idempotency-key': 'key-1' },
+      body: JSON.stringify(facture),
+    });
   const audit = jobs.store.collection<any>(AUDIT_COLLECTION);
 
   const first = await post();
   t.equal(first.status, 202);
   const { jobId } = (await first.json()) as { jobId: string };
-  t.match(await audit.find({}), [{
-    tenant: tenantHash(KEY), actor: 'tenant', action: 'postFacture', opcoId: OPCO,
-    targets: { jobId }, outcome: { status: 202, idempotency: 'new' },
-  }]);
+  t.match(await audit.find({}), [
+    {
+      tenant: tenantHash(KEY),
+      actor: 'tenant',
+      action: 'postFacture',
+      opcoId: OPCO,
+      targets: { jobId },
+      outcome: { status: 202, idempotency: 'new' },
+    },
+  ]);
   t.equal((await jobs.records.get(jobId))?.status, 'pending', 'the job is stored');
   t.ok((await jobs.records.get(jobId))?.inputs, 'with its sealed inputs');
 
@@ -187,7 +241,10 @@ t.test('D32: through the route, the audit record is stored before the 202 or the
   const records = await audit.find({});
   t.equal(records.length, 2);
   const duplicate = { action: 'postFacture', targets: { jobId }, outcome: { status: 200, idempotency: 'duplicate' } };
-  t.match(records.filter((record) => record.outcome.status === 200), [duplicate]);
+  t.match(
+    records.filter((record) => record.outcome.status === 200),
+    [duplicate],
+  );
   const raw = JSON.stringify(records);
   for (const clear of [KEY, IBAN]) t.notOk(raw.includes(clear), `no ${clear} in the audit`);
   t.same(await stored(jobs), { jobs: 1, files: 0, keys: 1, queued: 1 });

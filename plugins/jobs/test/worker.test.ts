@@ -9,8 +9,12 @@ const DAY_MS = 24 * 3600_000;
 /** SPEC 8: 3 attempts, backoff 1 s, 2 s, 4 s. */
 const BACKOFF_MS = [1000, 2000, 4000];
 const facture = {
-  montantTotal: 1250.5, numero: 'FAC-1', dateEmission: '2024-10-15', ibanEmetteur: 'FR7630006000011234567890189',
-  siretEmetteur: '98765432109876', lignes: [{ montant: 1250.5, natureLigne: 'PEDAGOGIE', numeroDossier: 'D-1' }],
+  montantTotal: 1250.5,
+  numero: 'FAC-1',
+  dateEmission: '2024-10-15',
+  ibanEmetteur: 'FR7630006000011234567890189',
+  siretEmetteur: '98765432109876',
+  lignes: [{ montant: 1250.5, natureLigne: 'PEDAGOGIE', numeroDossier: 'D-1' }],
 };
 const cerfa = { numeroExterne: 'EXT-1', numeroDeca: 'DECA-1', apprenti: { nom: 'DUPONT', prenom: 'LEA' } };
 const ok = (body: Record<string, unknown>) => ({ status: 200, body: { status: 'success', ...body } });
@@ -31,17 +35,23 @@ t.test('a single-step job runs its step once to completed, stores the answer and
   const job = await jobOf(jobs, jobId);
   t.equal(job.status, 'completed');
   t.same([job.createdAt, job.startedAt, job.completedAt], [submittedAt, jobs.clock.date(), jobs.clock.date()]);
-  t.same(job.steps, [{
-    step: 1, name: 'facture', status: 'completed', attempts: 1, uncertain: false,
-    resultJson: '{"status":"success","numeroInterne":"F-9"}',
-  }]);
+  t.same(job.steps, [
+    {
+      step: 1,
+      name: 'facture',
+      status: 'completed',
+      attempts: 1,
+      uncertain: false,
+      resultJson: '{"status":"success","numeroInterne":"F-9"}',
+    },
+  ]);
   t.same(toResource(job).result, { status: 'success', numeroInterne: 'F-9' }, 'result stored');
   t.equal(job.retries, 0);
   t.equal(job.inputs, undefined, 'the sealed inputs go with the write that ends the job');
   t.same(job.expiresAt, new Date(jobs.clock.now() + 30 * DAY_MS), 'D17: kept 30 days');
   const calls = jobs.upstream.callsTo('POST /factures');
   t.equal(calls.length, 1);
-  t.equal(calls[0].headers['x-api-key'], KEY, 'sent with the tenant\'s own key');
+  t.equal(calls[0].headers['x-api-key'], KEY, "sent with the tenant's own key");
   t.match(calls[0].body, '"numero":"FAC-1"', 'the body submitted');
   const completed = jobs.events.filter((e) => e.type === 'job.completed');
   t.equal(completed.length, 1);
@@ -64,7 +74,9 @@ t.test('D16: a dossier with files posts the dossier, then each file as a documen
   const job = await jobOf(jobs, jobId);
   t.equal(job.status, 'completed');
   t.same(await stepsOf(jobs, jobId), [
-    ['dossier', 'completed', 1], ['document:cerfa', 'completed', 1], ['document:convention', 'completed', 1],
+    ['dossier', 'completed', 1],
+    ['document:cerfa', 'completed', 1],
+    ['document:convention', 'completed', 1],
   ]);
   t.equal(jobs.upstream.callsTo('POST /dossiers').length, 1);
   t.notMatch(jobs.upstream.callsTo('POST /dossiers')[0].body, '%PDF', 'the dossier step carries no file');
@@ -78,7 +90,15 @@ t.test('D16: a dossier with files posts the dossier, then each file as a documen
   t.match(documents[0].body, '%PDF-cerfa');
   t.notMatch(documents[0].body, '%PDF-conv', 'each document step sends its own file only');
   const progress = jobs.events.filter((e) => e.type === 'job.progress').map((e) => [e.data.step, e.data.totalSteps]);
-  t.same(progress, [[1, 3], [2, 3], [3, 3]], 'a job.progress after each step');
+  t.same(
+    progress,
+    [
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ],
+    'a job.progress after each step',
+  );
   t.match(toResource(job).result, {
     numeroInterne: 'D-42',
     documents: [{ name: 'document:cerfa', result: { id: 'DOC' } }, { name: 'document:convention' }],
@@ -88,7 +108,7 @@ t.test('D16: a dossier with files posts the dossier, then each file as a documen
 
 t.test('an upstream 5xx is retried after 1 s, then 2 s; the third failure fails the job: UPSTREAM_ERROR', async (t) => {
   const jobs = await startJobsKernel(t);
-  t.same([jobs.config.attempts, jobs.config.backoffMs], [3, BACKOFF_MS], 'the plugin\'s defaults are the spec\'s');
+  t.same([jobs.config.attempts, jobs.config.backoffMs], [3, BACKOFF_MS], "the plugin's defaults are the spec's");
   jobs.upstream.script('POST /factures', { status: 503, body: { message: 'maintenance' } });
   const jobId = await jobs.submit('postFacture', facture);
   const { worker, ended } = jobs.worker();
@@ -101,7 +121,7 @@ t.test('an upstream 5xx is retried after 1 s, then 2 s; the third failure fails 
   t.equal(job.retries, 1);
   t.match(job.steps[0], { status: 'failed', attempts: 1 });
   t.same(job.nextAttemptAt, new Date(jobs.clock.now() + BACKOFF_MS[0]), 'due again after 1 s');
-  t.same(await jobs.depth(), { ready: 1, delayed: 1 }, 'the submission\'s message, and the retry\'s waiting out 1 s');
+  t.same(await jobs.depth(), { ready: 1, delayed: 1 }, "the submission's message, and the retry's waiting out 1 s");
 
   await jobs.clock.advance(BACKOFF_MS[0] - 1);
   await worker.handle(jobId, false);
@@ -122,9 +142,15 @@ t.test('an upstream 5xx is retried after 1 s, then 2 s; the third failure fails 
   t.equal(job.retries, 2, 'retries performed');
   t.match(job.steps[0], { status: 'failed', attempts: 3 });
   t.same(job.completedAt, jobs.clock.date());
-  t.same(toResource(job).error, {
-    message: 'upstream answered 503', code: 'UPSTREAM_ERROR', upstream: { message: 'maintenance' },
-  }, 'the error stored, with the upstream\'s body');
+  t.same(
+    toResource(job).error,
+    {
+      message: 'upstream answered 503',
+      code: 'UPSTREAM_ERROR',
+      upstream: { message: 'maintenance' },
+    },
+    "the error stored, with the upstream's body",
+  );
   const failed = jobs.events.filter((e) => e.type === 'job.failed');
   t.equal(failed.length, 1);
   t.match(failed[0].data, { jobId, status: 'failed', retries: 2, error: { code: 'UPSTREAM_ERROR' } });
@@ -136,7 +162,11 @@ t.test('an upstream 5xx is retried after 1 s, then 2 s; the third failure fails 
 });
 
 t.test('an upstream 4xx fails the job at once, without a retry', async (t) => {
-  for (const [status, code] of [[400, 'UPSTREAM_ERROR'], [404, 'NOT_FOUND'], [422, 'UPSTREAM_ERROR']] as const) {
+  for (const [status, code] of [
+    [400, 'UPSTREAM_ERROR'],
+    [404, 'NOT_FOUND'],
+    [422, 'UPSTREAM_ERROR'],
+  ] as const) {
     await t.test(`upstream ${status}`, async (t) => {
       const jobs = await startJobsKernel(t);
       jobs.upstream.script('POST /factures', { status, body: { errors: ['numero: déjà utilisé'] } });
@@ -165,7 +195,10 @@ t.test('D18: a re-run after a failed document step skips the dossier step alread
   const { worker } = jobs.worker();
   await worker.handle(jobId, false);
   t.equal((await jobOf(jobs, jobId)).status, 'processing');
-  t.same(await stepsOf(jobs, jobId), [['dossier', 'completed', 1], ['document:cerfa', 'failed', 1]]);
+  t.same(await stepsOf(jobs, jobId), [
+    ['dossier', 'completed', 1],
+    ['document:cerfa', 'failed', 1],
+  ]);
 
   await jobs.clock.advance(BACKOFF_MS[0]);
   await worker.handle(jobId, false);
@@ -173,7 +206,10 @@ t.test('D18: a re-run after a failed document step skips the dossier step alread
   t.equal(job.status, 'completed');
   t.equal(jobs.upstream.callsTo('POST /dossiers').length, 1, 'the dossier is not posted twice');
   t.equal(jobs.upstream.callsTo('POST /documents').length, 2);
-  t.same(await stepsOf(jobs, jobId), [['dossier', 'completed', 1], ['document:cerfa', 'completed', 2]]);
+  t.same(await stepsOf(jobs, jobId), [
+    ['dossier', 'completed', 1],
+    ['document:cerfa', 'completed', 2],
+  ]);
   t.equal(job.retries, 1);
   t.match(jobs.upstream.callsTo('POST /documents')[1].body, '"idObjet":"D-42"', 'the stored numeroInterne is reused');
 });
@@ -199,7 +235,7 @@ t.test('D18: a dossier whose worker died mid-step is looked up by numeroExterne,
   t.equal(lookups.length, 1);
   t.same(lookups[0].query, { numeroExterne: 'EXT-1', numeroDeca: 'DECA-1' });
   t.same(toResource(job).result, { status: 'success', numeroInterne: 'D-7', numeroExterne: 'EXT-1', recovered: true });
-  t.equal(job.steps[0].attempts, 2, 'the dead run\'s attempt is counted');
+  t.equal(job.steps[0].attempts, 2, "the dead run's attempt is counted");
 });
 
 t.test('D18: a dossier the lookup does not find is posted, once', async (t) => {

@@ -9,11 +9,25 @@
  * covered by the request id and the access log. A call refused at admission (429) ends no span.
  */
 import { definePlugin, SERVICE_VERSION as VERSION, type CallContext, type PluginApi } from '@opco-proxy/core';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, defaultTextMapGetter, defaultTextMapSetter, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
+import {
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
 import type { OtelConfig } from './generated/config.js';
 
 export type { OtelConfig };
@@ -23,7 +37,11 @@ const propagator = new W3CTraceContextPropagator();
 export async function registerOtel(api: PluginApi<OtelConfig>): Promise<void> {
   const { config } = api;
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': config.serviceName ?? 'opco-proxy', 'service.version': VERSION, 'process.role': api.role }),
+    resource: resourceFromAttributes({
+      'service.name': config.serviceName ?? 'opco-proxy',
+      'service.version': VERSION,
+      'process.role': api.role,
+    }),
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio ?? 1) }),
     spanProcessors: [
       new BatchSpanProcessor({
@@ -53,17 +71,23 @@ export async function registerOtel(api: PluginApi<OtelConfig>): Promise<void> {
 }
 
 function startCallSpan(tracer: Tracer, ctx: CallContext): Span {
-  const parent = ctx.traceparent ? propagator.extract(ROOT_CONTEXT, { traceparent: ctx.traceparent }, defaultTextMapGetter) : ROOT_CONTEXT;
-  return tracer.startSpan(`${ctx.route}`, {
-    kind: SpanKind.CLIENT,
-    attributes: {
-      'http.request.method': ctx.method,
-      'opco.id': ctx.opco.id,
-      'opco.route': ctx.route,
-      'opco.priority': ctx.priority,
-      ...(ctx.requestId && { 'opco.request_id': ctx.requestId }),
+  const parent = ctx.traceparent
+    ? propagator.extract(ROOT_CONTEXT, { traceparent: ctx.traceparent }, defaultTextMapGetter)
+    : ROOT_CONTEXT;
+  return tracer.startSpan(
+    `${ctx.route}`,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'http.request.method': ctx.method,
+        'opco.id': ctx.opco.id,
+        'opco.route': ctx.route,
+        'opco.priority': ctx.priority,
+        ...(ctx.requestId && { 'opco.request_id': ctx.requestId }),
+      },
     },
-  }, parent);
+    parent,
+  );
 }
 
 function endCallSpan(span: Span, ctx: CallContext): void {

@@ -23,13 +23,13 @@ function sentUpstream(received: Array<{ headers: Record<string, unknown> }>, n: 
   return match.slice(1);
 }
 
-t.test('a call in a client\'s trace: one CLIENT span, child of the client\'s, its context sent upstream', async (t) => {
+t.test("a call in a client's trace: one CLIENT span, child of the client's, its context sent upstream", async (t) => {
   const rig = await startOtelKernel(t, { serviceName: 'otel-unit', headers: { 'x-collector-token': 'secret-1' } });
   const client = clientTrace();
   t.same(await rig.call(ETATS, { query: { numeroPage: '1' }, traceparent: client.header, requestId: 'req-1' }), {});
   const [traceId, spanId, flags] = sentUpstream(rig.upstream, 0);
-  t.same([traceId, flags], [client.traceId, '01'], 'the upstream call is in the client\'s trace, sampled');
-  t.not(spanId, client.spanId, 'under the gateway\'s span, not the client\'s');
+  t.same([traceId, flags], [client.traceId, '01'], "the upstream call is in the client's trace, sampled");
+  t.not(spanId, client.spanId, "under the gateway's span, not the client's");
   t.equal(rig.upstream[0].headers.tracestate, undefined, 'no tracestate: the client sent none');
 
   const spans = await rig.exported();
@@ -37,8 +37,12 @@ t.test('a call in a client\'s trace: one CLIENT span, child of the client\'s, it
   const [span] = spans;
   t.match(span, { traceId: client.traceId, spanId, parentSpanId: client.spanId, name: ETATS, kind: 3 }, 'CLIENT kind');
   t.same(span.attributes, {
-    'http.request.method': 'GET', 'opco.id': 'up', 'opco.route': ETATS, 'opco.priority': PRIORITY.client,
-    'opco.request_id': 'req-1', 'http.response.status_code': 200,
+    'http.request.method': 'GET',
+    'opco.id': 'up',
+    'opco.route': ETATS,
+    'opco.priority': PRIORITY.client,
+    'opco.request_id': 'req-1',
+    'http.response.status_code': 200,
   });
   t.notOk(span.status.code, 'status unset: the call succeeded');
   t.same(span.resource, { 'service.name': 'otel-unit', 'service.version': SERVICE_VERSION, 'process.role': 'serve' });
@@ -88,10 +92,13 @@ t.test('a call refused at admission ends no span; the admitted one does', async 
   t.match(error, { status: 429, code: 'RATE_LIMITED' });
   t.equal(rig.upstream.length, 1, 'the refused call never went upstream');
   const spans = await rig.exported();
-  t.same(spans.map((s) => [s.spanId, s.attributes['opco.id']]), [[sentUpstream(rig.upstream, 0)[1], 'tight']]);
+  t.same(
+    spans.map((s) => [s.spanId, s.attributes['opco.id']]),
+    [[sentUpstream(rig.upstream, 0)[1], 'tight']],
+  );
 });
 
-t.test('a client\'s unsampled trace is followed: its context goes upstream, nothing is exported', async (t) => {
+t.test("a client's unsampled trace is followed: its context goes upstream, nothing is exported", async (t) => {
   const rig = await startOtelKernel(t);
   const client = clientTrace('00');
   await rig.call(ETATS, { traceparent: client.header });
@@ -101,7 +108,7 @@ t.test('a client\'s unsampled trace is followed: its context goes upstream, noth
   t.equal(rig.collector.length, 0, 'no export at all');
 });
 
-t.test('sampleRatio 0: new traces are not recorded, a sampled caller\'s trace still is', async (t) => {
+t.test("sampleRatio 0: new traces are not recorded, a sampled caller's trace still is", async (t) => {
   const rig = await startOtelKernel(t, { sampleRatio: 0 });
   await rig.call(ETATS);
   const client = clientTrace();
@@ -109,5 +116,9 @@ t.test('sampleRatio 0: new traces are not recorded, a sampled caller\'s trace st
   t.equal(sentUpstream(rig.upstream, 0)[2], '00', 'a root trace, unsampled, still propagated');
   t.equal(sentUpstream(rig.upstream, 1)[2], '01');
   const spans = await rig.exported();
-  t.same(spans.map((s) => s.traceId), [client.traceId], 'only the caller\'s sampled trace');
+  t.same(
+    spans.map((s) => s.traceId),
+    [client.traceId],
+    "only the caller's sampled trace",
+  );
 });

@@ -22,7 +22,20 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
   const owner = `sync-${randomHex(4)}`;
   const records = new SyncRecords(store, api.sealer, clock, owner);
   const snapshots = new Snapshots(store, clock);
-  const pollers = new Pollers(store, { opcos: api.opcos, pipeline: api.pipeline, snapshots, emit: api.emit, log, clock, sealer: api.sealer, leaseMs: config.leaseMs }, owner);
+  const pollers = new Pollers(
+    store,
+    {
+      opcos: api.opcos,
+      pipeline: api.pipeline,
+      snapshots,
+      emit: api.emit,
+      log,
+      clock,
+      sealer: api.sealer,
+      leaseMs: config.leaseMs,
+    },
+    owner,
+  );
   await Promise.all([records.prepare(), snapshots.prepare(), pollers.prepare()]);
   api.heldWork.register(records.held());
   const syncsEnded = api.metrics.counter({
@@ -34,8 +47,17 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
   // first poll is then not left to the idle wait of up to `sweepIntervalMs`.
   const polls = api.every('polls', config.pollTickMs, () => pollers.tick(config.pollTickMs, config.sweepIntervalMs));
   const runner = new SyncRunner({
-    opcos: api.opcos, pipeline: api.pipeline, records, snapshots, queue, emit: api.emit, log, clock, syncsEnded,
-    retries: new RetryPolicy(config.attempts, config.backoffMs), leaseMs: config.leaseMs,
+    opcos: api.opcos,
+    pipeline: api.pipeline,
+    records,
+    snapshots,
+    queue,
+    emit: api.emit,
+    log,
+    clock,
+    syncsEnded,
+    retries: new RetryPolicy(config.attempts, config.backoffMs),
+    leaseMs: config.leaseMs,
     onCompleted: async (sync: SyncRecord) => {
       if (!sync.enablePoller) return;
       await pollers.start({ hash: sync.tenant, apiKey: records.apiKeyOf(sync) }, sync.opcoId, sync.startedAt);
@@ -56,19 +78,25 @@ export async function registerSync(api: PluginApi<SyncConfig>): Promise<void> {
     graceMs: REQUEUE_GRACE_MS,
     leaseMs: config.leaseMs,
     requeue: async (dueBefore) => {
-      for (const sync of await records.overdueDiscoveries(dueBefore)) await runner.publish({ kind: 'sync-discovery', syncId: sync._id });
-      for (const batch of await records.overdueBatches(dueBefore)) await runner.publish({ kind: 'sync-batch', syncId: batch.syncId, batch: batch.batch });
+      for (const sync of await records.overdueDiscoveries(dueBefore))
+        await runner.publish({ kind: 'sync-discovery', syncId: sync._id });
+      for (const batch of await records.overdueBatches(dueBefore))
+        await runner.publish({ kind: 'sync-batch', syncId: batch.syncId, batch: batch.batch });
     },
   });
   let consumer: { cancel(): Promise<void> } | undefined;
   api.addHook('ready', async () => {
     // One tenant's batches hold at most a share of the slots: another tenant's sync is not queued behind a bulk one (issue 38).
     const slots = new TenantSlots(config.prefetch, config.tenantShare, clock);
-    consumer = await queue.consume<SyncMessage>(SYNC_QUEUE, async (message) => {
-      if (await slots.run(message.body.tenant, () => runner.handle(message.body))) return;
-      const turns = (message.body.turns ?? 0) + 1;
-      await runner.publish({ ...message.body, turns }, overShareDelayMs(turns - 1));
-    }, { prefetch: config.prefetch });
+    consumer = await queue.consume<SyncMessage>(
+      SYNC_QUEUE,
+      async (message) => {
+        if (await slots.run(message.body.tenant, () => runner.handle(message.body))) return;
+        const turns = (message.body.turns ?? 0) + 1;
+        await runner.publish({ ...message.body, turns }, overShareDelayMs(turns - 1));
+      },
+      { prefetch: config.prefetch },
+    );
   });
   api.addHook('close', async ({ deadline }) => {
     await settlesBy(clock, deadline, consumer?.cancel());

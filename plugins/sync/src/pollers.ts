@@ -4,7 +4,18 @@
  * emits dossier.etat_changed, dossier.updated and facture.etat_changed. A poll is claimed with
  * its next date moved forward in one atomic write, so two workers never run the same poll.
  */
-import { asServiceError, sha256Hex, type Clock, type Collection, type Logger, type PluginApi, type Sealed, type Sealer, type Store, type Tenant } from '@opco-proxy/core';
+import {
+  asServiceError,
+  sha256Hex,
+  type Clock,
+  type Collection,
+  type Logger,
+  type PluginApi,
+  type Sealed,
+  type Sealer,
+  type Store,
+  type Tenant,
+} from '@opco-proxy/core';
 import { LeasedRecords, unleased, type Claimed, type NextRun, type Leased } from '@opco-proxy/core/durable';
 import type { Poller } from '@opco-proxy/schemas';
 import { allFactures, etatsPages, liste, type EtatItem, type ReadDeps } from './upstream-reads.js';
@@ -37,7 +48,11 @@ export class Pollers {
   private readonly pollers: Collection<PollerRecord>;
   private readonly leases: LeasedRecords<PollerRecord>;
 
-  constructor(store: Store, private readonly deps: PollerDeps, owner: string) {
+  constructor(
+    store: Store,
+    private readonly deps: PollerDeps,
+    owner: string,
+  ) {
     this.pollers = store.collection<PollerRecord>('pollers');
     this.leases = new LeasedRecords(this.pollers, deps.clock, owner);
   }
@@ -55,8 +70,21 @@ export class Pollers {
     await this.pollers.findOneAndUpdate(
       { _id },
       {
-        $set: { apiKey: this.deps.sealer.seal(tenant.apiKey, _id), intervalMs, status: 'active', nextAttemptAt: new Date(now + intervalMs) },
-        $setOnInsert: { tenant: tenant.hash, opcoId, baselined: false, lastPollAt: since, lastError: null, createdAt: new Date(now), ...unleased() },
+        $set: {
+          apiKey: this.deps.sealer.seal(tenant.apiKey, _id),
+          intervalMs,
+          status: 'active',
+          nextAttemptAt: new Date(now + intervalMs),
+        },
+        $setOnInsert: {
+          tenant: tenant.hash,
+          opcoId,
+          baselined: false,
+          lastPollAt: since,
+          lastError: null,
+          createdAt: new Date(now),
+          ...unleased(),
+        },
       },
       { upsert: true },
     );
@@ -107,15 +135,26 @@ export class Pollers {
     const startedAt = this.deps.clock.date();
     const nextAttemptAt = new Date(startedAt.getTime() + poller.intervalMs);
     try {
-      const tenant = { hash: poller.tenant, apiKey: this.deps.sealer.unseal(poller.apiKey, poller._id).toString('utf8') };
+      const tenant = {
+        hash: poller.tenant,
+        apiKey: this.deps.sealer.unseal(poller.apiKey, poller._id).toString('utf8'),
+      };
       await this.leases.hold(poller._id, token, this.deps.leaseMs, async () => {
         await this.pollDossiers(poller, tenant);
         await this.pollFactures(poller, tenant);
       });
-      await this.leases.release(poller._id, token, { lastPollAt: startedAt, baselined: true, lastError: null, nextAttemptAt });
+      await this.leases.release(poller._id, token, {
+        lastPollAt: startedAt,
+        baselined: true,
+        lastError: null,
+        nextAttemptAt,
+      });
     } catch (err) {
       const message = asServiceError(err).message;
-      this.deps.log.warn({ opcoId: poller.opcoId, error: message }, 'poll failed; the next one starts from the last successful poll');
+      this.deps.log.warn(
+        { opcoId: poller.opcoId, error: message },
+        'poll failed; the next one starts from the last successful poll',
+      );
       await this.leases.release(poller._id, token, { lastError: message, nextAttemptAt });
     }
   }
@@ -123,14 +162,19 @@ export class Pollers {
   private async pollDossiers(poller: PollerRecord, tenant: Tenant): Promise<void> {
     const { snapshots } = this.deps;
     const moved: EtatItem[] = [];
-    for await (const page of etatsPages(this.deps, poller.opcoId, tenant, { dateModification: isoDate(poller.lastPollAt) })) {
+    for await (const page of etatsPages(this.deps, poller.opcoId, tenant, {
+      dateModification: isoDate(poller.lastPollAt),
+    })) {
       for (const item of page.items) {
         const key = String(item.numeroInterne);
         const snapshot = await snapshots.get(poller.tenant, poller.opcoId, 'dossier', key);
         if (!snapshot || snapshot.etat !== (item.etat ?? null)) {
           await this.emit(poller, 'dossier.etat_changed', {
-            numeroInterne: key, numeroExterne: item.numeroExterne ?? null, numeroDeca: item.numeroDeca ?? null,
-            previousEtat: snapshot?.etat ?? null, etat: item.etat ?? null,
+            numeroInterne: key,
+            numeroExterne: item.numeroExterne ?? null,
+            numeroDeca: item.numeroDeca ?? null,
+            previousEtat: snapshot?.etat ?? null,
+            etat: item.etat ?? null,
           });
           await snapshots.put(poller.tenant, poller.opcoId, 'dossier', key, { etat: item.etat ?? null });
         }
@@ -140,7 +184,12 @@ export class Pollers {
     // Listed as modified: fetch the content and tell when it really changed.
     const batchSize = this.deps.opcos.get(poller.opcoId).profile.sync.batchSize;
     for (let i = 0; i < moved.length; i += batchSize) {
-      const dossiers = await liste(this.deps, poller.opcoId, tenant, moved.slice(i, i + batchSize).map((item) => String(item.numeroInterne)));
+      const dossiers = await liste(
+        this.deps,
+        poller.opcoId,
+        tenant,
+        moved.slice(i, i + batchSize).map((item) => String(item.numeroInterne)),
+      );
       for (const dossier of dossiers) {
         const key = String(dossier.numeroInterne);
         const hash = contentHash(dossier);
@@ -162,15 +211,24 @@ export class Pollers {
       if (snapshot?.etat === etat) continue;
       if (poller.baselined) {
         await this.emit(poller, 'facture.etat_changed', {
-          numeroInterneFacture: key, referenceFactureCFA: facture.referenceFactureCFA ?? null, previousEtat: snapshot?.etat ?? null, etat,
-          montantFacture: facture.montantFacture ?? null, referenceVirement: facture.referenceVirement ?? null, dateReglement: facture.dateReglement ?? null,
+          numeroInterneFacture: key,
+          referenceFactureCFA: facture.referenceFactureCFA ?? null,
+          previousEtat: snapshot?.etat ?? null,
+          etat,
+          montantFacture: facture.montantFacture ?? null,
+          referenceVirement: facture.referenceVirement ?? null,
+          dateReglement: facture.dateReglement ?? null,
         });
       }
       await this.deps.snapshots.put(poller.tenant, poller.opcoId, 'facture', key, { etat });
     }
   }
 
-  private emit(poller: PollerRecord, type: 'dossier.etat_changed' | 'dossier.updated' | 'facture.etat_changed', data: Record<string, unknown>): Promise<void> {
+  private emit(
+    poller: PollerRecord,
+    type: 'dossier.etat_changed' | 'dossier.updated' | 'facture.etat_changed',
+    data: Record<string, unknown>,
+  ): Promise<void> {
     return this.deps.emit({ type, tenant: poller.tenant, opcoId: poller.opcoId, data });
   }
 }

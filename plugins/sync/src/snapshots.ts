@@ -34,10 +34,19 @@ export class Snapshots {
     return this.snapshots.findOne({ _id: snapshotId(tenant, opcoId, kind, key) });
   }
 
-  async put(tenant: string, opcoId: string, kind: Snapshot['kind'], key: string, changes: Partial<Pick<Snapshot, 'etat' | 'hash'>>): Promise<void> {
+  async put(
+    tenant: string,
+    opcoId: string,
+    kind: Snapshot['kind'],
+    key: string,
+    changes: Partial<Pick<Snapshot, 'etat' | 'hash'>>,
+  ): Promise<void> {
     await this.snapshots.findOneAndUpdate(
       { _id: snapshotId(tenant, opcoId, kind, key) },
-      { $set: { ...changes, updatedAt: this.clock.date() }, $setOnInsert: { tenant, opcoId, kind, key, ...defaults(changes) } },
+      {
+        $set: { ...changes, updatedAt: this.clock.date() },
+        $setOnInsert: { tenant, opcoId, kind, key, ...defaults(changes) },
+      },
       { upsert: true },
     );
   }

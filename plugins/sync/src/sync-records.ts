@@ -4,7 +4,17 @@
  * the first batch not completed. Discovery and batches are leased with the durable-work kit. The
  * tenant's API key is sealed on the record (SPEC 5.4).
  */
-import { DuplicateKeyError, createError, sha256Hex, type Clock, type Collection, type HeldRecords, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import {
+  DuplicateKeyError,
+  createError,
+  sha256Hex,
+  type Clock,
+  type Collection,
+  type HeldRecords,
+  type Sealed,
+  type Sealer,
+  type Store,
+} from '@opco-proxy/core';
 import { LeasedRecords, type Claimed, type Leased } from '@opco-proxy/core/durable';
 import { newestFirst, type Page, type PageRequest } from '@opco-proxy/core/durable';
 import type { Sync, SyncStatus } from '@opco-proxy/schemas';
@@ -62,7 +72,12 @@ export class SyncRecords {
   readonly syncLeases: LeasedRecords<SyncRecord>;
   readonly batchLeases: LeasedRecords<BatchRecord>;
 
-  constructor(store: Store, private readonly sealer: Sealer, private readonly clock: Clock, owner: string) {
+  constructor(
+    store: Store,
+    private readonly sealer: Sealer,
+    private readonly clock: Clock,
+    owner: string,
+  ) {
     this.syncs = store.collection<SyncRecord>('syncs');
     this.batches = store.collection<BatchRecord>('sync_batches');
     this.locks = store.collection<RunningLock>('sync_locks');
@@ -84,7 +99,9 @@ export class SyncRecords {
     return {
       kind: 'syncs',
       countFrom: (address) => this.syncs.count(holding(address)),
-      tenantsFrom: async (address, limit) => [...new Set((await this.syncs.find(holding(address), { limit })).map((sync) => sync.tenant))],
+      tenantsFrom: async (address, limit) => [
+        ...new Set((await this.syncs.find(holding(address), { limit })).map((sync) => sync.tenant)),
+      ],
       unmark: (tenant) => this.syncs.updateMany({ tenant, heldFrom: { $exists: true } }, { $unset: { heldFrom: '' } }),
     };
   }
@@ -107,11 +124,17 @@ export class SyncRecords {
       const held = await this.locks.findOne({ _id });
       const holder = held && (await this.syncs.findOne({ _id: held.syncId }));
       if (holder && !FINISHED.includes(holder.status)) {
-        throw createError('CONFLICT', `a sync of ${opcoId} is already ${holder.status} for this API key`, { extra: { syncId: holder._id } });
+        throw createError('CONFLICT', `a sync of ${opcoId} is already ${holder.status} for this API key`, {
+          extra: { syncId: holder._id },
+        });
       }
       // Old locks have no date: they predate this rule and their start is long over.
-      const starting = held && !holder && held.lockedAt && this.clock.now() - held.lockedAt.getTime() < STARTING_GRACE_MS;
-      if (starting) throw createError('CONFLICT', `a sync of ${opcoId} is being started for this API key`, { extra: { syncId: held.syncId } });
+      const starting =
+        held && !holder && held.lockedAt && this.clock.now() - held.lockedAt.getTime() < STARTING_GRACE_MS;
+      if (starting)
+        throw createError('CONFLICT', `a sync of ${opcoId} is being started for this API key`, {
+          extra: { syncId: held.syncId },
+        });
       if (held) await this.locks.deleteOne({ _id, syncId: held.syncId });
     }
     throw createError('UNAVAILABLE', 'the sync could not be started; retry');
@@ -152,12 +175,17 @@ export class SyncRecords {
 
   /** SPEC 3.2: pending or processing becomes cancelled; null when it was not running. */
   cancel(syncId: string, tenant: string): Promise<SyncRecord | null> {
-    return this.syncLeases.revoke({ _id: syncId, tenant, ...RUNNING }, { status: 'cancelled', completedAt: this.clock.date() });
+    return this.syncLeases.revoke(
+      { _id: syncId, tenant, ...RUNNING },
+      { status: 'cancelled', completedAt: this.clock.date() },
+    );
   }
 
   /** The discovery of a sync, under a lease: the sync becomes processing. */
   claimDiscovery(syncId: string, leaseMs: number): Promise<Claimed<SyncRecord> | null> {
-    return this.syncLeases.claim({ _id: syncId, ...RUNNING, phase: 'discovery' }, leaseMs, { set: { status: 'processing' } });
+    return this.syncLeases.claim({ _id: syncId, ...RUNNING, phase: 'discovery' }, leaseMs, {
+      set: { status: 'processing' },
+    });
   }
 
   /** Moves a sync that is still running; null when it already finished (cancelled, failed). */
@@ -170,11 +198,17 @@ export class SyncRecords {
 
   /** Progress only moves forward, whichever of two concurrent batches writes last. */
   advance(syncId: string, progress: number, estimatedEnd: string): Promise<SyncRecord | null> {
-    return this.syncs.findOneAndUpdate({ _id: syncId, status: 'processing', progress: { $lt: progress } }, { $set: { progress, estimatedEnd } });
+    return this.syncs.findOneAndUpdate(
+      { _id: syncId, status: 'processing', progress: { $lt: progress } },
+      { $set: { progress, estimatedEnd } },
+    );
   }
 
   complete(syncId: string, completedAt: Date): Promise<SyncRecord | null> {
-    return this.syncLeases.revoke({ _id: syncId, status: 'processing' }, { status: 'completed', progress: 1, completedAt, estimatedEnd: completedAt.toISOString() });
+    return this.syncLeases.revoke(
+      { _id: syncId, status: 'processing' },
+      { status: 'completed', progress: 1, completedAt, estimatedEnd: completedAt.toISOString() },
+    );
   }
 
   /** A running sync fails, whoever holds its discovery; null when it already finished. */

@@ -1,6 +1,13 @@
 /** The sync operations of SPEC 4.14 and the poller operations of D21; each tenant sees only its own. */
 import { randomUUID } from 'node:crypto';
-import { asServiceError, createError, isServiceError, type Clock, type OpcoDirectory, type PluginApi } from '@opco-proxy/core';
+import {
+  asServiceError,
+  createError,
+  isServiceError,
+  type Clock,
+  type OpcoDirectory,
+  type PluginApi,
+} from '@opco-proxy/core';
 import { unleased } from '@opco-proxy/core/durable';
 import { FINISHED, toResource, type SyncRecord, type SyncRecords } from './sync-records.js';
 import { toPollerResource, type Pollers } from './pollers.js';
@@ -25,10 +32,27 @@ export function mountSyncRoutes(api: PluginApi<unknown>, deps: SyncRouteDeps): v
       await deps.records.lock(tenant.hash, opcoId, syncId);
       const now = deps.clock.date();
       const sync: SyncRecord = {
-        _id: syncId, tenant: tenant.hash, opcoId, status: 'pending', minYear: minYear ?? null, enablePoller: enablePoller ?? false,
-        apiKey: deps.records.sealKey(syncId, tenant.apiKey), phase: 'discovery', total: 0, discovered: 0, fetched: 0, progress: 0,
-        batchesCompleted: 0, totalBatches: 0, estimatedEnd: null, error: null, startedAt: now, fetchStartedAt: null, completedAt: null,
-        ...unleased(now), ...(tenant.unprovenFrom !== undefined ? { heldFrom: tenant.unprovenFrom } : {}),
+        _id: syncId,
+        tenant: tenant.hash,
+        opcoId,
+        status: 'pending',
+        minYear: minYear ?? null,
+        enablePoller: enablePoller ?? false,
+        apiKey: deps.records.sealKey(syncId, tenant.apiKey),
+        phase: 'discovery',
+        total: 0,
+        discovered: 0,
+        fetched: 0,
+        progress: 0,
+        batchesCompleted: 0,
+        totalBatches: 0,
+        estimatedEnd: null,
+        error: null,
+        startedAt: now,
+        fetchStartedAt: null,
+        completedAt: null,
+        ...unleased(now),
+        ...(tenant.unprovenFrom !== undefined ? { heldFrom: tenant.unprovenFrom } : {}),
       };
       try {
         await deps.records.insert(sync);
@@ -36,7 +60,11 @@ export function mountSyncRoutes(api: PluginApi<unknown>, deps: SyncRouteDeps): v
       } catch (err) {
         await Promise.allSettled([deps.records.discard(syncId), deps.records.unlock(sync)]);
         const error = asServiceError(err);
-        if (error.code === 'UNAVAILABLE') throw createError('UNAVAILABLE', 'the sync could not be stored or queued; nothing was started, retry later', { cause: err, headers: error.headers });
+        if (error.code === 'UNAVAILABLE')
+          throw createError('UNAVAILABLE', 'the sync could not be stored or queued; nothing was started, retry later', {
+            cause: err,
+            headers: error.headers,
+          });
         throw error;
       }
     });
@@ -62,10 +90,14 @@ export function mountSyncRoutes(api: PluginApi<unknown>, deps: SyncRouteDeps): v
     return { status: 200, body: { syncId: sync._id, status: sync.status, message } };
   });
 
-  api.route('listPollers', async ({ tenant }) => ({ status: 200, body: (await deps.pollers.list(tenant.hash)).map(toPollerResource) }));
+  api.route('listPollers', async ({ tenant }) => ({
+    status: 200,
+    body: (await deps.pollers.list(tenant.hash)).map(toPollerResource),
+  }));
 
   api.route('deletePoller', async ({ params, tenant }) => {
-    if (!(await deps.pollers.stop(tenant.hash, params.opcoId))) throw createError('NOT_FOUND', `no poller for ${params.opcoId}`);
+    if (!(await deps.pollers.stop(tenant.hash, params.opcoId)))
+      throw createError('NOT_FOUND', `no poller for ${params.opcoId}`);
     return { status: 200, body: { deleted: true } };
   });
 }

@@ -4,7 +4,17 @@
  * each batch is fetched through dossiers/liste as its own queue message at low priority.
  * Progress: discovery 0 to 0.5, fetch 0.5 to 1.
  */
-import { PRIORITY, asServiceError, isRetriedByWorkers, type Clock, type Logger, type PluginApi, type Queue, type ServiceError, type Tenant } from '@opco-proxy/core';
+import {
+  PRIORITY,
+  asServiceError,
+  isRetriedByWorkers,
+  type Clock,
+  type Logger,
+  type PluginApi,
+  type Queue,
+  type ServiceError,
+  type Tenant,
+} from '@opco-proxy/core';
 import { unleased, type Claimed, type RetryPolicy } from '@opco-proxy/core/durable';
 import { etatsPages, liste, type ReadDeps } from './upstream-reads.js';
 import { contentHash, type Snapshots } from './snapshots.js';
@@ -12,7 +22,9 @@ import { FINISHED, type BatchRecord, type SyncRecord, type SyncRecords } from '.
 
 export const SYNC_QUEUE = 'sync';
 /** A sync's queue message; `tenant` lets a worker share its slots between tenants before loading the sync (TenantSlots). */
-export type SyncMessage = ({ kind: 'sync-discovery'; syncId: string } | { kind: 'sync-batch'; syncId: string; batch: number }) & { tenant?: string; turns?: number };
+export type SyncMessage = (
+  { kind: 'sync-discovery'; syncId: string } | { kind: 'sync-batch'; syncId: string; batch: number }
+) & { tenant?: string; turns?: number };
 
 export interface RunnerDeps extends ReadDeps {
   records: SyncRecords;
@@ -56,7 +68,9 @@ export class SyncRunner {
     const claimed = await records.claimDiscovery(syncId, leaseMs);
     if (!claimed) return;
     try {
-      const numeros = await records.syncLeases.hold(syncId, claimed.token, leaseMs, () => this.readNumbers(claimed.record));
+      const numeros = await records.syncLeases.hold(syncId, claimed.token, leaseMs, () =>
+        this.readNumbers(claimed.record),
+      );
       if (numeros === null) return; // cancelled meanwhile
       await this.planBatches(claimed, numeros);
     } catch (err) {
@@ -69,12 +83,20 @@ export class SyncRunner {
     const tenant = this.tenantOf(sync);
     const stopped = this.isStopped(sync._id);
     const currentYear = this.deps.clock.date().getUTCFullYear();
-    const years = sync.minYear ? Array.from({ length: Math.max(0, currentYear - sync.minYear + 1) }, (_, i) => String(sync.minYear! + i)) : [undefined];
+    const years = sync.minYear
+      ? Array.from({ length: Math.max(0, currentYear - sync.minYear + 1) }, (_, i) => String(sync.minYear! + i))
+      : [undefined];
     const numeros = new Set<string>();
     let knownTotal = 0;
     for (const year of years) {
       let yearTotal = 0;
-      for await (const page of etatsPages(this.deps, sync.opcoId, tenant, year ? { anneeDossier: year } : {}, stopped)) {
+      for await (const page of etatsPages(
+        this.deps,
+        sync.opcoId,
+        tenant,
+        year ? { anneeDossier: year } : {},
+        stopped,
+      )) {
         if (yearTotal === 0) knownTotal += yearTotal = page.total;
         for (const item of page.items) if (item.numeroInterne) numeros.add(String(item.numeroInterne));
         const progress = 0.5 * Math.min(1, numeros.size / Math.max(knownTotal, numeros.size, 1));
@@ -91,17 +113,34 @@ export class SyncRunner {
     const totalBatches = Math.ceil(numeros.length / size);
     for (let i = 0; i < totalBatches; i++) {
       await records.planBatch({
-        _id: `${sync._id}:${i + 1}`, syncId: sync._id, batch: i + 1, numeros: numeros.slice(i * size, (i + 1) * size),
-        status: 'pending', attempts: 0, ...unleased(clock.date()),
+        _id: `${sync._id}:${i + 1}`,
+        syncId: sync._id,
+        batch: i + 1,
+        numeros: numeros.slice(i * size, (i + 1) * size),
+        status: 'pending',
+        attempts: 0,
+        ...unleased(clock.date()),
       });
     }
     const planned = await records.syncLeases.release(sync._id, token, {
-      phase: 'fetch', total: numeros.length, discovered: numeros.length, totalBatches, progress: 0.5, fetchStartedAt: clock.date(),
+      phase: 'fetch',
+      total: numeros.length,
+      discovered: numeros.length,
+      totalBatches,
+      progress: 0.5,
+      fetchStartedAt: clock.date(),
     });
     if (!planned || FINISHED.includes(planned.status)) return;
-    await this.deps.emit({ id: `${sync._id}:started`, type: 'sync.started', tenant: sync.tenant, opcoId: sync.opcoId, data: { syncId: sync._id, total: numeros.length } });
+    await this.deps.emit({
+      id: `${sync._id}:started`,
+      type: 'sync.started',
+      tenant: sync.tenant,
+      opcoId: sync.opcoId,
+      data: { syncId: sync._id, total: numeros.length },
+    });
     if (totalBatches === 0) return this.complete(planned);
-    for (let batch = 1; batch <= totalBatches; batch++) await this.publish({ kind: 'sync-batch', syncId: sync._id, batch, tenant: sync.tenant });
+    for (let batch = 1; batch <= totalBatches; batch++)
+      await this.publish({ kind: 'sync-batch', syncId: sync._id, batch, tenant: sync.tenant });
   }
 
   private async fetchBatch(syncId: string, batchNo: number): Promise<void> {
@@ -113,12 +152,17 @@ export class SyncRunner {
     const { record: batch, token } = claimed;
     let dossiers: Array<Record<string, unknown>>;
     try {
-      dossiers = await records.batchLeases.hold(batch._id, token, leaseMs, () => liste(this.deps, sync.opcoId, this.tenantOf(sync), batch.numeros, this.isStopped(syncId)));
+      dossiers = await records.batchLeases.hold(batch._id, token, leaseMs, () =>
+        liste(this.deps, sync.opcoId, this.tenantOf(sync), batch.numeros, this.isStopped(syncId)),
+      );
     } catch (err) {
       return this.batchFailed(sync, claimed, asServiceError(err));
     }
     for (const dossier of dossiers) {
-      await this.deps.snapshots.put(sync.tenant, sync.opcoId, 'dossier', String(dossier.numeroInterne), { etat: (dossier.etat as string | undefined) ?? null, hash: contentHash(dossier) });
+      await this.deps.snapshots.put(sync.tenant, sync.opcoId, 'dossier', String(dossier.numeroInterne), {
+        etat: (dossier.etat as string | undefined) ?? null,
+        hash: contentHash(dossier),
+      });
     }
     if (!(await records.batchLeases.release(batch._id, token, { status: 'completed' }))) return;
     const counted = await records.updateRunning(syncId, {}, { fetched: dossiers.length, batchesCompleted: 1 });
@@ -126,13 +170,20 @@ export class SyncRunner {
     const { progress, estimatedEnd } = this.progressOf(counted);
     await records.advance(syncId, progress, estimatedEnd);
     await this.deps.emit({
-      id: `${syncId}:batch:${batchNo}`, type: 'sync.batch', tenant: sync.tenant, opcoId: sync.opcoId,
+      id: `${syncId}:batch:${batchNo}`,
+      type: 'sync.batch',
+      tenant: sync.tenant,
+      opcoId: sync.opcoId,
       data: { syncId, batch: batchNo, totalBatches: counted.totalBatches, dossiers },
     });
     if (counted.batchesCompleted >= counted.totalBatches) await this.complete(counted);
   }
 
-  private async batchFailed(sync: SyncRecord, { record: batch, token }: Claimed<BatchRecord>, error: ServiceError): Promise<void> {
+  private async batchFailed(
+    sync: SyncRecord,
+    { record: batch, token }: Claimed<BatchRecord>,
+    error: ServiceError,
+  ): Promise<void> {
     const { records, clock } = this.deps;
     if (error.code === 'UNAVAILABLE' && (await this.isStopped(sync._id)())) return; // cancelled while waiting
     const delayMs = isRetriedByWorkers(error) ? this.deps.retries.nextDelay(batch.attempts) : null;
@@ -151,7 +202,10 @@ export class SyncRunner {
     this.deps.syncsEnded.inc({ status: 'completed' });
     await this.deps.records.unlock(done);
     await this.deps.emit({
-      id: `${sync._id}:completed`, type: 'sync.completed', tenant: sync.tenant, opcoId: sync.opcoId,
+      id: `${sync._id}:completed`,
+      type: 'sync.completed',
+      tenant: sync.tenant,
+      opcoId: sync.opcoId,
       data: { syncId: sync._id, total: done.total, durationMs: completedAt.getTime() - done.startedAt.getTime() },
     });
     await this.deps.onCompleted(done);
@@ -159,7 +213,13 @@ export class SyncRunner {
 
   /** The route has marked it cancelled: say so to the tenant's webhooks (D22). */
   async cancelled(sync: SyncRecord): Promise<void> {
-    await this.deps.emit({ id: `${sync._id}:cancelled`, type: 'sync.cancelled', tenant: sync.tenant, opcoId: sync.opcoId, data: { syncId: sync._id } });
+    await this.deps.emit({
+      id: `${sync._id}:cancelled`,
+      type: 'sync.cancelled',
+      tenant: sync.tenant,
+      opcoId: sync.opcoId,
+      data: { syncId: sync._id },
+    });
   }
 
   async fail(sync: SyncRecord, message: string): Promise<void> {
@@ -168,7 +228,13 @@ export class SyncRunner {
     this.deps.syncsEnded.inc({ status: 'failed' });
     this.deps.log.warn({ syncId: sync._id, error: message }, 'sync failed');
     await this.deps.records.unlock(failed);
-    await this.deps.emit({ id: `${sync._id}:failed`, type: 'sync.failed', tenant: sync.tenant, opcoId: sync.opcoId, data: { syncId: sync._id, error: message } });
+    await this.deps.emit({
+      id: `${sync._id}:failed`,
+      type: 'sync.failed',
+      tenant: sync.tenant,
+      opcoId: sync.opcoId,
+      data: { syncId: sync._id, error: message },
+    });
   }
 
   /** Fetch covers 0.5 to 1; the end is estimated from the pace of the batches so far. */
@@ -176,7 +242,8 @@ export class SyncRunner {
     const now = this.deps.clock.now();
     const share = sync.totalBatches === 0 ? 1 : sync.batchesCompleted / sync.totalBatches;
     const elapsed = now - (sync.fetchStartedAt ?? sync.startedAt).getTime();
-    const remaining = sync.batchesCompleted === 0 ? 0 : (elapsed / sync.batchesCompleted) * (sync.totalBatches - sync.batchesCompleted);
+    const remaining =
+      sync.batchesCompleted === 0 ? 0 : (elapsed / sync.batchesCompleted) * (sync.totalBatches - sync.batchesCompleted);
     return { progress: 0.5 + 0.5 * share, estimatedEnd: new Date(now + remaining).toISOString() };
   }
 }

@@ -17,10 +17,14 @@ const pollers = async (service: SyncService, key?: string) => (await service.sen
 /** Moves the clock one interval at a time until the poller has polled once more. */
 async function nextPoll(service: SyncService): Promise<any> {
   const [before] = await pollers(service);
-  return service.until(async () => {
-    const [poller] = await pollers(service);
-    return poller.lastPollAt !== before.lastPollAt && poller;
-  }, 'the next poll', MINUTE);
+  return service.until(
+    async () => {
+      const [poller] = await pollers(service);
+      return poller.lastPollAt !== before.lastPollAt && poller;
+    },
+    'the next poll',
+    MINUTE,
+  );
 }
 
 t.test('a sync with enablePoller starts a poller; each poll waits for its interval', async (t) => {
@@ -39,7 +43,10 @@ t.test('a sync with enablePoller starts a poller; each poll waits for its interv
   const polled = service.calls(PATHS.etats).slice(etatsBefore);
   t.ok(polled.length >= 1, 'the poll read the states');
   t.match(polled[0].query, { dateModification: /^\d{4}-\d{2}-\d{2}$/ }, 'changed since the last poll');
-  t.notOk(service.events.some((e) => e.type.startsWith('dossier.') || e.type.startsWith('facture.')), 'nothing changed since the sync: no event');
+  t.notOk(
+    service.events.some((e) => e.type.startsWith('dossier.') || e.type.startsWith('facture.')),
+    'nothing changed since the sync: no event',
+  );
 });
 
 t.test('later polls tell what changed upstream, once each', async (t) => {
@@ -55,9 +62,23 @@ t.test('later polls tell what changed upstream, once each', async (t) => {
     t.not(event.data.previousEtat, event.data.etat, 'from one state to another');
     t.equal(event.data.etat, (now as { etat?: string }).etat, 'the state the upstream has now');
   }
-  t.same(service.events.filter((e) => e.type === 'dossier.updated').map((e) => e.data.numeroInterne).sort(), [...moved.dossiers].sort(), 'their content changed too');
-  t.same(service.events.filter((e) => e.type === 'facture.etat_changed').map((e) => e.data.numeroInterneFacture), moved.factures);
-  t.ok(service.events.filter((e) => e.type.includes('.etat_changed') || e.type === 'dossier.updated').every((e) => e.opcoId === 'sandbox'));
+  t.same(
+    service.events
+      .filter((e) => e.type === 'dossier.updated')
+      .map((e) => e.data.numeroInterne)
+      .sort(),
+    [...moved.dossiers].sort(),
+    'their content changed too',
+  );
+  t.same(
+    service.events.filter((e) => e.type === 'facture.etat_changed').map((e) => e.data.numeroInterneFacture),
+    moved.factures,
+  );
+  t.ok(
+    service.events
+      .filter((e) => e.type.includes('.etat_changed') || e.type === 'dossier.updated')
+      .every((e) => e.opcoId === 'sandbox'),
+  );
   const count = service.events.length;
   await nextPoll(service);
   t.equal(service.events.length, count, 'the next poll finds nothing new');
@@ -67,23 +88,31 @@ t.test('a failed poll is kept as lastError, and the next one is tried an interva
   const service = await startSyncService(t, { dossierCount: 10 });
   await syncWithPoller(service);
   service.sandbox.faults.add({ route: `GET ${PATHS.etats}`, status: 500 });
-  const failed = await service.until(async () => {
-    const [poller] = await pollers(service);
-    return poller.lastError && poller;
-  }, 'a failed poll', MINUTE);
+  const failed = await service.until(
+    async () => {
+      const [poller] = await pollers(service);
+      return poller.lastError && poller;
+    },
+    'a failed poll',
+    MINUTE,
+  );
   t.match(failed.lastError, /500/);
   service.sandbox.faults.clear();
-  const recovered = await service.until(async () => {
-    const [poller] = await pollers(service);
-    return poller.lastError === null && poller;
-  }, 'a poll that works', MINUTE);
+  const recovered = await service.until(
+    async () => {
+      const [poller] = await pollers(service);
+      return poller.lastError === null && poller;
+    },
+    'a poll that works',
+    MINUTE,
+  );
   t.ok(Date.parse(recovered.lastPollAt) > Date.parse(failed.lastPollAt), 'lastPollAt moves only when a poll works');
 });
 
 t.test('DELETE /pollers/{opcoId} stops the poller of the tenant only', async (t) => {
   const service = await startSyncService(t, { dossierCount: 10 });
   await syncWithPoller(service);
-  t.equal((await service.send('DELETE', '/pollers/sandbox', { key: OTHER_KEY })).status, 404, 'not another tenant\'s');
+  t.equal((await service.send('DELETE', '/pollers/sandbox', { key: OTHER_KEY })).status, 404, "not another tenant's");
   t.same(await service.send('DELETE', '/pollers/sandbox'), { status: 200, body: { deleted: true } });
   t.same(await pollers(service), []);
   t.equal((await service.send('DELETE', '/pollers/sandbox')).status, 404, 'gone');

@@ -18,10 +18,22 @@ t.test('a first put fills what it was not given with null; later puts change onl
   const { kept, clock } = await snapshots(t);
   t.equal(await kept.get('t', 'o', 'dossier', '1'), null, 'nothing before the first put');
   await kept.put('t', 'o', 'dossier', '1', { etat: 'ENGAGE' });
-  t.match(await kept.get('t', 'o', 'dossier', '1'), { tenant: 't', opcoId: 'o', kind: 'dossier', key: '1', etat: 'ENGAGE', hash: null, updatedAt: clock.date() });
+  t.match(await kept.get('t', 'o', 'dossier', '1'), {
+    tenant: 't',
+    opcoId: 'o',
+    kind: 'dossier',
+    key: '1',
+    etat: 'ENGAGE',
+    hash: null,
+    updatedAt: clock.date(),
+  });
   await clock.advance(5000);
   await kept.put('t', 'o', 'dossier', '1', { hash: 'h1' });
-  t.match(await kept.get('t', 'o', 'dossier', '1'), { etat: 'ENGAGE', hash: 'h1', updatedAt: clock.date() }, 'the state stays, the hash is set, the time moves');
+  t.match(
+    await kept.get('t', 'o', 'dossier', '1'),
+    { etat: 'ENGAGE', hash: 'h1', updatedAt: clock.date() },
+    'the state stays, the hash is set, the time moves',
+  );
   await kept.put('t', 'o', 'dossier', '1', { etat: null });
   t.match(await kept.get('t', 'o', 'dossier', '1'), { etat: null, hash: 'h1' }, 'a state may go back to null');
 });
@@ -32,7 +44,14 @@ t.test('snapshots of other tenants, opcoIds and kinds are apart', async (t) => {
   await kept.put('t2', 'o', 'dossier', '1', { etat: 'B' });
   await kept.put('t1', 'p', 'dossier', '1', { etat: 'C' });
   await kept.put('t1', 'o', 'facture', '1', { etat: 'D' });
-  const etats = await Promise.all([['t1', 'o', 'dossier'], ['t2', 'o', 'dossier'], ['t1', 'p', 'dossier'], ['t1', 'o', 'facture']].map(async ([tenant, opco, kind]) => (await kept.get(tenant, opco, kind as 'dossier', '1'))!.etat));
+  const etats = await Promise.all(
+    [
+      ['t1', 'o', 'dossier'],
+      ['t2', 'o', 'dossier'],
+      ['t1', 'p', 'dossier'],
+      ['t1', 'o', 'facture'],
+    ].map(async ([tenant, opco, kind]) => (await kept.get(tenant, opco, kind as 'dossier', '1'))!.etat),
+  );
   t.same(etats, ['A', 'B', 'C', 'D']);
 });
 

@@ -14,13 +14,40 @@ async function records(t: Test) {
   const kept = new SyncRecords(store, createSealer(Buffer.alloc(32, 3)), clock, 'w');
   await kept.prepare();
   const sync = (id: string, changes: Partial<SyncRecord> = {}): SyncRecord => ({
-    _id: id, tenant: 't', opcoId: 'o', status: 'pending', minYear: null, enablePoller: false, apiKey: kept.sealKey(id, 'cfa-key-1'),
-    phase: 'discovery', total: 0, discovered: 0, fetched: 0, progress: 0, batchesCompleted: 0, totalBatches: 0, estimatedEnd: null,
-    error: null, startedAt: clock.date(), fetchStartedAt: null, completedAt: null, leaseOwner: null, leaseUntil: null, nextAttemptAt: clock.date(),
+    _id: id,
+    tenant: 't',
+    opcoId: 'o',
+    status: 'pending',
+    minYear: null,
+    enablePoller: false,
+    apiKey: kept.sealKey(id, 'cfa-key-1'),
+    phase: 'discovery',
+    total: 0,
+    discovered: 0,
+    fetched: 0,
+    progress: 0,
+    batchesCompleted: 0,
+    totalBatches: 0,
+    estimatedEnd: null,
+    error: null,
+    startedAt: clock.date(),
+    fetchStartedAt: null,
+    completedAt: null,
+    leaseOwner: null,
+    leaseUntil: null,
+    nextAttemptAt: clock.date(),
     ...changes,
   });
   const batch = (syncId: string, n: number): BatchRecord => ({
-    _id: `${syncId}:${n}`, syncId, batch: n, numeros: [`${n}`], status: 'pending', attempts: 0, leaseOwner: null, leaseUntil: null, nextAttemptAt: clock.date(),
+    _id: `${syncId}:${n}`,
+    syncId,
+    batch: n,
+    numeros: [`${n}`],
+    status: 'pending',
+    attempts: 0,
+    leaseOwner: null,
+    leaseUntil: null,
+    nextAttemptAt: clock.date(),
   });
   return { kept, clock, sync, batch };
 }
@@ -47,7 +74,11 @@ t.test('a lock left by a sync that finished (a crash between two writes) is clea
   await kept.lock('t', 'o', 'new');
   await kept.insert(sync('new'));
   await kept.unlock({ _id: 'old', tenant: 't', opcoId: 'o' });
-  await t.rejects(kept.lock('t', 'o', 'third'), { code: 'CONFLICT', extra: { syncId: 'new' } }, 'the new sync holds it: unlocking with the old id freed nothing');
+  await t.rejects(
+    kept.lock('t', 'o', 'third'),
+    { code: 'CONFLICT', extra: { syncId: 'new' } },
+    'the new sync holds it: unlocking with the old id freed nothing',
+  );
 });
 
 // startSync locks, then inserts its record: in between, another instance's lock() finds a lock
@@ -57,7 +88,10 @@ t.test('a lock whose sync is not stored yet is not taken as stale, until a start
   await kept.lock('t', 'o', 'first');
   await t.rejects(kept.lock('t', 'o', 'second'), { code: 'CONFLICT' }, 'a racing start is refused');
   await clock.advance(61_000);
-  await t.resolves(kept.lock('t', 'o', 'third'), 'a crash between the lock and the record blocks the tenant a minute at most');
+  await t.resolves(
+    kept.lock('t', 'o', 'third'),
+    'a crash between the lock and the record blocks the tenant a minute at most',
+  );
   await t.rejects(kept.lock('t', 'o', 'fourth'), { code: 'CONFLICT' });
 });
 
@@ -77,7 +111,7 @@ t.test('cancel: only a running sync of the same tenant', async (t) => {
   t.match(await kept.cancel('s1', 't'), { status: 'cancelled', completedAt: clock.date(), leaseOwner: null });
   t.equal(await kept.cancel('s1', 't'), null, 'not twice');
   t.equal(await kept.cancel('done', 't'), null, 'not once completed');
-  t.equal((await kept.findForTenant('s1', 'another-tenant')), null, 'nor seen by another tenant');
+  t.equal(await kept.findForTenant('s1', 'another-tenant'), null, 'nor seen by another tenant');
 });
 
 t.test('a finished sync no longer moves; progress only goes forward', async (t) => {
@@ -116,14 +150,35 @@ t.test('lost messages: overdue discoveries and batches of processing syncs only'
   t.same(await kept.overdueDiscoveries(new Date(clock.now() - 60_000)), [], 'not before the grace');
   t.same(await kept.overdueBatches(new Date(clock.now() - 60_000)), []);
   await clock.advance(61_000);
-  t.same((await kept.overdueDiscoveries(new Date(clock.now() - 60_000))).map((s) => s._id), ['discovering']);
-  t.same((await kept.overdueBatches(new Date(clock.now() - 60_000))).map((b) => b._id), ['fetching:1'], 'the cancelled sync\'s batch is left');
+  t.same(
+    (await kept.overdueDiscoveries(new Date(clock.now() - 60_000))).map((s) => s._id),
+    ['discovering'],
+  );
+  t.same(
+    (await kept.overdueBatches(new Date(clock.now() - 60_000))).map((b) => b._id),
+    ['fetching:1'],
+    "the cancelled sync's batch is left",
+  );
 });
 
 t.test('toResource: SPEC 2.6 as the client sees it, progress to three decimals', async (t) => {
   const { sync } = await records(t);
   const resource = toResource(sync('s1', { progress: 0.123456, completedAt: new Date(0) }));
-  t.same(Object.keys(resource).sort(), ['batchesCompleted', 'completedAt', 'discovered', 'error', 'estimatedEnd', 'fetched', 'opcoId', 'progress', 'startedAt', 'status', 'syncId', 'total', 'totalBatches']);
+  t.same(Object.keys(resource).sort(), [
+    'batchesCompleted',
+    'completedAt',
+    'discovered',
+    'error',
+    'estimatedEnd',
+    'fetched',
+    'opcoId',
+    'progress',
+    'startedAt',
+    'status',
+    'syncId',
+    'total',
+    'totalBatches',
+  ]);
   t.match(resource, { syncId: 's1', progress: 0.123, completedAt: '1970-01-01T00:00:00.000Z' });
   t.notOk('apiKey' in resource || 'tenant' in resource, 'no key, no tenant');
 });

@@ -20,10 +20,21 @@ t.test('one sync at a time per tenant and opcoId (D19); a cancel frees the next'
   const second = await service.send('POST', '/sync/dossiers', { body: { opcoId: 'sandbox' } });
   t.equal(second.status, 409);
   t.match(second.body, { code: 'CONFLICT', syncId: first.body.syncId });
-  t.equal((await service.send('POST', '/sync/dossiers', { key: OTHER_KEY, body: { opcoId: 'sandbox' } })).status, 202, 'another tenant is not held back');
-  t.same(await service.send('DELETE', `/sync/${first.body.syncId}`), { status: 200, body: { syncId: first.body.syncId, status: 'cancelled' } });
+  t.equal(
+    (await service.send('POST', '/sync/dossiers', { key: OTHER_KEY, body: { opcoId: 'sandbox' } })).status,
+    202,
+    'another tenant is not held back',
+  );
+  t.same(await service.send('DELETE', `/sync/${first.body.syncId}`), {
+    status: 200,
+    body: { syncId: first.body.syncId, status: 'cancelled' },
+  });
   await service.emitted('sync.cancelled', { syncId: first.body.syncId });
-  t.equal((await service.send('POST', '/sync/dossiers', { body: { opcoId: 'sandbox' } })).status, 202, 'a new sync once the first is cancelled');
+  t.equal(
+    (await service.send('POST', '/sync/dossiers', { body: { opcoId: 'sandbox' } })).status,
+    202,
+    'a new sync once the first is cancelled',
+  );
 });
 
 t.test('each tenant sees and cancels only its own syncs', async (t) => {
@@ -32,7 +43,11 @@ t.test('each tenant sees and cancels only its own syncs', async (t) => {
   const { body } = await service.send('POST', '/sync/dossiers', { body: { opcoId: 'sandbox' } });
   t.equal((await service.send('GET', `/sync/${body.syncId}`, { key: OTHER_KEY })).status, 404);
   t.equal((await service.send('DELETE', `/sync/${body.syncId}`, { key: OTHER_KEY })).status, 404);
-  t.match(await service.send('GET', `/sync/${body.syncId}`), { status: 200, body: { syncId: body.syncId, opcoId: 'sandbox' } }, 'still there, still running');
+  t.match(
+    await service.send('GET', `/sync/${body.syncId}`),
+    { status: 200, body: { syncId: body.syncId, opcoId: 'sandbox' } },
+    'still there, still running',
+  );
   t.match((await service.send('GET', `/sync/${body.syncId}`)).body.status, /^(pending|processing)$/);
   t.equal((await service.send('GET', '/sync/no-such-sync')).status, 404);
 });
@@ -43,19 +58,29 @@ t.test('a finished sync is not cancelled: the answer says what it is', async (t)
   await service.emitted('sync.completed', { syncId: body.syncId });
   const reply = await service.send('DELETE', `/sync/${body.syncId}`);
   t.match(reply, { status: 200, body: { syncId: body.syncId, status: 'completed', message: /already terminated/ } });
-  t.notOk(service.events.some((e) => e.type === 'sync.cancelled'), 'no sync.cancelled');
+  t.notOk(
+    service.events.some((e) => e.type === 'sync.cancelled'),
+    'no sync.cancelled',
+  );
 });
 
-t.test('operators list every tenant\'s syncs by status, tenants by hash, never a key', async (t) => {
+t.test("operators list every tenant's syncs by status, tenants by hash, never a key", async (t) => {
   const service = await startSyncService(t, { dossierCount: 5 });
   const mine = (await service.send('POST', '/sync/dossiers', { body: { opcoId: 'sandbox' } })).body.syncId;
   await service.emitted('sync.completed', { syncId: mine });
-  const theirs = (await service.send('POST', '/sync/dossiers', { key: OTHER_KEY, body: { opcoId: 'sandbox' } })).body.syncId;
+  const theirs = (await service.send('POST', '/sync/dossiers', { key: OTHER_KEY, body: { opcoId: 'sandbox' } })).body
+    .syncId;
   await service.emitted('sync.completed', { syncId: theirs });
   t.equal((await service.send('GET', '/admin/syncs')).status, 401, 'a tenant key is no operator key');
   const completed = await service.send('GET', '/admin/syncs?status=completed', { admin: true });
   t.equal(completed.status, 200);
-  t.same(completed.body.items.map((i: any) => [i.tenant, i.sync.syncId]).sort(), [[tenantHash(KEY), mine], [tenantHash(OTHER_KEY), theirs]].sort());
+  t.same(
+    completed.body.items.map((i: any) => [i.tenant, i.sync.syncId]).sort(),
+    [
+      [tenantHash(KEY), mine],
+      [tenantHash(OTHER_KEY), theirs],
+    ].sort(),
+  );
   t.notMatch(JSON.stringify(completed.body), KEY, 'no key in the answer');
   t.same((await service.send('GET', '/admin/syncs', { admin: true })).body.items, [], 'none running');
 });

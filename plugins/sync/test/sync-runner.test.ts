@@ -17,8 +17,21 @@ t.test('a full sync: every page discovered, batches of 50, counts, events in ord
   const service = await startSyncService(t, { pageSize: 40 });
   const syncId = await start(service);
   await service.emitted('sync.completed', { syncId });
-  t.match(await syncOf(service, syncId), { status: 'completed', total: 120, discovered: 120, fetched: 120, progress: 1, batchesCompleted: 3, totalBatches: 3, error: null });
-  t.same(service.calls(PATHS.etats).map((r) => r.query.numeroPage), ['1', '2', '3'], '120 dossiers in pages of 40');
+  t.match(await syncOf(service, syncId), {
+    status: 'completed',
+    total: 120,
+    discovered: 120,
+    fetched: 120,
+    progress: 1,
+    batchesCompleted: 3,
+    totalBatches: 3,
+    error: null,
+  });
+  t.same(
+    service.calls(PATHS.etats).map((r) => r.query.numeroPage),
+    ['1', '2', '3'],
+    '120 dossiers in pages of 40',
+  );
   const batches = service.calls(PATHS.liste).map((r) => r.query.numerosInternes.split(','));
   t.same(batches.map((b) => b.length).sort(), [20, 50, 50]);
   t.equal(new Set(batches.flat()).size, 120, 'every dossier fetched once');
@@ -28,8 +41,15 @@ t.test('a full sync: every page discovered, batches of 50, counts, events in ord
   t.same(mine.at(-1)!.type, 'sync.completed', 'sync.completed comes last');
   const batchEvents = mine.filter((e) => e.type === 'sync.batch');
   t.same(batchEvents.map((e) => e.data.batch).sort(), [1, 2, 3]);
-  t.equal(batchEvents.reduce((n, e) => n + (e.data.dossiers as unknown[]).length, 0), 120, 'the events carry the dossiers');
-  t.ok(service.calls(PATHS.etats).every((r) => r.headers['x-api-key'] === 'cfa-key-of-sync-tests'), 'with the tenant\'s key');
+  t.equal(
+    batchEvents.reduce((n, e) => n + (e.data.dossiers as unknown[]).length, 0),
+    120,
+    'the events carry the dossiers',
+  );
+  t.ok(
+    service.calls(PATHS.etats).every((r) => r.headers['x-api-key'] === 'cfa-key-of-sync-tests'),
+    "with the tenant's key",
+  );
 });
 
 t.test('minYear: discovery reads each year from minYear to this year', async (t) => {
@@ -37,7 +57,10 @@ t.test('minYear: discovery reads each year from minYear to this year', async (t)
   const year = service.clock.date().getUTCFullYear();
   const syncId = await start(service, { minYear: year - 2 });
   await service.emitted('sync.completed', { syncId });
-  t.same(service.calls(PATHS.etats).map((r) => r.query.anneeDossier), [year - 2, year - 1, year].map(String));
+  t.same(
+    service.calls(PATHS.etats).map((r) => r.query.anneeDossier),
+    [year - 2, year - 1, year].map(String),
+  );
 });
 
 t.test('a batch answered 503 is tried again after its backoff, on the clock', async (t) => {
@@ -57,12 +80,20 @@ t.test('a batch that fails 3 times fails the sync, and the next sync may start',
   const service = await startSyncService(t, { dossierCount: 30 });
   service.sandbox.faults.add({ route: `GET ${PATHS.liste}`, status: 503 });
   const syncId = await start(service);
-  const failed = await service.until(() => service.events.find((e) => e.type === 'sync.failed'), 'the sync to fail', MINUTE);
+  const failed = await service.until(
+    () => service.events.find((e) => e.type === 'sync.failed'),
+    'the sync to fail',
+    MINUTE,
+  );
   t.match(failed.data, { syncId, error: /^batch 1 failed after 3 attempt\(s\)/ });
   t.equal(service.calls(PATHS.liste).length, 3, 'SPEC 8: three attempts');
   t.match(await syncOf(service, syncId), { status: 'failed', error: /batch 1/, completedAt: String });
   service.sandbox.faults.clear();
-  t.equal((await service.send('POST', '/sync/dossiers', { body: { opcoId: 'sandbox' } })).status, 202, 'the lock was freed');
+  t.equal(
+    (await service.send('POST', '/sync/dossiers', { body: { opcoId: 'sandbox' } })).status,
+    202,
+    'the lock was freed',
+  );
 });
 
 t.test('an unusable answer fails the sync without a retry', async (t) => {

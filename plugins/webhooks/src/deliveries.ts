@@ -56,7 +56,11 @@ export class Deliveries {
   private readonly deliveries: Collection<DeliveryRecord>;
   readonly leases: LeasedRecords<DeliveryRecord>;
 
-  constructor(store: Store, private readonly clock: Clock, owner: string) {
+  constructor(
+    store: Store,
+    private readonly clock: Clock,
+    owner: string,
+  ) {
     this.deliveries = store.collection<DeliveryRecord>('webhook_deliveries');
     this.leases = new LeasedRecords(this.deliveries, clock, owner);
   }
@@ -75,11 +79,26 @@ export class Deliveries {
   /** Writes the event's delivery to each subscriber, in one insert, unless it has one already. */
   async record(event: DomainEvent, subscribers: Subscriber[], firstDelayMs: number): Promise<Recorded[]> {
     const now = this.clock.date();
-    const body = JSON.stringify({ event: event.type, opcoId: event.opcoId, timestamp: event.timestamp, data: event.data });
+    const body = JSON.stringify({
+      event: event.type,
+      opcoId: event.opcoId,
+      timestamp: event.timestamp,
+      data: event.data,
+    });
     const docs: DeliveryRecord[] = subscribers.map(({ webhookId, revision }) => ({
-      _id: deliveryId(event.id, webhookId), eventId: event.id, webhookId, tenant: event.tenant, event: event.type, body,
-      status: 'pending', statusCode: null, attempts: 0, error: null, deliveredAt: null,
-      createdAt: now, ...unleased(new Date(now.getTime() + firstDelayMs)),
+      _id: deliveryId(event.id, webhookId),
+      eventId: event.id,
+      webhookId,
+      tenant: event.tenant,
+      event: event.type,
+      body,
+      status: 'pending',
+      statusCode: null,
+      attempts: 0,
+      error: null,
+      deliveredAt: null,
+      createdAt: now,
+      ...unleased(new Date(now.getTime() + firstDelayMs)),
       ...(revision !== undefined && { webhookRevision: revision }),
     }));
     const { duplicates } = await this.deliveries.insertMany(docs);
@@ -92,7 +111,10 @@ export class Deliveries {
    * least its new revision from now on, so no worker sends them from an older copy.
    */
   async follow(webhookId: string, revision: number): Promise<void> {
-    await this.deliveries.updateMany({ webhookId, ...UNFINISHED, webhookRevision: { $lt: revision } }, { $set: { webhookRevision: revision } });
+    await this.deliveries.updateMany(
+      { webhookId, ...UNFINISHED, webhookRevision: { $lt: revision } },
+      { $set: { webhookRevision: revision } },
+    );
   }
 
   /** Takes the delivery for one attempt, if it is due, unfinished and nobody else holds it. */
@@ -128,7 +150,14 @@ export class Deliveries {
   resend(deliveryId: string): Promise<DeliveryRecord | null> {
     return this.leases.revoke(
       { _id: deliveryId, status: { $in: ['delivered', 'failed'] } },
-      { status: 'retrying', attempts: 0, statusCode: null, error: null, deliveredAt: null, nextAttemptAt: this.clock.date() },
+      {
+        status: 'retrying',
+        attempts: 0,
+        statusCode: null,
+        error: null,
+        deliveredAt: null,
+        nextAttemptAt: this.clock.date(),
+      },
       // Finished deliveries are not followed: a resent one has its webhook read.
       { unset: ['expiresAt', 'webhookRevision'] },
     );
@@ -136,7 +165,10 @@ export class Deliveries {
 
   /** Failed deliveries of a webhook created since `since`, oldest first. */
   failedSince(webhookId: string, tenant: string, since: Date, limit = 1000): Promise<DeliveryRecord[]> {
-    return this.deliveries.find({ webhookId, tenant, status: 'failed', createdAt: { $gte: since } }, { sort: { createdAt: 1 }, limit });
+    return this.deliveries.find(
+      { webhookId, tenant, status: 'failed', createdAt: { $gte: since } },
+      { sort: { createdAt: 1 }, limit },
+    );
   }
 
   /** Since when the most overdue unfinished delivery has been due (the delivery lag); null when none. */

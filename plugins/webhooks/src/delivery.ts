@@ -11,7 +11,15 @@
  * and its release.
  */
 import type { LookupFunction } from 'node:net';
-import { settlesBy, type Clock, type Consumer, type HostResolver, type Logger, type PluginApi, type Queue } from '@opco-proxy/core';
+import {
+  settlesBy,
+  type Clock,
+  type Consumer,
+  type HostResolver,
+  type Logger,
+  type PluginApi,
+  type Queue,
+} from '@opco-proxy/core';
 import { LeaseHeld, LeaseLost, type Claimed, type RetryPolicy } from '@opco-proxy/core/durable';
 import { checkCallbackUrl, guardedLookup, type Mode } from './ssrf.js';
 import { Destinations, originOf } from './destinations.js';
@@ -82,14 +90,20 @@ export class DeliveryWorker {
 
   constructor(private readonly deps: DeliveryDeps) {
     this.destinations = new Destinations(deps.concurrency);
-    this.turns = new Turns({ ...turnLimits(deps.concurrency), ...deps.turns, slots: deps.concurrency }, (turn) => this.run(turn));
+    this.turns = new Turns({ ...turnLimits(deps.concurrency), ...deps.turns, slots: deps.concurrency }, (turn) =>
+      this.run(turn),
+    );
     this.lookup = guardedLookup(deps.mode, deps.resolveHost);
   }
 
   async start(): Promise<void> {
-    this.consumer = await this.deps.queue.consume<DeliveryMessage>(DELIVERY_QUEUE, (m) => this.receive(m.body, m.redelivered), {
-      prefetch: this.deps.concurrency,
-    });
+    this.consumer = await this.deps.queue.consume<DeliveryMessage>(
+      DELIVERY_QUEUE,
+      (m) => this.receive(m.body, m.redelivered),
+      {
+        prefetch: this.deps.concurrency,
+      },
+    );
   }
 
   /** Stops taking deliveries; an attempt still running at `deadline` is abandoned, its lease lapses. */
@@ -109,7 +123,10 @@ export class DeliveryWorker {
   }
 
   private async publish(message: DeliveryMessage, delayMs: number): Promise<void> {
-    await this.deps.queue.publish(DELIVERY_QUEUE, message, { priority: DELIVERY_PRIORITY, delayMs: Math.max(0, delayMs) });
+    await this.deps.queue.publish(DELIVERY_QUEUE, message, {
+      priority: DELIVERY_PRIORITY,
+      delayMs: Math.max(0, delayMs),
+    });
   }
 
   /**
@@ -119,7 +136,12 @@ export class DeliveryWorker {
    */
   async receive(message: DeliveryMessage, redelivered: boolean): Promise<void> {
     if (this.stopping) return;
-    this.turns.offer({ deliveryId: message.deliveryId, tenant: message.tenant ?? '', origin: message.origin ?? '', redelivered });
+    this.turns.offer({
+      deliveryId: message.deliveryId,
+      tenant: message.tenant ?? '',
+      origin: message.origin ?? '',
+      redelivered,
+    });
   }
 
   /** Whether this worker has the delivery waiting for its turn or under way: the overdue sweep leaves it. */
@@ -160,7 +182,11 @@ export class DeliveryWorker {
     const known = await this.deps.known.of(delivery);
     try {
       if (!known || !known.webhook.active) {
-        await deliveries.leases.release(deliveryId, claimed.token, { status: 'failed', error: known ? 'webhook deactivated' : 'webhook deleted', expiresAt: this.expiry() });
+        await deliveries.leases.release(deliveryId, claimed.token, {
+          status: 'failed',
+          error: known ? 'webhook deactivated' : 'webhook deleted',
+          expiresAt: this.expiry(),
+        });
         return;
       }
       const { webhook, secrets } = known;
@@ -189,7 +215,13 @@ export class DeliveryWorker {
       const { timeoutMs, connectTimeoutMs, headersTimeoutMs } = this.deps;
       let statusCode: number;
       try {
-        statusCode = await postNotification(url, rawBody, headers, { agents: this.destinations.use(url.origin), lookup: this.lookup, timeoutMs, connectTimeoutMs, headersTimeoutMs });
+        statusCode = await postNotification(url, rawBody, headers, {
+          agents: this.destinations.use(url.origin),
+          lookup: this.lookup,
+          timeoutMs,
+          connectTimeoutMs,
+          headersTimeoutMs,
+        });
       } finally {
         this.destinations.release(url.origin);
       }
@@ -197,16 +229,29 @@ export class DeliveryWorker {
       return { ok, statusCode, error: ok ? null : `receiver answered ${statusCode}` };
     } catch (err) {
       const reason = (err as Error).message;
-      return { ok: false, statusCode: null, error: (err as { code?: string }).code === 'ESSRF' ? `refused target: ${reason}` : reason };
+      return {
+        ok: false,
+        statusCode: null,
+        error: (err as { code?: string }).code === 'ESSRF' ? `refused target: ${reason}` : reason,
+      };
     }
   }
 
-  private async record({ record: delivery, token }: Claimed<DeliveryRecord>, outcome: AttemptOutcome, webhook: WebhookRecord): Promise<void> {
+  private async record(
+    { record: delivery, token }: Claimed<DeliveryRecord>,
+    outcome: AttemptOutcome,
+    webhook: WebhookRecord,
+  ): Promise<void> {
     const attempts = delivery.attempts + 1;
     const { retries, deliveries, log, clock } = this.deps;
     const base = { attempts, statusCode: outcome.statusCode, error: outcome.error };
     if (outcome.ok) {
-      await deliveries.leases.release(delivery._id, token, { ...base, status: 'delivered', deliveredAt: clock.date(), expiresAt: this.expiry() });
+      await deliveries.leases.release(delivery._id, token, {
+        ...base,
+        status: 'delivered',
+        deliveredAt: clock.date(),
+        expiresAt: this.expiry(),
+      });
       this.deps.attempts.inc({ outcome: 'delivered' });
       await this.deps.records.noteDelivered(webhook);
       return;
@@ -215,24 +260,39 @@ export class DeliveryWorker {
     this.deps.attempts.inc({ outcome: delayMs === null ? 'failed' : 'retrying' });
     if (delayMs === null) {
       await deliveries.leases.release(delivery._id, token, { ...base, status: 'failed', expiresAt: this.expiry() });
-      log.warn({ deliveryId: delivery._id, webhookId: delivery.webhookId, attempts, error: outcome.error }, 'webhook delivery failed');
+      log.warn(
+        { deliveryId: delivery._id, webhookId: delivery.webhookId, attempts, error: outcome.error },
+        'webhook delivery failed',
+      );
       const disabled = await this.deps.records.noteFailed(webhook, clock.date());
       if (disabled) await this.announceDisabled(disabled);
       return;
     }
-    await deliveries.leases.release(delivery._id, token, { ...base, status: 'retrying', nextAttemptAt: new Date(clock.now() + delayMs) });
+    await deliveries.leases.release(delivery._id, token, {
+      ...base,
+      status: 'retrying',
+      nextAttemptAt: new Date(clock.now() + delayMs),
+    });
     await this.schedule(delivery._id, delayMs, webhook);
   }
 
   /** P10: the tenant's other webhooks subscribed to webhook.disabled hear of it. */
   private async announceDisabled(webhook: WebhookRecord): Promise<void> {
-    this.deps.log.warn({ webhookId: webhook._id, reason: webhook.disabledReason }, 'webhook switched off after 5 days of failed deliveries');
+    this.deps.log.warn(
+      { webhookId: webhook._id, reason: webhook.disabledReason },
+      'webhook switched off after 5 days of failed deliveries',
+    );
     await this.deps.emit({
       id: `${webhook._id}:disabled:${webhook.disabledAt!.getTime()}`,
       type: 'webhook.disabled',
       tenant: webhook.tenant,
       opcoId: '',
-      data: { webhookId: webhook._id, callbackUrl: webhook.callbackUrl, disabledAt: webhook.disabledAt!.toISOString(), reason: webhook.disabledReason },
+      data: {
+        webhookId: webhook._id,
+        callbackUrl: webhook.callbackUrl,
+        disabledAt: webhook.disabledAt!.toISOString(),
+        reason: webhook.disabledReason,
+      },
     });
   }
 
@@ -243,5 +303,9 @@ export class DeliveryWorker {
 
 /** A turn's message again: its tenant and origin as the first message said them. */
 function messageOf(turn: Turn): DeliveryMessage {
-  return { deliveryId: turn.deliveryId, ...(turn.tenant !== '' && { tenant: turn.tenant }), ...(turn.origin !== '' && { origin: turn.origin }) };
+  return {
+    deliveryId: turn.deliveryId,
+    ...(turn.tenant !== '' && { tenant: turn.tenant }),
+    ...(turn.origin !== '' && { origin: turn.origin }),
+  };
 }

@@ -44,9 +44,22 @@ export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<
     since: () => deliveries.dueSince(),
   });
   const worker = new DeliveryWorker({
-    deliveries, records, known, queue: api.queue, log, clock, attempts, mode: api.mode, resolveHost: api.resolveHost,
-    timeoutMs: config.timeoutMs, connectTimeoutMs: config.connectTimeoutMs, headersTimeoutMs: config.headersTimeoutMs, retries: new RetryPolicy(config.retryDelaysMs.length, laterDelaysMs),
-    concurrency: config.concurrency, retentionMs: config.retentionDays * DAY_MS, emit: api.emit,
+    deliveries,
+    records,
+    known,
+    queue: api.queue,
+    log,
+    clock,
+    attempts,
+    mode: api.mode,
+    resolveHost: api.resolveHost,
+    timeoutMs: config.timeoutMs,
+    connectTimeoutMs: config.connectTimeoutMs,
+    headersTimeoutMs: config.headersTimeoutMs,
+    retries: new RetryPolicy(config.retryDelaysMs.length, laterDelaysMs),
+    concurrency: config.concurrency,
+    retentionMs: config.retentionDays * DAY_MS,
+    emit: api.emit,
   });
   const outbox = { deliveries, records, worker, log, firstDelayMs };
 
@@ -56,7 +69,12 @@ export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<
   api.declareQueue(DELIVERY_QUEUE);
   if (api.role !== 'worker') {
     const routeDeps = {
-      records, deliveries, mode: api.mode, resolveHost: api.resolveHost, clock, testsPerMinute: config.testsPerMinute,
+      records,
+      deliveries,
+      mode: api.mode,
+      resolveHost: api.resolveHost,
+      clock,
+      testsPerMinute: config.testsPerMinute,
       schedule: (id: string, delayMs: number, to: Destination) => worker.schedule(id, delayMs, to),
     };
     mountWebhookRoutes(api, routeDeps);
@@ -64,7 +82,13 @@ export async function registerWebhooks(api: PluginApi<WebhooksConfig>): Promise<
   }
   if (api.role === 'api') return;
 
-  api.recover({ name: 'webhook deliveries', intervalMs: config.sweepIntervalMs, graceMs: REQUEUE_GRACE_MS, leaseMs: 2 * config.timeoutMs, requeue: (dueBefore) => requeueOverdue(outbox, dueBefore) });
+  api.recover({
+    name: 'webhook deliveries',
+    intervalMs: config.sweepIntervalMs,
+    graceMs: REQUEUE_GRACE_MS,
+    leaseMs: 2 * config.timeoutMs,
+    requeue: (dueBefore) => requeueOverdue(outbox, dueBefore),
+  });
   api.every('expiry', config.sweepIntervalMs, () => deliveries.sweepExpired());
   api.addHook('ready', () => worker.start());
   api.addHook('close', ({ deadline }) => worker.stop(deadline));

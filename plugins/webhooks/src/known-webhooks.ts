@@ -57,7 +57,12 @@ export class KnownWebhooks {
       this.copies.delete(delivery.webhookId);
       return null;
     }
-    const fresh: Copy = { webhook, secrets: this.records.unsealedSecrets(webhook), revision: webhook.revision ?? 0, readAt };
+    const fresh: Copy = {
+      webhook,
+      secrets: this.records.unsealedSecrets(webhook),
+      revision: webhook.revision ?? 0,
+      readAt,
+    };
     const kept = this.copies.get(webhook._id);
     // Of two reads that crossed, the newer revision stays.
     if (!kept || kept.revision <= fresh.revision) this.remember(fresh);
@@ -70,10 +75,12 @@ export class KnownWebhooks {
   }
 
   private current(copy: Copy, delivery: Pick<DeliveryRecord, 'tenant' | 'webhookRevision'>): boolean {
-    return delivery.webhookRevision !== undefined
-      && copy.revision >= delivery.webhookRevision
-      && copy.webhook.tenant === delivery.tenant
-      && this.clock.now() - copy.readAt < MAX_AGE_MS;
+    return (
+      delivery.webhookRevision !== undefined &&
+      copy.revision >= delivery.webhookRevision &&
+      copy.webhook.tenant === delivery.tenant &&
+      this.clock.now() - copy.readAt < MAX_AGE_MS
+    );
   }
 
   private remember(copy: Copy): void {

@@ -34,7 +34,12 @@ export interface PostOptions {
 }
 
 /** The answer's status code, once its body has been read; rejects on a network error or a deadline. */
-export function postNotification(url: URL, body: string, headers: Record<string, string>, options: PostOptions): Promise<number> {
+export function postNotification(
+  url: URL,
+  body: string,
+  headers: Record<string, string>,
+  options: PostOptions,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const https = url.protocol === 'https:';
     const send = https ? httpsRequest : httpRequest;
@@ -47,19 +52,23 @@ export function postNotification(url: URL, body: string, headers: Record<string,
       if (err) reject(err);
       else resolve(status);
     };
-    const req = send(url, {
-      method: 'POST',
-      agent: https ? options.agents.https : options.agents.http,
-      lookup: options.lookup,
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-    }, (res) => {
-      clearTimeout(headersTimer);
-      res.on('end', () => settle(null, res.statusCode ?? 0));
-      res.on('error', (err) => settle(err));
-      // After 'end' on every answer read whole: the error (and its stack) only for one cut off.
-      res.on('close', () => settled || settle(new Error('the answer was cut off')));
-      res.resume();
-    });
+    const req = send(
+      url,
+      {
+        method: 'POST',
+        agent: https ? options.agents.https : options.agents.http,
+        lookup: options.lookup,
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      },
+      (res) => {
+        clearTimeout(headersTimer);
+        res.on('end', () => settle(null, res.statusCode ?? 0));
+        res.on('error', (err) => settle(err));
+        // After 'end' on every answer read whole: the error (and its stack) only for one cut off.
+        res.on('close', () => settled || settle(new Error('the answer was cut off')));
+        res.resume();
+      },
+    );
     // Settled first: whatever error the destroyed request then reports, the attempt timed out.
     const deadline = (ms: number, what?: string) => {
       const timer = setTimeout(() => {
@@ -74,7 +83,10 @@ export function postNotification(url: URL, body: string, headers: Record<string,
     // A shorter deadline only when it is shorter: at equal times the whole attempt's says it.
     const earlier = (ms: number | undefined) => ms !== undefined && ms < options.timeoutMs;
     const headersTimer = earlier(options.headersTimeoutMs) ? deadline(options.headersTimeoutMs!) : undefined;
-    if (earlier(options.connectTimeoutMs) && (!earlier(options.headersTimeoutMs) || options.connectTimeoutMs! < options.headersTimeoutMs!)) {
+    if (
+      earlier(options.connectTimeoutMs) &&
+      (!earlier(options.headersTimeoutMs) || options.connectTimeoutMs! < options.headersTimeoutMs!)
+    ) {
       const connectTimer = deadline(options.connectTimeoutMs!, 'no connection');
       req.once('socket', (socket: Socket) => {
         if (!socket.connecting) clearTimeout(connectTimer);

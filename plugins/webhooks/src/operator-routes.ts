@@ -11,9 +11,16 @@ import { sendAgain, type WebhookRouteDeps } from './webhook-routes.js';
 
 export function mountOperatorRoutes(api: PluginApi<unknown>, deps: WebhookRouteDeps): void {
   api.route('listAdminDeliveries', async ({ query }) => {
-    const page = await deps.deliveries.pageAll({ status: query.status ?? 'failed', limit: limitOf(query.limit), cursor: query.cursor });
+    const page = await deps.deliveries.pageAll({
+      status: query.status ?? 'failed',
+      limit: limitOf(query.limit),
+      cursor: query.cursor,
+    });
     const targets = await targetsOf(deps, page.records);
-    return { status: 200, body: { items: page.records.map((d) => adminDelivery(d, targets.get(d.webhookId))), next: page.next ?? null } };
+    return {
+      status: 200,
+      body: { items: page.records.map((d) => adminDelivery(d, targets.get(d.webhookId))), next: page.next ?? null },
+    };
   });
 
   api.route('resendAdminDelivery', async ({ params }) => {
@@ -22,13 +29,21 @@ export function mountOperatorRoutes(api: PluginApi<unknown>, deps: WebhookRouteD
     const webhook = await deps.records.get(delivery.webhookId, delivery.tenant);
     if (!webhook) throw createError('NOT_FOUND', `the webhook of delivery ${delivery._id} was deleted`);
     // Turning a webhook back on is its tenant's decision (PATCH /webhooks/{id} {active: true}).
-    if (!webhook.active) throw createError('CONFLICT', `webhook ${webhook._id} is switched off; its tenant turns it on again`);
+    if (!webhook.active)
+      throw createError('CONFLICT', `webhook ${webhook._id} is switched off; its tenant turns it on again`);
     // The audit record (D32) names the tenant the operator acted for, and its webhook.
-    return { status: 202, body: await sendAgain(deps, delivery, webhook), audit: { tenant: delivery.tenant, targets: { webhookId: delivery.webhookId } } };
+    return {
+      status: 202,
+      body: await sendAgain(deps, delivery, webhook),
+      audit: { tenant: delivery.tenant, targets: { webhookId: delivery.webhookId } },
+    };
   });
 
   api.route('listAdminWebhooks', async ({ query }) => {
-    const page = await deps.records.pageAll(query.state ?? 'disabled', { limit: limitOf(query.limit), cursor: query.cursor });
+    const page = await deps.records.pageAll(query.state ?? 'disabled', {
+      limit: limitOf(query.limit),
+      cursor: query.cursor,
+    });
     return { status: 200, body: { items: page.records.map(adminWebhook), next: page.next ?? null } };
   });
 }

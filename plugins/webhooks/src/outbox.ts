@@ -27,9 +27,13 @@ export async function fanOut(deps: OutboxDeps, event: DomainEvent): Promise<numb
   const destinations = new Map(webhooks.map((w) => [w._id, w]));
   const created = recorded.filter((delivery) => delivery.created);
   // The records are safe in the store; a publish that fails is `requeueOverdue`'s to redo.
-  await Promise.all(created.map((delivery) =>
-    deps.worker.schedule(delivery.id, deps.firstDelayMs, destinations.get(delivery.webhookId)).catch((err) => deps.log.warn({ err, deliveryId: delivery.id }, 'delivery not queued yet')),
-  ));
+  await Promise.all(
+    created.map((delivery) =>
+      deps.worker
+        .schedule(delivery.id, deps.firstDelayMs, destinations.get(delivery.webhookId))
+        .catch((err) => deps.log.warn({ err, deliveryId: delivery.id }, 'delivery not queued yet')),
+    ),
+  );
   return created.length;
 }
 
@@ -39,7 +43,10 @@ export async function fanOut(deps: OutboxDeps, event: DomainEvent): Promise<numb
  * before any is queued (see known-webhooks.ts). Usually nothing changed: one read.
  */
 async function followChanges(deps: OutboxDeps, tenant: string, subscribers: Required<Subscriber>[]): Promise<void> {
-  const now = await deps.records.revisions(subscribers.map((s) => s.webhookId), tenant);
+  const now = await deps.records.revisions(
+    subscribers.map((s) => s.webhookId),
+    tenant,
+  );
   for (const { webhookId, revision } of subscribers) {
     const current = now.get(webhookId) ?? DELETED_REVISION;
     if (current !== revision) await deps.deliveries.follow(webhookId, current);

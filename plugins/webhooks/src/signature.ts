@@ -26,7 +26,13 @@ function standardSignature(secret: string, id: string, timestamp: number, body: 
   return `v1,${hmacSha256Base64(Buffer.from(secret, 'hex'), `${id}.${timestamp}.${body}`)}`;
 }
 
-export function notificationHeaders(keys: SigningKeys, rawBody: string, event: string, deliveryId: string, sentAt: Date): Record<string, string> {
+export function notificationHeaders(
+  keys: SigningKeys,
+  rawBody: string,
+  event: string,
+  deliveryId: string,
+  sentAt: Date,
+): Record<string, string> {
   const timestamp = Math.floor(sentAt.getTime() / 1000);
   const secrets = keys.previous ? [keys.current, keys.previous] : [keys.current];
   const headers: Record<string, string> = {

@@ -7,7 +7,6 @@ import { forbiddenAddressReason, type Mode } from './address-ranges.js';
 
 export { forbiddenAddressReason, type Mode } from './address-ranges.js';
 
-
 /** A callback URL, or the address it leads to, may not be used. `code` lets the delivery log tell it from network errors. */
 export class CallbackUrlError extends Error {
   readonly code = 'ESSRF';
@@ -103,7 +102,11 @@ async function resolveChecked(hostname: string, mode: Mode, resolver: HostResolv
 }
 
 /** Registration: static checks, then resolves the host and rejects if ANY resolved address is forbidden (or it does not resolve). */
-export async function assertCallbackTarget(raw: string, mode: Mode, resolver: HostResolver = systemResolver): Promise<URL> {
+export async function assertCallbackTarget(
+  raw: string,
+  mode: Mode,
+  resolver: HostResolver = systemResolver,
+): Promise<URL> {
   const url = checkCallbackUrl(raw, mode);
   let addresses: ResolvedAddress[];
   try {
@@ -134,7 +137,11 @@ function wantedFamily(family: LookupOptions['family']): 0 | 4 | 6 {
 
 /** A lookup function for node's http `lookup` option (node's net `lookup` signature, supporting options.all): resolves with `resolver`, checks every address, and hands node ONLY checked addresses — so the address connected to is the address checked (no DNS-rebinding window). Errors carry code 'ESSRF'. */
 export function guardedLookup(mode: Mode, resolver: HostResolver = systemResolver): LookupFunction {
-  function lookup(hostname: string, optionsOrCallback: LookupOptions | LookupCallback, maybeCallback?: LookupCallback): void {
+  function lookup(
+    hostname: string,
+    optionsOrCallback: LookupOptions | LookupCallback,
+    maybeCallback?: LookupCallback,
+  ): void {
     const options = typeof optionsOrCallback === 'function' ? {} : optionsOrCallback;
     const callback = (typeof optionsOrCallback === 'function' ? optionsOrCallback : maybeCallback) as LookupCallback;
     const family = wantedFamily(options.family);
@@ -144,7 +151,11 @@ export function guardedLookup(mode: Mode, resolver: HostResolver = systemResolve
     const answer = (err: NodeJS.ErrnoException | null, addresses: ResolvedAddress[] = []) =>
       process.nextTick(() => {
         if (err) return callback(err, options.all ? [] : '');
-        if (options.all) return callback(null, addresses.map((a): LookupAddress => ({ address: a.address, family: a.family })));
+        if (options.all)
+          return callback(
+            null,
+            addresses.map((a): LookupAddress => ({ address: a.address, family: a.family })),
+          );
         return callback(null, addresses[0].address, addresses[0].family);
       });
 

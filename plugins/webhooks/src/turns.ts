@@ -163,8 +163,10 @@ export class Turns {
       origin.running -= 1;
       this.running -= 1;
       this.held.delete(turn.deliveryId);
-      if (origin.running === 0 && origin.waiting.length === 0 && tenant.origins.get(turn.origin) === origin) tenant.origins.delete(turn.origin);
-      if (tenant.running === 0 && tenant.waiting === 0 && this.tenants.get(turn.tenant) === tenant) this.tenants.delete(turn.tenant);
+      if (origin.running === 0 && origin.waiting.length === 0 && tenant.origins.get(turn.origin) === origin)
+        tenant.origins.delete(turn.origin);
+      if (tenant.running === 0 && tenant.waiting === 0 && this.tenants.get(turn.tenant) === tenant)
+        this.tenants.delete(turn.tenant);
       this.pump();
     };
     let started: Promise<void>;

@@ -6,7 +6,15 @@
  * `revision` and then tells `onChange`, which brings the webhook's unfinished deliveries up to it:
  * that is what lets the delivery worker sign and send from its copy (known-webhooks.ts).
  */
-import { DuplicateKeyError, createError, type Collection, type HeldRecords, type Sealed, type Sealer, type Store } from '@opco-proxy/core';
+import {
+  DuplicateKeyError,
+  createError,
+  type Collection,
+  type HeldRecords,
+  type Sealed,
+  type Sealer,
+  type Store,
+} from '@opco-proxy/core';
 import { newestFirst, type Page, type PageRequest } from '@opco-proxy/core/durable';
 import type { Webhook } from '@opco-proxy/schemas';
 import type { SigningKeys } from './signature.js';
@@ -85,10 +93,14 @@ export class WebhookRecords {
     return {
       kind: 'webhooks',
       countFrom: (address) => this.webhooks.count({ heldFrom: address }),
-      tenantsFrom: async (address, limit) => [...new Set((await this.webhooks.find({ heldFrom: address }, { limit })).map((w) => w.tenant))],
-      unmark: (tenant) => this.webhooks.updateMany({ tenant, heldFrom: { $exists: true } }, { $unset: { heldFrom: '' } }),
+      tenantsFrom: async (address, limit) => [
+        ...new Set((await this.webhooks.find({ heldFrom: address }, { limit })).map((w) => w.tenant)),
+      ],
+      unmark: (tenant) =>
+        this.webhooks.updateMany({ tenant, heldFrom: { $exists: true } }, { $unset: { heldFrom: '' } }),
       dropRefused: async (tenant) => {
-        for (const webhook of await this.webhooks.find({ tenant, heldFrom: { $exists: true } })) await this.remove(webhook._id, tenant);
+        for (const webhook of await this.webhooks.find({ tenant, heldFrom: { $exists: true } }))
+          await this.remove(webhook._id, tenant);
       },
     };
   }
@@ -130,7 +142,12 @@ export class WebhookRecords {
   /** Every tenant's webhooks, newest first, for operators (P9): the disabled ones, the failing ones, or all. */
   pageAll(state: 'disabled' | 'failing' | 'all', page: PageRequest): Promise<Page<WebhookRecord>> {
     // A range on a date matches neither null nor a missing field, in every Store.
-    const filter = state === 'disabled' ? { disabledAt: { $gt: new Date(0) } } : state === 'failing' ? { failingSince: { $gt: new Date(0) } } : {};
+    const filter =
+      state === 'disabled'
+        ? { disabledAt: { $gt: new Date(0) } }
+        : state === 'failing'
+          ? { failingSince: { $gt: new Date(0) } }
+          : {};
     return newestFirst(this.webhooks, filter, 'createdAt', page);
   }
 
@@ -157,7 +174,11 @@ export class WebhookRecords {
     if (!webhook) return null;
     return this.change(
       { _id: id, tenant },
-      { secret: this.sealer.seal(secret, id), previousSecret: webhook.secret, previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_MS) },
+      {
+        secret: this.sealer.seal(secret, id),
+        previousSecret: webhook.secret,
+        previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_MS),
+      },
     );
   }
 
@@ -165,12 +186,19 @@ export class WebhookRecords {
   unsealedSecrets(webhook: WebhookRecord): UnsealedSecrets {
     const current = this.secretOf(webhook);
     if (!webhook.previousSecret || !webhook.previousSecretExpiresAt) return { current };
-    return { current, previous: { secret: this.sealer.unseal(webhook.previousSecret, webhook._id).toString('utf8'), until: webhook.previousSecretExpiresAt } };
+    return {
+      current,
+      previous: {
+        secret: this.sealer.unseal(webhook.previousSecret, webhook._id).toString('utf8'),
+        until: webhook.previousSecretExpiresAt,
+      },
+    };
   }
 
   /** A delivery succeeded: the failing streak, if any, is over. */
   async noteDelivered(webhook: WebhookRecord): Promise<void> {
-    if (webhook.failingSince) await this.change({ _id: webhook._id, failingSince: { $ne: null } }, { failingSince: null });
+    if (webhook.failingSince)
+      await this.change({ _id: webhook._id, failingSince: { $ne: null } }, { failingSince: null });
   }
 
   /**
@@ -185,7 +213,11 @@ export class WebhookRecords {
     if (now.getTime() - webhook.failingSince.getTime() < FAILING_DISABLES_AFTER_MS) return null;
     return this.change(
       { _id: webhook._id, active: true },
-      { active: false, disabledAt: now, disabledReason: `every delivery failed since ${webhook.failingSince.toISOString()}` },
+      {
+        active: false,
+        disabledAt: now,
+        disabledReason: `every delivery failed since ${webhook.failingSince.toISOString()}`,
+      },
     );
   }
 

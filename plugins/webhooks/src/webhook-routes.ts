@@ -1,6 +1,13 @@
 /** The webhook operations of SPEC 4.15: each tenant sees only its own webhooks and logs. */
 import { randomUUID } from 'node:crypto';
-import { createError, isServiceError, randomHex, type Clock, type HostResolver, type PluginApi } from '@opco-proxy/core';
+import {
+  createError,
+  isServiceError,
+  randomHex,
+  type Clock,
+  type HostResolver,
+  type PluginApi,
+} from '@opco-proxy/core';
 import { RequestRate } from '@opco-proxy/core/limits';
 import { assertCallbackTarget, CallbackUrlError, type Mode } from './ssrf.js';
 import { toResource, type WebhookChanges, type WebhookRecords } from './webhook-records.js';
@@ -29,15 +36,26 @@ export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDe
   api.route('createWebhook', async ({ body, tenant }) => {
     await checkTarget(body.callbackUrl, deps);
     const secret = randomHex(32);
-    const webhook = await api.heldWork.admit(tenant, 'webhooks', 0, () => deps.records.create({
-      _id: randomUUID(), tenant: tenant.hash, callbackUrl: body.callbackUrl, events: [...new Set(body.events)],
-      secret, active: true, description: body.description, createdAt: deps.clock.date(),
-      ...(tenant.unprovenFrom !== undefined ? { heldFrom: tenant.unprovenFrom } : {}),
-    }));
+    const webhook = await api.heldWork.admit(tenant, 'webhooks', 0, () =>
+      deps.records.create({
+        _id: randomUUID(),
+        tenant: tenant.hash,
+        callbackUrl: body.callbackUrl,
+        events: [...new Set(body.events)],
+        secret,
+        active: true,
+        description: body.description,
+        createdAt: deps.clock.date(),
+        ...(tenant.unprovenFrom !== undefined ? { heldFrom: tenant.unprovenFrom } : {}),
+      }),
+    );
     return { status: 201, body: { ...toResource(webhook), secret, signingSecret: signingSecret(secret) } };
   });
 
-  api.route('listWebhooks', async ({ tenant }) => ({ status: 200, body: (await deps.records.list(tenant.hash)).map(toResource) }));
+  api.route('listWebhooks', async ({ tenant }) => ({
+    status: 200,
+    body: (await deps.records.list(tenant.hash)).map(toResource),
+  }));
 
   api.route('updateWebhook', async ({ params, body, tenant }) => {
     const changes: WebhookChanges = { ...body };
@@ -58,8 +76,11 @@ export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDe
   api.route('listWebhookDeliveries', async ({ params, query, tenant }) => {
     if (!(await deps.records.find(params.id, tenant.hash))) throw notFound(params.id);
     const filters: LogQuery = {
-      status: query.status, event: query.event, cursor: query.cursor,
-      since: query.since ? new Date(query.since) : undefined, limit: query.limit ? Number(query.limit) : undefined,
+      status: query.status,
+      event: query.event,
+      cursor: query.cursor,
+      since: query.since ? new Date(query.since) : undefined,
+      limit: query.limit ? Number(query.limit) : undefined,
     };
     const page = await deps.deliveries.page(params.id, tenant.hash, filters);
     const headers: Record<string, string> = {};
@@ -72,7 +93,11 @@ export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDe
     if (!webhook) throw notFound(params.id);
     tests(tenant.hash);
     const event = {
-      id: randomHex(16), type: 'webhook.test' as const, tenant: tenant.hash, opcoId: '', timestamp: deps.clock.date().toISOString(),
+      id: randomHex(16),
+      type: 'webhook.test' as const,
+      tenant: tenant.hash,
+      opcoId: '',
+      timestamp: deps.clock.date().toISOString(),
       data: { webhookId: webhook._id, message: 'a test notification, sent because it was asked for' },
     };
     const [delivery] = await deps.deliveries.record(event, [{ webhookId: webhook._id }], 0);
@@ -109,13 +134,22 @@ export function mountWebhookRoutes(api: PluginApi<unknown>, deps: WebhookRouteDe
     if (!rotated) throw notFound(params.id);
     return {
       status: 200,
-      body: { id: rotated._id, secret, signingSecret: signingSecret(secret), previousSecretExpiresAt: rotated.previousSecretExpiresAt!.toISOString() },
+      body: {
+        id: rotated._id,
+        secret,
+        signingSecret: signingSecret(secret),
+        previousSecretExpiresAt: rotated.previousSecretExpiresAt!.toISOString(),
+      },
     };
   });
 }
 
 /** P10: a finished delivery on its way again, same id and body; 409 while it is still on its way. */
-export async function sendAgain(deps: Pick<WebhookRouteDeps, 'deliveries' | 'schedule'>, delivery: DeliveryRecord, webhook: Destination): Promise<DeliveryQueued> {
+export async function sendAgain(
+  deps: Pick<WebhookRouteDeps, 'deliveries' | 'schedule'>,
+  delivery: DeliveryRecord,
+  webhook: Destination,
+): Promise<DeliveryQueued> {
   const resent = await deps.deliveries.resend(delivery._id);
   if (!resent) throw createError('CONFLICT', `delivery ${delivery._id} is already on its way (${delivery.status})`);
   await deps.schedule(resent._id, 0, webhook);
@@ -135,7 +169,9 @@ function testRate(deps: WebhookRouteDeps): (tenant: string) => void {
       rate.take(tenant);
     } catch (err) {
       if (!isServiceError(err)) throw err;
-      throw createError('RATE_LIMITED', `at most ${perMinute} test notifications a minute per API key`, { headers: err.headers });
+      throw createError('RATE_LIMITED', `at most ${perMinute} test notifications a minute per API key`, {
+        headers: err.headers,
+      });
     }
   };
 }
@@ -143,7 +179,8 @@ function testRate(deps: WebhookRouteDeps): (tenant: string) => void {
 /** The address of the next page: the same filters, the new cursor. */
 function nextPage(webhookId: string, query: object, cursor: string): string {
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) if (typeof value === 'string' && name !== 'cursor') params.set(name, value);
+  for (const [name, value] of Object.entries(query))
+    if (typeof value === 'string' && name !== 'cursor') params.set(name, value);
   params.set('cursor', cursor);
   return `/webhooks/${encodeURIComponent(webhookId)}/logs?${params.toString()}`;
 }

@@ -16,8 +16,13 @@ async function setup(t: Test) {
   const deliveries = new Deliveries(store, clock, 'worker-a');
   await deliveries.prepare();
   const event = (id: string, changes: Partial<DomainEvent> = {}): DomainEvent => ({
-    id, type: 'job.completed', tenant: 'cfa-a', opcoId: 'sandbox', timestamp: clock.date().toISOString(),
-    data: { jobId: id }, ...changes,
+    id,
+    type: 'job.completed',
+    tenant: 'cfa-a',
+    opcoId: 'sandbox',
+    timestamp: clock.date().toISOString(),
+    data: { jobId: id },
+    ...changes,
   });
   /** Records an event to one webhook and sets the delivery's fields as a worker would have left them. */
   const at = async (id: string, status: Status, changes: Partial<DomainEvent> = {}, webhookId = 'wh-1') => {
@@ -31,7 +36,7 @@ async function setup(t: Test) {
 
 t.test('an event is recorded once per subscriber, as the exact notification text, before any attempt', async (t) => {
   const { clock, deliveries, event } = await setup(t);
-  const ev = event('ev-1', { data: { $where: 'x', 'a.b': [1, { c: null }], 'é': 'ü' } });
+  const ev = event('ev-1', { data: { $where: 'x', 'a.b': [1, { c: null }], é: 'ü' } });
   const recorded = await deliveries.record(ev, [{ webhookId: 'wh-1', revision: 3 }, { webhookId: 'wh-2' }], 2000);
   const id = (webhookId: string) => createHash('sha256').update(`ev-1\n${webhookId}`).digest('hex').slice(0, 32);
   t.same(recorded, [
@@ -41,12 +46,23 @@ t.test('an event is recorded once per subscriber, as the exact notification text
   t.equal(deliveryId('ev-1', 'wh-1'), id('wh-1'));
 
   const stored = (await deliveries.get(id('wh-1')))!;
-  const body = `{"event":"job.completed","opcoId":"sandbox","timestamp":"${ev.timestamp}",`
-    + '"data":{"$where":"x","a.b":[1,{"c":null}],"é":"ü"}}';
+  const body =
+    `{"event":"job.completed","opcoId":"sandbox","timestamp":"${ev.timestamp}",` +
+    '"data":{"$where":"x","a.b":[1,{"c":null}],"é":"ü"}}';
   t.equal(stored.body, body, 'SPEC 6.2 body as text: keys a store refuses survive');
   t.match(stored, {
-    eventId: 'ev-1', webhookId: 'wh-1', tenant: 'cfa-a', event: 'job.completed', status: 'pending', statusCode: null,
-    attempts: 0, error: null, deliveredAt: null, leaseOwner: null, leaseUntil: null, webhookRevision: 3,
+    eventId: 'ev-1',
+    webhookId: 'wh-1',
+    tenant: 'cfa-a',
+    event: 'job.completed',
+    status: 'pending',
+    statusCode: null,
+    attempts: 0,
+    error: null,
+    deliveredAt: null,
+    leaseOwner: null,
+    leaseUntil: null,
+    webhookRevision: 3,
   });
   t.same(stored.createdAt, clock.date());
   t.same(stored.nextAttemptAt, new Date(clock.now() + 2000), 'due after the first delay');
@@ -59,7 +75,13 @@ t.test('an event emitted twice is stored once: its deliveries say they were ther
   await deliveries.record(event('ev-1'), [{ webhookId: 'wh-1' }], 0);
   const twice = event('ev-1', { data: { changed: true } });
   const again = await deliveries.record(twice, [{ webhookId: 'wh-1' }, { webhookId: 'wh-2' }], 0);
-  t.same(again.map((r) => [r.webhookId, r.created]), [['wh-1', false], ['wh-2', true]]);
+  t.same(
+    again.map((r) => [r.webhookId, r.created]),
+    [
+      ['wh-1', false],
+      ['wh-2', true],
+    ],
+  );
   t.equal(await store.collection('webhook_deliveries').count({}), 2);
   t.same(JSON.parse((await deliveries.get(again[0].id))!.body).data, { jobId: 'ev-1' }, 'the first one kept');
 });
@@ -95,7 +117,7 @@ t.test("a webhook's change raises its unfinished deliveries to its revision, and
   const revision = async (id: string) => (await deliveries.get(id))?.webhookRevision;
   t.equal(await revision(low.id), 5, 'raised');
   t.equal(await revision(high.id), 9, 'never lowered');
-  t.equal(await revision(other.id), 1, 'another webhook\'s left');
+  t.equal(await revision(other.id), 1, "another webhook's left");
   t.equal(await revision(bare.id), undefined, 'one that reads its webhook anyway is left');
   t.equal(await revision(done.id), 1, 'a finished one is left');
 });
@@ -120,7 +142,10 @@ t.test('the log: newest first, retrying shows pending too, filtered, one tenant 
   const first = await deliveries.page('wh-1', 'cfa-a', { limit: 2 });
   const second = await deliveries.page('wh-1', 'cfa-a', { limit: 2, cursor: first.next });
   const third = await deliveries.page('wh-1', 'cfa-a', { limit: 2, cursor: second.next });
-  t.same([...first.records, ...second.records, ...third.records].map((r) => r._id), [...ids].reverse());
+  t.same(
+    [...first.records, ...second.records, ...third.records].map((r) => r._id),
+    [...ids].reverse(),
+  );
   t.equal(third.next, undefined, 'the last page says so');
   t.same((await deliveries.pageAll({ status: 'delivered' })).records.length, 3, 'operators see every tenant');
 });
@@ -131,15 +156,24 @@ t.test('resend puts a finished delivery back on its way, same id and body, attem
   const [recorded] = await deliveries.record(event('ev-2'), [{ webhookId: 'wh-1', revision: 2 }], 0);
   const claimed = await deliveries.claim(recorded.id, 1000);
   await deliveries.leases.release(recorded.id, claimed!.token, {
-    status: 'delivered', attempts: 2, statusCode: 200, deliveredAt: clock.date(),
+    status: 'delivered',
+    attempts: 2,
+    statusCode: 200,
+    deliveredAt: clock.date(),
     expiresAt: new Date(clock.now() + 1000),
   });
   await clock.advance(5000);
   const before = (await deliveries.get(recorded.id))!;
   const resent = await deliveries.resend(recorded.id);
   t.match(resent, {
-    _id: before._id, body: before.body, status: 'retrying', attempts: 0, statusCode: null, error: null,
-    deliveredAt: null, leaseOwner: null,
+    _id: before._id,
+    body: before.body,
+    status: 'retrying',
+    attempts: 0,
+    statusCode: null,
+    error: null,
+    deliveredAt: null,
+    leaseOwner: null,
   });
   t.same(resent?.nextAttemptAt, clock.date());
   t.notOk(resent && 'expiresAt' in resent, 'no longer expires');
@@ -160,8 +194,14 @@ t.test("failedSince: a webhook's failed deliveries since a date, oldest first, i
   const b = await at('ev-3', 'failed');
   await at('ev-4', 'failed', { tenant: 'cfa-b' });
   await at('ev-5', 'failed', {}, 'wh-2');
-  t.same((await deliveries.failedSince('wh-1', 'cfa-a', since)).map((d) => d._id), [a, b]);
-  t.same((await deliveries.failedSince('wh-1', 'cfa-a', new Date(0))).map((d) => d._id), [old, a, b]);
+  t.same(
+    (await deliveries.failedSince('wh-1', 'cfa-a', since)).map((d) => d._id),
+    [a, b],
+  );
+  t.same(
+    (await deliveries.failedSince('wh-1', 'cfa-a', new Date(0))).map((d) => d._id),
+    [old, a, b],
+  );
 });
 
 t.test('overdue and dueSince find unfinished deliveries due and unheld: what lost its queue message', async (t) => {
@@ -173,11 +213,22 @@ t.test('overdue and dueSince find unfinished deliveries due and unheld: what los
   const [second] = await deliveries.record(event('ev-2'), [{ webhookId: 'wh-1' }], 0);
   const [later] = await deliveries.record(event('ev-3'), [{ webhookId: 'wh-1' }], 60_000);
   await at('ev-4', 'delivered');
-  t.same((await deliveries.overdue(clock.date())).map((d) => d._id), [first.id, second.id], 'most overdue first');
+  t.same(
+    (await deliveries.overdue(clock.date())).map((d) => d._id),
+    [first.id, second.id],
+    'most overdue first',
+  );
   t.same(await deliveries.dueSince(), start);
   await deliveries.claim(first.id, 10_000);
-  t.same((await deliveries.overdue(clock.date())).map((d) => d._id), [second.id], 'a held one is not lost');
-  t.notOk((await deliveries.overdue(new Date(clock.now() + 59_999))).some((d) => d._id === later.id), 'not due yet');
+  t.same(
+    (await deliveries.overdue(clock.date())).map((d) => d._id),
+    [second.id],
+    'a held one is not lost',
+  );
+  t.notOk(
+    (await deliveries.overdue(new Date(clock.now() + 59_999))).some((d) => d._id === later.id),
+    'not due yet',
+  );
 });
 
 t.test('sweepExpired deletes finished deliveries past their retention, nothing else', async (t) => {
@@ -200,10 +251,19 @@ t.test('SPEC 2.8 view: a pending delivery shows as retrying with 0 attempts, its
   const [pending] = await deliveries.record(event('ev-1'), [{ webhookId: 'wh-1' }], 0);
   const shown = toDeliveryRecord((await deliveries.get(pending.id))!);
   t.same(shown, {
-    id: pending.id, webhookId: 'wh-1', event: 'job.completed', status: 'retrying', statusCode: null, attempts: 0,
-    error: null, deliveredAt: null,
+    id: pending.id,
+    webhookId: 'wh-1',
+    event: 'job.completed',
+    status: 'retrying',
+    statusCode: null,
+    attempts: 0,
+    error: null,
+    deliveredAt: null,
     payload: {
-      event: 'job.completed', opcoId: 'sandbox', timestamp: clock.date().toISOString(), data: { jobId: 'ev-1' },
+      event: 'job.completed',
+      opcoId: 'sandbox',
+      timestamp: clock.date().toISOString(),
+      data: { jobId: 'ev-1' },
     },
   });
   const delivered = (await deliveries.get(await at('ev-2', 'delivered')))!;

@@ -68,12 +68,24 @@ async function setup(t: Test, options: Options = {}) {
   const outcomes: string[] = [];
   const emitted: unknown[] = [];
   const worker = new DeliveryWorker({
-    deliveries, records, known, queue, clock, log: createLogger({ level: 'silent' }),
+    deliveries,
+    records,
+    known,
+    queue,
+    clock,
+    log: createLogger({ level: 'silent' }),
     mode: options.mode ?? 'development',
     attempts: { inc: ({ outcome }) => void outcomes.push(outcome) },
-    resolveHost: options.resolveHost ?? (async () => { throw new Error('no name is resolved in these tests'); }),
-    timeoutMs: options.timeoutMs ?? 5000, retries: options.retries ?? new RetryPolicy(4, [1000, 5000, 15000]),
-    concurrency: 4, retentionMs: 30 * DAY, emit: async (event) => void emitted.push(event),
+    resolveHost:
+      options.resolveHost ??
+      (async () => {
+        throw new Error('no name is resolved in these tests');
+      }),
+    timeoutMs: options.timeoutMs ?? 5000,
+    retries: options.retries ?? new RetryPolicy(4, [1000, 5000, 15000]),
+    concurrency: 4,
+    retentionMs: 30 * DAY,
+    emit: async (event) => void emitted.push(event),
   });
   await worker.start();
   t.teardown(async () => {
@@ -85,15 +97,25 @@ async function setup(t: Test, options: Options = {}) {
   });
 
   const origin = options.origin ?? 'http://127.0.0.1';
-  const webhook = (id: string, events = ['job.completed']) => records.create({
-    _id: id, tenant: TENANT, callbackUrl: `${origin}:${port}/hook`, events, secret: SECRET, active: true,
-    createdAt: clock.date(),
-  });
+  const webhook = (id: string, events = ['job.completed']) =>
+    records.create({
+      _id: id,
+      tenant: TENANT,
+      callbackUrl: `${origin}:${port}/hook`,
+      events,
+      secret: SECRET,
+      active: true,
+      createdAt: clock.date(),
+    });
   let n = 0;
   /** Records an event's delivery to `to` as the outbox does; `send` queues it too. */
   const record = async (to: WebhookRecord) => {
     const event: DomainEvent = {
-      id: `ev-${++n}`, type: 'job.completed', tenant: TENANT, opcoId: 'sandbox', timestamp: clock.date().toISOString(),
+      id: `ev-${++n}`,
+      type: 'job.completed',
+      tenant: TENANT,
+      opcoId: 'sandbox',
+      timestamp: clock.date().toISOString(),
       data: { jobId: `job-${n}`, status: 'completed' },
     };
     const current = (await records.get(to._id, TENANT)) ?? to;
@@ -113,12 +135,24 @@ async function setup(t: Test, options: Options = {}) {
     }, what);
   const delayed = async () => (await queue.depth(DELIVERY_QUEUE)).delayed;
   return {
-    clock, records, worker, answer, received, port, outcomes, emitted, webhook, record, send, until, delayed,
+    clock,
+    records,
+    worker,
+    answer,
+    received,
+    port,
+    outcomes,
+    emitted,
+    webhook,
+    record,
+    send,
+    until,
+    delayed,
     connections: () => connections,
   };
 }
 
-t.test('a 2xx answer delivers: the notification is the spec\'s body, signed as SPEC 6.2 and D23 say', async (t) => {
+t.test("a 2xx answer delivers: the notification is the spec's body, signed as SPEC 6.2 and D23 say", async (t) => {
   const { clock, answer, received, outcomes, webhook, send, until } = await setup(t);
   answer.status = 204;
   const { id, event } = await send(await webhook('wh-1'));
@@ -168,9 +202,17 @@ t.test('a failing receiver is tried 4 times, after 1 s, 5 s and 15 s, then the d
   t.same(failed.expiresAt, new Date(at + 30 * DAY));
   t.equal(await delayed(), 0, 'no fifth attempt');
   t.equal(received.length, 4);
-  t.same(received.map((r) => r.headers['svc-delivery-id']), [id, id, id, id], 'the same delivery id on every attempt');
+  t.same(
+    received.map((r) => r.headers['svc-delivery-id']),
+    [id, id, id, id],
+    'the same delivery id on every attempt',
+  );
   const sentAt = [0, 1000, 6000, 21_000].map((ms) => new Date(start + ms).toISOString());
-  t.same(received.map((r) => r.headers['svc-timestamp']), sentAt, 'each attempt signed with its own time');
+  t.same(
+    received.map((r) => r.headers['svc-timestamp']),
+    sentAt,
+    'each attempt signed with its own time',
+  );
   t.same(outcomes, ['retrying', 'retrying', 'retrying', 'failed']);
   t.same((await records.get('wh-1', TENANT))?.failingSince, clock.date(), 'the failing streak starts');
 });
@@ -182,7 +224,11 @@ t.test('a redirect is not followed: it is a failed attempt', async (t) => {
   const { id } = await send(await webhook('wh-1'));
   const d = await until(id, (r) => r.attempts === 1, 'the attempt');
   t.match(d, { status: 'retrying', statusCode: 302, error: 'receiver answered 302' });
-  t.same(received.map((r) => r.url), ['/hook'], 'nothing sent to the location');
+  t.same(
+    received.map((r) => r.url),
+    ['/hook'],
+    'nothing sent to the location',
+  );
 });
 
 t.test('a receiver that does not answer within the attempt time limit fails the attempt', async (t) => {
@@ -196,7 +242,8 @@ t.test('a receiver that does not answer within the attempt time limit fails the 
 t.test('a callback URL is checked again at every delivery: a refused target gets no connection (D24)', async (t) => {
   // A public name at registration, rebound since to the receiver's loopback address.
   const { clock, records, port, connections, webhook, send, until } = await setup(t, {
-    mode: 'production', origin: 'https://hooks.example.com',
+    mode: 'production',
+    origin: 'https://hooks.example.com',
     resolveHost: async () => [{ address: '127.0.0.1', family: 4 }],
   });
   const rebound = await send(await webhook('wh-1'));
@@ -205,8 +252,13 @@ t.test('a callback URL is checked again at every delivery: a refused target gets
   t.match(d.error, /^refused target: callbackUrl: host hooks\.example\.com resolves to 127\.0\.0\.1, .*loopback/);
   // A loopback address itself (say, a record written before the rules it breaks): refused before any lookup.
   const literal = await records.create({
-    _id: 'wh-2', tenant: TENANT, callbackUrl: `https://127.0.0.1:${port}/hook`, events: ['job.completed'],
-    secret: SECRET, active: true, createdAt: clock.date(),
+    _id: 'wh-2',
+    tenant: TENANT,
+    callbackUrl: `https://127.0.0.1:${port}/hook`,
+    events: ['job.completed'],
+    secret: SECRET,
+    active: true,
+    createdAt: clock.date(),
   });
   const refused = await until((await send(literal)).id, (r) => r.attempts === 1, 'the attempt to an address');
   t.equal(refused.error, 'refused target: callbackUrl: target 127.0.0.1 is a loopback address');
@@ -283,11 +335,22 @@ t.test('5 days of failed deliveries switch the webhook off and announce it; a de
   const off = await current();
   t.match(off, { active: false, disabledReason: `every delivery failed since ${streak.toISOString()}` });
   t.same(off.disabledAt, clock.date());
-  t.same(emitted, [{
-    id: `wh-1:disabled:${clock.now()}`, type: 'webhook.disabled', tenant: TENANT, opcoId: '',
-    data: {
-      webhookId: 'wh-1', callbackUrl: off.callbackUrl, disabledAt: clock.date().toISOString(),
-      reason: off.disabledReason,
-    },
-  }], 'the tenant is told once');
+  t.same(
+    emitted,
+    [
+      {
+        id: `wh-1:disabled:${clock.now()}`,
+        type: 'webhook.disabled',
+        tenant: TENANT,
+        opcoId: '',
+        data: {
+          webhookId: 'wh-1',
+          callbackUrl: off.callbackUrl,
+          disabledAt: clock.date().toISOString(),
+          reason: off.disabledReason,
+        },
+      },
+    ],
+    'the tenant is told once',
+  );
 });

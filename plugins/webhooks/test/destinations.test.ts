@@ -44,18 +44,19 @@ t.test('the connection of an origin is reused by its next attempt and closed whe
   });
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const destinations = new Destinations(2);
-  const post = () => new Promise<number>((resolve, reject) => {
-    const agents = destinations.use(origin);
-    const req = http.request(`${origin}/hook`, { method: 'POST', agent: agents.http }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        destinations.release(origin);
-        resolve(res.statusCode ?? 0);
+  const post = () =>
+    new Promise<number>((resolve, reject) => {
+      const agents = destinations.use(origin);
+      const req = http.request(`${origin}/hook`, { method: 'POST', agent: agents.http }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          destinations.release(origin);
+          resolve(res.statusCode ?? 0);
+        });
       });
+      req.on('socket', (socket: Socket) => void clientSockets.push(socket));
+      req.on('error', reject).end('{}');
     });
-    req.on('socket', (socket: Socket) => void clientSockets.push(socket));
-    req.on('error', reject).end('{}');
-  });
   t.same([await post(), await post()], [200, 200]);
   t.equal(serverSockets.length, 1, 'one connection for both');
   t.equal(clientSockets[1], clientSockets[0]);

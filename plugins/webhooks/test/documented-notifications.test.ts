@@ -18,21 +18,39 @@ for (const event of loadSchema('event-type').enum as EventType[]) {
   t.test(`${event}: the documented headers are what delivery sends`, async (t) => {
     const post = callbacks[event]['{$request.body#/callbackUrl}'].post;
     const rawBody = JSON.stringify(post.requestBody.content['application/json'].example);
-    const documented: Record<string, string> = Object.fromEntries((post.parameters as Json[]).map((p) => [p.name, p.example]));
+    const documented: Record<string, string> = Object.fromEntries(
+      (post.parameters as Json[]).map((p) => [p.name, p.example]),
+    );
     const sentAt = new Date(documented['Svc-Timestamp']);
     const deliveryId = documented['webhook-id'];
     const sent = notificationHeaders({ current: EXAMPLE_SECRET }, rawBody, event, deliveryId, sentAt);
-    const duringRotation = notificationHeaders({ current: EXAMPLE_SECRET, previous: PREVIOUS_SECRET }, rawBody, event, deliveryId, sentAt);
+    const duringRotation = notificationHeaders(
+      { current: EXAMPLE_SECRET, previous: PREVIOUS_SECRET },
+      rawBody,
+      event,
+      deliveryId,
+      sentAt,
+    );
     for (const [name, example] of Object.entries(documented)) {
-      const actual = name === 'Svc-Signature-Previous' ? duringRotation['svc-signature-previous'] : sent[name.toLowerCase()];
+      const actual =
+        name === 'Svc-Signature-Previous' ? duringRotation['svc-signature-previous'] : sent[name.toLowerCase()];
       t.equal(example, actual, name);
     }
     t.same(
-      Object.keys(sent).filter((name) => !['content-type', 'user-agent'].includes(name)).sort(),
-      Object.keys(documented).filter((name) => name !== 'Svc-Signature-Previous').map((name) => name.toLowerCase()).sort(),
+      Object.keys(sent)
+        .filter((name) => !['content-type', 'user-agent'].includes(name))
+        .sort(),
+      Object.keys(documented)
+        .filter((name) => name !== 'Svc-Signature-Previous')
+        .map((name) => name.toLowerCase())
+        .sort(),
       'every header sent is documented',
     );
     const standard = new StandardWebhook(EXAMPLE_SIGNING_SECRET);
-    t.equal(documented['webhook-signature'], standard.sign(deliveryId, sentAt, rawBody), 'the Standard Webhooks library signs alike');
+    t.equal(
+      documented['webhook-signature'],
+      standard.sign(deliveryId, sentAt, rawBody),
+      'the Standard Webhooks library signs alike',
+    );
   });
 }

@@ -34,16 +34,26 @@ async function setup(t: Test) {
   /** Changes the stored URL with no revision and no follow: only a read can see it. */
   const behindItsBack = (id: string, name: string) =>
     webhooks.updateMany({ _id: id }, { $set: { callbackUrl: url(name) } });
-  const create = (id: string, tenant = TENANT) => records.create({
-    _id: id, tenant, callbackUrl: url('first'), events: ['job.completed'], secret: SECRET, active: true,
-    createdAt: clock.date(),
-  });
+  const create = (id: string, tenant = TENANT) =>
+    records.create({
+      _id: id,
+      tenant,
+      callbackUrl: url('first'),
+      events: ['job.completed'],
+      secret: SECRET,
+      active: true,
+      createdAt: clock.date(),
+    });
   let n = 0;
   /** A delivery to the webhook as the outbox writes it, with the revision it read, as stored now. */
   const delivery = async (webhookId: string) => {
     const revision = (await records.get(webhookId, TENANT))?.revision ?? 0;
     const event: DomainEvent = {
-      id: `ev-${++n}`, type: 'job.completed', tenant: TENANT, opcoId: 'sandbox', timestamp: clock.date().toISOString(),
+      id: `ev-${++n}`,
+      type: 'job.completed',
+      tenant: TENANT,
+      opcoId: 'sandbox',
+      timestamp: clock.date().toISOString(),
       data: {},
     };
     const [{ id }] = await deliveries.record(event, [{ webhookId, revision }], 0);
@@ -123,7 +133,7 @@ t.test("a copy never serves another tenant's delivery", async (t) => {
   const own = await known.of({ webhookId: 'wh-1', tenant: TENANT, webhookRevision: 0 });
   t.equal(own?.webhook.callbackUrl, url('first'));
   const other = await known.of({ webhookId: 'wh-1', tenant: 'cfa-b', webhookRevision: 0 });
-  t.equal(other, null, 'not that tenant\'s webhook: nothing');
+  t.equal(other, null, "not that tenant's webhook: nothing");
 });
 
 t.test("forget drops this process's copy at once", async (t) => {
@@ -139,10 +149,19 @@ t.test("forget drops this process's copy at once", async (t) => {
 t.test('at most 1000 copies: the least recently used is forgotten first', async (t) => {
   const { known, url, behindItsBack, webhooks, sealer, clock } = await setup(t);
   const id = (n: number) => `wh-${n}`;
-  await webhooks.insertMany(Array.from({ length: 1001 }, (_, n) => ({
-    _id: id(n), tenant: TENANT, slot: n, callbackUrl: url('first'), events: ['job.completed'],
-    secret: sealer.seal(SECRET, id(n)), active: true, createdAt: clock.date(), revision: 0,
-  })));
+  await webhooks.insertMany(
+    Array.from({ length: 1001 }, (_, n) => ({
+      _id: id(n),
+      tenant: TENANT,
+      slot: n,
+      callbackUrl: url('first'),
+      events: ['job.completed'],
+      secret: sealer.seal(SECRET, id(n)),
+      active: true,
+      createdAt: clock.date(),
+      revision: 0,
+    })),
+  );
   const d = (n: number) => ({ webhookId: id(n), tenant: TENANT, webhookRevision: 0 });
   await known.of(d(0));
   await known.of(d(1));

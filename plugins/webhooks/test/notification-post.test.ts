@@ -28,7 +28,10 @@ const server = http.createServer((req, res) => {
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 2 }), https: new https.Agent({ keepAlive: true }) };
+const agents = {
+  http: new http.Agent({ keepAlive: true, maxSockets: 2 }),
+  https: new https.Agent({ keepAlive: true }),
+};
 t.teardown(() => {
   agents.http.destroy();
   agents.https.destroy();
@@ -36,7 +39,12 @@ t.teardown(() => {
   server.close();
 });
 const post = (path: string, timeoutMs = 5000) =>
-  postNotification(new URL(`${base}${path}`), '{"event":"webhook.test"}', { 'content-type': 'application/json', 'svc-event': 'webhook.test' }, { agents, lookup: guardedLookup('development'), timeoutMs });
+  postNotification(
+    new URL(`${base}${path}`),
+    '{"event":"webhook.test"}',
+    { 'content-type': 'application/json', 'svc-event': 'webhook.test' },
+    { agents, lookup: guardedLookup('development'), timeoutMs },
+  );
 
 t.beforeEach(() => {
   seen.length = 0;
@@ -52,7 +60,7 @@ t.test('the status once the answer is read, the body and headers as given, the c
   t.equal(seen[0].body, '{"event":"webhook.test"}');
   t.equal(seen[0].headers['content-length'], '24');
   t.equal(seen[0].headers['svc-event'], 'webhook.test');
-  t.equal(seen[1].socket, seen[0].socket, 'the second went on the first one\'s connection');
+  t.equal(seen[1].socket, seen[0].socket, "the second went on the first one's connection");
 });
 
 t.test('a redirect is the answer: never followed', async (t) => {
@@ -86,36 +94,62 @@ t.test('an answer cut off in the middle fails the attempt', async (t) => {
 t.test('a refused address is an ESSRF error, and nothing is sent', async (t) => {
   const production = guardedLookup('production', async () => [{ address: '127.0.0.1', family: 4 }]);
   const url = new URL(`http://refused.example:${(server.address() as AddressInfo).port}/x`);
-  await t.rejects(postNotification(url, '{}', {}, { agents: { http: new http.Agent(), https: agents.https }, lookup: production, timeoutMs: 5000 }), { code: 'ESSRF' });
+  await t.rejects(
+    postNotification(
+      url,
+      '{}',
+      {},
+      { agents: { http: new http.Agent(), https: agents.https }, lookup: production, timeoutMs: 5000 },
+    ),
+    { code: 'ESSRF' },
+  );
   t.equal(seen.length, 0);
 });
 
 // Issue 38 point 4: a receiver that accepts and never answers frees its slot at the headers'
 // deadline, one that cannot be reached at the connection's, both well within the attempt's 10 s.
-t.test('the answer\'s headers have a deadline of their own, shorter than the attempt\'s', async (t) => {
+t.test("the answer's headers have a deadline of their own, shorter than the attempt's", async (t) => {
   answer = () => {};
   const started = Date.now();
-  const timed = postNotification(new URL(`${base}/mute`), '{}', {}, { agents, lookup: guardedLookup('development'), timeoutMs: 10_000, headersTimeoutMs: 200 });
+  const timed = postNotification(
+    new URL(`${base}/mute`),
+    '{}',
+    {},
+    { agents, lookup: guardedLookup('development'), timeoutMs: 10_000, headersTimeoutMs: 200 },
+  );
   await t.rejects(timed, { name: 'TimeoutError', message: 'no answer within 200 ms' });
-  t.ok(Date.now() - started < 2000, 'the attempt ended at the headers\' deadline, not the attempt\'s');
+  t.ok(Date.now() - started < 2000, "the attempt ended at the headers' deadline, not the attempt's");
 });
 
-t.test('headers in time, a body that never ends: the attempt\'s own deadline', async (t) => {
+t.test("headers in time, a body that never ends: the attempt's own deadline", async (t) => {
   answer = (_req, res) => {
     res.writeHead(200, { 'content-length': '100' });
     res.write('partial');
   };
-  await t.rejects(postNotification(new URL(`${base}/slow-body`), '{}', {}, { agents, lookup: guardedLookup('development'), timeoutMs: 400, headersTimeoutMs: 200 }), { name: 'TimeoutError', message: 'no answer within 400 ms' });
+  await t.rejects(
+    postNotification(
+      new URL(`${base}/slow-body`),
+      '{}',
+      {},
+      { agents, lookup: guardedLookup('development'), timeoutMs: 400, headersTimeoutMs: 200 },
+    ),
+    { name: 'TimeoutError', message: 'no answer within 400 ms' },
+  );
 });
 
-t.test('no connection in time: the connection\'s deadline', async (t) => {
+t.test("no connection in time: the connection's deadline", async (t) => {
   // A lookup that never answers: the socket stays connecting.
   const never: LookupFunction = () => {};
   const fresh = { http: new http.Agent({ keepAlive: true }), https: new https.Agent() };
   t.teardown(() => fresh.http.destroy());
   const started = Date.now();
   await t.rejects(
-    postNotification(new URL('http://unreachable.example/x'), '{}', {}, { agents: fresh, lookup: never, timeoutMs: 10_000, headersTimeoutMs: 5000, connectTimeoutMs: 150 }),
+    postNotification(
+      new URL('http://unreachable.example/x'),
+      '{}',
+      {},
+      { agents: fresh, lookup: never, timeoutMs: 10_000, headersTimeoutMs: 5000, connectTimeoutMs: 150 },
+    ),
     { name: 'TimeoutError', message: 'no connection within 150 ms' },
   );
   t.ok(Date.now() - started < 2000);
@@ -125,5 +159,13 @@ t.test('a reused connection is connected already: only the other deadlines count
   answer = (_req, res) => setTimeout(() => res.end('ok'), 100);
   // Warm the keep-alive connection, then a connect deadline shorter than the answer's delay.
   t.equal(await post('/warm'), 200);
-  t.equal(await postNotification(new URL(`${base}/again`), '{}', {}, { agents, lookup: guardedLookup('development'), timeoutMs: 5000, connectTimeoutMs: 50 }), 200);
+  t.equal(
+    await postNotification(
+      new URL(`${base}/again`),
+      '{}',
+      {},
+      { agents, lookup: guardedLookup('development'), timeoutMs: 5000, connectTimeoutMs: 50 },
+    ),
+    200,
+  );
 });

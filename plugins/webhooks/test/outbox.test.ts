@@ -20,14 +20,27 @@ t.test('the overdue sweep queues what nobody holds, once per delivery, and reads
   const clock = new TestClock({ frozen: true });
   const deliveries = new Deliveries(store, clock, 'worker-a');
   const records = new WebhookRecords(store, createSealer(randomBytes(32)));
-  for (const [id, tenant] of [['wh-1', 'cfa-a'], ['wh-2', 'cfa-b']]) {
+  for (const [id, tenant] of [
+    ['wh-1', 'cfa-a'],
+    ['wh-2', 'cfa-b'],
+  ]) {
     await records.create({
-      _id: id, tenant, callbackUrl: `https://${tenant}.example/hook`, events: ['job.completed'], secret: 's',
-      active: true, createdAt: clock.date(),
+      _id: id,
+      tenant,
+      callbackUrl: `https://${tenant}.example/hook`,
+      events: ['job.completed'],
+      secret: 's',
+      active: true,
+      createdAt: clock.date(),
     });
   }
   const event = (n: number, tenant: string): DomainEvent => ({
-    id: `ev-${n}`, type: 'job.completed', tenant, opcoId: 'sandbox', timestamp: clock.date().toISOString(), data: { n },
+    id: `ev-${n}`,
+    type: 'job.completed',
+    tenant,
+    opcoId: 'sandbox',
+    timestamp: clock.date().toISOString(),
+    data: { n },
   });
   const recorded = [
     ...(await deliveries.record(event(1, 'cfa-a'), [{ webhookId: 'wh-1' }], 0)),
@@ -80,23 +93,40 @@ async function outbox(t: Test, firstDelayMs = 2000) {
     return deliveries.follow(id, revision);
   });
   const worker = new DeliveryWorker({
-    deliveries, records, known, queue, log, clock, attempts: { inc: () => {} }, mode: 'production',
-    resolveHost: async () => [], timeoutMs: 10_000, retries: new RetryPolicy(4, [1000, 5000, 15_000]), concurrency: 4,
-    retentionMs: 1000, emit: async () => {},
+    deliveries,
+    records,
+    known,
+    queue,
+    log,
+    clock,
+    attempts: { inc: () => {} },
+    mode: 'production',
+    resolveHost: async () => [],
+    timeoutMs: 10_000,
+    retries: new RetryPolicy(4, [1000, 5000, 15_000]),
+    concurrency: 4,
+    retentionMs: 1000,
+    emit: async () => {},
   });
   const messages: unknown[] = [];
   await queue.consume(DELIVERY_QUEUE, async (m) => void messages.push(m.body));
   const create = (id: string, tenant: string, events: string[], callbackUrl: string, active = true) =>
     records.create({ _id: id, tenant, callbackUrl, events, secret: 'a1'.repeat(32), active, createdAt: clock.date() });
   const event = (id: string, type: DomainEvent['type'] = 'job.completed', tenant = 'cfa-a'): DomainEvent => ({
-    id, type, tenant, opcoId: 'sandbox', timestamp: clock.date().toISOString(), data: { jobId: id },
+    id,
+    type,
+    tenant,
+    opcoId: 'sandbox',
+    timestamp: clock.date().toISOString(),
+    data: { jobId: id },
   });
   const stored = store.collection('webhook_deliveries');
   const deps = { deliveries, records, worker, log, firstDelayMs };
   return { clock, queue, deliveries, records, messages, create, event, stored, deps };
 }
 
-t.test("fanOut writes an event to its tenant's active subscribed webhooks, then queues it after the first delay",
+t.test(
+  "fanOut writes an event to its tenant's active subscribed webhooks, then queues it after the first delay",
   async (t) => {
     const { clock, queue, deliveries, messages, create, event, stored, deps } = await outbox(t);
     await create('wh-a', 'cfa-a', ['job.completed'], 'https://a.example:8443/hook');
@@ -116,11 +146,16 @@ t.test("fanOut writes an event to its tenant's active subscribed webhooks, then 
     t.same(messages, [], 'not before the first delay');
     await clock.advance(1);
     const byOrigin = (m: unknown) => (m as { origin: string }).origin;
-    t.same(messages.sort((a, b) => byOrigin(a).localeCompare(byOrigin(b))), [
-      { deliveryId: deliveryId('ev-1', 'wh-a'), tenant: 'cfa-a', origin: 'https://a.example:8443' },
-      { deliveryId: deliveryId('ev-1', 'wh-b'), tenant: 'cfa-a', origin: 'https://b.example' },
-    ], "each with its tenant and destination, for the worker's turns");
-  });
+    t.same(
+      messages.sort((a, b) => byOrigin(a).localeCompare(byOrigin(b))),
+      [
+        { deliveryId: deliveryId('ev-1', 'wh-a'), tenant: 'cfa-a', origin: 'https://a.example:8443' },
+        { deliveryId: deliveryId('ev-1', 'wh-b'), tenant: 'cfa-a', origin: 'https://b.example' },
+      ],
+      "each with its tenant and destination, for the worker's turns",
+    );
+  },
+);
 
 t.test('fanOut of an event emitted twice writes and queues it once; of an event nobody wants, nothing', async (t) => {
   const { clock, messages, create, event, stored, deps } = await outbox(t, 0);
@@ -134,7 +169,8 @@ t.test('fanOut of an event emitted twice writes and queues it once; of an event 
   t.same(messages, [{ deliveryId: deliveryId('ev-1', 'wh-a'), tenant: 'cfa-a', origin: 'https://a.example' }]);
 });
 
-t.test('a webhook changed while fanOut wrote its deliveries: they carry the change before they are queued',
+t.test(
+  'a webhook changed while fanOut wrote its deliveries: they carry the change before they are queued',
   async (t) => {
     const { deliveries, records, create, event, deps } = await outbox(t);
     for (const id of ['wh-same', 'wh-moved', 'wh-gone']) {
@@ -152,9 +188,10 @@ t.test('a webhook changed while fanOut wrote its deliveries: they carry the chan
     t.equal(await fanOut({ ...deps, records: racing }, event('ev-1')), 3);
     const revision = async (id: string) => (await deliveries.get(deliveryId('ev-1', id)))?.webhookRevision;
     t.equal(await revision('wh-same'), 0);
-    t.equal(await revision('wh-moved'), 1, 'raised to the new URL\'s revision: no worker sends it from an older copy');
-    t.equal(await revision('wh-gone'), DELETED_REVISION, 'a deleted webhook\'s delivery can never be sent');
-  });
+    t.equal(await revision('wh-moved'), 1, "raised to the new URL's revision: no worker sends it from an older copy");
+    t.equal(await revision('wh-gone'), DELETED_REVISION, "a deleted webhook's delivery can never be sent");
+  },
+);
 
 t.test('a queue that refuses the message loses nothing: the delivery waits in the store for the sweep', async (t) => {
   const { clock, queue, deliveries, create, event, deps } = await outbox(t, 0);
@@ -163,5 +200,9 @@ t.test('a queue that refuses the message loses nothing: the delivery waits in th
   t.equal(await fanOut(deps, event('ev-1')), 1, 'recorded all the same');
   await clock.advance(30_000);
   const overdue = await deliveries.overdue(clock.date());
-  t.same(overdue.map((d) => d._id), [deliveryId('ev-1', 'wh-a')], 'found by the sweep');
+  t.same(
+    overdue.map((d) => d._id),
+    [deliveryId('ev-1', 'wh-a')],
+    'found by the sweep',
+  );
 });

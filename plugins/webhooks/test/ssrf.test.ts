@@ -258,7 +258,11 @@ t.test('assertCallbackTarget with an injected resolver', async (t) => {
     ['https://private.example/hook', 'production', /host private\.example resolves to 10\.0\.0\.5, a private address/],
     ['https://mixed.example/hook', 'production', /resolves to 192\.168\.0\.10, a private address/],
     ['https://mixed6.example/hook', 'production', /resolves to fd00::1, a unique-local address/],
-    ['https://mapped.example/hook', 'production', /resolves to ::ffff:127\.0\.0\.1, an IPv4-mapped address of 127\.0\.0\.1/],
+    [
+      'https://mapped.example/hook',
+      'production',
+      /resolves to ::ffff:127\.0\.0\.1, an IPv4-mapped address of 127\.0\.0\.1/,
+    ],
     ['https://metadata.example/hook', 'production', /resolves to 169\.254\.169\.254, a link-local/],
     ['https://loop.example/hook', 'production', /resolves to 127\.0\.0\.1, a loopback address/],
     ['https://nowhere.example/hook', 'production', /host nowhere\.example does not resolve \(ENOTFOUND\)/],
@@ -266,7 +270,9 @@ t.test('assertCallbackTarget with an injected resolver', async (t) => {
     ['http://dev.example/hook', 'development', /resolves to 10\.0\.0\.1, a private address/],
   ];
   for (const [raw, mode, why] of rejected) {
-    t.test(`${raw} (${mode})`, async (t) => expectRejectedAsync(t, () => assertCallbackTarget(raw, mode, resolver), why));
+    t.test(`${raw} (${mode})`, async (t) =>
+      expectRejectedAsync(t, () => assertCallbackTarget(raw, mode, resolver), why),
+    );
   }
 
   t.test('development accepts names resolving only to loopback', async (t) => {
@@ -276,9 +282,21 @@ t.test('assertCallbackTarget with an injected resolver', async (t) => {
 
   t.test('static refusals and IP literals never reach the resolver', async (t) => {
     const counting = tableResolver({ 'public.example': [v4('93.184.216.34')] });
-    await expectRejectedAsync(t, () => assertCallbackTarget('http://public.example/', 'production', counting), /https is required/);
-    await expectRejectedAsync(t, () => assertCallbackTarget('https://localhost/', 'production', counting), /loopback name/);
-    await expectRejectedAsync(t, () => assertCallbackTarget('https://10.1.2.3/', 'production', counting), /target 10\.1\.2\.3 is a private address/);
+    await expectRejectedAsync(
+      t,
+      () => assertCallbackTarget('http://public.example/', 'production', counting),
+      /https is required/,
+    );
+    await expectRejectedAsync(
+      t,
+      () => assertCallbackTarget('https://localhost/', 'production', counting),
+      /loopback name/,
+    );
+    await expectRejectedAsync(
+      t,
+      () => assertCallbackTarget('https://10.1.2.3/', 'production', counting),
+      /target 10\.1\.2\.3 is a private address/,
+    );
     await t.resolves(assertCallbackTarget('https://93.184.216.34/x', 'production', counting));
     await t.resolves(assertCallbackTarget('https://[2606:4700:4700::1111]/', 'production', counting));
     t.same(counting.calls, []);
@@ -390,8 +408,17 @@ t.test('DNS rebinding against a real receiver', async (t) => {
   // A fresh agent per request: node's global agent keeps sockets alive, and a reused socket
   // never asks the lookup again, which would let one case leak into the next.
   // The delivery's own exchange (notification-post.ts), as an attempt makes it.
-  const post = async (url: string, lookup: ReturnType<typeof guardedLookup>, agent = new http.Agent({ keepAlive: false })) => ({
-    statusCode: await postNotification(new URL(url), '{}', { 'content-type': 'application/json' }, { agents: { http: agent, https: new https.Agent() }, lookup, timeoutMs: 5000 }),
+  const post = async (
+    url: string,
+    lookup: ReturnType<typeof guardedLookup>,
+    agent = new http.Agent({ keepAlive: false }),
+  ) => ({
+    statusCode: await postNotification(
+      new URL(url),
+      '{}',
+      { 'content-type': 'application/json' },
+      { agents: { http: agent, https: new https.Agent() }, lookup, timeoutMs: 5000 },
+    ),
   });
 
   t.test('a name that was public at registration and loopback at delivery is never connected to', async (t) => {
@@ -424,7 +451,11 @@ t.test('DNS rebinding against a real receiver', async (t) => {
     const response = await post(`http://rebind.example:${port}/`, guardedLookup('development', loopback));
     t.equal(response.statusCode, 200);
     t.equal(calls, 1);
-    t.same(received, [{ host: `rebind.example:${port}` }], 'reached through the looked-up address under the original name');
+    t.same(
+      received,
+      [{ host: `rebind.example:${port}` }],
+      'reached through the looked-up address under the original name',
+    );
   });
 
   t.test('the default resolver also drives the connection', async (t) => {

@@ -9,10 +9,14 @@ interface Started extends Turn {
 
 function turns(limits: Partial<TurnLimits> & { slots: number }) {
   const started: Started[] = [];
-  const queue = new Turns({ ...turnLimits(limits.slots), ...limits }, (turn) => new Promise<void>((resolve) => started.push({ ...turn, finish: resolve })));
+  const queue = new Turns(
+    { ...turnLimits(limits.slots), ...limits },
+    (turn) => new Promise<void>((resolve) => started.push({ ...turn, finish: resolve })),
+  );
   let n = 0;
   const offer = (tenant: string, origin = 'http://r', count = 1) => {
-    for (let i = 0; i < count; i++) queue.offer({ deliveryId: `${tenant}-${origin}-${n++}`, tenant, origin, redelivered: false });
+    for (let i = 0; i < count; i++)
+      queue.offer({ deliveryId: `${tenant}-${origin}-${n++}`, tenant, origin, redelivered: false });
   };
   const running = () => started.filter((s) => !(s as { done?: boolean }).done);
   const finish = async (turn: Started) => {
@@ -44,7 +48,10 @@ t.test('a tenant with a backlog leaves the kept slots to a tenant with nothing i
   // Two more tenants with nothing in flight: they take kept slots too.
   offer('C');
   offer('D');
-  t.same(started.slice(-2).map((s) => s.tenant), ['C', 'D']);
+  t.same(
+    started.slice(-2).map((s) => s.tenant),
+    ['C', 'D'],
+  );
   t.equal(queue.inFlight(), 15);
 });
 
@@ -69,17 +76,23 @@ t.test('the turn goes round: a tenant served goes to the back', async (t) => {
   offer('A', 'http://a', 2);
   offer('B', 'http://b', 3);
   offer('C', 'http://c', 3);
-  t.same(started.map((s) => s.tenant), ['A', 'A']);
+  t.same(
+    started.map((s) => s.tenant),
+    ['A', 'A'],
+  );
   for (let i = 0; i < 6; i++) await finish(running()[0]);
-  t.same(started.slice(2).map((s) => s.tenant), ['B', 'C', 'B', 'C', 'B', 'C']);
+  t.same(
+    started.slice(2).map((s) => s.tenant),
+    ['B', 'C', 'B', 'C', 'B', 'C'],
+  );
 });
 
-t.test("within a tenant, its origins take turns and one origin holds at most perOrigin", async (t) => {
+t.test('within a tenant, its origins take turns and one origin holds at most perOrigin', async (t) => {
   const { queue, started, offer, running, finish } = turns({ slots: 16 });
   offer('A', 'http://slow', 20);
   offer('A', 'http://fast', 5);
   t.equal(started.filter((s) => s.origin === 'http://slow').length, 8, 'the slow origin holds half');
-  t.equal(started.filter((s) => s.origin === 'http://fast').length, 4, 'the fast one the rest of the tenant\'s 12');
+  t.equal(started.filter((s) => s.origin === 'http://fast').length, 4, "the fast one the rest of the tenant's 12");
   for (const s of running().filter((r) => r.origin === 'http://fast')) await finish(s);
   t.equal(started.filter((s) => s.origin === 'http://fast').length, 5, 'and its last one when a slot frees');
   t.equal(queue.inFlight('A'), 9);
@@ -93,7 +106,7 @@ t.test('an id is held once; a full backlog is left to the sweep; stop forgets wh
   t.ok(queue.offer(turn('2')));
   t.notOk(queue.offer(turn('2')), 'waiting: not taken again');
   t.ok(queue.offer(turn('3')));
-  t.notOk(queue.offer(turn('4')), 'beyond the tenant\'s backlog bound');
+  t.notOk(queue.offer(turn('4')), "beyond the tenant's backlog bound");
   t.ok(queue.offer({ ...turn('5'), tenant: 'B' }), 'another tenant has its own bound');
   t.equal(queue.waiting(), 3);
   queue.stop();

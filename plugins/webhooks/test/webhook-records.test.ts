@@ -7,9 +7,7 @@ import { createEmbeddedStore } from '@opco-proxy/core';
 import { TestClock } from '@opco-proxy/core/testing';
 import { createSealer } from '@opco-proxy/core/application';
 import { eventually } from '@opco-proxy/core/eventually';
-import {
-  DELETED_REVISION, keysAt, toResource, WebhookRecords, type WebhookRecord,
-} from '../src/webhook-records.js';
+import { DELETED_REVISION, keysAt, toResource, WebhookRecords, type WebhookRecord } from '../src/webhook-records.js';
 
 const SECRET = 'e5'.repeat(32);
 const NEW_SECRET = 'f6'.repeat(32);
@@ -24,10 +22,17 @@ async function setup(t: Test) {
   await records.prepare();
   const told: [string, number][] = [];
   records.followChanges(async (id, revision) => void told.push([id, revision]));
-  const create = (id: string, tenant = 'cfa-a', changes: Changes = {}) => records.create({
-    _id: id, tenant, callbackUrl: `https://${id}.example/hook`, events: ['job.completed'], secret: SECRET, active: true,
-    createdAt: clock.date(), ...changes,
-  });
+  const create = (id: string, tenant = 'cfa-a', changes: Changes = {}) =>
+    records.create({
+      _id: id,
+      tenant,
+      callbackUrl: `https://${id}.example/hook`,
+      events: ['job.completed'],
+      secret: SECRET,
+      active: true,
+      createdAt: clock.date(),
+      ...changes,
+    });
   return { store, clock, records, told, create, stored: store.collection<WebhookRecord>('webhooks') };
 }
 
@@ -50,7 +55,11 @@ t.test('D9: a tenant holds at most 20 webhooks, even created at once; another te
   const results = await Promise.allSettled(Array.from({ length: 24 }, (_, n) => create(`wh-${n}`)));
   const created = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
   t.equal(created.length, 20);
-  t.same(created.map((w) => w.slot).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i), 'one per slot');
+  t.same(
+    created.map((w) => w.slot).sort((a, b) => a - b),
+    Array.from({ length: 20 }, (_, i) => i),
+    'one per slot',
+  );
   t.equal((await records.list('cfa-a')).length, 20);
   const full = { code: 'VALIDATION_ERROR', status: 400, message: /at most 20 webhooks per API key/ };
   await t.rejects(create('wh-21'), full, 'the 21st: 400 VALIDATION_ERROR');
@@ -60,12 +69,16 @@ t.test('D9: a tenant holds at most 20 webhooks, even created at once; another te
   t.match(await create('wh-again'), { slot: freed.slot }, 'a removed webhook frees its slot');
 });
 
-t.test("a tenant reads and changes only its own webhooks", async (t) => {
+t.test('a tenant reads and changes only its own webhooks', async (t) => {
   const { clock, records, told, create } = await setup(t);
   await create('wh-1');
   await clock.advance(1000);
   await create('wh-2');
-  t.same((await records.list('cfa-a')).map((w) => w._id), ['wh-1', 'wh-2'], 'oldest first');
+  t.same(
+    (await records.list('cfa-a')).map((w) => w._id),
+    ['wh-1', 'wh-2'],
+    'oldest first',
+  );
   t.same(await records.list('cfa-b'), []);
   t.equal(await records.get('wh-1', 'cfa-b'), null);
   t.equal(await records.find('wh-1', 'cfa-b'), null);
@@ -73,7 +86,13 @@ t.test("a tenant reads and changes only its own webhooks", async (t) => {
   t.equal(await records.rotate('wh-1', 'cfa-b', NEW_SECRET, clock.date()), null);
   t.equal(await records.remove('wh-1', 'cfa-b'), false);
   t.same(told, [], 'nothing changed, nothing told');
-  t.same(await records.revisions(['wh-1', 'wh-2', 'wh-gone'], 'cfa-a'), new Map([['wh-1', 0], ['wh-2', 0]]));
+  t.same(
+    await records.revisions(['wh-1', 'wh-2', 'wh-gone'], 'cfa-a'),
+    new Map([
+      ['wh-1', 0],
+      ['wh-2', 0],
+    ]),
+  );
   t.same(await records.revisions(['wh-1'], 'cfa-b'), new Map());
 });
 
@@ -83,7 +102,10 @@ t.test('SPEC 6.3 rule 4: an event goes to the active webhooks of its tenant subs
   await create('wh-failed', 'cfa-a', { events: ['job.failed'] });
   await create('wh-off', 'cfa-a', { active: false });
   await create('wh-other', 'cfa-b');
-  t.same((await records.subscribers('cfa-a', 'job.completed')).map((w) => w._id), ['wh-both']);
+  t.same(
+    (await records.subscribers('cfa-a', 'job.completed')).map((w) => w._id),
+    ['wh-both'],
+  );
   t.same((await records.subscribers('cfa-a', 'job.failed')).map((w) => w._id).sort(), ['wh-both', 'wh-failed']);
   t.same(await records.subscribers('cfa-a', 'sync.started'), []);
 });
@@ -109,7 +131,14 @@ t.test('every change raises the revision and is told before it answers; only the
   await eventually(() => told.length === 2, 'the removal told');
   release();
   t.equal(await removal, true);
-  t.same(told, [['wh-1', 1], ['wh-1', DELETED_REVISION]], 'a deletion is told above any revision');
+  t.same(
+    told,
+    [
+      ['wh-1', 1],
+      ['wh-1', DELETED_REVISION],
+    ],
+    'a deletion is told above any revision',
+  );
 });
 
 t.test('a rotated secret keeps signing beside the new one for 24 h, then stops (P10)', async (t) => {
@@ -177,7 +206,10 @@ t.test('SPEC 2.7 resource: never the secret; the description and why it is off o
   const { clock, create } = await setup(t);
   const plain = await create('wh-1');
   t.same(toResource(plain), {
-    id: 'wh-1', callbackUrl: 'https://wh-1.example/hook', events: ['job.completed'], active: true,
+    id: 'wh-1',
+    callbackUrl: 'https://wh-1.example/hook',
+    events: ['job.completed'],
+    active: true,
     createdAt: clock.date().toISOString(),
   });
   const described = toResource({ ...plain, description: 'erp', disabledAt: clock.date(), disabledReason: 'failing' });

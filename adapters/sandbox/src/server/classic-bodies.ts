@@ -21,7 +21,9 @@ export function fromClassic(value: unknown, path = ''): unknown {
   for (const [name, field] of Object.entries(value)) {
     const where = join(path, name);
     if (!isSnakeCase(name)) {
-      throw new ClassicBodyError(`Paramètres invalides : champ '${where}' inconnu, les noms de champs sont en snake_case`);
+      throw new ClassicBodyError(
+        `Paramètres invalides : champ '${where}' inconnu, les noms de champs sont en snake_case`,
+      );
     }
     if (isDateField(name) && field !== null) {
       const iso = typeof field === 'string' ? frenchToIso(field) : undefined;

@@ -11,7 +11,8 @@ export const CLASSIC_MAX_NUMEROS = 20;
 export const CLASSIC_UNKNOWN_DOSSIER = 'Dossier inconnu : aucun dossier ne correspond aux critères';
 export const CLASSIC_VERSIONS = ['3.0', '3.1'] as const;
 
-const invalid = (context: RouteContext, detail: string) => sendClassicError(context.res, 400, `Paramètres invalides : ${detail}`);
+const invalid = (context: RouteContext, detail: string) =>
+  sendClassicError(context.res, 400, `Paramètres invalides : ${detail}`);
 
 /** The classic upstream refuses query parameters it does not know (a camelCase name among them). */
 function onlyParams(context: RouteContext, allowed: readonly string[]): boolean {
@@ -48,7 +49,11 @@ function filters(context: RouteContext): Filters | undefined {
 }
 
 /** Page object of the classic shape, pages numbered from 0; `size` is the page size asked of the upstream. */
-function page<T>(items: T[], number: number, size: number): { items: T[]; totalElements: number; page: number; size: number } {
+function page<T>(
+  items: T[],
+  number: number,
+  size: number,
+): { items: T[]; totalElements: number; page: number; size: number } {
   return { items: items.slice(number * size, (number + 1) * size), totalElements: items.length, page: number, size };
 }
 
@@ -80,7 +85,10 @@ export function dossierEtats(context: RouteContext): void {
   const f = filters(context);
   if (!f) return;
   const matching = context.dataset.dossiers
-    .filter((d) => (f.year === undefined || d.anneeDossier === f.year) && (f.since === undefined || d.dateModification >= f.since))
+    .filter(
+      (d) =>
+        (f.year === undefined || d.anneeDossier === f.year) && (f.since === undefined || d.dateModification >= f.since),
+    )
     .map(classicEtatItem);
   // The bare-array quirk is about paging, so it applies here too: no `page`, every item, no envelope.
   if (context.quirks.bareArrays && context.query['page'] === undefined) {
@@ -92,7 +100,10 @@ export function dossierEtats(context: RouteContext): void {
 
 export function dossiers(context: RouteContext): void {
   if (!onlyParams(context, ['numeros'])) return;
-  const numbers = (context.query['numeros'] ?? '').split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const numbers = (context.query['numeros'] ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   if (numbers.length === 0) {
     invalid(context, 'numeros obligatoire');
     return;
@@ -112,7 +123,13 @@ export function dossiers(context: RouteContext): void {
 }
 
 const FACTURE_FILTERS = [
-  'annee', 'numero_interne_dossier', 'numero_externe_dossier', 'reference_facture_cfa', 'reference_virement', 'date_modification', 'page',
+  'annee',
+  'numero_interne_dossier',
+  'numero_externe_dossier',
+  'reference_facture_cfa',
+  'reference_virement',
+  'date_modification',
+  'page',
 ] as const;
 
 export function factureEtats(context: RouteContext): void {
@@ -120,13 +137,17 @@ export function factureEtats(context: RouteContext): void {
   const f = filters(context);
   if (!f) return;
   const q = context.query;
-  const matching = context.dataset.factures.filter((x) =>
-    (f.year === undefined || x.anneeFacture === f.year) &&
-    (f.since === undefined || x.dateModification >= f.since) &&
-    (q['reference_facture_cfa'] === undefined || x.referenceFactureCFA === q['reference_facture_cfa']) &&
-    (q['reference_virement'] === undefined || x.referenceVirement === q['reference_virement']) &&
-    (q['numero_interne_dossier'] === undefined || x.dossiers.some((l) => l.numeroInterneDossier === q['numero_interne_dossier'])) &&
-    (q['numero_externe_dossier'] === undefined || x.dossiers.some((l) => l.numeroExterneDossier === q['numero_externe_dossier'])));
+  const matching = context.dataset.factures.filter(
+    (x) =>
+      (f.year === undefined || x.anneeFacture === f.year) &&
+      (f.since === undefined || x.dateModification >= f.since) &&
+      (q['reference_facture_cfa'] === undefined || x.referenceFactureCFA === q['reference_facture_cfa']) &&
+      (q['reference_virement'] === undefined || x.referenceVirement === q['reference_virement']) &&
+      (q['numero_interne_dossier'] === undefined ||
+        x.dossiers.some((l) => l.numeroInterneDossier === q['numero_interne_dossier'])) &&
+      (q['numero_externe_dossier'] === undefined ||
+        x.dossiers.some((l) => l.numeroExterneDossier === q['numero_externe_dossier'])),
+  );
   const p = page(matching, f.page, context.pageSize);
   sendJson(context.res, 200, { ...p, items: p.items.map(classicFacture) });
 }
@@ -143,8 +164,16 @@ export function cleCfa(context: RouteContext): void {
     return;
   }
   if (cle === REFUSED_API_KEY) {
-    sendJson(context.res, 200, { statut: 'invalide', date_fin_validite: null, commentaire: 'Clé inconnue ou révoquée pour ce SIREN' });
+    sendJson(context.res, 200, {
+      statut: 'invalide',
+      date_fin_validite: null,
+      commentaire: 'Clé inconnue ou révoquée pour ce SIREN',
+    });
     return;
   }
-  sendJson(context.res, 200, { statut: 'valide', date_fin_validite: isoToFrench(CFA_KEY_END_OF_VALIDITY), commentaire: null });
+  sendJson(context.res, 200, {
+    statut: 'valide',
+    date_fin_validite: isoToFrench(CFA_KEY_END_OF_VALIDITY),
+    commentaire: null,
+  });
 }

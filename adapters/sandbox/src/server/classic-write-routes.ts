@@ -15,7 +15,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const invalid = (context: RouteContext, detail: string) => sendClassicError(context.res, 400, `Paramètres invalides : ${detail}`);
+const invalid = (context: RouteContext, detail: string) =>
+  sendClassicError(context.res, 400, `Paramètres invalides : ${detail}`);
 
 /** Canonical form of a classic body object; answers 400 and returns undefined when it is refused. */
 function canonical(context: RouteContext, body: unknown): Record<string, unknown> | undefined {
@@ -52,9 +53,15 @@ export function createDossier(context: RouteContext): void {
     numeroExterne: typeof body['numeroExterne'] === 'string' ? body['numeroExterne'] : undefined,
     numeroDeca: typeof body['numeroDeca'] === 'string' ? body['numeroDeca'] : undefined,
   });
-  sendJson(context.res, 201, toClassic({
-    numeroInterne: dossier.numeroInterne, numeroExterne: dossier.numeroExterne, etat: CLASSIC_DOSSIER_ETATS[dossier.etat],
-  }));
+  sendJson(
+    context.res,
+    201,
+    toClassic({
+      numeroInterne: dossier.numeroInterne,
+      numeroExterne: dossier.numeroExterne,
+      etat: CLASSIC_DOSSIER_ETATS[dossier.etat],
+    }),
+  );
 }
 
 /** The canonical metadata of a multipart route; answers 400 and returns undefined when it is missing or refused. */
@@ -91,18 +98,27 @@ export const createFacture: RouteHandler = (context) => {
   const meta = metadata(context);
   if (!meta) return;
   const facture = context.dataset.createFacture(meta);
-  sendJson(context.res, 201, toClassic({
-    numeroInterneFacture: facture.numeroInterneFacture, etatFacture: CLASSIC_FACTURE_ETATS[facture.etatFacture],
-  }));
+  sendJson(
+    context.res,
+    201,
+    toClassic({
+      numeroInterneFacture: facture.numeroInterneFacture,
+      etatFacture: CLASSIC_FACTURE_ETATS[facture.etatFacture],
+    }),
+  );
 };
 
 export const createConvention: RouteHandler = (context) => {
   const meta = metadata(context);
   if (!meta) return;
-  sendJson(context.res, 201, toClassic({
-    numeroConvention: context.dataset.nextReference('CONV'),
-    numeroInterneDossier: typeof meta['numeroInterneDossier'] === 'string' ? meta['numeroInterneDossier'] : null,
-  }));
+  sendJson(
+    context.res,
+    201,
+    toClassic({
+      numeroConvention: context.dataset.nextReference('CONV'),
+      numeroInterneDossier: typeof meta['numeroInterneDossier'] === 'string' ? meta['numeroInterneDossier'] : null,
+    }),
+  );
 };
 
 export const createDocument: RouteHandler = (context) => {

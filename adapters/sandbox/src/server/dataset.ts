@@ -6,7 +6,13 @@ import { generateData, setFactureEtat } from './generator.js';
 import { isIsoDate, today } from './identities.js';
 import { Random } from './prng.js';
 import type {
-  DossierEtat, FactureDossierLine, FactureEtat, Organisme, SandboxCerfa, SandboxDossier, SandboxFacture,
+  DossierEtat,
+  FactureDossierLine,
+  FactureEtat,
+  Organisme,
+  SandboxCerfa,
+  SandboxDossier,
+  SandboxFacture,
 } from './records.js';
 
 /** Plausible next state; terminal states only move when no live record is left to advance. */
@@ -73,8 +79,9 @@ export class Dataset {
 
   /** numeroDeca may be omitted: a worker checking for a crash duplicate only knows numeroExterne. */
   dossierByExterne(numeroExterne: string, numeroDeca?: string): SandboxDossier | undefined {
-    return this.dossiers.find((d) =>
-      d.numeroExterne === numeroExterne && (numeroDeca === undefined || d.numeroDeca === numeroDeca));
+    return this.dossiers.find(
+      (d) => d.numeroExterne === numeroExterne && (numeroDeca === undefined || d.numeroDeca === numeroDeca),
+    );
   }
 
   facture(numeroInterneFacture: string): SandboxFacture | undefined {
@@ -86,13 +93,14 @@ export class Dataset {
     const cerfa = body.cerfa as unknown as SandboxCerfa;
     const debut = (cerfa.contrat as { dateDebutContrat?: unknown } | undefined)?.dateDebutContrat;
     const nested = cerfa as { numeroExterne?: unknown };
-    const numeroExterne = body.numeroExterne ??
-      (typeof nested.numeroExterne === 'string' ? nested.numeroExterne : `EXT-NEW-${pad6(n)}`);
+    const numeroExterne =
+      body.numeroExterne ?? (typeof nested.numeroExterne === 'string' ? nested.numeroExterne : `EXT-NEW-${pad6(n)}`);
     const dossier: SandboxDossier = {
       numeroInterne: `DOS-NEW-${pad6(n)}`,
       numeroExterne,
       numeroDeca: body.numeroDeca ?? '',
-      anneeDossier: typeof debut === 'string' && isIsoDate(debut) ? Number(debut.slice(0, 4)) : Number(today().slice(0, 4)),
+      anneeDossier:
+        typeof debut === 'string' && isIsoDate(debut) ? Number(debut.slice(0, 4)) : Number(today().slice(0, 4)),
       etat: 'TRANSMIS',
       dateModification: today(),
       engagement: 0,
@@ -110,7 +118,8 @@ export class Dataset {
   createFacture(meta: Record<string, unknown>): SandboxFacture {
     const n = ++this.created.factures;
     const date = today();
-    const emission = typeof meta['dateEmission'] === 'string' && isIsoDate(meta['dateEmission']) ? meta['dateEmission'] : date;
+    const emission =
+      typeof meta['dateEmission'] === 'string' && isIsoDate(meta['dateEmission']) ? meta['dateEmission'] : date;
     const lines: FactureDossierLine[] = [];
     for (const ligne of Array.isArray(meta['lignes']) ? meta['lignes'] : []) {
       const numero = (ligne as { numeroDossier?: unknown }).numeroDossier;
@@ -118,7 +127,12 @@ export class Dataset {
       if (typeof numero !== 'string') continue;
       const existing = lines.find((l) => l.numeroInterneDossier === numero);
       if (existing) existing.montant += montant;
-      else lines.push({ numeroInterneDossier: numero, numeroExterneDossier: this.dossier(numero)?.numeroExterne ?? '', montant });
+      else
+        lines.push({
+          numeroInterneDossier: numero,
+          numeroExterneDossier: this.dossier(numero)?.numeroExterne ?? '',
+          montant,
+        });
     }
     const facture: SandboxFacture = {
       numeroInterneFacture: `FAC-NEW-${pad6(n)}`,

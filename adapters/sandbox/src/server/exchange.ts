@@ -30,19 +30,33 @@ function gone(res: ServerResponse): boolean {
 }
 
 export function sendRaw(
-  res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string> = {},
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  body: string,
+  headers: Record<string, string> = {},
 ): void {
   if (gone(res)) return;
   res.writeHead(status, { ...headers, 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   sendRaw(res, status, 'application/json; charset=utf-8', JSON.stringify(body), headers);
 }
 
 /** Error body of the upstream: `{status:'error', message}`. */
-export function sendError(res: ServerResponse, status: number, message: string, headers?: Record<string, string>): void {
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers?: Record<string, string>,
+): void {
   sendJson(res, status, { status: 'error', message }, headers);
 }
 
@@ -51,6 +65,11 @@ export function mediaType(req: IncomingMessage): string {
 }
 
 /** Error body of the classic shape's upstream: `{erreur}`, in French. */
-export function sendClassicError(res: ServerResponse, status: number, message: string, headers?: Record<string, string>): void {
+export function sendClassicError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers?: Record<string, string>,
+): void {
   sendJson(res, status, { erreur: message }, headers);
 }

@@ -36,7 +36,10 @@ export class FaultRegistry implements FaultControl {
    */
   take(routeKey: string): Fault | undefined {
     const index = this.armed.findIndex(({ fault }) =>
-      routeKey === this.tokenRoute ? fault.route === this.tokenRoute : fault.route === undefined || routeMatches(routeKey, fault.route));
+      routeKey === this.tokenRoute
+        ? fault.route === this.tokenRoute
+        : fault.route === undefined || routeMatches(routeKey, fault.route),
+    );
     if (index < 0) return undefined;
     const entry = this.armed[index];
     entry.remaining--;

@@ -2,13 +2,18 @@
  * Deterministic generation of the sandbox's dossiers and invoices. Everything is derived from
  * the seed and nothing from the clock, so the same options give the same data on any day.
  */
-import {
-  FORMATIONS, NOMS, PRENOMS, addDays, cfaName, daysBetween, denomination, iban, siret,
-} from './identities.js';
+import { FORMATIONS, NOMS, PRENOMS, addDays, cfaName, daysBetween, denomination, iban, siret } from './identities.js';
 import { Random } from './prng.js';
 import {
-  DOSSIER_ETATS, FACTURE_ETATS, type DossierEtat, type Echeance, type FactureEtat,
-  type FraisAnnexe, type Organisme, type SandboxDossier, type SandboxFacture,
+  DOSSIER_ETATS,
+  FACTURE_ETATS,
+  type DossierEtat,
+  type Echeance,
+  type FactureEtat,
+  type FraisAnnexe,
+  type Organisme,
+  type SandboxDossier,
+  type SandboxFacture,
 } from './records.js';
 
 export const FIRST_YEAR = 2019;
@@ -30,7 +35,13 @@ function dossierWeights(age: number): Record<DossierEtat, number> {
 }
 
 const FACTURE_WEIGHTS: Record<FactureEtat, number> = {
-  TRANSMIS: 12, EN_COURS_REGLEMENT: 15, REGLE: 50, BLOQUE: 6, REFUSE: 5, ANNULE: 4, RELANCE: 8,
+  TRANSMIS: 12,
+  EN_COURS_REGLEMENT: 15,
+  REGLE: 50,
+  BLOQUE: 6,
+  REFUSE: 5,
+  ANNULE: 4,
+  RELANCE: 8,
 };
 
 export const FACTURE_COMMENTS: Partial<Record<FactureEtat, readonly string[]>> = {
@@ -61,7 +72,14 @@ export function generateData(seed: number, dossierCount: number, factureCount: n
     organismeOf.push(cfa);
     dossiers.push(generateDossier(random, i, dossierCount, organismes[cfa]));
   }
-  ensureEveryState(dossiers, DOSSIER_ETATS, (d) => d.etat, (d, s) => { d.etat = s; });
+  ensureEveryState(
+    dossiers,
+    DOSSIER_ETATS,
+    (d) => d.etat,
+    (d, s) => {
+      d.etat = s;
+    },
+  );
 
   const factures: SandboxFacture[] = [];
   // Dossiers that can be invoiced, per training centre, so that an invoice bills its own dossiers.
@@ -75,7 +93,12 @@ export function generateData(seed: number, dossierCount: number, factureCount: n
     if (pool.length === 0) break;
     factures.push(generateFacture(random, i, organismes[cfa], pool));
   }
-  ensureEveryState(factures, FACTURE_ETATS, (f) => f.etatFacture, (f, s) => setFactureEtat(f, s, f.dateModification, random));
+  ensureEveryState(
+    factures,
+    FACTURE_ETATS,
+    (f) => f.etatFacture,
+    (f, s) => setFactureEtat(f, s, f.dateModification, random),
+  );
   return { organismes, dossiers, factures };
 }
 
@@ -85,7 +108,10 @@ function generateDossier(random: Random, index: number, count: number, cfa: Orga
   const month = random.chance(0.6) ? 9 : random.int(1, 11);
   const debut = `${annee}-${pad(month, 2)}-${pad(random.int(1, 28), 2)}`;
   const months = random.pick([12, 24, 24, 36]);
-  const fin = addDays(`${annee + Math.floor((month - 1 + months) / 12)}-${pad(((month - 1 + months) % 12) + 1, 2)}-${debut.slice(8)}`, -1);
+  const fin = addDays(
+    `${annee + Math.floor((month - 1 + months) / 12)}-${pad(((month - 1 + months) % 12) + 1, 2)}-${debut.slice(8)}`,
+    -1,
+  );
   const nom = random.pick(NOMS);
   const formation = random.pick(FORMATIONS);
   const etat = random.weighted(dossierWeights(LAST_YEAR - annee));
@@ -93,9 +119,10 @@ function generateDossier(random: Random, index: number, count: number, cfa: Orga
   // A dossier stops moving once it ends; still-moving ones were touched shortly after the start.
   const lastDay = fin < DATA_HORIZON ? fin : DATA_HORIZON;
   const span = Math.max(0, daysBetween(debut, lastDay));
-  const dateModification = etat === 'TRANSMIS' || etat === 'EN_COURS_INSTRUCTION'
-    ? addDays(debut, random.int(0, Math.min(60, span)))
-    : addDays(debut, random.int(Math.floor(span / 2), span));
+  const dateModification =
+    etat === 'TRANSMIS' || etat === 'EN_COURS_INSTRUCTION'
+      ? addDays(debut, random.int(0, Math.min(60, span)))
+      : addDays(debut, random.int(Math.floor(span / 2), span));
 
   const npec = random.int(550, 950) * 10;
   const echeances: Echeance[] = [];
@@ -149,7 +176,10 @@ function generateFacture(random: Random, index: number, cfa: Organisme, pool: Sa
     montant: d.echeances.length > 0 ? random.pick(d.echeances).montant : cents(d.engagement / 2),
   }));
   // Billed after the last of its contracts started, never before.
-  const latest = [...chosen].map((d) => d.cerfa.contrat.dateDebutContrat).sort().at(-1)!;
+  const latest = [...chosen]
+    .map((d) => d.cerfa.contrat.dateDebutContrat)
+    .sort()
+    .at(-1)!;
   const span = Math.max(0, daysBetween(latest, DATA_HORIZON));
   const dateEmission = addDays(latest, random.int(Math.min(30, span), Math.min(span, 720)));
   const annee = Number(dateEmission.slice(0, 4));
@@ -196,7 +226,10 @@ export function setFactureEtat(f: SandboxFacture, etat: FactureEtat, date: strin
  * present, so missing ones are forced onto records of the most common state.
  */
 function ensureEveryState<R, S extends string>(
-  records: R[], states: readonly S[], get: (r: R) => S, set: (r: R, s: S) => void,
+  records: R[],
+  states: readonly S[],
+  get: (r: R) => S,
+  set: (r: R, s: S) => void,
 ): void {
   if (records.length < states.length) return;
   for (const state of states) {

@@ -26,9 +26,12 @@ export function parseHubSecret(secret: string): Uint8Array {
 }
 
 function wellFormed(payload: Record<string, unknown>): boolean {
-  return STRING_CLAIMS.every((name) => typeof payload[name] === 'string' && payload[name] !== '') &&
-    Number.isInteger(payload['iat']) && Number.isInteger(payload['exp']) &&
-    payload['exp'] === (payload['iat'] as number) + HUB_GRANT_LIFETIME_S;
+  return (
+    STRING_CLAIMS.every((name) => typeof payload[name] === 'string' && payload[name] !== '') &&
+    Number.isInteger(payload['iat']) &&
+    Number.isInteger(payload['exp']) &&
+    payload['exp'] === (payload['iat'] as number) + HUB_GRANT_LIFETIME_S
+  );
 }
 
 export class HubTokenVerifier {
@@ -48,8 +51,10 @@ export class HubTokenVerifier {
     try {
       ({ payload } = await jwtVerify(header, this.key, { algorithms: ['HS256'] }));
     } catch (error) {
-      if (error instanceof errors.JWTExpired) return { valid: false, reason: 'expired', claims: error.payload as unknown as HubGrantClaims };
-      if (error instanceof errors.JWTClaimValidationFailed) return { valid: false, reason: 'claims', claims: error.payload as unknown as HubGrantClaims };
+      if (error instanceof errors.JWTExpired)
+        return { valid: false, reason: 'expired', claims: error.payload as unknown as HubGrantClaims };
+      if (error instanceof errors.JWTClaimValidationFailed)
+        return { valid: false, reason: 'claims', claims: error.payload as unknown as HubGrantClaims };
       if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JOSEAlgNotAllowed) {
         return { valid: false, reason: 'signature' };
       }
@@ -68,7 +73,8 @@ export class HubTokenVerifier {
       const now = Date.now() / 1000;
       for (const [id, until] of this.seen) if (until < now) this.seen.delete(id);
       // Still full of live grants: forget the oldest half rather than grow without bound.
-      if (this.seen.size >= MAX_REMEMBERED) [...this.seen.keys()].slice(0, MAX_REMEMBERED / 2).forEach((id) => this.seen.delete(id));
+      if (this.seen.size >= MAX_REMEMBERED)
+        [...this.seen.keys()].slice(0, MAX_REMEMBERED / 2).forEach((id) => this.seen.delete(id));
     }
     this.seen.set(jti, exp);
   }

@@ -1,16 +1,39 @@
 export { startSandbox, SANDBOX_DEFAULTS, ADVANCE_PATH } from './sandbox-server.js';
 export type {
-  AdvanceResult, ApiKeyAuth, Fault, FaultControl, HubGrantClaims, HubTokenCheck, HubTokenFailure, OAuthAuth, ReceivedPart,
-  ReceivedRequest, ResolvedAuth, Sandbox, SandboxAuth, SandboxOptions, SandboxQuirks, SandboxShape, SandboxStats,
-  TokenAnswerFields, TokenRequestRecord, TokenRequestStyle,
+  AdvanceResult,
+  ApiKeyAuth,
+  Fault,
+  FaultControl,
+  HubGrantClaims,
+  HubTokenCheck,
+  HubTokenFailure,
+  OAuthAuth,
+  ReceivedPart,
+  ReceivedRequest,
+  ResolvedAuth,
+  Sandbox,
+  SandboxAuth,
+  SandboxOptions,
+  SandboxQuirks,
+  SandboxShape,
+  SandboxStats,
+  TokenAnswerFields,
+  TokenRequestRecord,
+  TokenRequestStyle,
 } from './types.js';
 export { Dataset } from './dataset.js';
 export type { DatasetOptions, NewDossier } from './dataset.js';
-export {
-  DOSSIER_ETATS, FACTURE_ETATS, STATE_TYPOS,
-} from './records.js';
+export { DOSSIER_ETATS, FACTURE_ETATS, STATE_TYPOS } from './records.js';
 export type {
-  DossierEtat, Echeance, FactureDossierLine, FactureEtat, FraisAnnexe, Organisme, SandboxCerfa, SandboxDossier, SandboxFacture,
+  DossierEtat,
+  Echeance,
+  FactureDossierLine,
+  FactureEtat,
+  FraisAnnexe,
+  Organisme,
+  SandboxCerfa,
+  SandboxDossier,
+  SandboxFacture,
 } from './records.js';
 export { DATA_HORIZON, FIRST_YEAR, LAST_YEAR } from './generator.js';
 export { REFUSED_API_KEY } from './routes.js';

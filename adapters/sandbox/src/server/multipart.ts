@@ -29,7 +29,12 @@ export function parseMultipart(headers: IncomingHttpHeaders, body: Buffer): Prom
       parts.push({ name, contentType: info.mimeType, content: Buffer.from(value, 'utf8') });
     });
     parser.on('file', (name, stream, info) => {
-      const part: ReceivedPart = { name, filename: info.filename, contentType: info.mimeType, content: Buffer.alloc(0) };
+      const part: ReceivedPart = {
+        name,
+        filename: info.filename,
+        contentType: info.mimeType,
+        content: Buffer.alloc(0),
+      };
       parts.push(part);
       pendingFiles++;
       const chunks: Buffer[] = [];

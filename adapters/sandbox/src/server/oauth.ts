@@ -66,7 +66,12 @@ const STYLE_WORDING: Record<string, string> = {
  * style is checked first, so a well-formed request in the wrong style is still a 400.
  */
 export function handleTokenRequest(
-  req: IncomingMessage, res: ServerResponse, body: Buffer, issuer: TokenIssuer, auth: Required<OAuthAuth>, log: TokenRequestRecord,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  issuer: TokenIssuer,
+  auth: Required<OAuthAuth>,
+  log: TokenRequestRecord,
 ): void {
   // Token answers must never be cached by an intermediary (RFC 6749 5.1).
   const headers = { 'cache-control': 'no-store', pragma: 'no-cache' };
@@ -78,7 +83,15 @@ export function handleTokenRequest(
   log.style = style;
   if (clientId !== undefined) log.clientId = clientId;
   if (auth.request !== 'any' && style !== auth.request) {
-    sendJson(res, 400, { error: 'invalid_request', error_description: `client credentials must be sent with ${STYLE_WORDING[auth.request]}` }, headers);
+    sendJson(
+      res,
+      400,
+      {
+        error: 'invalid_request',
+        error_description: `client credentials must be sent with ${STYLE_WORDING[auth.request]}`,
+      },
+      headers,
+    );
     return;
   }
   if (!grantType) {
@@ -94,10 +107,15 @@ export function handleTokenRequest(
     return;
   }
   const { tokenField, typeField, expiresField } = auth.answer;
-  sendJson(res, 200, {
-    [tokenField]: issuer.issue(),
-    ...(typeField === undefined ? {} : { [typeField]: 'Bearer' }),
-    [expiresField]: issuer.lifetime,
-    ...(scope ? { scope } : {}),
-  }, headers);
+  sendJson(
+    res,
+    200,
+    {
+      [tokenField]: issuer.issue(),
+      ...(typeField === undefined ? {} : { [typeField]: 'Bearer' }),
+      [expiresField]: issuer.lifetime,
+      ...(scope ? { scope } : {}),
+    },
+    headers,
+  );
 }

@@ -58,7 +58,9 @@ export function dossierEtats(context: RouteContext): void {
   const year = query['anneeDossier'] === undefined ? undefined : Number(query['anneeDossier']);
   const since = query['dateModification'];
   const matching = dataset.dossiers
-    .filter((d) => (year === undefined || d.anneeDossier === year) && (since === undefined || d.dateModification >= since))
+    .filter(
+      (d) => (year === undefined || d.anneeDossier === year) && (since === undefined || d.dateModification >= since),
+    )
     .map((d) => etatItem(d, quirks));
   // The real upstream drops the page envelope when not asked for a page (README: quirks).
   if (quirks.bareArrays && query['numeroPage'] === undefined) {
@@ -70,7 +72,10 @@ export function dossierEtats(context: RouteContext): void {
 }
 
 export function dossierListe({ res, query, dataset, quirks }: RouteContext): void {
-  const numbers = (query['numerosInternes'] ?? '').split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const numbers = (query['numerosInternes'] ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   if (numbers.length === 0) {
     sendError(res, 400, 'numerosInternes obligatoire');
     return;
@@ -93,16 +98,25 @@ export function factureEtats(context: RouteContext): void {
   const { res, query, dataset } = context;
   if (!validFilters(context, 'anneeFacture')) return;
   const year = query['anneeFacture'] === undefined ? undefined : Number(query['anneeFacture']);
-  const { numeroInterneDossier, numeroExterneDossier, referenceFactureCFA, referenceVirement, dateModification } = query;
-  const matching = dataset.factures.filter((f) =>
-    (year === undefined || f.anneeFacture === year) &&
-    (dateModification === undefined || f.dateModification >= dateModification) &&
-    (referenceFactureCFA === undefined || f.referenceFactureCFA === referenceFactureCFA) &&
-    (referenceVirement === undefined || f.referenceVirement === referenceVirement) &&
-    (numeroInterneDossier === undefined || f.dossiers.some((l) => l.numeroInterneDossier === numeroInterneDossier)) &&
-    (numeroExterneDossier === undefined || f.dossiers.some((l) => l.numeroExterneDossier === numeroExterneDossier)));
+  const { numeroInterneDossier, numeroExterneDossier, referenceFactureCFA, referenceVirement, dateModification } =
+    query;
+  const matching = dataset.factures.filter(
+    (f) =>
+      (year === undefined || f.anneeFacture === year) &&
+      (dateModification === undefined || f.dateModification >= dateModification) &&
+      (referenceFactureCFA === undefined || f.referenceFactureCFA === referenceFactureCFA) &&
+      (referenceVirement === undefined || f.referenceVirement === referenceVirement) &&
+      (numeroInterneDossier === undefined || f.dossiers.some((l) => l.numeroInterneDossier === numeroInterneDossier)) &&
+      (numeroExterneDossier === undefined || f.dossiers.some((l) => l.numeroExterneDossier === numeroExterneDossier)),
+  );
   const p = page(matching, context);
-  sendJson(res, 200, { status: 'success', total: p.total, count: p.count, page: p.page, factures: p.items.map(factureItem) });
+  sendJson(res, 200, {
+    status: 'success',
+    total: p.total,
+    count: p.count,
+    page: p.page,
+    factures: p.items.map(factureItem),
+  });
 }
 
 export function cfaKeyInfo({ res, query }: RouteContext): void {

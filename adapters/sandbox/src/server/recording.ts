@@ -15,7 +15,12 @@ export interface Recorded {
 }
 
 export async function record(
-  req: IncomingMessage, path: string, url: URL, body: Buffer, at: number, hub: HubTokenVerifier | undefined,
+  req: IncomingMessage,
+  path: string,
+  url: URL,
+  body: Buffer,
+  at: number,
+  hub: HubTokenVerifier | undefined,
 ): Promise<Recorded> {
   const entry: ReceivedRequest = {
     at,

@@ -4,12 +4,24 @@
  */
 
 export const DOSSIER_ETATS = [
-  'TRANSMIS', 'EN_COURS_INSTRUCTION', 'ENGAGE', 'ANNULE', 'REFUSE', 'RUPTURE', 'SOLDE',
+  'TRANSMIS',
+  'EN_COURS_INSTRUCTION',
+  'ENGAGE',
+  'ANNULE',
+  'REFUSE',
+  'RUPTURE',
+  'SOLDE',
 ] as const;
 export type DossierEtat = (typeof DOSSIER_ETATS)[number];
 
 export const FACTURE_ETATS = [
-  'TRANSMIS', 'EN_COURS_REGLEMENT', 'REGLE', 'BLOQUE', 'REFUSE', 'ANNULE', 'RELANCE',
+  'TRANSMIS',
+  'EN_COURS_REGLEMENT',
+  'REGLE',
+  'BLOQUE',
+  'REFUSE',
+  'ANNULE',
+  'RELANCE',
 ] as const;
 export type FactureEtat = (typeof FACTURE_ETATS)[number];
 

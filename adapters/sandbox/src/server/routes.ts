@@ -15,12 +15,19 @@ export const REFUSED_API_KEY = 'forbidden-key-000';
  * refused 403 as a real upstream refuses a key it never issued. Absent: every key but
  * REFUSED_API_KEY is accepted.
  */
-export function handleUpstream(context: RouteContext, path: string, shape: Shape, guard: UpstreamGuard, accepted?: ReadonlySet<string>): void {
+export function handleUpstream(
+  context: RouteContext,
+  path: string,
+  shape: Shape,
+  guard: UpstreamGuard,
+  accepted?: ReadonlySet<string>,
+): void {
   const { req, res } = context;
   const { messages } = shape;
   // Order of the real gateway: the caller is checked before the key, so a request with neither is a 401.
   if (!guard.authorizes(req)) {
-    if (guard.scheme === 'bearer') shape.error(res, 401, messages.badToken, { 'www-authenticate': 'Bearer error="invalid_token"' });
+    if (guard.scheme === 'bearer')
+      shape.error(res, 401, messages.badToken, { 'www-authenticate': 'Bearer error="invalid_token"' });
     else shape.error(res, 401, messages.badGatewayKey(guard.header!));
     return;
   }
@@ -38,7 +45,9 @@ export function handleUpstream(context: RouteContext, path: string, shape: Shape
     handler(context);
     return;
   }
-  const allowed = Object.keys(shape.routes).filter((k) => k.endsWith(` ${path}`)).map((k) => k.split(' ')[0]);
+  const allowed = Object.keys(shape.routes)
+    .filter((k) => k.endsWith(` ${path}`))
+    .map((k) => k.split(' ')[0]);
   if (allowed.length > 0) {
     shape.error(res, 405, messages.methodNotAllowed, { allow: allowed.join(', ') });
     return;

@@ -13,7 +13,14 @@ import { record } from './recording.js';
 import type { RouteContext } from './route-context.js';
 import { handleUpstream } from './routes.js';
 import type { Shape } from './shape.js';
-import type { ReceivedRequest, Sandbox, SandboxOptions, SandboxShape, SandboxStats, TokenRequestRecord } from './types.js';
+import type {
+  ReceivedRequest,
+  Sandbox,
+  SandboxOptions,
+  SandboxShape,
+  SandboxStats,
+  TokenRequestRecord,
+} from './types.js';
 import { apiKeyGuard, bearerGuard, resolveAuth } from './upstream-auth.js';
 
 export const SANDBOX_DEFAULTS = {
@@ -32,7 +39,8 @@ const SHAPES: Readonly<Record<SandboxShape, Shape>> = { common: COMMON_SHAPE, cl
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const pageSize = options.pageSize ?? SANDBOX_DEFAULTS.pageSize;
-  if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`pageSize must be a positive integer, got ${pageSize}`);
+  if (!Number.isInteger(pageSize) || pageSize < 1)
+    throw new RangeError(`pageSize must be a positive integer, got ${pageSize}`);
   const dataset = new Dataset({
     seed: options.seed ?? SANDBOX_DEFAULTS.seed,
     dossierCount: options.dossierCount ?? SANDBOX_DEFAULTS.dossierCount,
@@ -57,22 +65,23 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   let closed = false;
   // Wake-ups of pending latency faults, so close() does not wait for their timers.
   const sleepers = new Set<() => void>();
-  const sleep = (ms: number) => new Promise<boolean>((resolve) => {
-    if (closed) {
-      resolve(false);
-      return;
-    }
-    const wake = () => {
-      timer.cancel();
-      sleepers.delete(wake);
-      resolve(false);
-    };
-    const timer = clock.setTimeout(() => {
-      sleepers.delete(wake);
-      resolve(true);
-    }, ms);
-    sleepers.add(wake);
-  });
+  const sleep = (ms: number) =>
+    new Promise<boolean>((resolve) => {
+      if (closed) {
+        resolve(false);
+        return;
+      }
+      const wake = () => {
+        timer.cancel();
+        sleepers.delete(wake);
+        resolve(false);
+      };
+      const timer = clock.setTimeout(() => {
+        sleepers.delete(wake);
+        resolve(true);
+      }, ms);
+      sleepers.add(wake);
+    });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const arrivedAt = clock.now();
@@ -88,7 +97,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
     if (path === ADVANCE_PATH && req.method === 'POST') {
       // Test and demo control, outside the simulated API: no token, not recorded.
-      const moved = sandbox.advance({ dossiers: Number(url.searchParams.get('dossiers') ?? 0), factures: Number(url.searchParams.get('factures') ?? 0) });
+      const moved = sandbox.advance({
+        dossiers: Number(url.searchParams.get('dossiers') ?? 0),
+        factures: Number(url.searchParams.get('factures') ?? 0),
+      });
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(moved));
       return;
     }
@@ -101,7 +113,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         if (res.writableFinished) log.status = res.statusCode;
       });
       const fault = faults.take(tokenRoute!);
-      if (fault && await playFault(fault, res, { sleep, defaultBody: shape.faultBody })) return;
+      if (fault && (await playFault(fault, res, { sleep, defaultBody: shape.faultBody }))) return;
       handleTokenRequest(req, res, body, issuer, auth, log);
       return;
     }
@@ -109,9 +121,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     received.push(entry);
     stats.calls[routeKey] = (stats.calls[routeKey] ?? 0) + 1;
     const fault = faults.take(routeKey);
-    if (fault && await playFault(fault, res, { sleep, defaultBody: shape.faultBody })) return;
+    if (fault && (await playFault(fault, res, { sleep, defaultBody: shape.faultBody }))) return;
     const context: RouteContext = {
-      req, res, query: entry.query, received: entry, bodyError, dataset, quirks: sandbox.quirks, pageSize,
+      req,
+      res,
+      query: entry.query,
+      received: entry,
+      bodyError,
+      dataset,
+      quirks: sandbox.quirks,
+      pageSize,
     };
     handleUpstream(context, path, shape, guard, acceptedKeys);
   }
@@ -177,6 +196,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       advanceLater(everyMs, moves);
     }, everyMs);
   };
-  if (every && every.everyMs > 0) advanceLater(every.everyMs, { dossiers: every.dossiers ?? 1, factures: every.factures ?? 1 });
+  if (every && every.everyMs > 0)
+    advanceLater(every.everyMs, { dossiers: every.dossiers ?? 1, factures: every.factures ?? 1 });
   return sandbox;
 }

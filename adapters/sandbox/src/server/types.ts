@@ -154,7 +154,7 @@ export interface HubGrantClaims {
 }
 
 export type HubTokenFailure =
-  | 'missing' | 'DISCONNECTED' | 'malformed' | 'signature' | 'expired' | 'claims' | 'method' | 'replayed';
+  'missing' | 'DISCONNECTED' | 'malformed' | 'signature' | 'expired' | 'claims' | 'method' | 'replayed';
 
 export interface HubTokenCheck {
   valid: boolean;

@@ -25,22 +25,29 @@ const REQUEST_STYLES = ['form', 'basic', 'json', 'any'];
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Fills in the shape's defaults and refuses an unusable configuration at start. */
-export function resolveAuth(shape: SandboxShape, auth: SandboxAuth | undefined, reservedPaths: readonly string[]): ResolvedAuth {
+export function resolveAuth(
+  shape: SandboxShape,
+  auth: SandboxAuth | undefined,
+  reservedPaths: readonly string[],
+): ResolvedAuth {
   const fallback = DEFAULT_AUTH[shape];
   if (auth === undefined) return structuredClone(fallback);
   if (auth.mode === 'api-key') {
-    if (typeof auth.header !== 'string' || !HEADER_NAME.test(auth.header)) throw new TypeError(`auth.header must be an HTTP header name, got ${String(auth.header)}`);
+    if (typeof auth.header !== 'string' || !HEADER_NAME.test(auth.header))
+      throw new TypeError(`auth.header must be an HTTP header name, got ${String(auth.header)}`);
     if (typeof auth.key !== 'string' || auth.key === '') throw new TypeError('auth.key must be a non-empty string');
     return { mode: 'api-key', header: auth.header, key: auth.key };
   }
-  if (auth.mode !== 'oauth' || fallback.mode !== 'oauth') throw new TypeError(`auth.mode must be 'oauth' or 'api-key', got ${String((auth as { mode?: unknown }).mode)}`);
+  if (auth.mode !== 'oauth' || fallback.mode !== 'oauth')
+    throw new TypeError(`auth.mode must be 'oauth' or 'api-key', got ${String((auth as { mode?: unknown }).mode)}`);
   const resolved: ResolvedAuth = {
     mode: 'oauth',
     request: auth.request ?? fallback.request,
     tokenPath: auth.tokenPath ?? fallback.tokenPath,
     answer: structuredClone(auth.answer ?? fallback.answer),
   };
-  if (!REQUEST_STYLES.includes(resolved.request)) throw new TypeError(`auth.request must be one of ${REQUEST_STYLES.join(', ')}`);
+  if (!REQUEST_STYLES.includes(resolved.request))
+    throw new TypeError(`auth.request must be one of ${REQUEST_STYLES.join(', ')}`);
   if (!resolved.tokenPath.startsWith('/') || reservedPaths.includes(resolved.tokenPath)) {
     throw new TypeError(`auth.tokenPath must be an absolute path of its own, got ${resolved.tokenPath}`);
   }

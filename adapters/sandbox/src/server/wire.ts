@@ -6,7 +6,7 @@ import { STATE_TYPOS, type DossierEtat, type SandboxDossier, type SandboxFacture
 import type { SandboxQuirks } from './types.js';
 
 export function wireEtat(etat: DossierEtat, quirks: SandboxQuirks): string {
-  return quirks.stateTypos ? STATE_TYPOS[etat] ?? etat : etat;
+  return quirks.stateTypos ? (STATE_TYPOS[etat] ?? etat) : etat;
 }
 
 /** Dossier record of SPEC 2.1, as GET /v2/dossiers and /v1/dossiers/liste return it. */

@@ -21,7 +21,12 @@ export function createDossier({ res, received, bodyError, dataset }: RouteContex
     numeroExterne: typeof body['numeroExterne'] === 'string' ? body['numeroExterne'] : undefined,
     numeroDeca: typeof body['numeroDeca'] === 'string' ? body['numeroDeca'] : undefined,
   });
-  sendJson(res, 201, { status: 'success', numeroInterne: dossier.numeroInterne, numeroExterne: dossier.numeroExterne, comment: null });
+  sendJson(res, 201, {
+    status: 'success',
+    numeroInterne: dossier.numeroInterne,
+    numeroExterne: dossier.numeroExterne,
+    comment: null,
+  });
 }
 
 /**
@@ -77,7 +82,11 @@ export const createConvention: RouteHandler = (context) => {
 export const createCertificat: RouteHandler = (context) => {
   const meta = metadata(context, 'certificat');
   if (!meta) return;
-  sendJson(context.res, 201, { status: 'success', numeroCertificat: context.dataset.nextReference('CERT'), comment: null });
+  sendJson(context.res, 201, {
+    status: 'success',
+    numeroCertificat: context.dataset.nextReference('CERT'),
+    comment: null,
+  });
 };
 
 export const createDocument: RouteHandler = (context) => {

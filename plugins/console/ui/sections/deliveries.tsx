@@ -24,7 +24,10 @@ export function DeliveriesSection({ onKeyRefused }: { onKeyRefused: (message: st
   const resend = async (delivery: Delivery) => {
     setSending(delivery.id);
     try {
-      const queued = await callAdmin<DeliveryQueued>(`/admin/deliveries/${encodeURIComponent(delivery.id)}/resend`, 'POST');
+      const queued = await callAdmin<DeliveryQueued>(
+        `/admin/deliveries/${encodeURIComponent(delivery.id)}/resend`,
+        'POST',
+      );
       setNotice(`Delivery ${queued.deliveryId} (${queued.event}) is on its way again.`);
       deliveries.reload();
     } catch (err) {
@@ -38,13 +41,30 @@ export function DeliveriesSection({ onKeyRefused }: { onKeyRefused: (message: st
     <section aria-labelledby="deliveries-title">
       <h2 id="deliveries-title">Webhook deliveries</h2>
       <Problem message={deliveries.error} />
-      {notice ? <p class="notice" role="status">{notice}</p> : null}
+      {notice ? (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      ) : null}
       <form class="filters" onSubmit={(event) => event.preventDefault()}>
-        <Choice label="Status" value={status} options={STATUSES} onChange={(value) => (setStatus(value), setCursor(undefined))} />
+        <Choice
+          label="Status"
+          value={status}
+          options={STATUSES}
+          onChange={(value) => (setStatus(value), setCursor(undefined))}
+        />
       </form>
-      <Table head={['Created', 'Event', 'Tenant', 'Target', 'Status', 'HTTP', 'Attempts', 'Error', '']} numbers={[5, 6]} empty="No delivery matches.">
+      <Table
+        head={['Created', 'Event', 'Tenant', 'Target', 'Status', 'HTTP', 'Attempts', 'Error', '']}
+        numbers={[5, 6]}
+        empty="No delivery matches."
+      >
         {(deliveries.data?.items ?? []).map((delivery) => (
-          <DeliveryRow delivery={delivery} busy={sending === delivery.id} onResend={(delivery) => void resend(delivery)} />
+          <DeliveryRow
+            delivery={delivery}
+            busy={sending === delivery.id}
+            onResend={(delivery) => void resend(delivery)}
+          />
         ))}
       </Table>
       <Pager next={deliveries.data?.next} cursor={cursor} onPage={setCursor} />
@@ -54,11 +74,18 @@ export function DeliveriesSection({ onKeyRefused }: { onKeyRefused: (message: st
       <form class="filters" onSubmit={(event) => event.preventDefault()}>
         <Choice label="Show" value={state} options={STATES} onChange={(value) => setState(value)} />
       </form>
-      <Table head={['Target', 'Tenant', 'Events', 'Active', 'Failing since', 'Disabled', 'Why']} empty="No webhook matches.">
+      <Table
+        head={['Target', 'Tenant', 'Events', 'Active', 'Failing since', 'Disabled', 'Why']}
+        empty="No webhook matches."
+      >
         {(webhooks.data?.items ?? []).map((webhook) => (
           <tr data-webhook-id={webhook.id}>
-            <td><code>{webhook.target}</code></td>
-            <td><Tenant hash={webhook.tenant} /></td>
+            <td>
+              <code>{webhook.target}</code>
+            </td>
+            <td>
+              <Tenant hash={webhook.tenant} />
+            </td>
             <td>{webhook.events.join(', ')}</td>
             <td>{webhook.active ? 'yes' : <Status value="off" />}</td>
             <td>{time(webhook.failingSince)}</td>
@@ -71,19 +98,39 @@ export function DeliveriesSection({ onKeyRefused }: { onKeyRefused: (message: st
   );
 }
 
-function DeliveryRow({ delivery, busy, onResend }: { delivery: Delivery; busy: boolean; onResend: (delivery: Delivery) => void }) {
+function DeliveryRow({
+  delivery,
+  busy,
+  onResend,
+}: {
+  delivery: Delivery;
+  busy: boolean;
+  onResend: (delivery: Delivery) => void;
+}) {
   const finished = delivery.status === 'failed' || delivery.status === 'delivered';
   return (
     <tr data-delivery-id={delivery.id}>
       <td>{time(delivery.createdAt)}</td>
       <td>{delivery.event}</td>
-      <td><Tenant hash={delivery.tenant} /></td>
-      <td><code>{delivery.target}</code></td>
-      <td><Status value={delivery.status} /></td>
+      <td>
+        <Tenant hash={delivery.tenant} />
+      </td>
+      <td>
+        <code>{delivery.target}</code>
+      </td>
+      <td>
+        <Status value={delivery.status} />
+      </td>
       <td class="number">{delivery.statusCode ?? '—'}</td>
       <td class="number">{delivery.attempts}</td>
       <td>{delivery.error ?? '—'}</td>
-      <td>{finished ? <button type="button" disabled={busy} onClick={() => onResend(delivery)}>Resend</button> : null}</td>
+      <td>
+        {finished ? (
+          <button type="button" disabled={busy} onClick={() => onResend(delivery)}>
+            Resend
+          </button>
+        ) : null}
+      </td>
     </tr>
   );
 }

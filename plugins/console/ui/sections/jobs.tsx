@@ -18,7 +18,11 @@ export function JobsSection({ onKeyRefused }: { onKeyRefused: (message: string) 
     <section aria-labelledby="jobs-title">
       <h2 id="jobs-title">Jobs</h2>
       <Problem message={error} />
-      <Table head={['opcoId', 'pending', 'processing', 'completed', 'failed']} numbers={[1, 2, 3, 4]} empty="No upstream body is configured.">
+      <Table
+        head={['opcoId', 'pending', 'processing', 'completed', 'failed']}
+        numbers={[1, 2, 3, 4]}
+        empty="No upstream body is configured."
+      >
         {(data?.counts ?? []).map((c) => (
           <tr>
             <th scope="row">{c.opcoId}</th>
@@ -30,19 +34,39 @@ export function JobsSection({ onKeyRefused }: { onKeyRefused: (message: string) 
         ))}
       </Table>
       <form class="filters" onSubmit={(event) => event.preventDefault()}>
-        <Choice label="Status" value={status} options={STATUSES} onChange={(value) => (setStatus(value), setCursor(undefined))} />
-        <Choice label="opcoId" value={opcoId} options={opcoIds} onChange={(value) => (setOpcoId(value), setCursor(undefined))} />
+        <Choice
+          label="Status"
+          value={status}
+          options={STATUSES}
+          onChange={(value) => (setStatus(value), setCursor(undefined))}
+        />
+        <Choice
+          label="opcoId"
+          value={opcoId}
+          options={opcoIds}
+          onChange={(value) => (setOpcoId(value), setCursor(undefined))}
+        />
       </form>
-      <Table head={['Created', 'opcoId', 'Type', 'Status', 'Tenant', 'Retries', 'Error']} numbers={[5]} empty="No job matches.">
+      <Table
+        head={['Created', 'opcoId', 'Type', 'Status', 'Tenant', 'Retries', 'Error']}
+        numbers={[5]}
+        empty="No job matches."
+      >
         {(data?.items ?? []).map(({ tenant, job }) => (
           <tr data-job-id={job.jobId}>
             <td>{time(job.createdAt)}</td>
             <td>{job.opcoId}</td>
             <td>{job.type}</td>
-            <td><Status value={job.status} /></td>
-            <td><Tenant hash={tenant} /></td>
+            <td>
+              <Status value={job.status} />
+            </td>
+            <td>
+              <Tenant hash={tenant} />
+            </td>
             <td class="number">{job.retries}</td>
-            <td><JobError error={job.error} /></td>
+            <td>
+              <JobError error={job.error} />
+            </td>
           </tr>
         ))}
       </Table>

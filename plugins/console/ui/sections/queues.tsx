@@ -11,7 +11,11 @@ export function QueuesSection({ onKeyRefused }: { onKeyRefused: (message: string
     <section aria-labelledby="queues-title">
       <h2 id="queues-title">Queues {data ? <span class="quiet">({data.kind})</span> : null}</h2>
       <Problem message={error} />
-      <Table head={['Queue', 'Ready', 'Delayed', 'Unacknowledged', 'Consumers']} numbers={[1, 2, 3, 4]} empty="No work queue is declared.">
+      <Table
+        head={['Queue', 'Ready', 'Delayed', 'Unacknowledged', 'Consumers']}
+        numbers={[1, 2, 3, 4]}
+        empty="No work queue is declared."
+      >
         {(data?.items ?? []).map((queue) => (
           <tr data-queue={queue.queue}>
             <th scope="row">{queue.queue}</th>

@@ -11,7 +11,11 @@ export function UpstreamsSection({ onKeyRefused }: { onKeyRefused: (message: str
     <section aria-labelledby="upstreams-title">
       <h2 id="upstreams-title">Upstream budget and hub</h2>
       <Problem message={error} />
-      <div class="cards">{(data?.items ?? []).map((upstream) => <UpstreamCard upstream={upstream} />)}</div>
+      <div class="cards">
+        {(data?.items ?? []).map((upstream) => (
+          <UpstreamCard upstream={upstream} />
+        ))}
+      </div>
     </section>
   );
 }
@@ -21,15 +25,25 @@ function UpstreamCard({ upstream }: { upstream: Upstream }) {
   const hub = admission.hub;
   return (
     <article class="card" data-opco-id={opcoId}>
-      <h3>{opcoId} <span class="quiet">({adapter})</span></h3>
+      <h3>
+        {opcoId} <span class="quiet">({adapter})</span>
+      </h3>
       <dl>
         <dt>Rate limit</dt>
-        <dd>{rateLimit.limit} calls per {rateLimit.windowMs / 1000} s</dd>
+        <dd>
+          {rateLimit.limit} calls per {rateLimit.windowMs / 1000} s
+        </dd>
         <dt>Budget ({admission.provider})</dt>
         <dd>
-          {admission.used === null ? 'unknown' : (
+          {admission.used === null ? (
+            'unknown'
+          ) : (
             <>
-              <progress max={hub ? (hub.mode === 'local' ? hub.localShare : rateLimit.limit) : rateLimit.limit} value={admission.used} aria-label={`budget used for ${opcoId}`} />{' '}
+              <progress
+                max={hub ? (hub.mode === 'local' ? hub.localShare : rateLimit.limit) : rateLimit.limit}
+                value={admission.used}
+                aria-label={`budget used for ${opcoId}`}
+              />{' '}
               {admission.used} used{hub ? ' by this instance' : ''}
             </>
           )}
@@ -40,9 +54,15 @@ function UpstreamCard({ upstream }: { upstream: Upstream }) {
           <>
             <dt>Unproven keys' slice</dt>
             <dd>
-              {admission.unproven.used === null ? `${admission.unproven.limit} calls per window, use unknown here` : (
+              {admission.unproven.used === null ? (
+                `${admission.unproven.limit} calls per window, use unknown here`
+              ) : (
                 <>
-                  <progress max={admission.unproven.limit} value={admission.unproven.used} aria-label={`unproven slice used for ${opcoId}`} />{' '}
+                  <progress
+                    max={admission.unproven.limit}
+                    value={admission.unproven.used}
+                    aria-label={`unproven slice used for ${opcoId}`}
+                  />{' '}
                   {admission.unproven.used} of {admission.unproven.limit} used by keys the upstream has not accepted yet
                 </>
               )}
@@ -54,15 +74,18 @@ function UpstreamCard({ upstream }: { upstream: Upstream }) {
           <>
             <dt>Hub</dt>
             <dd>
-              <Status value={hub.state} /> {hub.mode === 'hub' ? 'grants from the hub' : `local bucket of ${hub.localShare} per window`}
+              <Status value={hub.state} />{' '}
+              {hub.mode === 'hub' ? 'grants from the hub' : `local bucket of ${hub.localShare} per window`}
               {hub.localOpensAt ? `, local calls from ${time(hub.localOpensAt)}` : ''}
-              <br /><span class="quiet">instance {hub.instanceId}</span>
+              <br />
+              <span class="quiet">instance {hub.instanceId}</span>
             </dd>
           </>
         ) : null}
         <dt>Last 60 s (this instance)</dt>
         <dd>
-          calls {window.requests}, errors {window.errors}, 429 answers {window.rateLimited}, average latency {Math.round(window.averageLatencyMs)} ms
+          calls {window.requests}, errors {window.errors}, 429 answers {window.rateLimited}, average latency{' '}
+          {Math.round(window.averageLatencyMs)} ms
         </dd>
       </dl>
     </article>

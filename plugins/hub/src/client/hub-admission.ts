@@ -12,8 +12,28 @@
  */
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
-import { ConfigError, createError, createLogger, MetricsWindow, randomHex, systemClock, type AdmissionLease, type AdmissionProvider, type AdmissionRequest, type AdmissionState, type Clock, type Logger, type UpstreamOutcome } from '@opco-proxy/core';
-import { prepareProtocol, type GrantMessage, type MetricsReport, type RateLimit, type RefusedMessage } from '../protocol.js';
+import {
+  ConfigError,
+  createError,
+  createLogger,
+  MetricsWindow,
+  randomHex,
+  systemClock,
+  type AdmissionLease,
+  type AdmissionProvider,
+  type AdmissionRequest,
+  type AdmissionState,
+  type Clock,
+  type Logger,
+  type UpstreamOutcome,
+} from '@opco-proxy/core';
+import {
+  prepareProtocol,
+  type GrantMessage,
+  type MetricsReport,
+  type RateLimit,
+  type RefusedMessage,
+} from '../protocol.js';
 import { HubConnection, type ConnectionState } from './hub-connection.js';
 import { createInstanceMetrics, type InstanceMetrics } from './instance-metrics.js';
 import { LocalFallback, Rerouted } from './local-fallback.js';
@@ -66,7 +86,8 @@ export function configureHubAdmission(options: HubAdmissionOptions): HubAdmissio
   const { hub } = options;
   const env = options.env ?? process.env;
   const apiKey = env[hub.apiKeyEnv];
-  if (!apiKey) throw new ConfigError(`invalid configuration: hub.apiKeyEnv: environment variable ${hub.apiKeyEnv} is not set`);
+  if (!apiKey)
+    throw new ConfigError(`invalid configuration: hub.apiKeyEnv: environment variable ${hub.apiKeyEnv} is not set`);
   const expectedInstances = hub.expectedInstances;
   const maxWaitMs = hub.maxWaitMs;
   return new HubAdmission({ ...options, apiKey, expectedInstances, maxWaitMs });
@@ -98,12 +119,19 @@ export class HubAdmission implements AdmissionProvider {
     this.fallback = new LocalFallback(this.clock, options.expectedInstances, this.ledger, cancelledError);
     this.metrics = createInstanceMetrics(options.registry);
     this.connection = new HubConnection({
-      url: options.hub.url, apiKey: options.apiKey, instanceId: this.instanceId, expectedInstances: options.expectedInstances,
-      clock: this.clock, log: this.log, reportIntervalMs: options.reportIntervalMs,
+      url: options.hub.url,
+      apiKey: options.apiKey,
+      instanceId: this.instanceId,
+      expectedInstances: options.expectedInstances,
+      clock: this.clock,
+      log: this.log,
+      reportIntervalMs: options.reportIntervalMs,
       usage: () => ({ limits: Object.fromEntries(this.limits), ...this.ledger.report() }),
       metrics: options.metrics ?? (() => this.windows()),
     });
-    this.connection.on('state', (state: ConnectionState, previous: ConnectionState) => this.stateChanged(state, previous));
+    this.connection.on('state', (state: ConnectionState, previous: ConnectionState) =>
+      this.stateChanged(state, previous),
+    );
     this.connection.on('message', (message: GrantMessage | RefusedMessage) => this.hubMessage(message));
     this.metrics.state(this.connection.state);
   }
@@ -160,7 +188,9 @@ export class HubAdmission implements AdmissionProvider {
       used: this.ledger.counted(opco.id, opco.rateLimit.windowMs),
       waiting: asks.length + this.fallback.waiting(opco.id),
       unproven: {
-        limit: local ? LocalFallback.sliceShare(opco.rateLimit, opco.unprovenLimit, this.expectedInstances) : opco.unprovenLimit,
+        limit: local
+          ? LocalFallback.sliceShare(opco.rateLimit, opco.unprovenLimit, this.expectedInstances)
+          : opco.unprovenLimit,
         used: local ? unproven.used : null,
         waiting: asks.filter((ask) => !ask.proven).length + unproven.waiting,
       },
@@ -211,19 +241,38 @@ export class HubAdmission implements AdmissionProvider {
       const { opcoId, method, route, priority, rateLimit } = request;
       // `proven` only when false: a proven ask is then also one a hub of the previous version takes (protocol.ts).
       const lane = request.proven ? {} : { proven: false };
-      const sent = this.connection.send({ type: 'ask', askId, opcoId, method, route, priority, tenant: request.tenant || '-', rateLimit, ...lane });
+      const sent = this.connection.send({
+        type: 'ask',
+        askId,
+        opcoId,
+        method,
+        route,
+        priority,
+        tenant: request.tenant || '-',
+        rateLimit,
+        ...lane,
+      });
       if (!sent) return this.pending.get(askId)?.dropped();
-      if (request.cancelled) void this.watchCancellation(request, () => settled, () => giveUp(cancelledError()));
+      if (request.cancelled)
+        void this.watchCancellation(
+          request,
+          () => settled,
+          () => giveUp(cancelledError()),
+        );
     });
   }
 
   private hubLease(request: AdmissionRequest, grant: GrantMessage, askedAt: number): AdmissionLease {
     const entry = this.ledger.start(request.opcoId, grant.grantId, 'grant', request.rateLimit.windowMs);
     this.metrics.waited(request.opcoId, 'hub', this.clock.now() - askedAt);
-    return this.lease(grant.token, (outcome) => {
-      this.ledger.end(entry);
-      this.connection.send({ type: 'done', grantId: grant.grantId, outcome: 'used', ...outcomeFields(outcome) });
-    }, request);
+    return this.lease(
+      grant.token,
+      (outcome) => {
+        this.ledger.end(entry);
+        this.connection.send({ type: 'done', grantId: grant.grantId, outcome: 'used', ...outcomeFields(outcome) });
+      },
+      request,
+    );
   }
 
   /** Resolves with a lease, or undefined when the hub came back while the ask waited. */
@@ -243,12 +292,16 @@ export class HubAdmission implements AdmissionProvider {
     }
     const entry = this.ledger.start(request.opcoId, `local-${randomHex(8)}`, 'local', request.rateLimit.windowMs);
     this.metrics.waited(request.opcoId, 'local', this.clock.now() - askedAt);
-    return this.lease(DISCONNECTED_TOKEN, (outcome) => {
-      release();
-      this.ledger.end(entry);
-      // A hub that heard of this call in a hello holds a slot for it until told it ended.
-      this.connection.send({ type: 'done', grantId: entry.id, outcome: 'used', ...outcomeFields(outcome) });
-    }, request);
+    return this.lease(
+      DISCONNECTED_TOKEN,
+      (outcome) => {
+        release();
+        this.ledger.end(entry);
+        // A hub that heard of this call in a hello holds a slot for it until told it ended.
+        this.connection.send({ type: 'done', grantId: entry.id, outcome: 'used', ...outcomeFields(outcome) });
+      },
+      request,
+    );
   }
 
   private lease(token: string, ended: (outcome: UpstreamOutcome) => void, request: AdmissionRequest): AdmissionLease {
@@ -258,10 +311,17 @@ export class HubAdmission implements AdmissionProvider {
       release: (outcome) => {
         if (released) return;
         released = true;
-        this.window.record(request.opcoId, {
-          route: request.route, latencyMs: outcome.latencyMs, status: outcome.status,
-          error: outcome.status === 0 || outcome.status >= 500, warnings: 0,
-        }, this.clock.now());
+        this.window.record(
+          request.opcoId,
+          {
+            route: request.route,
+            latencyMs: outcome.latencyMs,
+            status: outcome.status,
+            error: outcome.status === 0 || outcome.status >= 500,
+            warnings: 0,
+          },
+          this.clock.now(),
+        );
         ended(outcome);
       },
     };
@@ -269,7 +329,8 @@ export class HubAdmission implements AdmissionProvider {
 
   private hubMessage(message: GrantMessage | RefusedMessage): void {
     const ask = this.pending.get(message.askId);
-    if (message.type === 'refused') return ask?.failed(createError('UNAVAILABLE', `the hub refused the call: ${message.message}`));
+    if (message.type === 'refused')
+      return ask?.failed(createError('UNAVAILABLE', `the hub refused the call: ${message.message}`));
     if (ask) return ask.granted(message);
     // The ask was given up (timeout, cancelled, moved to the local bucket): give the slot back.
     this.connection.send({ type: 'done', grantId: message.grantId, outcome: 'unused' });
@@ -285,11 +346,17 @@ export class HubAdmission implements AdmissionProvider {
     }
   }
 
-  private async watchCancellation(request: AdmissionRequest, settled: () => boolean, cancel: () => void): Promise<void> {
+  private async watchCancellation(
+    request: AdmissionRequest,
+    settled: () => boolean,
+    cancel: () => void,
+  ): Promise<void> {
     while (!settled()) {
       await this.clock.sleep(CANCEL_POLL_MS);
       if (settled()) return;
-      const stop = await Promise.resolve().then(request.cancelled).catch(() => false);
+      const stop = await Promise.resolve()
+        .then(request.cancelled)
+        .catch(() => false);
       if (stop && !settled()) return cancel();
     }
   }
@@ -330,6 +397,9 @@ function outcomeFields(outcome: UpstreamOutcome): { status?: number; latencyMs?:
 }
 
 function defaultInstanceId(): string {
-  const host = hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 80) || 'instance';
+  const host =
+    hostname()
+      .replace(/[^A-Za-z0-9_.-]/g, '-')
+      .slice(0, 80) || 'instance';
   return `${host}-${process.pid}-${randomHex(3)}`;
 }

@@ -14,8 +14,17 @@ import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
 import type { Clock, Logger, Timer } from '@opco-proxy/core';
 import {
-  HELLO_PROTOCOL, messageBytes, parseHubMessage, PROTOCOL_PARAM, PROTOCOL_VERSION, MAX_MESSAGE_BYTES,
-  type HubMessage, type InstanceMessage, type MetricsReport, type RateLimit, type UsageEntry,
+  HELLO_PROTOCOL,
+  messageBytes,
+  parseHubMessage,
+  PROTOCOL_PARAM,
+  PROTOCOL_VERSION,
+  MAX_MESSAGE_BYTES,
+  type HubMessage,
+  type InstanceMessage,
+  type MetricsReport,
+  type RateLimit,
+  type UsageEntry,
 } from '../protocol.js';
 
 export type ConnectionState = 'connecting' | 'connected' | 'disconnected' | 'closed';
@@ -111,7 +120,10 @@ export class HubConnection extends EventEmitter {
     this.setState('connecting');
     let ws: WebSocket;
     try {
-      ws = new WebSocket(socketUrl(this.url, this.options.apiKey), { handshakeTimeout: HANDSHAKE_TIMEOUT_MS, maxPayload: MAX_MESSAGE_BYTES });
+      ws = new WebSocket(socketUrl(this.url, this.options.apiKey), {
+        handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+        maxPayload: MAX_MESSAGE_BYTES,
+      });
     } catch {
       // The error message would show the URL, and with it the key.
       this.options.log.error('hub.url is not a valid WebSocket address');
@@ -144,7 +156,15 @@ export class HubConnection extends EventEmitter {
     this.lastError = undefined;
     this.lastHeard = this.options.clock.now();
     const { limits, usage, complete } = this.options.usage();
-    this.send({ type: 'hello', protocol: HELLO_PROTOCOL, instanceId: this.options.instanceId, expectedInstances: this.options.expectedInstances, limits, usage, complete });
+    this.send({
+      type: 'hello',
+      protocol: HELLO_PROTOCOL,
+      instanceId: this.options.instanceId,
+      expectedInstances: this.options.expectedInstances,
+      limits,
+      usage,
+      complete,
+    });
     this.setState('connected');
     this.armReport();
     this.armWatchdog();
@@ -158,10 +178,19 @@ export class HubConnection extends EventEmitter {
     if (message.type === 'welcome') {
       this.heartbeatMs = message.heartbeatMs;
       // A hub of protocol 1 names the fleet tenantId (protocol.ts).
-      this.options.log.info({ instanceId: message.instanceId, fleetId: message.fleetId ?? message.tenantId, protocol: message.protocol, hub: this.url }, 'connected to the hub');
+      this.options.log.info(
+        {
+          instanceId: message.instanceId,
+          fleetId: message.fleetId ?? message.tenantId,
+          protocol: message.protocol,
+          hub: this.url,
+        },
+        'connected to the hub',
+      );
       return;
     }
-    if (message.type === 'error') return void this.options.log.warn({ problem: message.message }, 'the hub reported an error');
+    if (message.type === 'error')
+      return void this.options.log.warn({ problem: message.message }, 'the hub reported an error');
     this.emit('message', message);
   }
 
@@ -173,7 +202,11 @@ export class HubConnection extends EventEmitter {
     this.index = (this.index + 1) % this.urls.length;
     let delay = FIRST_BACKOFF_MS;
     if (this.index === 0) {
-      delay = Math.min(this.options.maxBackoffMs ?? MAX_BACKOFF_MS, MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** this.attempt);
+      delay = Math.min(
+        this.options.maxBackoffMs ?? MAX_BACKOFF_MS,
+        MAX_BACKOFF_MS,
+        FIRST_BACKOFF_MS * 2 ** this.attempt,
+      );
       if (this.standbySeen && this.urls.length > 1) delay = Math.min(delay, STANDBY_RETRY_MS);
       this.standbySeen = false;
       this.attempt = Math.min(this.attempt + 1, 16);

@@ -49,7 +49,10 @@ export class LocalFallback {
 
   /** This instance's part of the unproven slice (see the file comment). */
   static sliceShare(rateLimit: RateLimit, unprovenLimit: number, expectedInstances: number): number {
-    return Math.min(LocalFallback.share(rateLimit, expectedInstances), Math.max(1, Math.floor(unprovenLimit / expectedInstances)));
+    return Math.min(
+      LocalFallback.share(rateLimit, expectedInstances),
+      Math.max(1, Math.floor(unprovenLimit / expectedInstances)),
+    );
   }
 
   /** The hub connection dropped now. */
@@ -104,7 +107,13 @@ export class LocalFallback {
       const wait = this.opensAt(request.opcoId, request.rateLimit.windowMs) - this.clock.now();
       if (wait <= 0) return;
       await this.clock.sleep(Math.min(wait, CANCEL_POLL_MS), signal); // rejects with Rerouted
-      if (request.cancelled && (await Promise.resolve().then(request.cancelled).catch(() => false))) throw this.cancelledError();
+      if (
+        request.cancelled &&
+        (await Promise.resolve()
+          .then(request.cancelled)
+          .catch(() => false))
+      )
+        throw this.cancelledError();
     }
   }
 

@@ -80,7 +80,8 @@ export class UsageLedger {
   /** Calls of this instance for the opcoId a window of `windowMs` still counts: in flight, or ended within it. */
   counted(opcoId: string, windowMs: number): number {
     const now = this.clock.now();
-    return this.entries.filter((e) => e.opcoId === opcoId && (e.endedAt === undefined || now - e.endedAt < windowMs)).length;
+    return this.entries.filter((e) => e.opcoId === opcoId && (e.endedAt === undefined || now - e.endedAt < windowMs))
+      .length;
   }
 
   size(): number {
