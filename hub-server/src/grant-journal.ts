@@ -9,6 +9,7 @@
  * plus the window), then the sweep deletes it.
  */
 import type { Clock, Collection, Store, Timer } from '@opco-proxy/core';
+import { leavesWindowAt } from '@opco-proxy/core/limits';
 import type { IssuedGrant, JournalGrant } from './grant-scheduler.js';
 
 interface GrantRecord {
@@ -55,7 +56,7 @@ export class GrantJournal {
       limit: grant.rateLimit.limit,
       windowMs: grant.rateLimit.windowMs,
       ...(grant.unproven ? { unproven: true } : {}),
-      expiresAt: new Date(deadline + grant.rateLimit.windowMs),
+      expiresAt: new Date(leavesWindowAt(deadline, grant.rateLimit.windowMs)),
     });
   }
 
@@ -65,7 +66,11 @@ export class GrantJournal {
    */
   async ended(id: string, at: number, windowMs: number, outcome: 'used' | 'unused'): Promise<void> {
     if (outcome === 'unused') await this.records.deleteOne({ _id: id });
-    else await this.records.updateMany({ _id: id }, { $set: { endedAt: at, expiresAt: new Date(at + windowMs) } });
+    else
+      await this.records.updateMany(
+        { _id: id },
+        { $set: { endedAt: at, expiresAt: new Date(leavesWindowAt(at, windowMs)) } },
+      );
   }
 
   /** Grants whose slots may still count; the sweep starts with it. */
