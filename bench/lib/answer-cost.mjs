@@ -8,8 +8,8 @@
 //   node bench/lib/answer-cost.mjs --answer FILE [--route 'GET /dossiers/etats'] [--calls 5000] [--rounds 5]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { applyTransforms, jsonDepth, MAX_ANSWER_DEPTH } from '../../core/dist/src/index.js';
-import { checkAnswer } from '../../core/dist/src/response-validation.js';
+import { applyTransforms, jsonDepth, MAX_ANSWER_DEPTH } from '../../core/dist/src/application.js';
+import { checkAnswer } from '../../core/dist/src/pipeline/response-validation.js';
 import { profile } from '../../adapters/sandbox/dist/src/profile.js';
 import { summary } from './rounds.mjs';
 
