@@ -44,6 +44,8 @@ const skip =
 
 /** One submission every `LOAD_INTERVAL_MS`, whatever the answers take: a steady offered load. */
 const LOAD_INTERVAL_MS = 150;
+/** Submissions in flight at most, each on its own connection. */
+const MAX_IN_FLIGHT = 32;
 /** Accepted jobs between two events of the scenario (a kill, a restart, the end). */
 const BETWEEN = 20;
 
@@ -118,7 +120,14 @@ function steadyLoad(url: string) {
       await sleep(200);
     }
   };
-  const timer = setInterval(() => submissions.push(submit(submissions.length)), LOAD_INTERVAL_MS);
+  // A publisher's pool, bounded: past `server.maxConnectionsPerAddress` (64) connections the edge
+  // answers 429 at accept (P21), which a slowed failover on a loaded machine reached.
+  let inFlight = 0;
+  const timer = setInterval(() => {
+    if (inFlight >= MAX_IN_FLIGHT) return;
+    inFlight += 1;
+    submissions.push(submit(submissions.length).finally(() => (inFlight -= 1)));
+  }, LOAD_INTERVAL_MS);
   return {
     answers,
     accepted,
