@@ -38,11 +38,18 @@ const SWEEPS: Array<{ task: string; intervalMs: (config: WithSections) => number
     // Jobs stored but never queued, or ended without their event. On FerretDB a search of a few
     // statuses (`status: {$in: [...]}`) goes value by value (drivers/mongodb/src/filter-pushdown.ts).
     { task: 'jobs recovery', intervalMs: (c) => c.jobs.sweepIntervalMs, commands: { 'find jobs': 3 } },
-    // Ended jobs past retention, idempotency keys, files and sealed inputs left behind.
+    // Ended jobs past retention, idempotency keys, files and sealed inputs left behind, and the
+    // failed jobs whose retry window ended with their inputs kept (one search, P23).
     {
       task: 'jobs expiry',
       intervalMs: (c) => c.jobs.sweepIntervalMs,
-      commands: { 'delete jobs': 1, 'delete idempotency_keys': 1, 'delete job_files': 1, 'delete job_secrets': 1 },
+      commands: {
+        'delete jobs': 1,
+        'delete idempotency_keys': 1,
+        'delete job_files': 1,
+        'find jobs': 1,
+        'delete job_secrets': 1,
+      },
     },
     // Overdue deliveries: one search per unfinished status (pending, retrying) on FerretDB.
     {

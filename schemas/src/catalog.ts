@@ -55,6 +55,9 @@ export const schemaIds = {
   adminUpstreamList: 'admin-upstream-list',
   admissionState: 'admission-state',
   adminQueueList: 'admin-queue-list',
+  adminHistory: 'admin-history',
+  adminJob: 'admin-job',
+  adminJobRetried: 'admin-job-retried',
   queueDepth: 'queue-depth',
   // Audit records (D32)
   auditRecord: 'audit-record',
@@ -71,6 +74,7 @@ export const schemaIds = {
   adminSyncQuery: 'admin-sync-query',
   auditQuery: 'audit-query',
   adminAuditQuery: 'admin-audit-query',
+  adminHistoryQuery: 'admin-history-query',
   // Bodies (SPEC 4.8 to 4.15)
   dossierBody: 'dossier-body',
   factureBody: 'facture-body',
@@ -83,6 +87,7 @@ export const schemaIds = {
   webhookUpdateBody: 'webhook-update-body',
   callbackUrl: 'callback-url',
   eventList: 'event-list',
+  adminJobRetryBody: 'admin-job-retry-body',
   // The kernel's part of the operator's config file (D2, D3); plugins and drivers add their
   // sections at start-up (core/src/config/config-sections.ts). json/config.schema.json is that assembly
   // for the bundled ones, written at build time for editors: not registered here.

@@ -34,5 +34,12 @@ export type ReplyOf<Op extends OperationId> = {
 
 export interface AuditNote {
   tenant?: string;
+  /** The opcoId of what the action was on, when neither the path nor the body names it. */
+  opcoId?: string;
   targets?: { jobId?: string; webhookId?: string; deliveryId?: string; syncId?: string };
+  /**
+   * An action on many things at once (a bulk retry): one record for each, with its tenant and
+   * targets, instead of the request's one record. Empty: the request's one record.
+   */
+  each?: ReadonlyArray<{ tenant: string; opcoId?: string; targets: { jobId?: string } }>;
 }

@@ -377,6 +377,50 @@ export const operationExamples: { [Op in OperationId]: OperationExample<Op> } = 
       },
     },
   },
+  getAdminJob: {
+    responses: {
+      200: {
+        tenant: TENANT,
+        job: {
+          jobId: JOB_ID,
+          opcoId: 'sandbox',
+          type: 'post-facture',
+          status: 'failed',
+          retries: 2,
+          createdAt: '2026-11-20T09:14:01.020Z',
+          startedAt: '2026-11-20T09:14:01.180Z',
+          completedAt: '2026-11-20T09:14:09.400Z',
+          error: { code: 'UPSTREAM_ERROR', message: 'upstream answered 503', upstream: { message: 'maintenance' } },
+        },
+        steps: [{ step: 1, name: 'post-facture', status: 'failed', attempts: 3, uncertain: false }],
+        retry: { possible: true, until: '2026-11-21T09:14:09.400Z', reason: null },
+        operatorRetries: 0,
+      },
+    },
+  },
+  retryAdminJob: {
+    responses: { 202: { jobId: JOB_ID, status: 'pending', statusUrl: `/sandbox/jobs/${JOB_ID}` } },
+  },
+  retryAdminJobs: {
+    request: { opcoId: 'sandbox', code: 'UPSTREAM_ERROR', failedSince: '2026-11-20T09:00:00.000Z', dryRun: true },
+    responses: { 200: { dryRun: true, matched: 12, retried: 11, notRetryable: 1, jobIds: [JOB_ID], more: false } },
+  },
+  getAdminHistory: {
+    responses: {
+      200: {
+        since: '2026-11-20T09:00:00.000Z',
+        until: '2026-11-20T09:03:00.000Z',
+        stepSeconds: 60,
+        times: ['2026-11-20T09:00:00.000Z', '2026-11-20T09:01:00.000Z', '2026-11-20T09:02:00.000Z'],
+        series: [
+          { name: 'requests', labels: { class: '2xx' }, values: [412, 398, null] },
+          { name: 'upstream', labels: { opcoId: 'sandbox', outcome: '5xx' }, values: [0, 14, null] },
+          { name: 'jobs', labels: { opcoId: 'sandbox', outcome: 'failed' }, values: [0, 3, null] },
+        ],
+        limits: [{ opcoId: 'sandbox', perStep: 60 }],
+      },
+    },
+  },
   listAdminDeliveries: {
     responses: {
       200: {

@@ -544,6 +544,54 @@ export const operations = {
     query: ids.adminJobQuery,
     errors: OPERATOR_LIST,
   },
+  getAdminJob: {
+    ...operatorRead(
+      '/admin/jobs/{jobId}',
+      'One job of any tenant, opened',
+      ids.adminJob,
+      'Its steps and attempts, its error with the upstream answer, whether it can be retried, its audit records; never its body, key or files.',
+    ),
+    errors: [...OPERATOR, 404],
+  },
+  retryAdminJob: {
+    method: 'POST',
+    path: '/admin/jobs/{jobId}/retry',
+    summary: 'Send a failed job back to pending, for its tenant',
+    tag: 'operator',
+    source: 'P9, P23, D18',
+    apiKey: false,
+    operator: true,
+    description:
+      'The job keeps its id and history; its completed steps are skipped, and a step whose answer was lost is looked up upstream first (D18). 409 when it is not failed or its sealed inputs were purged (jobs.retryWindowHours).',
+    responses: { 202: json('The job is pending again.', ids.asyncAccepted) },
+    errors: [...OPERATOR, 404, 409],
+    audit: CHANGE,
+  },
+  retryAdminJobs: {
+    method: 'POST',
+    path: '/admin/jobs/retry',
+    summary: 'Send every failed job matching a filter back to pending',
+    tag: 'operator',
+    source: 'P9, P23, D18',
+    apiKey: false,
+    operator: true,
+    description:
+      'By opcoId, error code and failure time, at most `limit` (1000) per request; `dryRun` counts without changing anything. One audit record per job retried.',
+    body: ids.adminJobRetryBody,
+    responses: { 200: json('What was retried.', ids.adminJobRetried) },
+    errors: [...BODY, ...OPERATOR],
+    audit: CHANGE,
+  },
+  getAdminHistory: {
+    ...operatorRead(
+      '/admin/history',
+      'Counts minute by minute, across instances',
+      ids.adminHistory,
+      'Requests by status class, upstream calls by outcome and budget per opcoId, jobs and deliveries by outcome, queue depths; kept history.retentionDays.',
+    ),
+    query: ids.adminHistoryQuery,
+    errors: OPERATOR_LIST,
+  },
   listAdminDeliveries: {
     ...operatorRead(
       '/admin/deliveries',

@@ -30,6 +30,8 @@ export interface AuditFilter {
   opcoId?: string;
   since?: string;
   until?: string;
+  /** Only the records whose targets name this job. */
+  jobId?: string;
 }
 
 export const AUDIT_COLLECTION = 'audit';
@@ -53,8 +55,14 @@ export class AuditLog {
   /** One store write; a failure is the caller's to turn into 503 (D32). */
   async write(entry: AuditEntry): Promise<void> {
     const at = this.clock.date();
-    // Time first, so ids sort as records do in the store and in exports.
-    await this.records.insertOne({ _id: `${at.getTime().toString(36).padStart(9, '0')}${randomHex(6)}`, at, ...entry });
+    await this.records.insertOne({ _id: recordId(at), at, ...entry });
+  }
+
+  /** The records of one action on many things (a bulk retry), in one round trip where the store allows. */
+  async writeMany(entries: readonly AuditEntry[]): Promise<void> {
+    const at = this.clock.date();
+    if (entries.length > 0)
+      await this.records.insertMany(entries.map((entry) => ({ _id: recordId(at), at, ...entry })));
   }
 
   async page(filter: AuditFilter, request: PageRequest): Promise<AuditPage> {
@@ -78,12 +86,18 @@ export class AuditLog {
   }
 }
 
+/** Time first, so ids sort as records do in the store and in exports. */
+function recordId(at: Date): string {
+  return `${at.getTime().toString(36).padStart(9, '0')}${randomHex(6)}`;
+}
+
 function storeFilter(filter: AuditFilter): Filter {
   const where: Filter = {};
   if (filter.tenant !== undefined) where.tenant = filter.tenant;
   if (filter.actor !== undefined) where.actor = filter.actor;
   if (filter.action !== undefined) where.action = filter.action;
   if (filter.opcoId !== undefined) where.opcoId = filter.opcoId;
+  if (filter.jobId !== undefined) where['targets.jobId'] = filter.jobId;
   const at: Record<string, Date> = {};
   if (filter.since !== undefined) at.$gte = new Date(filter.since);
   if (filter.until !== undefined) at.$lt = new Date(filter.until);

@@ -57,8 +57,10 @@ export class AuditTrail {
     const async = (operations[id] as { async?: boolean }).async === true;
     return async (request, answer) => {
       const entry = this.entry(id, audit.id, async, request, answer);
+      const each = answer.note?.each ?? [];
       try {
-        await this.options.log.write(entry);
+        if (each.length === 0) await this.options.log.write(entry);
+        else await this.options.log.writeMany(each.map((item) => this.itemEntry(entry, item)));
       } catch (err) {
         this.options.failed(id);
         this.options.logger.error(
@@ -71,6 +73,20 @@ export class AuditTrail {
         });
       }
       this.options.counted(id, answer.status);
+    };
+  }
+
+  /** One record of a bulk action: the request's, about one of its things. */
+  private itemEntry(entry: AuditEntry, item: NonNullable<AuditNote['each']>[number]): AuditEntry {
+    const targets: AuditTargets = {};
+    keepId(targets, 'jobId', item.targets.jobId);
+    const opcoId = item.opcoId !== undefined && this.options.knownOpco(item.opcoId) ? item.opcoId : undefined;
+    const { opcoId: _requestOpco, ...rest } = entry;
+    return {
+      ...rest,
+      tenant: /^[0-9a-f]{64}$/.test(item.tenant) ? item.tenant : null,
+      ...(opcoId !== undefined && { opcoId }),
+      targets,
     };
   }
 
@@ -88,7 +104,7 @@ export class AuditTrail {
       for (const field of TARGET_FIELDS) keepId(targets, field, source[field]);
       if (idField) keepId(targets, idField, source.id);
     }
-    const opcoId = [params.opcoId, body.opcoId, request.bodyOpcoId].find(
+    const opcoId = [params.opcoId, body.opcoId, request.bodyOpcoId, answer.note?.opcoId].find(
       (value): value is string => typeof value === 'string' && this.options.knownOpco(value),
     );
     const outcome: AuditEntry['outcome'] = { status: answer.status };

@@ -9,6 +9,7 @@ import { JobRecords } from './job-records.js';
 import { JobSecrets } from './job-secrets.js';
 import { mountJobRoutes } from './job-routes.js';
 import { mountOperatorRoutes } from './operator-routes.js';
+import { purgePassedRetryInputs } from './job-retry.js';
 import { JOBS_QUEUE } from './submission.js';
 import { JobWorker } from './worker.js';
 import { emitJobEnd } from './job-events.js';
@@ -16,7 +17,8 @@ import type { JobsConfig } from './generated/config.js';
 
 export type { JobsConfig };
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 /** A due job still untaken after this long has lost its queue message. */
 const REQUEUE_GRACE_MS = 60_000;
 
@@ -41,15 +43,29 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
     since: () => records.oldestUnfinished(),
   });
   if (api.role !== 'worker') {
-    mountJobRoutes(api, { records, secrets, idempotency, queue, opcos: api.opcos, clock, heldWork: api.heldWork });
-    mountOperatorRoutes(api, { records, opcos: api.opcos });
+    const jobsSubmitted = api.metrics.counter({
+      name: 'opco_proxy_jobs_submitted_total',
+      help: 'Jobs accepted (202; duplicates not counted), by opco',
+      labelNames: ['opco'] as const,
+    });
+    mountJobRoutes(api, {
+      records,
+      secrets,
+      idempotency,
+      queue,
+      opcos: api.opcos,
+      clock,
+      heldWork: api.heldWork,
+      submitted: (opcoId) => jobsSubmitted.inc({ opco: opcoId }),
+    });
+    mountOperatorRoutes(api, { records, secrets, queue, clock, log, opcos: api.opcos });
   }
   if (api.role === 'api') return;
 
   const jobsEnded = api.metrics.counter({
     name: 'opco_proxy_jobs_ended_total',
-    help: 'Jobs that ended, by type and final status',
-    labelNames: ['type', 'status'] as const,
+    help: 'Jobs that ended, by opco, type and final status',
+    labelNames: ['opco', 'type', 'status'] as const,
   });
   const worker = new JobWorker({
     records,
@@ -66,6 +82,7 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
     prefetch: config.prefetch,
     tenantShare: config.tenantShare,
     retentionMs: config.retentionDays * DAY_MS,
+    retryWindowMs: config.retryWindowHours * HOUR_MS,
   });
   api.recover({
     name: 'jobs',
@@ -83,6 +100,8 @@ export async function registerJobs(api: PluginApi<JobsConfig>): Promise<void> {
     await records.sweepExpired();
     await idempotency.sweep();
     await secrets.sweepFiles(DAY_MS);
+    // A failed job's inputs kept for an operator's retry go when its window ends (P23).
+    await purgePassedRetryInputs({ records, secrets });
     await secrets.sweepSecrets(config.retentionDays * DAY_MS);
   });
   api.addHook('ready', () => worker.start());

@@ -6,7 +6,7 @@
  * A worker works on a job only under its lease (the durable-work kit's LeasedRecords), so a dead
  * worker's job is taken over once the lease lapses and never run by two workers at once.
  */
-import { type Clock, type HeldRecords, type Collection, type Store } from '@opco-proxy/core';
+import { type Clock, type HeldRecords, type Collection, type Filter, type Store } from '@opco-proxy/core';
 import { LeasedRecords, type Claimed, type Leased } from '@opco-proxy/core/durable';
 import { newestFirst, type Page, type PageRequest } from '@opco-proxy/core/durable';
 import type { Job, JobStatus } from '@opco-proxy/schemas';
@@ -62,6 +62,18 @@ export interface JobRecord extends Leased {
   fileBytes?: number;
   /** The client address of a tenant the upstream had not accepted yet at submission (core's HeldWork, P13). */
   heldFrom?: string;
+  /** A failed job whose sealed inputs are kept so an operator can retry it, until then (P23). */
+  retryableUntil?: Date;
+  /** How many times operators sent it back to pending (issue 42). */
+  operatorRetries?: number;
+}
+
+/** Which failed jobs an operator retries at once (POST /admin/jobs/retry). */
+export interface FailedJobFilter {
+  opcoId?: string;
+  code?: string;
+  failedSince?: string;
+  failedUntil?: string;
 }
 
 const UNFINISHED_STATUSES: readonly JobStatus[] = ['pending', 'processing'];
@@ -227,6 +239,52 @@ export class JobRecords {
   /** A plain update: setting the flag twice is harmless, so it needs no atomic read-and-write. */
   async markNotified(jobId: string): Promise<void> {
     await this.jobs.updateMany({ _id: jobId, notified: false }, { $set: { notified: true } });
+  }
+
+  /** Failed jobs matching an operator's filter, oldest failure first (P23). */
+  failed(filter: FailedJobFilter, limit: number): Promise<JobRecord[]> {
+    const where: Filter = { status: 'failed' };
+    if (filter.opcoId !== undefined) where.opcoId = filter.opcoId;
+    if (filter.code !== undefined) where['error.code'] = filter.code;
+    const endedAt: Record<string, Date> = {};
+    if (filter.failedSince !== undefined) endedAt.$gte = new Date(filter.failedSince);
+    if (filter.failedUntil !== undefined) endedAt.$lt = new Date(filter.failedUntil);
+    if (Object.keys(endedAt).length > 0) where.completedAt = endedAt;
+    return this.jobs.find(where, { sort: { completedAt: 1 }, limit });
+  }
+
+  /**
+   * Sends a failed job back to pending for its first step not completed, with that step's
+   * attempts starting over (D18: completed steps are skipped, an uncertain one stays marked so
+   * the worker looks it up first). Null when the job was no longer that failure (another
+   * operator retried it meanwhile). Its end owes its event again, so none is owed now.
+   */
+  retry(job: JobRecord): Promise<JobRecord | null> {
+    const steps = job.steps.map((step) =>
+      step.status === 'completed' ? step : { ...step, status: 'pending' as const, attempts: 0 },
+    );
+    return this.jobs.findOneAndUpdate(
+      { _id: job._id, status: 'failed', completedAt: job.completedAt },
+      {
+        $set: { status: 'pending', steps, completedAt: null, nextAttemptAt: this.clock.date(), notified: true },
+        $unset: { error: '', expiresAt: '', retryableUntil: '', resultJson: '' },
+        $inc: { operatorRetries: 1 },
+      },
+    );
+  }
+
+  /** Failed jobs whose retry window has passed with their inputs still kept. */
+  retryWindowPassed(limit = 500): Promise<JobRecord[]> {
+    return this.jobs.find({ status: 'failed', retryableUntil: { $lte: this.clock.date() } }, { limit });
+  }
+
+  /** Forgets the inputs of a failed job whose retry window passed; false when it was retried meanwhile. */
+  async dropInputs(job: JobRecord): Promise<boolean> {
+    const matched = await this.jobs.updateMany(
+      { _id: job._id, status: 'failed', retryableUntil: job.retryableUntil },
+      { $unset: { inputs: '', retryableUntil: '' } },
+    );
+    return matched > 0;
   }
 
   sweepExpired(): Promise<number> {

@@ -6,17 +6,22 @@ import { submitJob, type SubmissionDeps } from './submission.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function mountJobRoutes(api: PluginApi<unknown>, deps: SubmissionDeps & { records: JobRecords }): void {
+export function mountJobRoutes(
+  api: PluginApi<unknown>,
+  deps: SubmissionDeps & { records: JobRecords; submitted(opcoId: string): void },
+): void {
   for (const operation of JOB_OPERATIONS) {
     const kind = kindOfOperation(operation);
-    api.route(operation, async ({ params, tenant, body, header, requestId, traceparent }) =>
+    api.route(operation, async ({ params, tenant, body, header, requestId, traceparent }) => {
       // An Idempotency-Key sent empty is refused, not ignored (IdempotencyKeys.check).
-      submitJob(deps, kind, params.opcoId, tenant, body as unknown as Record<string, unknown>, {
+      const accepted = await submitJob(deps, kind, params.opcoId, tenant, body as unknown as Record<string, unknown>, {
         idempotencyKey: header('idempotency-key'),
         requestId,
         traceparent,
-      }),
-    );
+      });
+      if (accepted.status === 202) deps.submitted(params.opcoId);
+      return accepted;
+    });
   }
   api.route('getJob', async ({ params, tenant }) => {
     deps.opcos.get(params.opcoId);

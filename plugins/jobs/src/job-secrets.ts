@@ -202,6 +202,16 @@ export class JobSecrets {
     for (const page of opened?.stored ?? []) releaseBuffer(page);
   }
 
+  /**
+   * Whether a run of the job would find all it needs (an operator's retry, P23): its inputs, and
+   * each of its files, which D17's sweep deletes 24 hours after their upload whatever the job's state.
+   */
+  async kept(job: { _id: string; inputs?: StoredInputs | null }): Promise<boolean> {
+    if (!job.inputs) return false;
+    if ('apart' in job.inputs && (await this.apart.count({ _id: job._id })) === 0) return false;
+    return job.inputs.files.length === 0 || (await this.files.count({ jobId: job._id })) >= job.inputs.files.length;
+  }
+
   /** D17: files older than `maxAgeMs` go whatever their job's state. */
   async sweepFiles(maxAgeMs: number): Promise<number> {
     return this.files.deleteMany({ createdAt: { $lte: new Date(this.clock.now() - maxAgeMs) } });

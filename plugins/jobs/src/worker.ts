@@ -46,10 +46,12 @@ export interface WorkerDeps {
   retries: RetryPolicy;
   leaseMs: number;
   retentionMs: number;
+  /** `jobs.retryWindowHours`: a failed job's inputs are kept that long for an operator's retry (P23). */
+  retryWindowMs: number;
   prefetch: number;
   /** Share of `prefetch` one tenant's jobs may hold at once (`jobs.tenantShare`). */
   tenantShare?: number;
-  jobsEnded: { inc(labels: { type: string; status: string }): void };
+  jobsEnded: { inc(labels: { opco: string; type: string; status: string }): void };
 }
 
 /** Waits between two tries of recording what the upstream answered while the store is down. */
@@ -289,9 +291,13 @@ export class JobWorker {
     await this.requeue(job._id, move.delayMs, job.tenant);
   }
 
-  /** The write that ends the job: its outcome, the lease and the sealed inputs gone, its event owed. */
+  /**
+   * The write that ends the job: its outcome, the lease gone, its event owed; the sealed inputs
+   * gone too, but a failed job's while an operator may still retry it (P23).
+   */
   private async endWrite(job: JobRecord, token: string, steps: JobStep[], error?: JobErrorRecord): Promise<JobRecord> {
     const now = this.deps.clock.date();
+    const kept = error !== undefined && this.deps.retryWindowMs > 0;
     const end = error
       ? { status: 'failed' as const, error, completedAt: now }
       : { status: 'completed' as const, resultJson: jobResultJson(steps), completedAt: now };
@@ -303,8 +309,9 @@ export class JobWorker {
         steps,
         notified: false,
         expiresAt: new Date(now.getTime() + this.deps.retentionMs),
+        ...(kept && { retryableUntil: new Date(now.getTime() + this.deps.retryWindowMs) }),
       },
-      { unset: ['inputs'] },
+      { unset: kept ? [] : ['inputs'] },
     );
     if (!ended) throw new LeaseLost(job._id);
     return ended;
@@ -312,12 +319,12 @@ export class JobWorker {
 
   /** After the ending write: files purged, the end told. `before` still names the job's files. */
   private async ended(before: JobRecord, ended: JobRecord, inputs?: OpenedInputs): Promise<void> {
-    await this.deps.secrets.purge(before, inputs);
+    if (ended.retryableUntil === undefined) await this.deps.secrets.purge(before, inputs);
     this.deps.log.info(
       { jobId: ended._id, requestId: ended.requestId, status: ended.status, worker: this.owner },
       'job ended',
     );
-    this.deps.jobsEnded.inc({ type: ended.type, status: ended.status });
+    this.deps.jobsEnded.inc({ opco: ended.opcoId, type: ended.type, status: ended.status });
     await emitJobEnd(this.deps, ended);
   }
 }

@@ -3,7 +3,7 @@
 // the upstream may already have taken is never sent again blindly.
 import t from 'tap';
 import { JobRecords, toResource } from '../src/job-records.js';
-import { KEY, startJobsKernel, type JobsKernel } from './fixtures/jobs-kernel.js';
+import { KEY, OPCO, startJobsKernel, type JobsKernel } from './fixtures/jobs-kernel.js';
 
 const DAY_MS = 24 * 3600_000;
 /** SPEC 8: 3 attempts, backoff 1 s, 2 s, 4 s. */
@@ -56,7 +56,7 @@ t.test('a single-step job runs its step once to completed, stores the answer and
   const completed = jobs.events.filter((e) => e.type === 'job.completed');
   t.equal(completed.length, 1);
   t.match(completed[0].data, { jobId, type: 'post-facture', status: 'completed', result: { numeroInterne: 'F-9' } });
-  t.same(ended, [{ type: 'post-facture', status: 'completed' }]);
+  t.same(ended, [{ opco: OPCO, type: 'post-facture', status: 'completed' }]);
 
   await worker.handle(jobId, true);
   t.equal(jobs.upstream.callsTo('POST /factures').length, 1, 'a message delivered again sends nothing');
@@ -154,7 +154,7 @@ t.test('an upstream 5xx is retried after 1 s, then 2 s; the third failure fails 
   const failed = jobs.events.filter((e) => e.type === 'job.failed');
   t.equal(failed.length, 1);
   t.match(failed[0].data, { jobId, status: 'failed', retries: 2, error: { code: 'UPSTREAM_ERROR' } });
-  t.same(ended, [{ type: 'post-facture', status: 'failed' }]);
+  t.same(ended, [{ opco: OPCO, type: 'post-facture', status: 'failed' }]);
 
   await jobs.clock.advance(BACKOFF_MS[2]);
   await worker.handle(jobId, true);

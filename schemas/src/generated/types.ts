@@ -94,8 +94,13 @@ export interface SchemaTypes {
   "admin-audit-query": AdminAuditQuery;
   "admin-delivery-page": AdminDeliveryPage;
   "admin-delivery-query": AdminDeliveryQuery;
+  "admin-history-query": AdminHistoryQuery;
+  "admin-history": AdminHistory;
   "admin-job-page": AdminJobPage;
   "admin-job-query": AdminJobQuery;
+  "admin-job-retried": AdminJobRetried;
+  "admin-job-retry-body": AdminJobRetryBody;
+  "admin-job": AdminJob;
   "admin-poller-list": AdminPollerList;
   "admin-queue-list": AdminQueueList;
   "admin-sync-page": AdminSyncPage;
@@ -149,7 +154,7 @@ export interface SchemaTypes {
   "hub-usage-entry": HubUsageEntry;
   "hub-welcome": HubWelcome;
   "job-status": JobStatus;
-  job: Job1;
+  job: Job2;
   "kernel-config": KernelConfig;
   "liste-query": DossierListeQuery;
   liste: DossierListe;
@@ -209,6 +214,10 @@ export interface AdminAuditQuery {
    * Only the records of tenants, or of operators.
    */
   actor?: "tenant" | "operator";
+  /**
+   * Only the records about this job (a job's page in the console).
+   */
+  jobId?: string;
 }
 /**
  * P9: webhook deliveries across tenants, newest first, without their notification bodies.
@@ -263,6 +272,68 @@ export interface AdminDeliveryQuery {
    * The `next` of the previous page.
    */
   cursor?: string;
+}
+/**
+ * Issue 42: which minutes and series GET /admin/history answers. Without since, the last hour; without until, now.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminHistoryQuery".
+ */
+export interface AdminHistoryQuery {
+  /**
+   * First minute asked for (ISO 8601, rounded down to its minute); at most the history's retention ago.
+   */
+  since?: string;
+  /**
+   * End of the range, excluded (ISO 8601); after since.
+   */
+  until?: string;
+  /**
+   * Comma-separated series names (default all): requests, upstream, budget, jobs, deliveries, queues.
+   */
+  series?: string;
+  /**
+   * Seconds per point, a multiple of 60 (default: the smallest that gives at most 720 points).
+   */
+  step?: string;
+}
+/**
+ * Issue 42: what every instance counted, minute by minute, summed across instances into points of stepSeconds. Counts are sums over a point's minutes; queue depths the largest seen in them.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminHistory".
+ */
+export interface AdminHistory {
+  since: string;
+  until: string;
+  stepSeconds: number;
+  /**
+   * Start of each point, oldest first; every series' values line up with it.
+   */
+  times: string[];
+  series: {
+    /**
+     * requests: answers by status class (2xx, 3xx, 4xx, 5xx) and the 429s among them (class 429); upstream: calls by opcoId and outcome (2xx, 4xx, 5xx, 429, timeout, network); budget: calls admitted by opcoId; jobs: submitted, completed, failed by opcoId; deliveries: delivered, retrying, failed; queues: ready messages by queue.
+     */
+    name: "requests" | "upstream" | "budget" | "jobs" | "deliveries" | "queues";
+    /**
+     * What the series counts: class, opcoId, outcome or queue.
+     */
+    labels: {
+      [k: string]: string;
+    };
+    /**
+     * One per time; null where no instance reported in that point.
+     */
+    values: (number | null)[];
+  }[];
+  /**
+   * Per opcoId, the upstream calls its rate limit allows in one point (drawn over the budget series).
+   */
+  limits: {
+    opcoId: string;
+    perStep: number;
+  }[];
 }
 /**
  * P9: jobs across tenants, newest first, with how many there are of each status per opcoId.
@@ -376,6 +447,171 @@ export interface AdminJobQuery {
    * The `next` of the previous page.
    */
   cursor?: string;
+}
+/**
+ * Issue 42: what POST /admin/jobs/retry did (or, with dryRun, would do).
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminJobRetried".
+ */
+export interface AdminJobRetried {
+  dryRun: boolean;
+  /**
+   * Failed jobs matching the filter (up to limit).
+   */
+  matched: number;
+  /**
+   * Sent back to pending (with dryRun: that could be).
+   */
+  retried: number;
+  /**
+   * Matching jobs whose sealed inputs or files were already purged: they stay failed; their tenants submit them anew.
+   */
+  notRetryable: number;
+  /**
+   * The jobs retried (with dryRun: that would be).
+   */
+  jobIds: string[];
+  /**
+   * More jobs matched than limit: call again.
+   */
+  more: boolean;
+}
+/**
+ * Issue 42: which failed jobs POST /admin/jobs/retry sends back to pending. With dryRun, nothing is changed and the answer says how many would be.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminJobRetryBody".
+ */
+export interface AdminJobRetryBody {
+  opcoId?: string;
+  /**
+   * The jobs' error code (SPEC 7), for example UPSTREAM_ERROR.
+   */
+  code?: string;
+  /**
+   * Jobs that failed at or after this time.
+   */
+  failedSince?: string;
+  /**
+   * Jobs that failed before this time.
+   */
+  failedUntil?: string;
+  /**
+   * Count only (the console's confirmation).
+   */
+  dryRun?: boolean;
+  /**
+   * At most this many jobs in one request (default and maximum 1000); call again for the rest.
+   */
+  limit?: number;
+}
+/**
+ * Issue 42: one job of any tenant, opened: as its tenant sees it without the upstream's result, its steps with their attempts, whether it can be retried; its audit records are GET /admin/audit?jobId=. Never its body, key or files.
+ *
+ * This interface was referenced by `SchemaTypes`'s JSON-Schema
+ * via the `definition` "AdminJob".
+ */
+export interface AdminJob {
+  tenant: TenantHash1;
+  job: Job1;
+  /**
+   * Every step, single-step jobs included.
+   */
+  steps: {
+    step: number;
+    name: string;
+    status: JobStatus;
+    /**
+     * Upstream attempts made for the step.
+     */
+    attempts: number;
+    /**
+     * Its last call may have reached the upstream unanswered: a retry looks the dossier up first (D18).
+     */
+    uncertain: boolean;
+  }[];
+  retry: {
+    possible: boolean;
+    /**
+     * When its sealed inputs are purged (jobs.retryWindowHours).
+     */
+    until: string | null;
+    /**
+     * Why it cannot be retried.
+     */
+    reason: string | null;
+  };
+  /**
+   * How many times operators sent it back to pending.
+   */
+  operatorRetries?: number;
+}
+/**
+ * As its tenant sees it (SPEC 2.5), without the upstream's result; a failed job's error carries the upstream's answer.
+ */
+export interface Job1 {
+  jobId: string;
+  opcoId: string;
+  type:
+    | "post-dossier"
+    | "post-facture"
+    | "post-convention"
+    | "post-certificat"
+    | "post-document"
+    | "sync-discovery"
+    | "sync-batch";
+  status: JobStatus;
+  /**
+   * Present when completed; upstream-defined (for example status, numeroInterne, comment).
+   */
+  result?: {
+    [k: string]: unknown;
+  };
+  /**
+   * Present when failed.
+   */
+  error?: {
+    message: string;
+    /**
+     * An error code of SPEC 7, for example UPSTREAM_ERROR.
+     */
+    code: string;
+    /**
+     * Raw upstream body, when the upstream answered.
+     */
+    upstream?: unknown;
+    /**
+     * Failed step of a composite job.
+     */
+    step?: number;
+  };
+  retries: number;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  /**
+   * Composite jobs only.
+   */
+  currentStep?: number;
+  /**
+   * Composite jobs only.
+   */
+  totalSteps?: number;
+  /**
+   * Composite jobs only (D16).
+   */
+  steps?: {
+    step: number;
+    name: string;
+    status: JobStatus;
+    /**
+     * Present when completed.
+     */
+    result?: {
+      [k: string]: unknown;
+    };
+  }[];
 }
 /**
  * P9: every poller (D21) across tenants, by opcoId.
@@ -1687,7 +1923,7 @@ export interface HubWelcome {
  * This interface was referenced by `SchemaTypes`'s JSON-Schema
  * via the `definition` "Job".
  */
-export interface Job1 {
+export interface Job2 {
   jobId: string;
   opcoId: string;
   type:
@@ -2042,6 +2278,19 @@ export interface KernelConfig {
      * Purge of records past their retention (default 3600000).
      */
     sweepIntervalMs?: number;
+  };
+  /**
+   * Issue 42: every instance's counts minute by minute in the store (collection history), read by GET /admin/history.
+   */
+  history?: {
+    /**
+     * Record this instance's counts (default true: at most one store write per instance per minute, none in a minute that counted nothing).
+     */
+    enabled?: boolean;
+    /**
+     * How long minutes are kept, purged every hour (default 7).
+     */
+    retentionDays?: number;
   };
   /**
    * On SIGTERM, how long requests and jobs in flight may take to finish before the process stops (P3).

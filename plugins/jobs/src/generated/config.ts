@@ -43,6 +43,10 @@ export interface JobsConfig {
    */
   retentionDays: number;
   /**
+   * How long a failed job's sealed inputs (key, body, files) are kept so that an operator can retry it (P23); 0 purges them at failure, as SPEC 3.1 says. Uploaded files still go 24 hours after their upload (D17), so a job with files can be retried until then at most
+   */
+  retryWindowHours: number;
+  /**
    * How often jobs whose queue message was lost are re-queued and expired records deleted.
    */
   sweepIntervalMs: number;
@@ -121,6 +125,13 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
       "exclusiveMinimum": 0,
       "default": 30,
       "description": "How long ended jobs are kept"
+    },
+    "retryWindowHours": {
+      "type": "number",
+      "minimum": 0,
+      "maximum": 720,
+      "default": 24,
+      "description": "How long a failed job's sealed inputs (key, body, files) are kept so that an operator can retry it (P23); 0 purges them at failure, as SPEC 3.1 says. Uploaded files still go 24 hours after their upload (D17), so a job with files can be retried until then at most"
     },
     "sweepIntervalMs": {
       "type": "integer",
