@@ -58,9 +58,14 @@ const ADDED_ROUTES = [
   'GET /docs/assets/{asset}',
 ];
 function OPERATOR_ROUTES(): string[] {
-  return ['jobs', 'deliveries', 'webhooks', 'syncs', 'pollers', 'upstreams', 'queues', 'audit']
+  return ['jobs', 'deliveries', 'webhooks', 'syncs', 'pollers', 'upstreams', 'queues', 'audit', 'history']
     .map((list) => `GET /admin/${list}`)
-    .concat('POST /admin/deliveries/{deliveryId}/resend');
+    .concat(
+      'POST /admin/deliveries/{deliveryId}/resend',
+      'GET /admin/jobs/{jobId}',
+      'POST /admin/jobs/{jobId}/retry',
+      'POST /admin/jobs/retry',
+    );
 }
 const OPEN_ROUTES = [
   'GET /health',
