@@ -10,7 +10,7 @@ export * from './limits/index.js';
 export * from './ports/driver-kit.js';
 export { TestClock } from './clock.js';
 // What only the applications use: the kernel and its configuration, the pipeline's parts, the
-// edge, metrics and logs, the audit log.
+// edge, metrics and logs, the audit log, the history of counts.
 export * from './kernel.js';
 export * from './config/config.js';
 export { attributeError } from './config/config-layers.js';
@@ -37,3 +37,6 @@ export { loadModule, packageName, type Bundled, type ModuleKind } from './host/m
 export { KERNEL_ERRORS, kernelErrorMessage } from './errors/kernel-errors.js';
 export { AuditLog, AUDIT_COLLECTION, type AuditFilter, type AuditEntry } from './audit/audit-log.js';
 export { exportAudit, type AuditExportOptions } from './audit/audit-export.js';
+export * from './observability/history-log.js';
+export { HistoryRecorder, HISTORY_SOURCES, type HistoryRecorderDeps } from './observability/history-recorder.js';
+export { HistoryReader, MAX_HISTORY_POINTS, type HistoryReaderDeps } from './observability/history-reader.js';

@@ -52,6 +52,9 @@ import { listenForMetrics, type MetricsListener } from './http/metrics-listener.
 import { mountReadRoutes } from './routes/read-routes.js';
 import { mountSystemRoutes } from './routes/system-routes.js';
 import { mountOperatorRoutes } from './routes/operator-routes.js';
+import { HISTORY_PURGE_INTERVAL_MS, HistoryLog } from './observability/history-log.js';
+import { HistoryRecorder } from './observability/history-recorder.js';
+import { HistoryReader } from './observability/history-reader.js';
 import { PluginHost, type Emit } from './host/plugin-host.js';
 import type { ResolvedConfig } from './config/config.js';
 import type { Store } from './ports/store.js';
@@ -199,6 +202,11 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   const queueNames = new Set<string>();
   queueDepthGauge(prometheus.registry, queue, queueNames);
   backendUpGauge(prometheus.registry, { store, queue }, clock);
+  const historyLog = new HistoryLog(store, clock);
+  const { retentionDays } = config.history;
+  const recorder = config.history.enabled
+    ? new HistoryRecorder({ registry: prometheus.registry, history: historyLog, clock, log, retentionDays })
+    : undefined;
   mountOperatorRoutes(router, {
     opcos,
     window,
@@ -206,6 +214,7 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     queueNames,
     unprovenShare,
     admission: () => seams.get('admission'),
+    history: new HistoryReader({ history: historyLog, clock, retentionDays, opcos }),
   });
 
   const resolveHost = options.resolveHost ?? systemResolver;
@@ -257,8 +266,12 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
   await auditLog.prepare();
   host.addTask('tenant-standing:sweep', STANDING_SWEEP_MS, () => standing.sweep());
   host.addTask('audit:purge', config.audit.sweepIntervalMs, () => auditLog.purge(config.audit.retentionDays));
+  await historyLog.prepare();
+  // Minutes written before history was turned off expire too.
+  host.addTask('history:purge', HISTORY_PURGE_INTERVAL_MS, () => historyLog.purge());
   await hooks.runLifecycle('ready');
   await host.start();
+  recorder?.start();
   hooks.freeze();
   seams.freeze();
 
@@ -275,6 +288,8 @@ export async function createKernel(config: ResolvedConfig, options: KernelOption
     await host.stop();
     await metricsListener?.close();
     await hooks.runLifecycle('close', (err) => log.error({ err }, 'close hook failed'), { deadline });
+    // Once nothing counts any more: the minute in progress, so that a restart loses none of it.
+    await settlesBy(clock, Math.max(deadline, clock.now() + 1000), recorder?.stop());
     const backends: Promise<unknown>[] = [client.close()];
     if (!options.queue) backends.push(queue.close());
     if (!options.store) backends.push(store.close());

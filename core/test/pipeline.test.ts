@@ -285,6 +285,18 @@ t.test("step 9: the window counts upstream failures, not answers about the clien
   t.same(calls.map((c) => (c.labels as { status: string }).status).sort(), ['200', '400', '404', '500', '503']);
 });
 
+t.test(
+  'step 9: a call that got no answer is counted as timeout or network, not as the 504 or 502 it answers',
+  async (t) => {
+    const r = await rig(t, () => undefined);
+    await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'TIMEOUT', status: 504 });
+    await r.upstream.close();
+    await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'NETWORK_ERROR', status: 502 });
+    const calls = await counter(r.prometheus, 'opco_proxy_upstream_calls_total');
+    t.same(calls.map((c) => (c.labels as { status: string }).status).sort(), ['network', 'timeout']);
+  },
+);
+
 t.test('what the upstream says of the key is kept: refused keys stop at the pipeline', async (t) => {
   let status = 200;
   const r = await rig(t, (_req, res) => json(res, status, status === 200 ? PAGE : {}));

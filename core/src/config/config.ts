@@ -53,6 +53,8 @@ export interface KernelSettings {
   trustedProxies: string[];
   /** D32: audit records' retention, reads of personal data recorded or not. */
   audit: Section<'audit'>;
+  /** Issue 42: every instance's counts minute by minute in the store, and how long they are kept. */
+  history: Section<'history'>;
   /** P3: how long a stopping process lets requests and jobs in flight finish. */
   shutdownGraceMs: number;
   logLevel: NonNullable<KernelConfig['logLevel']>;

@@ -117,7 +117,7 @@ export function createPrometheusMetrics() {
   collectDefaultMetrics({ register: registry, prefix: 'opco_proxy_' });
   const upstreamCalls = new Counter({
     name: 'opco_proxy_upstream_calls_total',
-    help: 'Upstream calls by opco, route and outcome status',
+    help: 'Upstream calls by opco, route and outcome: the status answered, or timeout or network when none came',
     labelNames: ['opco', 'route', 'status'] as const,
     registers: [registry],
   });

@@ -206,7 +206,7 @@ export class Pipeline {
     // D13: answers about the client's input or key are the upstream working, not errors.
     const error = verdict === 'failure';
     window.record(ctx.opco.id, { route: ctx.route, latencyMs, status, error, warnings: ctx.warnings.length });
-    prometheus.upstreamCalls.inc({ opco: ctx.opco.id, route: ctx.route, status: String(status) });
+    prometheus.upstreamCalls.inc({ opco: ctx.opco.id, route: ctx.route, status: callOutcome(ctx, status) });
     prometheus.upstreamLatency.observe({ opco: ctx.opco.id, route: ctx.route }, latencyMs / 1000);
     if (ctx.warnings.length > 0) {
       prometheus.driftWarnings.inc({ opco: ctx.opco.id, route: ctx.route });
@@ -232,6 +232,16 @@ function requestFingerprint(ctx: CallContext): string {
   const what =
     ctx.method === 'GET' ? new URLSearchParams(Object.entries(ctx.query).sort()).toString() : (ctx.requestId ?? '');
   return sha256Hex(`${ctx.route} ${what}`).slice(0, 24);
+}
+
+/**
+ * The upstream calls counter's `status`: what the upstream answered, or `timeout` / `network`
+ * when it did not answer (their errors' 504 and 502 would pass for the upstream's own answers).
+ */
+function callOutcome(ctx: CallContext, status: number): string {
+  if (ctx.error?.code === 'TIMEOUT') return 'timeout';
+  if (ctx.error?.code === 'NETWORK_ERROR') return 'network';
+  return String(status);
 }
 
 /** The status the upstream answered with, 0 when no answer came (the hub adapts on 429s, D29). */

@@ -1,11 +1,13 @@
 /**
  * The operator routes core owns (P9): per configured opcoId its rate limit, how the admission
  * seam's provider sees its budget (the store budget, or the hub plugin with its connection), and
- * this instance's last 60 seconds of calls; and the depth of each work queue plugins declared.
+ * this instance's last 60 seconds of calls; the depth of each work queue plugins declared; and
+ * every instance's counts minute by minute (issue 42, observability/history-reader.ts).
  * What belongs to a plugin (jobs, deliveries, syncs, pollers) is served by that plugin.
  */
 import type { OperationRouter } from '../http/operation-router.js';
 import type { MetricsWindow } from '../observability/metrics.js';
+import type { HistoryReader } from '../observability/history-reader.js';
 import type { OpcoDirectory } from '../profile/opco-directory.js';
 import type { Queue } from '../ports/queue.js';
 import { unprovenSlice, type AdmissionProvider } from '../limits/admission.js';
@@ -18,6 +20,7 @@ export interface OperatorRouteDeps {
   /** `tenantKeys.unprovenShare`: the slice of each budget unproven tenants share. */
   unprovenShare: number;
   admission(): AdmissionProvider;
+  history: HistoryReader;
 }
 
 export function mountOperatorRoutes(router: OperationRouter, deps: OperatorRouteDeps): void {
@@ -56,6 +59,12 @@ export function mountOperatorRoutes(router: OperationRouter, deps: OperatorRoute
         items: await Promise.all([...deps.queueNames].map((name) => deps.queue.depth(name))),
       },
     }),
+    'kernel',
+  );
+
+  router.mount(
+    'getAdminHistory',
+    async ({ query }) => ({ status: 200, body: await deps.history.answer(query) }),
     'kernel',
   );
 }
