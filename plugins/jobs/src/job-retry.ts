@@ -32,7 +32,8 @@ export async function retryability(deps: RetryDeps, job: JobRecord): Promise<Ret
   if (until === undefined || until.getTime() <= deps.clock.now())
     return {
       possible: false,
-      reason: 'its sealed inputs were purged (jobs.retryWindowHours after it failed); its tenant submits it anew',
+      reason:
+        'its sealed inputs were purged (at once when the upstream refused it, jobs.retryWindowHours after an outage failed it); its tenant submits it anew',
     };
   if (!(await deps.secrets.kept(job)))
     return {

@@ -11,6 +11,7 @@
  */
 import {
   asServiceError,
+  isRetriedByWorkers,
   isUnavailable,
   PRIORITY,
   settlesBy,
@@ -263,9 +264,11 @@ export class JobWorker {
         code: error.code,
         ...(error.upstream !== undefined && { upstreamJson: JSON.stringify(error.upstream) }),
       };
+      // Attempts exhausted on an outage (not a refusal of the body) keep the inputs for an operator's retry (P23).
+      const keep = isRetriedByWorkers(error);
       return this.ended(
         job,
-        await this.endWrite(job, token, steps, job.steps.length > 1 ? { ...failure, step: stepNumber } : failure),
+        await this.endWrite(job, token, steps, job.steps.length > 1 ? { ...failure, step: stepNumber } : failure, keep),
         inputs,
       );
     }
@@ -293,11 +296,18 @@ export class JobWorker {
 
   /**
    * The write that ends the job: its outcome, the lease gone, its event owed; the sealed inputs
-   * gone too, but a failed job's while an operator may still retry it (P23).
+   * gone too, but those of a job failed by an outage (`keepInputs`) while an operator may still
+   * retry it (P23). A body the upstream refused would be refused again: its tenant fixes it.
    */
-  private async endWrite(job: JobRecord, token: string, steps: JobStep[], error?: JobErrorRecord): Promise<JobRecord> {
+  private async endWrite(
+    job: JobRecord,
+    token: string,
+    steps: JobStep[],
+    error?: JobErrorRecord,
+    keepInputs = false,
+  ): Promise<JobRecord> {
     const now = this.deps.clock.date();
-    const kept = error !== undefined && this.deps.retryWindowMs > 0;
+    const kept = error !== undefined && keepInputs && this.deps.retryWindowMs > 0;
     const end = error
       ? { status: 'failed' as const, error, completedAt: now }
       : { status: 'completed' as const, resultJson: jobResultJson(steps), completedAt: now };

@@ -21,6 +21,7 @@ const facture = {
 };
 const ok = (body: Record<string, unknown>) => ({ status: 200, body: { status: 'success', ...body } });
 const refused = { status: 422, body: { message: 'numéro déjà utilisé' } };
+const outage = { status: 503, body: { message: 'maintenance' } };
 
 const jobOf = async (jobs: JobsKernel, jobId: string): Promise<JobRecord> => (await jobs.records.get(jobId))!;
 const depsOf = (jobs: JobsKernel): RetryDeps => ({
@@ -35,7 +36,8 @@ const filesOf = (jobs: JobsKernel, jobId: string) => jobs.store.collection('job_
 t.test('P23: a failed job keeps its sealed inputs and files for jobs.retryWindowHours, then they go', async (t) => {
   const jobs = await startJobsKernel(t);
   t.equal(jobs.config.retryWindowHours, 24, 'a day by default');
-  jobs.upstream.script('POST /dossiers', refused);
+  jobs.config.attempts = 1;
+  jobs.upstream.script('POST /dossiers', outage);
   const jobId = await jobs.submit('postDossier', { cerfa, _files: { cerfa: [Buffer.from('%PDF-cerfa')] } });
   await jobs.worker().worker.handle(jobId, false);
   let job = await jobOf(jobs, jobId);
@@ -61,7 +63,8 @@ t.test('P23: a failed job keeps its sealed inputs and files for jobs.retryWindow
 t.test('jobs.retryWindowHours 0: the inputs are purged at failure, as SPEC 3.1 says', async (t) => {
   const jobs = await startJobsKernel(t);
   jobs.config.retryWindowHours = 0;
-  jobs.upstream.script('POST /dossiers', refused);
+  jobs.config.attempts = 1;
+  jobs.upstream.script('POST /dossiers', outage);
   const jobId = await jobs.submit('postDossier', { cerfa, _files: { cerfa: [Buffer.from('%PDF-cerfa')] } });
   await jobs.worker().worker.handle(jobId, false);
   const job = await jobOf(jobs, jobId);
@@ -71,15 +74,31 @@ t.test('jobs.retryWindowHours 0: the inputs are purged at failure, as SPEC 3.1 s
   await t.rejects(retryJob(depsOf(jobs), job), { code: 'CONFLICT' });
 });
 
+t.test(
+  'a job the upstream refused (400, 403, 404, 422) keeps nothing: the same body would be refused again',
+  async (t) => {
+    const jobs = await startJobsKernel(t);
+    jobs.upstream.script('POST /dossiers', refused);
+    const jobId = await jobs.submit('postDossier', { cerfa, _files: { cerfa: [Buffer.from('%PDF-cerfa')] } });
+    await jobs.worker().worker.handle(jobId, false);
+    const job = await jobOf(jobs, jobId);
+    t.equal(job.status, 'failed');
+    t.notOk(job.inputs, 'its inputs purged at failure, as SPEC 3.1 says');
+    t.equal(await filesOf(jobs, jobId), 0, 'its file too');
+    t.match(await retryability(depsOf(jobs), job), { possible: false, reason: /refused/ });
+  },
+);
+
 t.test('a retried job keeps its id, skips its completed steps (D18) and tells its end again', async (t) => {
   const jobs = await startJobsKernel(t);
   jobs.upstream.script('POST /dossiers', ok({ numeroInterne: 'D-42' }));
-  jobs.upstream.script('POST /documents', refused, ok({ id: 'DOC' }));
+  jobs.upstream.script('POST /documents', outage, ok({ id: 'DOC' }));
+  jobs.config.attempts = 1;
   const jobId = await jobs.submit('postDossier', { cerfa, _files: { cerfa: [Buffer.from('%PDF-cerfa')] } });
   const { worker } = jobs.worker();
   await worker.handle(jobId, false);
   const failed = await jobOf(jobs, jobId);
-  t.equal(failed.status, 'failed', 'a 422 on the document fails the job');
+  t.equal(failed.status, 'failed', 'a 503 on the document, its last attempt, fails the job');
   const ready = (await jobs.depth()).ready;
 
   await jobs.clock.advance(HOUR_MS);
@@ -143,7 +162,8 @@ t.test('D18: a retried step whose answer may have been lost is looked up before 
 t.test('a job whose files were swept (D17: 24 hours after upload) cannot be retried', async (t) => {
   const jobs = await startJobsKernel(t);
   jobs.config.retryWindowHours = 48;
-  jobs.upstream.script('POST /dossiers', refused);
+  jobs.config.attempts = 1;
+  jobs.upstream.script('POST /dossiers', outage);
   const jobId = await jobs.submit('postDossier', { cerfa, _files: { cerfa: [Buffer.from('%PDF-cerfa')] } });
   await jobs.worker().worker.handle(jobId, false);
   await jobs.clock.advance(24 * HOUR_MS);
@@ -165,7 +185,8 @@ t.test('only failed jobs are retried', async (t) => {
 
 t.test('a bulk retry follows its filter: opcoId, error code, failure time; a dry run changes nothing', async (t) => {
   const jobs = await startJobsKernel(t);
-  jobs.upstream.script('POST /factures', refused);
+  jobs.upstream.script('POST /factures', outage);
+  jobs.config.attempts = 1;
   const { worker } = jobs.worker();
   const failAt = async (opcoId: string): Promise<string> => {
     const accepted = await submitJob(jobs.submission, kindOfOperation('postFacture'), opcoId, jobs.tenant, facture);

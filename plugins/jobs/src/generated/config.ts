@@ -43,7 +43,7 @@ export interface JobsConfig {
    */
   retentionDays: number;
   /**
-   * How long a failed job's sealed inputs (key, body, files) are kept so that an operator can retry it (P23); 0 purges them at failure, as SPEC 3.1 says. Uploaded files still go 24 hours after their upload (D17), so a job with files can be retried until then at most
+   * How long the sealed inputs (key, body, files) of a job failed by an outage (its attempts spent on 429s, timeouts, 5xx) are kept so that an operator can retry it (P23); 0 purges them at failure, as SPEC 3.1 says. A job the upstream refused keeps nothing; uploaded files still go 24 hours after their upload (D17)
    */
   retryWindowHours: number;
   /**
@@ -131,7 +131,7 @@ export const CONFIG_SCHEMA: { [keyword: string]: unknown } = {
       "minimum": 0,
       "maximum": 720,
       "default": 24,
-      "description": "How long a failed job's sealed inputs (key, body, files) are kept so that an operator can retry it (P23); 0 purges them at failure, as SPEC 3.1 says. Uploaded files still go 24 hours after their upload (D17), so a job with files can be retried until then at most"
+      "description": "How long the sealed inputs (key, body, files) of a job failed by an outage (its attempts spent on 429s, timeouts, 5xx) are kept so that an operator can retry it (P23); 0 purges them at failure, as SPEC 3.1 says. A job the upstream refused keeps nothing; uploaded files still go 24 hours after their upload (D17)"
     },
     "sweepIntervalMs": {
       "type": "integer",
