@@ -5,7 +5,7 @@
  * test and the console's browser test both start from it.
  */
 import { tenantHash } from '@opco-proxy/core';
-import { startService, KEY_A, KEY_B, type Reply, type Service } from './harness.js';
+import { startService, KEY_A, KEY_B, type Reply, type Service, type ServiceOptions } from './harness.js';
 import { eventually } from './eventually.js';
 import { factureBody, waitForJob } from './jobs-client.js';
 import { startReceiver, type Receiver } from './receiver.js';
@@ -36,13 +36,17 @@ export interface OperatorScene {
 
 /**
  * `slowListeMs`: how long each batch of the running sync takes (one batch at a time, 4 batches),
- * so that it is still running while a test looks at it.
+ * so that it is still running while a test looks at it. `opcos`: more opcoIds in front of the
+ * same sandbox, idle until a test uses them (jobs of another upstream body to filter by).
  */
-export async function startOperatorScene(options: { slowListeMs?: number } = {}): Promise<OperatorScene> {
+export async function startOperatorScene(
+  options: { slowListeMs?: number; opcos?: ServiceOptions['opcos'] } = {},
+): Promise<OperatorScene> {
   const receiver = await startReceiver({ status: 500 });
   const service = await startService({
     env: { OPCO_PROXY_ADMIN_KEY: ADMIN_KEY },
     sandbox: { dossierCount: 160 },
+    opcos: options.opcos,
     // One attempt per delivery and one batch at a time, so failures and progress show quickly.
     config: { webhooks: { retryDelaysMs: [0] }, jobs: { backoffMs: [50, 50, 50] }, sync: { prefetch: 1 } },
   });

@@ -1,6 +1,7 @@
 /**
  * The operator console (P9): asks for the operator key, then shows one section at a time
- * (#jobs, #deliveries, #syncs, #upstreams, #queues, #audit), each reading the operator API.
+ * (#jobs, #history, #deliveries, #syncs, #upstreams, #queues, #audit), each reading the operator
+ * API; #jobs/{jobId} is one job, opened.
  */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -11,9 +12,12 @@ import { SyncsSection } from './sections/syncs.js';
 import { UpstreamsSection } from './sections/upstreams.js';
 import { QueuesSection } from './sections/queues.js';
 import { AuditSection } from './sections/audit.js';
+import { HistorySection } from './sections/history.js';
+import { JobPage } from './sections/job.js';
 
 const SECTIONS = {
   jobs: { title: 'Jobs', view: JobsSection },
+  history: { title: 'History', view: HistorySection },
   deliveries: { title: 'Deliveries', view: DeliveriesSection },
   syncs: { title: 'Syncs and pollers', view: SyncsSection },
   upstreams: { title: 'Upstreams', view: UpstreamsSection },
@@ -22,17 +26,19 @@ const SECTIONS = {
 } as const;
 type SectionName = keyof typeof SECTIONS;
 
-function sectionOfHash(): SectionName {
-  const name = location.hash.slice(1);
-  return name in SECTIONS ? (name as SectionName) : 'jobs';
+/** `#jobs`, or `#jobs/{jobId}` for one job (under the Jobs section in the navigation). */
+function placeOfHash(): { section: SectionName; jobId?: string } {
+  const [name, jobId] = location.hash.slice(1).split('/');
+  if (name === 'jobs' && jobId) return { section: 'jobs', jobId: decodeURIComponent(jobId) };
+  return { section: name in SECTIONS ? (name as SectionName) : 'jobs' };
 }
 
 function App() {
   const [hasKey, setHasKey] = useState(operatorKey.get() !== null);
   const [refusal, setRefusal] = useState<string>();
-  const [section, setSection] = useState(sectionOfHash());
+  const [{ section, jobId }, setPlace] = useState(placeOfHash());
   useEffect(() => {
-    const follow = () => setSection(sectionOfHash());
+    const follow = () => setPlace(placeOfHash());
     addEventListener('hashchange', follow);
     return () => removeEventListener('hashchange', follow);
   }, []);
@@ -65,7 +71,11 @@ function App() {
             ))}
           </nav>
           <main>
-            <View key={section} onKeyRefused={keyRefused} />
+            {jobId ? (
+              <JobPage key={jobId} jobId={jobId} onKeyRefused={keyRefused} />
+            ) : (
+              <View key={section} onKeyRefused={keyRefused} />
+            )}
           </main>
         </>
       ) : (

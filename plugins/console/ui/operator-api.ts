@@ -23,21 +23,25 @@ export class OperatorApiError extends Error {
   }
 }
 
-export async function callAdmin<T>(path: string, method: 'GET' | 'POST' = 'GET'): Promise<T> {
+/** `body`, when given, is sent as JSON (the bulk retry's filter). */
+export async function callAdmin<T>(path: string, method: 'GET' | 'POST' = 'GET', body?: unknown): Promise<T> {
   const key = operatorKey.get();
   if (!key) throw new KeyRefused('no operator key');
+  const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(path, {
     method,
-    headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const body: unknown = await response.json().catch(() => undefined);
-  if (response.status === 401) throw new KeyRefused(errorDescription(body) ?? 'the operator key was refused');
+  const answer: unknown = await response.json().catch(() => undefined);
+  if (response.status === 401) throw new KeyRefused(errorDescription(answer) ?? 'the operator key was refused');
   if (!response.ok)
     throw new OperatorApiError(
       response.status,
-      errorDescription(body) ?? `${method} ${path} answered ${response.status}`,
+      errorDescription(answer) ?? `${method} ${path} answered ${response.status}`,
     );
-  return body as T;
+  return answer as T;
 }
 
 /** The `description` of the service's error body, when the body is one. */

@@ -10,10 +10,11 @@ const REFRESH_MS = 5000;
 export interface Polled<T> {
   data: T | undefined;
   error: string | undefined;
-  reload(): void;
+  reload: () => void;
 }
 
-export function usePolled<T>(path: string, onKeyRefused: (message: string) => void): Polled<T> {
+/** `refreshMs`: how often it is read again while shown (the history changes once a minute). */
+export function usePolled<T>(path: string, onKeyRefused: (message: string) => void, refreshMs = REFRESH_MS): Polled<T> {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<string>();
   const [tick, setTick] = useState(0);
@@ -33,7 +34,7 @@ export function usePolled<T>(path: string, onKeyRefused: (message: string) => vo
         else setError(err.message);
       },
     );
-    const timer = setTimeout(reload, REFRESH_MS);
+    const timer = setTimeout(reload, refreshMs);
     return () => {
       current = false;
       clearTimeout(timer);

@@ -113,7 +113,7 @@ function Targets({ targets }: { targets: Record['targets'] }) {
   );
 }
 
-function Outcome({ outcome }: { outcome: Record['outcome'] }) {
+export function Outcome({ outcome }: { outcome: Record['outcome'] }) {
   const word = outcome.status >= 400 ? 'failed' : 'completed';
   return (
     <>

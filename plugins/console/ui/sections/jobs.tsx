@@ -1,9 +1,13 @@
-/** Jobs of every tenant: counts by status per opcoId, then the jobs themselves with their errors. */
+/**
+ * Jobs of every tenant: counts by status per opcoId, then the jobs themselves with their errors,
+ * each opening its own page; and the failed ones sent back to pending, many at once.
+ */
 import { useState } from 'preact/hooks';
 import type { AdminJobPage } from '@opco-proxy/schemas';
 import { withQuery } from '../operator-api.js';
 import { usePolled } from '../polled.js';
 import { Choice, Pager, Problem, Status, Table, Tenant, time } from '../display.js';
+import { BulkRetry } from './bulk-retry.js';
 
 const STATUSES = ['', 'pending', 'processing', 'completed', 'failed'] as const;
 type Job = AdminJobPage['items'][number]['job'];
@@ -12,7 +16,10 @@ export function JobsSection({ onKeyRefused }: { onKeyRefused: (message: string) 
   const [status, setStatus] = useState<(typeof STATUSES)[number]>('failed');
   const [opcoId, setOpcoId] = useState('');
   const [cursor, setCursor] = useState<string>();
-  const { data, error } = usePolled<AdminJobPage>(withQuery('/admin/jobs', { status, opcoId, cursor }), onKeyRefused);
+  const { data, error, reload } = usePolled<AdminJobPage>(
+    withQuery('/admin/jobs', { status, opcoId, cursor }),
+    onKeyRefused,
+  );
   const opcoIds = ['', ...(data?.counts.map((c) => c.opcoId) ?? [])];
   return (
     <section aria-labelledby="jobs-title">
@@ -56,7 +63,11 @@ export function JobsSection({ onKeyRefused }: { onKeyRefused: (message: string) 
           <tr data-job-id={job.jobId}>
             <td>{time(job.createdAt)}</td>
             <td>{job.opcoId}</td>
-            <td>{job.type}</td>
+            <td>
+              <a href={`#jobs/${job.jobId}`} title={`Open job ${job.jobId}`}>
+                {job.type}
+              </a>
+            </td>
             <td>
               <Status value={job.status} />
             </td>
@@ -71,6 +82,7 @@ export function JobsSection({ onKeyRefused }: { onKeyRefused: (message: string) 
         ))}
       </Table>
       <Pager next={data?.next} cursor={cursor} onPage={setCursor} />
+      <BulkRetry opcoIds={opcoIds.slice(1)} onKeyRefused={onKeyRefused} onRetried={reload} />
     </section>
   );
 }
