@@ -18,6 +18,9 @@ import {
 } from './jobs-client.js';
 import { COMMON, type UpstreamShape } from './upstream-shapes.js';
 
+/** The operator key of the suite's service: its operators retry failed jobs (P23). */
+const JOBS_ADMIN_KEY = 'jobs-suite-operator-key-0123456789abcdef';
+
 export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: UpstreamShape = COMMON): void {
   let service: Service;
   const events: DomainEvent[] = [];
@@ -33,6 +36,7 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
       opco: { adapter: shape.adapter, rateLimit: shape.rateLimit },
       opcos: { other: { adapter: shape.adapter } },
       config: { ...options.config, jobs: { backoffMs: [100, 200, 400] } },
+      env: { ...options.env, OPCO_PROXY_ADMIN_KEY: JOBS_ADMIN_KEY },
     });
   });
   t.teardown(() => service.close());
@@ -228,12 +232,61 @@ export function jobsSuite(t: Test, backend: () => ServiceOptions, shape: Upstrea
     const metrics = await service.get('/metrics', { key: null });
     t.match(
       metrics.text,
-      /opco_proxy_jobs_ended_total\{type="post-facture",status="failed"\} [1-9]/,
+      new RegExp(`opco_proxy_jobs_ended_total\\{opco="${shape.opcoId}",type="post-facture",status="failed"\\} [1-9]`),
       'counted for operators',
     );
     const failed = await emitted(events, 'job.failed', { jobId: job.jobId });
     t.same(Object.keys(failed.data).sort(), ['error', 'jobId', 'retries', 'status', 'type']);
     t.equal(failed.data.retries, 2);
+  });
+
+  t.test('an operator retries the jobs an outage failed: each sent once more, audited once (P23)', async (t) => {
+    const admin = (method: string, path: string, body?: unknown) =>
+      service.request(method, path, { key: null, headers: { authorization: `Bearer ${JOBS_ADMIN_KEY}` }, body });
+    const sent = (numeroExterne: string) =>
+      posted(paths.postDossier).filter((r) => shape.canonical(r.json)?.cerfa?.numeroExterne === numeroExterne).length;
+    const since = new Date().toISOString();
+    service.sandbox.faults.add({ route: `POST ${paths.postDossier}`, status: 503 });
+    const bodies = [dossierBody(), dossierBody()];
+    const replies = await Promise.all(bodies.map((body) => service.request('POST', at('dossiers'), { body })));
+    const [first, second] = replies.map((reply) => reply.body.jobId as string);
+    for (const reply of replies) t.equal((await waitForJob(service, reply.body.statusUrl)).status, 'failed');
+    service.sandbox.faults.clear();
+    const opened = await admin('GET', `/admin/jobs/${first}`);
+    t.equal(opened.status, 200);
+    t.match(opened.body, {
+      job: { status: 'failed' },
+      steps: [{ status: 'failed', attempts: 3 }],
+      retry: { possible: true },
+    });
+    const tries = bodies.map((body) => sent(body.cerfa.numeroExterne));
+    t.same(tries, [3, 3], 'three attempts each during the outage');
+
+    t.equal((await admin('POST', `/admin/jobs/${first}/retry`)).status, 202);
+    const bulk = await admin('POST', '/admin/jobs/retry', {
+      opcoId: shape.opcoId,
+      code: 'UPSTREAM_ERROR',
+      failedSince: since,
+    });
+    t.equal(bulk.status, 200);
+    t.same(bulk.body.jobIds, [second], 'the other one; the first is pending already');
+    for (const reply of replies) {
+      const job = await waitForJob(service, reply.body.statusUrl, { until: (j) => j.status === 'completed' });
+      t.equal(job.jobId, reply.body.jobId, 'the same job, completed');
+    }
+    t.same(
+      bodies.map((body) => sent(body.cerfa.numeroExterne)),
+      tries.map((n) => n + 1),
+      'one upstream submission each after the outage',
+    );
+    for (const [jobId, action] of [
+      [first, 'retryAdminJob'],
+      [second, 'retryAdminJobs'],
+    ]) {
+      const audit = await admin('GET', `/admin/audit?jobId=${jobId}&actor=operator`);
+      t.match(audit.body.items, [{ action, targets: { jobId } }], `one audit record for ${action}`);
+      t.equal(audit.body.items.length, 1);
+    }
   });
 
   t.test('a dossier with files is a composite job: dossier then one document per file', async (t) => {
