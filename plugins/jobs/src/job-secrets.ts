@@ -158,7 +158,10 @@ export class JobSecrets {
     return { apart: true, files };
   }
 
-  /** Null when the inputs are gone (the job already ended, or was swept). */
+  /**
+   * Null when the inputs are gone (the job already ended, or was swept), a file included: a job
+   * pending past D17's 24 hours would otherwise go upstream without its files.
+   */
   async open(job: { _id: string; inputs?: StoredInputs | null }): Promise<OpenedInputs | null> {
     const sealed = job.inputs && !('apart' in job.inputs) ? job.inputs : await this.apart.findOne({ _id: job._id });
     if (!sealed) return null;
@@ -171,6 +174,7 @@ export class JobSecrets {
         files[file.role] = this.sealer.unsealPieces(file.content, `${job._id}:${file.role}`);
         if ('pages' in file.content) stored.push(...file.content.pages);
       }
+      if (job.inputs?.files.some((role) => !(role in files))) return null;
     }
     if ('secrets' in sealed || 'deflated' in sealed) {
       const text =

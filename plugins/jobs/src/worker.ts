@@ -159,7 +159,7 @@ export class JobWorker {
       return this.ended(
         job,
         await this.endWrite(job, token, job.steps, {
-          message: 'the job inputs are gone (expired or purged)',
+          message: 'the job inputs are gone (expired or purged; files go 24 hours after their upload)',
           code: 'INTERNAL_ERROR',
         }),
       );

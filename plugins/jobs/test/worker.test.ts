@@ -261,3 +261,16 @@ t.test('a job whose sealed inputs are gone fails with INTERNAL_ERROR and calls n
   t.equal(toResource(job).error?.code, 'INTERNAL_ERROR');
   t.equal(jobs.upstream.calls.length, 0);
 });
+
+t.test('D17: a job pending past the 24 hours its files are kept fails, and is not sent without them', async (t) => {
+  const jobs = await startJobsKernel(t);
+  const jobId = await jobs.submit('postDossier', { cerfa, _files: { cerfa: [Buffer.from('%PDF-cerfa')] } });
+  await jobs.clock.advance(DAY_MS);
+  t.equal(await jobs.secrets.sweepFiles(DAY_MS), 1, 'its file swept while the job waited');
+  t.ok((await jobOf(jobs, jobId)).inputs, 'its key and body still there');
+  await jobs.worker().worker.handle(jobId, false);
+  const job = await jobOf(jobs, jobId);
+  t.equal(job.status, 'failed');
+  t.match(toResource(job).error, { code: 'INTERNAL_ERROR', message: /files go 24 hours after their upload/ });
+  t.equal(jobs.upstream.calls.length, 0, 'neither the dossier nor a document sent');
+});
