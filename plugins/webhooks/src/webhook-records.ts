@@ -108,7 +108,10 @@ export class WebhookRecords {
   async create(record: Omit<WebhookRecord, 'slot' | 'secret'> & { secret: string }): Promise<WebhookRecord> {
     const { secret, ...rest } = record;
     const sealed = this.sealer.seal(secret, record._id);
-    for (let attempt = 0; attempt < MAX_WEBHOOKS_PER_TENANT; attempt++) {
+    // Each race lost is a free slot another creation took: past as many races as there are slots,
+    // the next reading finds none and answers D9's 400. Only deletions freeing slots meanwhile
+    // could keep the loop going, hence its bound.
+    for (let attempt = 0; attempt <= MAX_WEBHOOKS_PER_TENANT; attempt++) {
       const used = new Set((await this.webhooks.find({ tenant: record.tenant })).map((w) => w.slot));
       const slot = Array.from({ length: MAX_WEBHOOKS_PER_TENANT }, (_, i) => i).find((i) => !used.has(i));
       if (slot === undefined) {

@@ -55,18 +55,64 @@ t.test('D9: a tenant holds at most 20 webhooks, even created at once; another te
   const results = await Promise.allSettled(Array.from({ length: 24 }, (_, n) => create(`wh-${n}`)));
   const created = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
   t.equal(created.length, 20);
+  const full = { code: 'VALIDATION_ERROR', status: 400, message: /at most 20 webhooks per API key/ };
+  const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+  t.equal(refused.length, 4);
+  for (const reason of refused) t.match(reason, full, 'a creation that lost every race to the last slot: 400, not 503');
   t.same(
     created.map((w) => w.slot).sort((a, b) => a - b),
     Array.from({ length: 20 }, (_, i) => i),
     'one per slot',
   );
   t.equal((await records.list('cfa-a')).length, 20);
-  const full = { code: 'VALIDATION_ERROR', status: 400, message: /at most 20 webhooks per API key/ };
   await t.rejects(create('wh-21'), full, 'the 21st: 400 VALIDATION_ERROR');
   t.match(await create('wh-b', 'cfa-b'), { slot: 0 }, 'another tenant');
   const freed = created[7];
   t.equal(await records.remove(freed._id, 'cfa-a'), true);
   t.match(await create('wh-again'), { slot: freed.slot }, 'a removed webhook frees its slot');
+});
+
+t.test('D9: a creation that loses the race for every free slot is answered 400, not 503', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const stored = store.collection<WebhookRecord>('webhooks');
+  let rivals = 0;
+  // Between each reading of the slots and the insert, another creation takes the first free slot.
+  const racing = {
+    ...store,
+    collection: () => ({
+      ...stored,
+      createIndex: stored.createIndex.bind(stored),
+      insertOne: stored.insertOne.bind(stored),
+      find: async (filter: Record<string, unknown>) => {
+        const found = await stored.find(filter);
+        const used = new Set(found.map((w) => w.slot));
+        const slot = Array.from({ length: 20 }, (_, i) => i).find((i) => !used.has(i));
+        if (slot !== undefined) {
+          rivals++;
+          const rival = { ...found[0], _id: `rival-${slot}`, tenant: 'cfa-a', slot, revision: 0 };
+          await stored.insertOne(rival);
+        }
+        return found;
+      },
+    }),
+  } as unknown as typeof store;
+  const records = new WebhookRecords(racing, createSealer(randomBytes(32)));
+  await records.prepare();
+  await t.rejects(
+    records.create({
+      _id: 'wh-late',
+      tenant: 'cfa-a',
+      callbackUrl: 'https://late.example/hook',
+      events: ['job.completed'],
+      secret: SECRET,
+      active: true,
+      createdAt: new Date(),
+    }),
+    { code: 'VALIDATION_ERROR', status: 400, message: /at most 20 webhooks per API key/ },
+  );
+  t.equal(rivals, 20, 'it lost 20 races, one per slot');
+  t.equal(await stored.count({ tenant: 'cfa-a' }), 20);
 });
 
 t.test('a tenant reads and changes only its own webhooks', async (t) => {
