@@ -26,6 +26,18 @@ export type Retryability = { possible: true; until: Date } | { possible: false; 
 export const BULK_LIMIT = 1000;
 
 export async function retryability(deps: RetryDeps, job: JobRecord): Promise<Retryability> {
+  const window = retryWindow(deps, job);
+  if (!window.possible) return window;
+  return (await deps.secrets.kept(job)) ? window : FILES_DELETED;
+}
+
+const FILES_DELETED: Retryability = {
+  possible: false,
+  reason: 'its files were deleted 24 hours after their upload (D17); its tenant submits it anew',
+};
+
+/** Whether the job failed and its retry window is open; its inputs are not looked at. */
+function retryWindow(deps: Pick<RetryDeps, 'clock'>, job: JobRecord): Retryability {
   if (job.status !== 'failed')
     return { possible: false, reason: `the job is ${job.status}: only failed jobs are retried` };
   const until = job.retryableUntil;
@@ -34,11 +46,6 @@ export async function retryability(deps: RetryDeps, job: JobRecord): Promise<Ret
       possible: false,
       reason:
         'its sealed inputs were purged (at once when the upstream refused it, jobs.retryWindowHours after an outage failed it); its tenant submits it anew',
-    };
-  if (!(await deps.secrets.kept(job)))
-    return {
-      possible: false,
-      reason: 'its files were deleted 24 hours after their upload (D17); its tenant submits it anew',
     };
   return { possible: true, until };
 }
@@ -62,13 +69,12 @@ export async function retryJobs(
   const matched = await deps.records.failed(filter, options.limit + 1);
   const more = matched.length > options.limit;
   const jobs = matched.slice(0, options.limit);
+  const inWindow = jobs.filter((job) => retryWindow(deps, job).possible);
+  const kept = await deps.secrets.keptOf(inWindow);
   const retried: JobRecord[] = [];
-  let notRetryable = 0;
-  for (const job of jobs) {
-    if (!(await retryability(deps, job)).possible) {
-      notRetryable++;
-      continue;
-    }
+  const notRetryable = jobs.length - kept.size;
+  for (const job of inWindow) {
+    if (!kept.has(job._id)) continue;
     if (options.dryRun) {
       retried.push(job);
       continue;

@@ -216,6 +216,26 @@ export class JobSecrets {
     return job.inputs.files.length === 0 || (await this.files.count({ jobId: job._id })) >= job.inputs.files.length;
   }
 
+  /**
+   * `kept` of a page of jobs (a bulk retry): two counts when every job is whole, which an outage's
+   * jobs are, and the check per job only when some are not. A file's `_id` is its job's and role's,
+   * so the totals matching means each job's count does.
+   */
+  async keptOf(jobs: Array<{ _id: string; inputs?: StoredInputs | null }>): Promise<Set<string>> {
+    const withInputs = jobs.filter((job) => job.inputs);
+    const apartIds = withInputs.filter((job) => job.inputs && 'apart' in job.inputs).map((job) => job._id);
+    const withFiles = withInputs.filter((job) => job.inputs && job.inputs.files.length > 0);
+    const filesOwed = withFiles.reduce((sum, job) => sum + (job.inputs?.files.length ?? 0), 0);
+    const [apart, files] = await Promise.all([
+      apartIds.length > 0 ? this.apart.count({ _id: { $in: apartIds } }) : 0,
+      withFiles.length > 0 ? this.files.count({ jobId: { $in: withFiles.map((job) => job._id) } }) : 0,
+    ]);
+    if (apart === apartIds.length && files === filesOwed) return new Set(withInputs.map((job) => job._id));
+    const kept = new Set<string>();
+    for (const job of withInputs) if (await this.kept(job)) kept.add(job._id);
+    return kept;
+  }
+
   /** D17: files older than `maxAgeMs` go whatever their job's state. */
   async sweepFiles(maxAgeMs: number): Promise<number> {
     return this.files.deleteMany({ createdAt: { $lte: new Date(this.clock.now() - maxAgeMs) } });
