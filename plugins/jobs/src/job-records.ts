@@ -80,6 +80,13 @@ const UNFINISHED_STATUSES: readonly JobStatus[] = ['pending', 'processing'];
 const UNFINISHED = { status: { $in: UNFINISHED_STATUSES } };
 
 /** The job as SPEC 2.5 shows it; composite fields only for jobs of more than one step. */
+/** A job's id is a random UUID as `submitJob` draws it: anything else names no job, unread. */
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function isJobId(id: string): boolean {
+  return JOB_ID.test(id);
+}
+
 export function toResource(job: JobRecord): Job {
   const resource: Job = {
     jobId: job._id,

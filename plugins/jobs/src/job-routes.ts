@@ -1,10 +1,8 @@
 /** HTTP side of jobs: the five POST operations (SPEC 4.8-4.12b) and GET /{opcoId}/jobs/{jobId} (4.13). */
 import { createError, type PluginApi } from '@opco-proxy/core';
 import { JOB_OPERATIONS, kindOfOperation } from './job-plan.js';
-import { toResource, type JobRecords } from './job-records.js';
+import { isJobId, toResource, type JobRecords } from './job-records.js';
 import { submitJob, type SubmissionDeps } from './submission.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function mountJobRoutes(
   api: PluginApi<unknown>,
@@ -25,7 +23,7 @@ export function mountJobRoutes(
   }
   api.route('getJob', async ({ params, tenant }) => {
     deps.opcos.get(params.opcoId);
-    const job = UUID.test(params.jobId)
+    const job = isJobId(params.jobId)
       ? await deps.records.findForTenant(params.jobId, tenant.hash, params.opcoId)
       : null;
     if (!job) throw createError('NOT_FOUND', `job ${params.jobId} not found`);

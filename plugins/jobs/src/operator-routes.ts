@@ -6,10 +6,8 @@
  */
 import { createError, type OpcoDirectory, type PluginApi } from '@opco-proxy/core';
 import type { AdminJob, Job } from '@opco-proxy/schemas';
-import { toResource, type JobRecord, type JobRecords } from './job-records.js';
+import { isJobId, toResource, type JobRecord, type JobRecords } from './job-records.js';
 import { BULK_LIMIT, retryability, retryJob, retryJobs, type RetryDeps } from './job-retry.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function mountOperatorRoutes(
   api: PluginApi<unknown>,
@@ -33,7 +31,7 @@ export function mountOperatorRoutes(
   });
 
   const found = async (jobId: string): Promise<JobRecord> => {
-    const job = UUID.test(jobId) ? await deps.records.get(jobId) : null;
+    const job = isJobId(jobId) ? await deps.records.get(jobId) : null;
     if (!job) throw createError('NOT_FOUND', `job ${jobId} not found`);
     return job;
   };
