@@ -84,7 +84,7 @@ export class AuditTrail {
     const { opcoId: _requestOpco, ...rest } = entry;
     return {
       ...rest,
-      tenant: /^[0-9a-f]{64}$/.test(item.tenant) ? item.tenant : null,
+      tenant: tenantHash(item.tenant),
       ...(opcoId !== undefined && { opcoId }),
       targets,
     };
@@ -112,7 +112,7 @@ export class AuditTrail {
     else if (async) outcome.idempotency = answer.status === 200 ? 'duplicate' : 'new';
     const tenant = answer.note?.tenant ?? request.tenant;
     return {
-      tenant: tenant !== undefined && /^[0-9a-f]{64}$/.test(tenant) ? tenant : null,
+      tenant: tenantHash(tenant),
       actor: request.actor,
       action,
       ...(opcoId !== undefined && { opcoId }),
@@ -122,6 +122,11 @@ export class AuditTrail {
       clientAddress: request.clientAddress,
     };
   }
+}
+
+/** The tenant as a record names it: its key's hash, or null for anything that is not one. */
+function tenantHash(tenant: string | undefined): string | null {
+  return tenant !== undefined && /^[0-9a-f]{64}$/.test(tenant) ? tenant : null;
 }
 
 function keepId(targets: AuditTargets, field: keyof AuditTargets, value: unknown): void {
