@@ -217,6 +217,7 @@ export class DeliveryWorker {
       try {
         statusCode = await postNotification(url, rawBody, headers, {
           agents: this.destinations.use(url.origin),
+          clock: this.deps.clock,
           lookup: this.lookup,
           timeoutMs,
           connectTimeoutMs,

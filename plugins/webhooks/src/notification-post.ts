@@ -13,6 +13,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
+import type { Clock, Timer } from '@opco-proxy/core';
 import type { DestinationAgents } from './destinations.js';
 
 export class AttemptTimeout extends Error {
@@ -24,6 +25,8 @@ export class AttemptTimeout extends Error {
 
 export interface PostOptions {
   agents: DestinationAgents;
+  /** The kernel's clock: the deadlines are its timers, so tests move time instead of waiting. */
+  clock: Pick<Clock, 'setTimeout'>;
   lookup: LookupFunction;
   /** From the start of the request to the end of the answer. */
   timeoutMs: number;
@@ -43,12 +46,12 @@ export function postNotification(
   return new Promise((resolve, reject) => {
     const https = url.protocol === 'https:';
     const send = https ? httpsRequest : httpRequest;
-    const timers: NodeJS.Timeout[] = [];
+    const timers: Timer[] = [];
     let settled = false;
     const settle = (err: Error | null, status = 0) => {
       if (settled) return;
       settled = true;
-      for (const timer of timers) clearTimeout(timer);
+      for (const timer of timers) timer.cancel();
       if (err) reject(err);
       else resolve(status);
     };
@@ -61,7 +64,7 @@ export function postNotification(
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       },
       (res) => {
-        clearTimeout(headersTimer);
+        headersTimer?.cancel();
         res.on('end', () => settle(null, res.statusCode ?? 0));
         res.on('error', (err) => settle(err));
         // After 'end' on every answer read whole: the error (and its stack) only for one cut off.
@@ -71,7 +74,7 @@ export function postNotification(
     );
     // Settled first: whatever error the destroyed request then reports, the attempt timed out.
     const deadline = (ms: number, what?: string) => {
-      const timer = setTimeout(() => {
+      const timer = options.clock.setTimeout(() => {
         const timeout = new AttemptTimeout(ms, what);
         settle(timeout);
         req.destroy(timeout);
@@ -89,8 +92,8 @@ export function postNotification(
     ) {
       const connectTimer = deadline(options.connectTimeoutMs!, 'no connection');
       req.once('socket', (socket: Socket) => {
-        if (!socket.connecting) clearTimeout(connectTimer);
-        else socket.once('connect', () => clearTimeout(connectTimer));
+        if (!socket.connecting) connectTimer.cancel();
+        else socket.once('connect', () => connectTimer.cancel());
       });
     }
     req.on('error', (err) => settle(err));

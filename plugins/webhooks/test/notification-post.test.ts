@@ -4,9 +4,12 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, LookupFunction } from 'node:net';
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { systemClock } from '@opco-proxy/core';
+import { TestClock } from '@opco-proxy/core/testing';
+import { eventually } from '@opco-proxy/core/eventually';
 import { guardedLookup } from '../src/ssrf.js';
-import { postNotification } from '../src/notification-post.js';
+import { postNotification, type PostOptions } from '../src/notification-post.js';
 
 interface Seen {
   method?: string;
@@ -38,13 +41,30 @@ t.teardown(() => {
   server.closeAllConnections();
   server.close();
 });
-const post = (path: string, timeoutMs = 5000) =>
+const post = (path: string, timeoutMs = 5000, clock: PostOptions['clock'] = systemClock) =>
   postNotification(
     new URL(`${base}${path}`),
     '{"event":"webhook.test"}',
     { 'content-type': 'application/json', 'svc-event': 'webhook.test' },
-    { agents, lookup: guardedLookup('development'), timeoutMs },
+    { agents, clock, lookup: guardedLookup('development'), timeoutMs },
   );
+
+/**
+ * The deadlines are timers of the clock given: a frozen one, moved once the receiver holds the
+ * request, shows the attempt ends at the deadline, not before.
+ */
+async function atDeadline(t: Test, clock: TestClock, attempt: Promise<number>, ms: number): Promise<void> {
+  let ended = false;
+  attempt.then(
+    () => (ended = true),
+    () => (ended = true),
+  );
+  await eventually(() => seen.length === 1, 'the request received');
+  await clock.advance(ms - 1);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.notOk(ended, 'still waiting a millisecond before the deadline');
+  await clock.advance(1);
+}
 
 t.beforeEach(() => {
   seen.length = 0;
@@ -71,7 +91,11 @@ t.test('a redirect is the answer: never followed', async (t) => {
 
 t.test('a receiver that never answers fails the attempt after its timeout', async (t) => {
   answer = () => {};
-  await t.rejects(post('/silent', 200), { name: 'TimeoutError', message: 'no answer within 200 ms' });
+  const clock = new TestClock({ frozen: true });
+  // A minute: on real time the test would time out first.
+  const attempt = post('/silent', 60_000, clock);
+  await atDeadline(t, clock, attempt, 60_000);
+  await t.rejects(attempt, { name: 'TimeoutError', message: 'no answer within 60000 ms' });
 });
 
 t.test('an answer that stops in the middle of its body times out too', async (t) => {
@@ -79,7 +103,10 @@ t.test('an answer that stops in the middle of its body times out too', async (t)
     res.writeHead(200, { 'content-length': '100' });
     res.write('partial');
   };
-  await t.rejects(post('/stalled', 200), { name: 'TimeoutError', message: 'no answer within 200 ms' });
+  const clock = new TestClock({ frozen: true });
+  const attempt = post('/stalled', 200, clock);
+  await atDeadline(t, clock, attempt, 200);
+  await t.rejects(attempt, { name: 'TimeoutError', message: 'no answer within 200 ms' });
 });
 
 t.test('an answer cut off in the middle fails the attempt', async (t) => {
@@ -99,7 +126,12 @@ t.test('a refused address is an ESSRF error, and nothing is sent', async (t) => 
       url,
       '{}',
       {},
-      { agents: { http: new http.Agent(), https: agents.https }, lookup: production, timeoutMs: 5000 },
+      {
+        agents: { http: new http.Agent(), https: agents.https },
+        clock: systemClock,
+        lookup: production,
+        timeoutMs: 5000,
+      },
     ),
     { code: 'ESSRF' },
   );
@@ -110,15 +142,15 @@ t.test('a refused address is an ESSRF error, and nothing is sent', async (t) => 
 // deadline, one that cannot be reached at the connection's, both well within the attempt's 10 s.
 t.test("the answer's headers have a deadline of their own, shorter than the attempt's", async (t) => {
   answer = () => {};
-  const started = Date.now();
+  const clock = new TestClock({ frozen: true });
   const timed = postNotification(
     new URL(`${base}/mute`),
     '{}',
     {},
-    { agents, lookup: guardedLookup('development'), timeoutMs: 10_000, headersTimeoutMs: 200 },
+    { agents, clock, lookup: guardedLookup('development'), timeoutMs: 10_000, headersTimeoutMs: 200 },
   );
-  await t.rejects(timed, { name: 'TimeoutError', message: 'no answer within 200 ms' });
-  t.ok(Date.now() - started < 2000, "the attempt ended at the headers' deadline, not the attempt's");
+  await atDeadline(t, clock, timed, 200);
+  await t.rejects(timed, { name: 'TimeoutError', message: 'no answer within 200 ms' }, "at the headers' deadline");
 });
 
 t.test("headers in time, a body that never ends: the attempt's own deadline", async (t) => {
@@ -126,15 +158,15 @@ t.test("headers in time, a body that never ends: the attempt's own deadline", as
     res.writeHead(200, { 'content-length': '100' });
     res.write('partial');
   };
-  await t.rejects(
-    postNotification(
-      new URL(`${base}/slow-body`),
-      '{}',
-      {},
-      { agents, lookup: guardedLookup('development'), timeoutMs: 400, headersTimeoutMs: 200 },
-    ),
-    { name: 'TimeoutError', message: 'no answer within 400 ms' },
+  const clock = new TestClock({ frozen: true });
+  const attempt = postNotification(
+    new URL(`${base}/slow-body`),
+    '{}',
+    {},
+    { agents, clock, lookup: guardedLookup('development'), timeoutMs: 400, headersTimeoutMs: 200 },
   );
+  await atDeadline(t, clock, attempt, 400);
+  await t.rejects(attempt, { name: 'TimeoutError', message: 'no answer within 400 ms' });
 });
 
 t.test("no connection in time: the connection's deadline", async (t) => {
@@ -142,17 +174,16 @@ t.test("no connection in time: the connection's deadline", async (t) => {
   const never: LookupFunction = () => {};
   const fresh = { http: new http.Agent({ keepAlive: true }), https: new https.Agent() };
   t.teardown(() => fresh.http.destroy());
-  const started = Date.now();
-  await t.rejects(
-    postNotification(
-      new URL('http://unreachable.example/x'),
-      '{}',
-      {},
-      { agents: fresh, lookup: never, timeoutMs: 10_000, headersTimeoutMs: 5000, connectTimeoutMs: 150 },
-    ),
-    { name: 'TimeoutError', message: 'no connection within 150 ms' },
+  const clock = new TestClock({ frozen: true });
+  const attempt = postNotification(
+    new URL('http://unreachable.example/x'),
+    '{}',
+    {},
+    { agents: fresh, clock, lookup: never, timeoutMs: 10_000, headersTimeoutMs: 5000, connectTimeoutMs: 150 },
   );
-  t.ok(Date.now() - started < 2000);
+  const refused = t.rejects(attempt, { name: 'TimeoutError', message: 'no connection within 150 ms' });
+  await clock.advance(150);
+  await refused;
 });
 
 t.test('a reused connection is connected already: only the other deadlines count', async (t) => {
@@ -164,7 +195,7 @@ t.test('a reused connection is connected already: only the other deadlines count
       new URL(`${base}/again`),
       '{}',
       {},
-      { agents, lookup: guardedLookup('development'), timeoutMs: 5000, connectTimeoutMs: 50 },
+      { agents, clock: systemClock, lookup: guardedLookup('development'), timeoutMs: 5000, connectTimeoutMs: 50 },
     ),
     200,
   );

@@ -12,7 +12,7 @@ import {
   guardedLookup,
   type Mode,
 } from '../src/ssrf.js';
-import type { HostResolver, ResolvedAddress } from '@opco-proxy/core';
+import { systemClock, type HostResolver, type ResolvedAddress } from '@opco-proxy/core';
 import { postNotification } from '../src/notification-post.js';
 
 type Test = Tap.Test;
@@ -417,7 +417,7 @@ t.test('DNS rebinding against a real receiver', async (t) => {
       new URL(url),
       '{}',
       { 'content-type': 'application/json' },
-      { agents: { http: agent, https: new https.Agent() }, lookup, timeoutMs: 5000 },
+      { agents: { http: agent, https: new https.Agent() }, clock: systemClock, lookup, timeoutMs: 5000 },
     ),
   });
 
