@@ -5,8 +5,6 @@
 // recovers; a job's Retry button does the same for one, and tells a refusal (issue 42).
 // SCREENSHOTS=1 also writes docs/images/console-*.png (npm run screenshots).
 import t, { type Test } from 'tap';
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import {
   ADMIN_KEY,
@@ -20,16 +18,7 @@ import {
   waitForJob,
   type OperatorScene,
 } from '../src/index.js';
-import { browserSkip, launchChromium } from '../src/browser.js';
-
-const IMAGES = fileURLToPath(new URL('../../../docs/images/', import.meta.url));
-const screenshots = process.env.SCREENSHOTS === '1';
-
-async function snap(page: Page, name: string): Promise<void> {
-  if (!screenshots) return;
-  mkdirSync(IMAGES, { recursive: true });
-  await page.screenshot({ path: `${IMAGES}console-${name}.png`, fullPage: true });
-}
+import { browserSkip, consoleScreenshot, openChromiumPage } from '../src/browser.js';
 
 /** The page of one job, as its link in the Jobs section opens it. */
 async function showJob(page: Page, jobId: string): Promise<void> {
@@ -41,34 +30,11 @@ async function open(page: Page, section: string): Promise<void> {
   await page.getByRole('heading', { level: 2 }).first().waitFor();
 }
 
-let skip: string | undefined;
-try {
-  skip = browserSkip();
-} catch (err) {
-  t.fail((err as Error).message);
-  skip = 'failed above';
-}
-
-t.test('the operator console in Chromium', { skip }, async (t) => {
+t.test('the operator console in Chromium', { skip: browserSkip(t) }, async (t) => {
   // `other`: a second upstream body, so that a bulk retry's opcoId filter has jobs to leave out.
   const scene = await startOperatorScene({ slowListeMs: 6000, opcos: { other: {} } });
-  const browser = await launchChromium();
-  t.teardown(async () => {
-    await browser.close();
-    await scene.close();
-  });
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  const problems: string[] = [];
-  // Failed requests are expected (the wrong key's 401s, the browser's own favicon.ico); a script
-  // error or a Content-Security-Policy violation is not.
-  page.on(
-    'console',
-    (message) =>
-      message.type() === 'error' &&
-      !message.text().startsWith('Failed to load resource') &&
-      problems.push(message.text()),
-  );
-  page.on('pageerror', (err) => problems.push(err.message));
+  t.teardown(() => scene.close());
+  const { page, problems } = await openChromiumPage(t);
 
   const answer = await page.goto(`${scene.service.url}/console`);
   t.equal(answer?.status(), 200, 'the page needs no key');
@@ -78,7 +44,7 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
   await page.getByRole('button', { name: 'Open the console' }).click();
   await page.getByRole('alert').filter({ hasText: 'The key was refused' }).waitFor();
   t.pass('a wrong key is refused and asked for again');
-  await snap(page, 'key');
+  await consoleScreenshot(page, 'key');
 
   await page.getByLabel('Operator key').fill(ADMIN_KEY);
   await page.getByRole('button', { name: 'Open the console' }).click();
@@ -94,7 +60,7 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
   );
   await job.getByText('Upstream answer').click();
   t.match(await job.innerText(), /montant incohérent avec le dossier/, 'and the upstream answer');
-  await snap(page, 'jobs');
+  await consoleScreenshot(page, 'jobs');
 
   // Issue 42: the job, opened.
   await job.getByRole('link', { name: 'post-facture' }).click();
@@ -119,7 +85,7 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
     10_000,
   );
   t.pass("its audit records: the tenant's submission");
-  await snap(page, 'job');
+  await consoleScreenshot(page, 'job');
 
   await open(page, 'Syncs and pollers');
   const sync = page.locator(`tr[data-sync-id="${scene.runningSyncId}"]`);
@@ -127,7 +93,7 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
   t.match(await sync.innerText(), /processing/, 'the running sync');
   t.equal(await sync.locator('progress').count(), 1, 'with its progress bar');
   await page.getByRole('heading', { name: 'Pollers' }).waitFor();
-  await snap(page, 'syncs');
+  await consoleScreenshot(page, 'syncs');
 
   await open(page, 'Upstreams');
   await page.locator('article[data-opco-id="sandbox"]').waitFor();
@@ -138,11 +104,11 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
     "the slice unproven keys used (the tenants' first calls)",
   );
   t.equal(await page.getByLabel('unproven slice used for sandbox').count(), 1, 'with its bar');
-  await snap(page, 'upstreams');
+  await consoleScreenshot(page, 'upstreams');
 
   await open(page, 'Queues');
   await page.locator('tr[data-queue="webhook-deliveries"]').waitFor();
-  await snap(page, 'queues');
+  await consoleScreenshot(page, 'queues');
 
   await open(page, 'Deliveries');
   const delivery = page.locator(`tr[data-delivery-id="${scene.deliveryId}"]`);
@@ -152,7 +118,7 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
     /job\.failed[\s\S]*failed[\s\S]*500/,
     "the failed delivery, its event and the receiver's 500",
   );
-  await snap(page, 'deliveries');
+  await consoleScreenshot(page, 'deliveries');
 
   scene.receiver.fallback = { status: 200 };
   const before = scene.receiver.received.length;
@@ -207,7 +173,7 @@ t.test('the operator console in Chromium', { skip }, async (t) => {
   await page.getByRole('textbox', { name: 'Action' }).fill('deleteWebhook');
   await rowCount((n) => n === 30, 'the 30 deletions of tenant B');
   t.pass('filtered by tenant and action: the 30 deletions');
-  await snap(page, 'audit');
+  await consoleScreenshot(page, 'audit');
 
   const cut = await bulkRetry(t, page, scene);
   await retryOne(t, page, scene, cut);
@@ -271,7 +237,7 @@ async function bulkRetry(t: Test, page: Page, scene: OperatorScene): Promise<str
     'the question, with the counts',
   );
   t.same(await Promise.all([...outage, ...others].map(status)), Array(7).fill('failed'), 'counting changed nothing');
-  await snap(page, 'bulk-retry');
+  await consoleScreenshot(page, 'bulk-retry');
   await question.getByRole('button', { name: 'Retry 3 jobs' }).click();
   const done = page.getByRole('status').filter({ hasText: 'sent back to pending' });
   await done.waitFor();

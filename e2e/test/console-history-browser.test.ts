@@ -5,29 +5,11 @@
 // series nobody counted says so instead of drawing. SCREENSHOTS=1 also writes
 // docs/images/console-history*.png.
 import t from 'tap';
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import type { Locator, Page } from 'playwright-core';
+import type { Locator } from 'playwright-core';
 import { ADMIN_KEY, startService } from '../src/index.js';
-import { browserSkip, launchChromium } from '../src/browser.js';
+import { browserSkip, consoleScreenshot, openChromiumPage } from '../src/browser.js';
 
-const IMAGES = fileURLToPath(new URL('../../../docs/images/', import.meta.url));
-const screenshots = process.env.SCREENSHOTS === '1';
 const MINUTE = 60_000;
-
-async function snap(page: Page, name: string): Promise<void> {
-  if (!screenshots) return;
-  mkdirSync(IMAGES, { recursive: true });
-  await page.screenshot({ path: `${IMAGES}console-${name}.png`, fullPage: true });
-}
-
-let skip: string | undefined;
-try {
-  skip = browserSkip();
-} catch (err) {
-  t.fail((err as Error).message);
-  skip = 'failed above';
-}
 
 type Point = { series: string; labels: Record<string, string>; value: number };
 
@@ -104,26 +86,13 @@ const CHARTS = [
   },
 ];
 
-t.test('the history charts in Chromium', { skip }, async (t) => {
+t.test('the history charts in Chromium', { skip: browserSkip(t) }, async (t) => {
   const service = await startService({ env: { OPCO_PROXY_ADMIN_KEY: ADMIN_KEY } });
-  const browser = await launchChromium();
-  t.teardown(async () => {
-    await browser.close();
-    await service.close();
-  });
+  t.teardown(() => service.close());
   // While it runs, beside the minutes its own recorder writes under its own instance name.
   await service.kernel.store.collection('history').insertMany(seededMinutes(Date.now()) as any);
 
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  const problems: string[] = [];
-  page.on(
-    'console',
-    (message) =>
-      message.type() === 'error' &&
-      !message.text().startsWith('Failed to load resource') &&
-      problems.push(message.text()),
-  );
-  page.on('pageerror', (err) => problems.push(err.message));
+  const { page, problems } = await openChromiumPage(t);
   await page.goto(`${service.url}/console`);
   await page.getByLabel('Operator key').fill(ADMIN_KEY);
   await page.getByRole('button', { name: 'Open the console' }).click();
@@ -176,7 +145,7 @@ t.test('the history charts in Chromium', { skip }, async (t) => {
     'nothing counted: said',
   );
   t.equal(await deliveries.locator('canvas').count(), 0, 'and not drawn');
-  await snap(page, 'history');
+  await consoleScreenshot(page, 'history');
 
   await page.getByLabel('Range').selectOption({ label: 'Last 7 days' });
   await page.locator('#chart-requests .y-label').filter({ hasText: 'answers per hour' }).waitFor();

@@ -5,20 +5,13 @@
 import t from 'tap';
 import type { JobRecord } from '../src/job-records.js';
 import { purgePassedRetryInputs, retryability, retryJob, retryJobs, type RetryDeps } from '../src/job-retry.js';
-import { OPCO, OTHER_OPCO, startJobsKernel, type JobsKernel } from './fixtures/jobs-kernel.js';
+import { OPCO, OTHER_OPCO, factureBody, startJobsKernel, type JobsKernel } from './fixtures/jobs-kernel.js';
 import { kindOfOperation } from '../src/job-plan.js';
 import { submitJob } from '../src/submission.js';
 
 const HOUR_MS = 3600_000;
 const cerfa = { numeroExterne: 'EXT-1', numeroDeca: 'DECA-1', apprenti: { nom: 'DUPONT', prenom: 'LEA' } };
-const facture = {
-  montantTotal: 10,
-  numero: 'FAC-1',
-  dateEmission: '2024-10-15',
-  ibanEmetteur: 'FR7630006000011234567890189',
-  siretEmetteur: '98765432109876',
-  lignes: [{ montant: 10, natureLigne: 'PEDAGOGIE', numeroDossier: 'D-1' }],
-};
+const facture = factureBody();
 const ok = (body: Record<string, unknown>) => ({ status: 200, body: { status: 'success', ...body } });
 const refused = { status: 422, body: { message: 'numéro déjà utilisé' } };
 const outage = { status: 503, body: { message: 'maintenance' } };
@@ -173,6 +166,12 @@ t.test('a job whose files were swept (D17: 24 hours after upload) cannot be retr
   t.match(await retryability(depsOf(jobs), job), { possible: false, reason: /files were deleted/ });
   await t.rejects(retryJob(depsOf(jobs), job), { code: 'CONFLICT' });
   t.equal((await jobOf(jobs, jobId)).status, 'failed', 'it stays failed');
+
+  // In a bulk retry beside a job whose files are kept: the page's counts do not add up, each is looked at.
+  const fresh = await jobs.submit('postDossier', { cerfa, _files: { cerfa: [Buffer.from('%PDF-cerfa')] } });
+  await jobs.worker().worker.handle(fresh, false);
+  const bulk = await retryJobs(depsOf(jobs), { opcoId: OPCO }, { dryRun: true, limit: 1000 });
+  t.match(bulk.answer, { matched: 2, retried: 1, notRetryable: 1, jobIds: [fresh] });
 });
 
 t.test('only failed jobs are retried', async (t) => {

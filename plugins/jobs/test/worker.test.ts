@@ -3,19 +3,12 @@
 // the upstream may already have taken is never sent again blindly.
 import t from 'tap';
 import { JobRecords, toResource } from '../src/job-records.js';
-import { KEY, OPCO, startJobsKernel, type JobsKernel } from './fixtures/jobs-kernel.js';
+import { KEY, OPCO, factureBody, startJobsKernel, type JobsKernel } from './fixtures/jobs-kernel.js';
 
 const DAY_MS = 24 * 3600_000;
 /** SPEC 8: 3 attempts, backoff 1 s, 2 s, 4 s. */
 const BACKOFF_MS = [1000, 2000, 4000];
-const facture = {
-  montantTotal: 1250.5,
-  numero: 'FAC-1',
-  dateEmission: '2024-10-15',
-  ibanEmetteur: 'FR7630006000011234567890189',
-  siretEmetteur: '98765432109876',
-  lignes: [{ montant: 1250.5, natureLigne: 'PEDAGOGIE', numeroDossier: 'D-1' }],
-};
+const facture = factureBody();
 const cerfa = { numeroExterne: 'EXT-1', numeroDeca: 'DECA-1', apprenti: { nom: 'DUPONT', prenom: 'LEA' } };
 const ok = (body: Record<string, unknown>) => ({ status: 200, body: { status: 'success', ...body } });
 
