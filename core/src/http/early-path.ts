@@ -72,12 +72,14 @@ async function serveEarly(
     }
     // As Koa does: a connection already answered (408 to a body too slow) or gone gets nothing more.
     if (writable(res)) {
+      // Encoded once: the length is the bytes' (a string would be scanned for it, then encoded to write).
       const json = body instanceof RawJson ? body.json : JSON.stringify(body);
+      const bytes = typeof json === 'string' ? Buffer.from(json) : json;
       const head = answerHeaders(requestId, inFlight);
       for (const name in headers) head.push(name, headers[name]);
-      head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json)));
+      head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(bytes.length));
       res.writeHead(status, head);
-      res.end(json);
+      res.end(bytes);
     }
   } finally {
     inFlight.leave();
