@@ -137,6 +137,25 @@ t.test('a body that stops half-way is a timeout too', async (t) => {
   t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), { code: 'TIMEOUT' });
 });
 
+t.test("a body that drips never idles, yet the call's whole deadline cuts it (CallDeadline)", async (t) => {
+  let drip: NodeJS.Timeout | undefined;
+  t.teardown(() => clearInterval(drip));
+  const { client, opco } = await setup(
+    t,
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[');
+      drip = setInterval(() => res.write('0,'), 20);
+    },
+    { timeoutMs: 300 },
+  );
+  t.match(await failure(t, client.call(callContext(opco, 'GET /dossiers/etats'))), {
+    code: 'TIMEOUT',
+    status: 504,
+    message: /did not answer GET \/dossiers\/etats within the time limit/,
+  });
+});
+
 t.test('an upstream that cannot be reached: 502 NETWORK_ERROR', async (t) => {
   const { upstream, client, opco } = await setup(t);
   await upstream.close();

@@ -22,6 +22,7 @@ import {
   truncatedText,
 } from '../limits/json-limits.js';
 import type { CallContext, FileContent, UpstreamAnswer } from './call-context.js';
+import { CallDeadline } from './call-deadline.js';
 import type { AuthTransport, UpstreamAuth } from '../upstream-auth/auth-strategy.js';
 import type { UpstreamErrorRule } from '../profile/profile.js';
 
@@ -73,6 +74,7 @@ export class UpstreamClient {
 
   /** How token requests and the like go out: the same client, same limits. */
   readonly transport: AuthTransport = async (request) => {
+    const deadline = new CallDeadline(request.timeoutMs);
     try {
       const response = await (
         await this.dispatcher()
@@ -82,13 +84,15 @@ export class UpstreamClient {
         method: 'POST',
         headers: request.headers,
         body: request.body,
-        signal: AbortSignal.timeout(request.timeoutMs),
+        signal: deadline,
       });
       return { status: response.statusCode, text: await response.body.text() };
     } catch (err) {
       throw Object.assign(new Error((err as Error).message), {
         code: (err as { name?: string }).name === 'TimeoutError' ? 'TIMEOUT' : 'NETWORK',
       });
+    } finally {
+      deadline.disarm();
     }
   };
 
@@ -113,7 +117,7 @@ export class UpstreamClient {
   }
 
   private async send(ctx: CallContext, authHeaders: Record<string, string>): Promise<RawAnswer> {
-    const { publisher, timeoutMs, maxAnswerBytes } = this.options;
+    const { publisher, timeoutMs } = this.options;
     const url = new URL(ctx.opco.baseUrl.replace(/\/+$/, '') + ctx.routeProfile.upstream);
     if (ctx.method === 'GET')
       for (const [name, value] of Object.entries(ctx.query)) url.searchParams.append(name, value);
@@ -140,12 +144,23 @@ export class UpstreamClient {
       body = JSON.stringify(ctx.body);
       headers['content-type'] = 'application/json';
     }
-    const signal = AbortSignal.timeout(timeoutMs);
+    const signal = new CallDeadline(timeoutMs);
+    try {
+      return await this.exchange(ctx, { origin: url.origin, path: url.pathname + url.search, headers, body, signal });
+    } finally {
+      signal.disarm();
+    }
+  }
+
+  /** The request, then its answer read whole within `maxAnswerBytes`; the deadline covers both. */
+  private async exchange(
+    ctx: CallContext,
+    request: Pick<Dispatcher.RequestOptions, 'origin' | 'path' | 'headers' | 'body' | 'signal'>,
+  ): Promise<RawAnswer> {
+    const { maxAnswerBytes } = this.options;
     let response: Dispatcher.ResponseData;
     try {
-      response = await (
-        await this.dispatcher()
-      ).request({ origin: url.origin, path: url.pathname + url.search, method: ctx.method, headers, body, signal });
+      response = await (await this.dispatcher()).request({ ...request, method: ctx.method });
     } catch (err) {
       throw networkError(ctx, err);
     }
@@ -239,7 +254,7 @@ function multipartBody(
 
 function networkError(ctx: CallContext, err: unknown): ServiceError {
   if (isServiceError(err)) return err;
-  // AbortSignal.timeout aborts with a TimeoutError, whether waiting for headers or for the body.
+  // The call's deadline (CallDeadline) aborts with a TimeoutError, whether waiting for headers or for the body.
   const name = (err as { name?: string }).name;
   if (name === 'TimeoutError') {
     return createError('TIMEOUT', `upstream ${ctx.opco.id} did not answer ${ctx.route} within the time limit`, {
