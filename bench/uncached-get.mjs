@@ -211,6 +211,7 @@ try {
       },
       { name: 'got tuned', values: clientRounds.map((r) => r['got tuned'] / r['undici pool']) },
       { name: 'undici request()', values: clientRounds.map((r) => r['undici request'] / r['undici pool']) },
+      { name: "the service's client", values: clientRounds.map((r) => r['opco-proxy client'] / r['undici pool']) },
     ],
   );
   // One core does 1e6 µs of work a second: a proxy costing the undici proxy's CPU plus the answer's

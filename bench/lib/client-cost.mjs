@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // CPU per upstream call of got (as the upstream client called it, and tuned: keep-alive agent,
-// no hooks) against undici's Pool, to the same upstream, in one process on the service core,
-// interleaved rounds. Prints one JSON line: per-round CPU µs per call of each client.
+// no hooks) and of the service's own upstream client (core's UpstreamClient: its headers, deadline,
+// bounded read, JSON parse and depth check) against undici's Pool, to the same upstream, in one
+// process on the service core, interleaved rounds. Prints one JSON line: per-round CPU µs per call
+// of each client.
 //   node bench/lib/client-cost.mjs --upstream URL [--calls 4000] [--rounds 5]
 import { Agent } from 'node:http';
 import { parseArgs } from 'node:util';
 import got from 'got';
 import { Pool, request as undiciRequest } from 'undici';
+import { UpstreamClient } from '../../core/dist/src/pipeline/upstream-client.js';
 
 const { values } = parseArgs({
   options: {
@@ -27,6 +30,30 @@ const headers = {
   authorization: 'Bearer t',
 };
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 64 });
+const service = new UpstreamClient({
+  publisher: { editeur: 'e', logiciel: 'l', version: 'v' },
+  timeoutMs: 30_000,
+  maxAnswerBytes: 8 << 20,
+});
+service.authenticate('bench', { headers: async () => ({ authorization: 'Bearer t' }), refused: () => false });
+const route = 'GET /dossiers/etats';
+const routeProfile = { upstream: '/v2/dossiers/etats' };
+const opco = { id: 'bench', baseUrl: values.upstream, profile: { routes: { [route]: routeProfile } } };
+/** A call context as the pipeline hands it to the client (core's CallContext), made anew per call. */
+const callContext = () => ({
+  opco,
+  route,
+  routeProfile,
+  method: 'GET',
+  tenant: { hash: 'bench', apiKey: 'k' },
+  query: { numeroPage: '1' },
+  priority: 1,
+  synchronous: true,
+  upstreamHeaders: {},
+  warnings: [],
+  startedAt: 0,
+  cache: 'none',
+});
 const pool = new Pool(values.upstream, { connections: 64 });
 
 const clients = {
@@ -68,6 +95,9 @@ const clients = {
     });
     JSON.parse(await res.body.text());
   },
+  'opco-proxy client': async () => {
+    await service.call(callContext());
+  },
   'undici request': async () => {
     const res = await undiciRequest(`${url}?numeroPage=1`, { headers });
     JSON.parse(await res.body.text());
@@ -97,4 +127,5 @@ for (let round = 0; round < Number(values.rounds); round++) {
 }
 console.log(JSON.stringify(rounds));
 await pool.close();
+await service.close();
 process.exit(0);
