@@ -79,7 +79,6 @@ export interface FailedJobFilter {
 const UNFINISHED_STATUSES: readonly JobStatus[] = ['pending', 'processing'];
 const UNFINISHED = { status: { $in: UNFINISHED_STATUSES } };
 
-/** The job as SPEC 2.5 shows it; composite fields only for jobs of more than one step. */
 /** A job's id is a random UUID as `submitJob` draws it: anything else names no job, unread. */
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -87,6 +86,7 @@ export function isJobId(id: string): boolean {
   return JOB_ID.test(id);
 }
 
+/** The job as SPEC 2.5 shows it; composite fields only for jobs of more than one step. */
 export function toResource(job: JobRecord): Job {
   const resource: Job = {
     jobId: job._id,
