@@ -2,6 +2,7 @@
 // multipart) and how every answer and failure comes back, against a real node:http upstream.
 import t, { type Test } from 'tap';
 import { AuthRefreshNeeded, ServiceError, UpstreamClient, type UpstreamAuth } from '../src/application.js';
+import { oauthClientCredentials, systemClock } from '../src/index.js';
 import { callContext, inlineOpco, json, startUpstream, type Answer } from './fixtures/upstream-server.js';
 
 const PUBLISHER = { editeur: 'Ed', logiciel: 'Log', version: '9.9' };
@@ -327,6 +328,40 @@ t.test('the auth transport posts token requests through the same client', async 
     .transport({ url: upstream.url, headers: {}, body: '', timeoutMs: 100 })
     .catch((err: unknown) => err);
   t.match(late, { code: 'TIMEOUT' }, 'a token request has its time limit');
+});
+
+t.test('a token answer over maxAnswerBytes is refused, whether declared or streamed', async (t) => {
+  const big = JSON.stringify({ access_token: 'x'.repeat(2000) });
+  const { upstream, client } = await setup(t, (_req, res) => json(res, 200, JSON.parse(big)), {
+    maxAnswerBytes: 1000,
+  });
+  const send = () =>
+    client.transport({ url: upstream.url, headers: {}, body: '', timeoutMs: 1000 }).catch((err: unknown) => err);
+  t.match(await send(), { code: 'TOO_LARGE' }, 'Content-Length over the limit');
+  upstream.answer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    res.write(big.slice(0, 600));
+    setTimeout(() => res.end(big.slice(600)), 20);
+  });
+  t.match(await send(), { code: 'TOO_LARGE' }, 'chunks over the limit');
+  upstream.answer((_req, res) => json(res, 200, { access_token: 'x'.repeat(900) }));
+  t.match(await send(), { status: 200, text: /^\{"access_token":"x{900}"\}$/ }, 'an answer under the limit passes');
+});
+
+t.test('an OAuth token answer over the limit is an unusable upstream answer, not a network error', async (t) => {
+  const { upstream, client } = await setup(t, (_req, res) => json(res, 200, { access_token: 'x'.repeat(2000) }), {
+    maxAnswerBytes: 1000,
+  });
+  const auth = oauthClientCredentials().setup({
+    opcoId: 'big',
+    adapter: 'inline',
+    entry: { tokenUrl: `${upstream.url}/token`, clientId: 'c', clientSecretEnv: 'SECRET' },
+    env: { SECRET: 's' },
+    clock: systemClock,
+    timeoutMs: 1000,
+    send: client.transport,
+  });
+  t.match(await failure(t, auth.headers()), { code: 'UPSTREAM_INVALID_RESPONSE', status: 502 });
 });
 
 t.test('an opco without authentication is a programming error, not a call', async (t) => {

@@ -72,9 +72,15 @@ export class UpstreamClient {
     return this.agent;
   }
 
-  /** How token requests and the like go out: the same client, same limits. */
+  /**
+   * How token requests and the like go out: the same client, same limits — a token endpoint's
+   * answer over `maxAnswerBytes` is refused (code TOO_LARGE) like any other upstream answer's.
+   */
   readonly transport: AuthTransport = async (request) => {
+    const { maxAnswerBytes } = this.options;
     const deadline = new CallDeadline(request.timeoutMs);
+    let text: string | undefined;
+    let status: number;
     try {
       const response = await (
         await this.dispatcher()
@@ -86,7 +92,9 @@ export class UpstreamClient {
         body: request.body,
         signal: deadline,
       });
-      return { status: response.statusCode, text: await response.body.text() };
+      status = response.statusCode;
+      if (Number(response.headers['content-length']) > maxAnswerBytes) response.body.destroy();
+      else text = (await readCapped(response.body, maxAnswerBytes))?.toString('utf8');
     } catch (err) {
       throw Object.assign(new Error((err as Error).message), {
         code: (err as { name?: string }).name === 'TimeoutError' ? 'TIMEOUT' : 'NETWORK',
@@ -94,6 +102,12 @@ export class UpstreamClient {
     } finally {
       deadline.disarm();
     }
+    if (text === undefined) {
+      throw Object.assign(new Error(`the token endpoint answered more than ${maxAnswerBytes} bytes`), {
+        code: 'TOO_LARGE',
+      });
+    }
+    return { status, text };
   };
 
   async close(): Promise<void> {

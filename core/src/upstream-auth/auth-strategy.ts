@@ -23,6 +23,10 @@ export interface AuthSetup {
   send: AuthTransport;
 }
 
+/**
+ * Sends a token request; rejects with an error whose `code` is TIMEOUT, NETWORK, or TOO_LARGE (the
+ * answer passed the client's `maxAnswerBytes`).
+ */
 export type AuthTransport = (request: {
   url: string;
   headers: Record<string, string>;

@@ -78,10 +78,20 @@ class ClientCredentials implements UpstreamAuth {
     try {
       answer = await this.setup.send({ url: this.tokenUrl, ...this.tokenRequest(), timeoutMs });
     } catch (err) {
-      const timedOut = (err as { code?: string }).code === 'TIMEOUT';
-      throw createError(timedOut ? 'TIMEOUT' : 'NETWORK_ERROR', `upstream token endpoint of ${opcoId} unreachable`, {
-        cause: err,
-      });
+      const code = (err as { code?: string }).code;
+      if (code === 'TOO_LARGE') {
+        throw createError(
+          'UPSTREAM_INVALID_RESPONSE',
+          `upstream token endpoint of ${opcoId}: ${(err as Error).message}`,
+        );
+      }
+      throw createError(
+        code === 'TIMEOUT' ? 'TIMEOUT' : 'NETWORK_ERROR',
+        `upstream token endpoint of ${opcoId} unreachable`,
+        {
+          cause: err,
+        },
+      );
     }
     const body = parseObject(answer.text);
     const token = body?.[this.options.tokenField ?? 'access_token'];
