@@ -15,7 +15,7 @@ import {
   type Plugin,
 } from '../src/application.js';
 import { INLINE_ADAPTER } from './fixtures/inline-adapter.js';
-import { json, startUpstream, type Upstream } from './fixtures/upstream-server.js';
+import { answerJson, startRecordingServer, type RecordingServer } from '../src/testing/recording-server.js';
 
 const KEY = 'tenant-key-0001';
 const ADMIN_KEY = 'a'.repeat(40);
@@ -57,7 +57,7 @@ function echoPlugin(seen: Seen[]): Plugin {
 
 interface Rig {
   url: string;
-  upstream: Upstream;
+  upstream: RecordingServer;
   clock: TestClock;
   seen: Seen[];
   kernel: Kernel;
@@ -69,7 +69,7 @@ interface Rig {
 }
 
 async function rig(t: Test, config: Record<string, unknown> = {}): Promise<Rig> {
-  const upstream = await startUpstream((_req, res) => json(res, 200, PAGE));
+  const upstream = await startRecordingServer((_req, res) => answerJson(res, 200, PAGE));
   const store = await createEmbeddedStore({});
   const queue = createEmbeddedQueue();
   const clock = new TestClock({ frozen: true });
@@ -294,7 +294,7 @@ t.test('methods: 405 with Allow on a known path, 204 to OPTIONS, 501 for a metho
 
 t.test('a key the upstream refused is answered 403 at the edge, without another upstream call', async (t) => {
   const r = await rig(t);
-  r.upstream.answer((_req, res) => json(res, 403, { message: 'unknown key' }));
+  r.upstream.answer((_req, res) => answerJson(res, 403, { message: 'unknown key' }));
   isError(t, await r.send('GET', '/up/dossiers/etats'), 403, 'HTTP_ERROR', 'the upstream refused it');
   isError(t, await r.send('GET', '/up/dossiers/etats?numeroPage=2'), 403, 'HTTP_ERROR', 'refused again');
   isError(

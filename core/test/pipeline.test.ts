@@ -20,14 +20,13 @@ import {
   type Opco,
   type UpstreamOutcome,
 } from '../src/application.js';
+import { callContext, inlineOpco } from './fixtures/inline-profile.js';
 import {
-  callContext,
-  inlineOpco,
-  json,
-  startUpstream,
-  type Answer,
-  type Upstream,
-} from './fixtures/upstream-server.js';
+  answerJson,
+  startRecordingServer,
+  type RecordingAnswer,
+  type RecordingServer,
+} from '../src/testing/recording-server.js';
 
 const PAGE = { status: 'ok', EtatDossierResult: [] };
 
@@ -54,7 +53,7 @@ class RecordingAdmission implements AdmissionProvider {
 }
 
 interface Rig {
-  upstream: Upstream;
+  upstream: RecordingServer;
   pipeline: Pipeline;
   hooks: Hooks;
   admission: RecordingAdmission;
@@ -68,11 +67,11 @@ interface Rig {
 
 async function rig(
   t: Test,
-  answer: Answer = (_req, res) => json(res, 200, PAGE),
+  answer: RecordingAnswer = (_req, res) => answerJson(res, 200, PAGE),
   refusable = false,
   routes?: Opco['profile']['routes'],
 ): Promise<Rig> {
-  const upstream = await startUpstream(answer);
+  const upstream = await startRecordingServer(answer);
   const client = new UpstreamClient({
     publisher: { editeur: 'e', logiciel: 'l', version: 'v' },
     timeoutMs: 2000,
@@ -158,7 +157,7 @@ t.test('a miss, or a fresh call, goes upstream; a successful GET is offered to t
 });
 
 t.test('a POST is never looked up nor stored', async (t) => {
-  const r = await rig(t, (_req, res) => json(res, 201, { id: 'd' }));
+  const r = await rig(t, (_req, res) => answerJson(res, 201, { id: 'd' }));
   let looked = 0;
   let stored = 0;
   r.hooks.add('lookup', () => void looked++);
@@ -176,7 +175,7 @@ t.test('step 5: the profile transforms the request, then beforeCall hooks; step 
     },
     'POST /dossiers': { upstream: '/dossiers', request: [rename({ siret: 'numeroSiret' })] },
   };
-  const r = await rig(t, (_req, res) => json(res, 200, { ...PAGE, upstreamTotal: 3 }), false, routes);
+  const r = await rig(t, (_req, res) => answerJson(res, 200, { ...PAGE, upstreamTotal: 3 }), false, routes);
   const seen: unknown[] = [];
   r.hooks.add('beforeCall', (ctx) => {
     seen.push(ctx.method === 'GET' ? ctx.query : ctx.body);
@@ -204,7 +203,7 @@ t.test('step 4: each call is admitted, carries its lease headers, and releases w
   });
   t.equal(r.upstream.received[0].headers['svc-hub-token'], 'grant-1');
   t.match(r.admission.released, [{ status: 200 }]);
-  r.upstream.answer((_req, res) => json(res, 500, {}));
+  r.upstream.answer((_req, res) => answerJson(res, 500, {}));
   await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'UPSTREAM_ERROR', status: 500 });
   t.match(r.admission.released[1], { status: 500 }, "the upstream's status");
   await r.upstream.close();
@@ -233,7 +232,7 @@ t.test('a release that fails does not fail a call that has happened', async (t) 
 
 t.test('D10: a curable 401 is called again once, admitted on its own with fresh credentials', async (t) => {
   let calls = 0;
-  const r = await rig(t, (_req, res) => (++calls === 1 ? json(res, 401, {}) : json(res, 200, PAGE)), true);
+  const r = await rig(t, (_req, res) => (++calls === 1 ? answerJson(res, 401, {}) : answerJson(res, 200, PAGE)), true);
   t.same(await r.pipeline.run(r.ctx('GET /dossiers/etats')), PAGE);
   t.equal(r.admission.requests.length, 2, 'two admissions');
   t.match(r.admission.released, [{ status: 401 }, { status: 200 }]);
@@ -245,14 +244,14 @@ t.test('D10: a curable 401 is called again once, admitted on its own with fresh 
     ],
   );
   calls = 0;
-  r.upstream.answer((_req, res) => json(res, 401, {}));
+  r.upstream.answer((_req, res) => answerJson(res, 401, {}));
   await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'HTTP_ERROR' }, 'a second 401 is the answer');
   t.equal(r.upstream.received.length, 4, 'and there is no third call');
 });
 
 t.test('step 8: drift from the schema is a warning, counted; a missing required field is unusable', async (t) => {
   const drifted = { ...PAGE, total: 'three' };
-  const r = await rig(t, (_req, res) => json(res, 200, drifted));
+  const r = await rig(t, (_req, res) => answerJson(res, 200, drifted));
   const ctx = r.ctx('GET /dossiers/etats');
   t.same(await r.pipeline.run(ctx), drifted, 'the drifted answer is returned');
   t.ok(ctx.warnings.length > 0, `warnings: ${ctx.warnings.join('; ')}`);
@@ -260,12 +259,12 @@ t.test('step 8: drift from the schema is a warning, counted; a missing required 
     { value: 1, labels: { opco: 'up' } },
   ]);
   const clean = r.ctx('GET /dossiers/etats');
-  r.upstream.answer((_req, res) => json(res, 200, PAGE));
+  r.upstream.answer((_req, res) => answerJson(res, 200, PAGE));
   await r.pipeline.run(clean);
   t.same(clean.warnings, []);
-  r.upstream.answer((_req, res) => json(res, 200, { status: 'ok' }));
+  r.upstream.answer((_req, res) => answerJson(res, 200, { status: 'ok' }));
   await t.rejects(r.pipeline.run(r.ctx('GET /dossiers/etats')), { code: 'UPSTREAM_INVALID_RESPONSE', status: 502 });
-  r.upstream.answer((_req, res) => json(res, 200, [PAGE]));
+  r.upstream.answer((_req, res) => answerJson(res, 200, [PAGE]));
   await t.rejects(
     r.pipeline.run(r.ctx('GET /dossiers/etats')),
     { code: 'UPSTREAM_INVALID_RESPONSE' },
@@ -275,7 +274,7 @@ t.test('step 8: drift from the schema is a warning, counted; a missing required 
 
 t.test("step 9: the window counts upstream failures, not answers about the client's input (D13)", async (t) => {
   let status = 200;
-  const r = await rig(t, (_req, res) => json(res, status, status === 200 ? PAGE : {}));
+  const r = await rig(t, (_req, res) => answerJson(res, status, status === 200 ? PAGE : {}));
   for (const next of [200, 404, 400, 500, 503]) {
     status = next;
     await r.pipeline.run(r.ctx('GET /dossiers/etats')).catch(() => undefined);
@@ -299,7 +298,7 @@ t.test(
 
 t.test('what the upstream says of the key is kept: refused keys stop at the pipeline', async (t) => {
   let status = 200;
-  const r = await rig(t, (_req, res) => json(res, status, status === 200 ? PAGE : {}));
+  const r = await rig(t, (_req, res) => answerJson(res, status, status === 200 ? PAGE : {}));
   const proven = r.ctx('GET /dossiers/etats', { tenant: { hash: 'good', apiKey: 'g' } });
   await r.pipeline.run(proven);
   t.equal(await r.standing.of('up', 'good'), 'proven');

@@ -19,7 +19,7 @@ import {
   resolveConfig,
   type KernelErrorCode,
 } from '../src/application.js';
-import { json, startUpstream } from './fixtures/upstream-server.js';
+import { answerJson, startRecordingServer } from '../src/testing/recording-server.js';
 
 const KEY = 'tenant-key-0001';
 const PLAIN_ADAPTER = fileURLToPath(new URL('../../test/fixtures/plain-adapter.mjs', import.meta.url));
@@ -72,7 +72,7 @@ async function refusal(t: Test, adapter: string, code: KernelErrorCode): Promise
 }
 
 t.test('a plain JavaScript adapter without sync and polling starts and answers', async (t) => {
-  const upstream = await startUpstream((_req, res) => json(res, 200, PAGE));
+  const upstream = await startRecordingServer((_req, res) => answerJson(res, 200, PAGE));
   t.teardown(() => upstream.close());
   const kernel = await start(t, PLAIN_ADAPTER, upstream.url);
   const opco = kernel.opcos.get('up');

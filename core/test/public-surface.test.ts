@@ -147,7 +147,11 @@ const SURFACE: Array<[string, string, string[]]> = [
       'isPlainObject',
     ],
   ],
-  ['@opco-proxy/core/testing', '../src/testing/index.js', ['TestClock', 'eventually', 'startRelay']],
+  [
+    '@opco-proxy/core/testing',
+    '../src/testing/index.js',
+    ['TestClock', 'answerJson', 'eventually', 'startRecordingServer', 'startRelay'],
+  ],
 ];
 
 for (const [entry, file, names] of SURFACE) {

@@ -3,7 +3,8 @@
 import t, { type Test } from 'tap';
 import { AuthRefreshNeeded, ServiceError, UpstreamClient, type UpstreamAuth } from '../src/application.js';
 import { oauthClientCredentials, systemClock } from '../src/index.js';
-import { callContext, inlineOpco, json, startUpstream, type Answer } from './fixtures/upstream-server.js';
+import { callContext, inlineOpco } from './fixtures/inline-profile.js';
+import { answerJson, startRecordingServer, type RecordingAnswer } from '../src/testing/recording-server.js';
 
 const PUBLISHER = { editeur: 'Ed', logiciel: 'Log', version: '9.9' };
 const ROUTES = {
@@ -19,10 +20,10 @@ function bearer(refusable = false): UpstreamAuth {
 
 async function setup(
   t: Test,
-  answer?: Answer,
+  answer?: RecordingAnswer,
   options: { timeoutMs?: number; maxAnswerBytes?: number; refusable?: boolean; errors?: never[] } = {},
 ) {
-  const upstream = await startUpstream(answer);
+  const upstream = await startRecordingServer(answer);
   const client = new UpstreamClient({
     publisher: PUBLISHER,
     timeoutMs: options.timeoutMs ?? 5000,
@@ -48,7 +49,9 @@ async function failure(t: Test, call: Promise<unknown>): Promise<ServiceError> {
 }
 
 t.test('a GET carries the query and the headers of SPEC 1.1; lease and hook headers override', async (t) => {
-  const { upstream, client, opco } = await setup(t, (_req, res) => json(res, 200, { items: [1] }, { 'x-up': 'u' }));
+  const { upstream, client, opco } = await setup(t, (_req, res) =>
+    answerJson(res, 200, { items: [1] }, { 'x-up': 'u' }),
+  );
   const ctx = callContext(opco, 'GET /dossiers/etats', {
     query: { numeroPage: '2', etat: 'a b' },
     requestId: 'req-42',
@@ -83,7 +86,7 @@ t.test("without a request id, none is sent; the authentication header is the str
 });
 
 t.test('a POST sends its body as JSON', async (t) => {
-  const { upstream, client, opco } = await setup(t, (_req, res) => json(res, 201, { id: 'd1' }));
+  const { upstream, client, opco } = await setup(t, (_req, res) => answerJson(res, 201, { id: 'd1' }));
   const answer = await client.call(callContext(opco, 'POST /dossiers', { body: { siret: '123', n: [1, 2] } }));
   t.same(answer, { status: 201, body: { id: 'd1' }, headers: answer.headers });
   const [sent] = upstream.received;
@@ -92,7 +95,7 @@ t.test('a POST sends its body as JSON', async (t) => {
 });
 
 t.test('a multipart POST: the metadata part, then one `fichier` part per file, as sent', async (t) => {
-  const { upstream, client, opco } = await setup(t, (_req, res) => json(res, 200, { ok: true }));
+  const { upstream, client, opco } = await setup(t, (_req, res) => answerJson(res, 200, { ok: true }));
   const pdf = Buffer.from('%PDF-1.4 facture');
   const bytes = Buffer.from([0, 1, 2, 255]);
   await client.call(
@@ -186,7 +189,7 @@ t.test(
 
 t.test('answers over maxAnswerBytes are unusable, whether declared or streamed', async (t) => {
   const big = JSON.stringify({ data: 'x'.repeat(2000) });
-  const { upstream, client, opco } = await setup(t, (_req, res) => json(res, 200, JSON.parse(big)), {
+  const { upstream, client, opco } = await setup(t, (_req, res) => answerJson(res, 200, JSON.parse(big)), {
     maxAnswerBytes: 1000,
   });
   t.match(
@@ -204,7 +207,7 @@ t.test('answers over maxAnswerBytes are unusable, whether declared or streamed',
     { code: 'UPSTREAM_INVALID_RESPONSE' },
     'chunks over the limit',
   );
-  upstream.answer((_req, res) => json(res, 200, { data: 'x'.repeat(900) }));
+  upstream.answer((_req, res) => answerJson(res, 200, { data: 'x'.repeat(900) }));
   t.equal(
     ((await client.call(callContext(opco, 'GET /dossiers/etats'))).body as { data: string }).data.length,
     900,
@@ -231,7 +234,9 @@ t.test('a 2xx that is not JSON, or too deep, is unusable; an empty one is null',
 t.test('error answers map onto the table of SPEC 7', async (t) => {
   let status = 0;
   let headers: Record<string, string> = {};
-  const { client, opco } = await setup(t, (_req, res) => json(res, status, { message: `said ${status}` }, headers));
+  const { client, opco } = await setup(t, (_req, res) =>
+    answerJson(res, status, { message: `said ${status}` }, headers),
+  );
   const cases: Array<[number, Record<string, string>, object]> = [
     [401, {}, { code: 'HTTP_ERROR', status: 403, upstreamStatus: 401 }],
     [403, {}, { code: 'HTTP_ERROR', status: 403, upstreamStatus: 403 }],
@@ -302,7 +307,7 @@ t.test('a large error body is kept as text cut short', async (t) => {
 });
 
 t.test('a 401 is retried once when the authentication says fresh credentials may do (D10)', async (t) => {
-  const { client, opco } = await setup(t, (_req, res) => json(res, 401, {}), { refusable: true });
+  const { client, opco } = await setup(t, (_req, res) => answerJson(res, 401, {}), { refusable: true });
   const first = await client.call(callContext(opco, 'GET /dossiers/etats')).catch((err: unknown) => err);
   t.ok(first instanceof AuthRefreshNeeded, 'the first 401 asks for a refresh');
   t.match(
@@ -313,7 +318,7 @@ t.test('a 401 is retried once when the authentication says fresh credentials may
 });
 
 t.test('the auth transport posts token requests through the same client', async (t) => {
-  const { upstream, client } = await setup(t, (_req, res) => json(res, 200, { access_token: 'a' }));
+  const { upstream, client } = await setup(t, (_req, res) => answerJson(res, 200, { access_token: 'a' }));
   const answer = await client.transport({
     url: `${upstream.url}/oauth/token?x=1`,
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -332,7 +337,7 @@ t.test('the auth transport posts token requests through the same client', async 
 
 t.test('a token answer over maxAnswerBytes is refused, whether declared or streamed', async (t) => {
   const big = JSON.stringify({ access_token: 'x'.repeat(2000) });
-  const { upstream, client } = await setup(t, (_req, res) => json(res, 200, JSON.parse(big)), {
+  const { upstream, client } = await setup(t, (_req, res) => answerJson(res, 200, JSON.parse(big)), {
     maxAnswerBytes: 1000,
   });
   const send = () =>
@@ -344,12 +349,12 @@ t.test('a token answer over maxAnswerBytes is refused, whether declared or strea
     setTimeout(() => res.end(big.slice(600)), 20);
   });
   t.match(await send(), { code: 'TOO_LARGE' }, 'chunks over the limit');
-  upstream.answer((_req, res) => json(res, 200, { access_token: 'x'.repeat(900) }));
+  upstream.answer((_req, res) => answerJson(res, 200, { access_token: 'x'.repeat(900) }));
   t.match(await send(), { status: 200, text: /^\{"access_token":"x{900}"\}$/ }, 'an answer under the limit passes');
 });
 
 t.test('an OAuth token answer over the limit is an unusable upstream answer, not a network error', async (t) => {
-  const { upstream, client } = await setup(t, (_req, res) => json(res, 200, { access_token: 'x'.repeat(2000) }), {
+  const { upstream, client } = await setup(t, (_req, res) => answerJson(res, 200, { access_token: 'x'.repeat(2000) }), {
     maxAnswerBytes: 1000,
   });
   const auth = oauthClientCredentials().setup({

@@ -1,14 +1,12 @@
 // The console's client of the operator API (ui/operator-api.ts, as esbuild bundles it for the page):
 // the key kept for the tab and sent as a Bearer token, answers and refusals of a real kernel's
 // /admin routes told apart, and answers no JSON comes with (a proxy's error page) still explained.
-import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { build } from 'esbuild';
 import { createEmbeddedStore } from '@opco-proxy/core';
 import { createKernel, resolveConfig } from '@opco-proxy/core/application';
+import { startRecordingServer } from '@opco-proxy/core/testing';
 
 const ADMIN_KEY = 'operator-key-of-the-console-tests-0001';
 
@@ -57,28 +55,14 @@ async function operatorService(t: Test): Promise<string> {
   return kernel.listen(0, '127.0.0.1');
 }
 
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-}
-
-/** A plain server answering each request with the status, type and text given, and recording it. */
-async function answering(t: Test, status: number, type: string, text: string): Promise<{ url: string; seen: Seen[] }> {
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    seen.push({ method: req.method!, url: req.url!, headers: req.headers });
+/** A recording server answering each request with the status, type and text given. */
+async function answering(t: Test, status: number, type: string, text: string) {
+  const server = await startRecordingServer((_request, res) => {
     res.writeHead(status, { 'content-type': type });
     res.end(text);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.teardown(async () => {
-    server.closeAllConnections();
-    server.close();
-    await once(server, 'close');
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  t.teardown(() => server.close());
+  return { url: server.url, seen: server.received };
 }
 
 /** The error `promise` rejects with (a test fails if it resolves). */
@@ -143,7 +127,7 @@ t.test('each call carries the key as a Bearer token, asks for JSON and uses the 
   t.same(await callAdmin(`${server.url}/admin/deliveries/d%201/resend`, 'POST'), { queued: true });
   t.same(await callAdmin(`${server.url}/admin/jobs?status=failed`), { queued: true });
   t.same(
-    server.seen.map((s) => [s.method, s.url, s.headers.authorization, s.headers.accept]),
+    server.seen.map((s) => [s.method, s.path, s.headers.authorization, s.headers.accept]),
     [
       ['POST', '/admin/deliveries/d%201/resend', 'Bearer k-2', 'application/json'],
       ['GET', '/admin/jobs?status=failed', 'Bearer k-2', 'application/json'],
