@@ -1,5 +1,5 @@
 /**
- * Headless Chromium for the console's browser tests: Debian's `chromium` package, driven by
+ * Headless Chromium for the browser tests (the console, the reference page): Debian's `chromium` package, driven by
  * playwright-core (which downloads no browser of its own). Locally a test is skipped, and says
  * why, when the browser is not installed; in CI (`CI` set) a missing browser fails it instead,
  * since .ci/run installs it. Tests import this module directly, not through index.ts, so that
@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -21,12 +21,18 @@ const IMAGES = fileURLToPath(new URL('../../../docs/images/', import.meta.url));
 export function browserSkip(t: Test): string | undefined {
   if (existsSync(CHROMIUM_PATH)) return undefined;
   if (process.env.CI) {
-    t.fail(
-      `${CHROMIUM_PATH} is missing: CI must run the console's browser test (.ci/run installs the chromium package)`,
-    );
+    t.fail(`${CHROMIUM_PATH} is missing: CI must run the browser tests (.ci/run installs the chromium package)`);
     return 'failed above';
   }
-  return `${CHROMIUM_PATH} is not installed (apt-get install chromium): the console's browser test is skipped on this machine`;
+  return `${CHROMIUM_PATH} is not installed (apt-get install chromium): the browser tests are skipped on this machine`;
+}
+
+/** A fresh headless Chromium, closed when `t` ends. */
+export async function launchChromium(t: Test): Promise<Browser> {
+  // --no-sandbox: CI runs as root, where Chromium's own sandbox cannot start.
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox'] });
+  t.teardown(() => browser.close());
+  return browser;
 }
 
 export interface ChromiumPage {
@@ -40,10 +46,7 @@ export interface ChromiumPage {
  * a service whose teardown a test registers before this call closes after the browser.
  */
 export async function openChromiumPage(t: Test): Promise<ChromiumPage> {
-  // --no-sandbox: CI runs as root, where Chromium's own sandbox cannot start.
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  const page = await (await launchChromium(t)).newPage({ viewport: { width: 1440, height: 900 } });
   const problems: string[] = [];
   // Failed requests are expected (a wrong key's 401s, the browser's own favicon.ico); a script
   // error or a Content-Security-Policy violation is not.
