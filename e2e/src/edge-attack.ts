@@ -36,6 +36,12 @@ export interface AttackOutcome {
   /** Upstream calls per stranger key during the attack, the most any key got. */
   mostCallsOfOneKey: number;
   strangerUpstreamCalls: number;
+  /**
+   * Of them, those the upstream received before the stranger's first 403 came back: made while
+   * no stranger was known at the opcoId yet, in the calm slice (P13). A loaded machine has more
+   * of them in flight at once.
+   */
+  strangerOnsetCalls: number;
 }
 
 export interface EdgeScene {
@@ -116,20 +122,29 @@ export async function startEdgeScene(options: SceneOptions = {}): Promise<EdgeSc
       const receivedBefore = sandbox.received.length;
       const cfaAnswers: Promise<number>[] = [];
       const strangerAnswers: Promise<number>[] = [];
+      let firstRefusalAt = Infinity;
+      const strangerGet = (key: string) =>
+        get(stranger, key).then((status) => {
+          if (status === 403) firstRefusalAt = Math.min(firstRefusalAt, Date.now());
+          return status;
+        });
       const started = Date.now();
       // Sent on a fixed schedule, never waiting for answers: 2/s for the CFA, 20/s for the stranger.
       for (let tick = 0; Date.now() - started < durationMs; tick++) {
         if (tick % 10 === 0) cfaAnswers.push(get(cfa, CFA_KEY));
-        if (attack !== 'none') strangerAnswers.push(get(stranger, strangerKey(tick)));
+        if (attack !== 'none') strangerAnswers.push(strangerGet(strangerKey(tick)));
         const next = started + (tick + 1) * 50;
         await sleep(Math.max(0, next - Date.now()));
       }
       const cfaStatuses = await Promise.all(cfaAnswers);
       const strangerStatuses = await Promise.all(strangerAnswers);
       const perKey = new Map<string, number>();
+      let onset = 0;
       for (const call of sandbox.received.slice(receivedBefore)) {
         const key = String(call.headers['x-api-key']);
-        if (key !== CFA_KEY) perKey.set(key, (perKey.get(key) ?? 0) + 1);
+        if (key === CFA_KEY) continue;
+        perKey.set(key, (perKey.get(key) ?? 0) + 1);
+        if (call.at <= firstRefusalAt) onset++;
       }
       return {
         attack,
@@ -141,6 +156,7 @@ export async function startEdgeScene(options: SceneOptions = {}): Promise<EdgeSc
         stranger: { sent: strangerStatuses.length, statuses: histogram(strangerStatuses) },
         mostCallsOfOneKey: Math.max(0, ...perKey.values()),
         strangerUpstreamCalls: [...perKey.values()].reduce((sum, n) => sum + n, 0),
+        strangerOnsetCalls: onset,
       };
     },
     async metrics() {
@@ -169,6 +185,6 @@ export function describeOutcome(outcome: AttackOutcome): string {
       .join(', ');
   return (
     `${outcome.attack}: CFA ${outcome.cfa.answered}/${outcome.cfa.sent} (${shown(outcome.cfa.statuses)}); stranger ${outcome.stranger.sent} (${shown(outcome.stranger.statuses)}); ` +
-    `${outcome.strangerUpstreamCalls} stranger calls upstream, at most ${outcome.mostCallsOfOneKey} per key`
+    `${outcome.strangerUpstreamCalls} stranger calls upstream (${outcome.strangerOnsetCalls} before its first 403), at most ${outcome.mostCallsOfOneKey} per key`
   );
 }
