@@ -1,9 +1,9 @@
 /**
- * Headless Chromium for the browser tests (the console, the reference page): Debian's `chromium` package, driven by
- * playwright-core (which downloads no browser of its own). Locally a test is skipped, and says
- * why, when the browser is not installed; in CI (`CI` set) a missing browser fails it instead,
- * since .ci/run installs it. Tests import this module directly, not through index.ts, so that
- * only they load playwright-core, a devDependency.
+ * Headless Chromium for the browser tests (the console, the reference page): Debian's `chromium`
+ * package, driven by playwright-core (which downloads no browser of its own). Locally a test is
+ * skipped, and says why, when the browser is not installed; in CI (`CI` set) a missing browser
+ * fails it instead, since .ci/run installs it. Tests import this module directly, not through
+ * index.ts, so that only they load playwright-core, a devDependency.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -78,20 +78,10 @@ class ClientCredentials implements UpstreamAuth {
     try {
       answer = await this.setup.send({ url: this.tokenUrl, ...this.tokenRequest(), timeoutMs });
     } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code === 'TOO_LARGE') {
-        throw createError(
-          'UPSTREAM_INVALID_RESPONSE',
-          `upstream token endpoint of ${opcoId}: ${(err as Error).message}`,
-        );
-      }
-      throw createError(
-        code === 'TIMEOUT' ? 'TIMEOUT' : 'NETWORK_ERROR',
-        `upstream token endpoint of ${opcoId} unreachable`,
-        {
-          cause: err,
-        },
-      );
+      const { code, message } = err as { code?: string; message: string };
+      if (code === 'TOO_LARGE') throw createError('UPSTREAM_INVALID_RESPONSE', `upstream ${opcoId}: ${message}`);
+      const unreachable = `upstream token endpoint of ${opcoId} unreachable`;
+      throw createError(code === 'TIMEOUT' ? 'TIMEOUT' : 'NETWORK_ERROR', unreachable, { cause: err });
     }
     const body = parseObject(answer.text);
     const token = body?.[this.options.tokenField ?? 'access_token'];
