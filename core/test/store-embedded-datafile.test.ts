@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { DuplicateKeyError } from '../src/ports/store.js';
 import { createEmbeddedStore } from '../src/store/embedded-store.js';
+import { EmbeddedCollection } from '../src/store/embedded-collection.js';
+import { Datafile } from '../src/store/datafile.js';
 
 type Row = { _id: string; [field: string]: unknown };
 
@@ -100,4 +103,88 @@ t.test('every acknowledged write survives a kill -9', async (t) => {
     if ((doc?.n ?? null) !== expected) lost.push(i);
   }
   t.strictSame(lost, [], 'no acknowledged insert, update or deletion is lost');
+});
+
+t.test('concurrent writes: each acknowledged once its line is in the file, in the order they were made', async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'log.db');
+  const log = new EmbeddedCollection<Row>(file, () => undefined);
+  t.teardown(() => log.close());
+  await log.insertOne({ _id: 'first' });
+  const unwritten: string[] = [];
+  const writes: Promise<unknown>[] = [];
+  for (let i = 0; i < 200; i++) {
+    const id = `d${i}`;
+    // Made without waiting: the update is queued behind the insert, the deletion behind both.
+    writes.push(log.insertOne({ _id: id, n: 0 }));
+    writes.push(
+      log.findOneAndUpdate({ _id: id }, { $inc: { n: 1 } }).then(() => {
+        if (!readFileSync(file, 'utf8').includes(`{"_id":"${id}","n":1}`)) unwritten.push(id);
+      }),
+    );
+    if (i % 4 === 0) writes.push(log.deleteOne({ _id: id }));
+  }
+  await Promise.all(writes);
+  t.strictSame(unwritten, [], 'no update was acknowledged before its line was written');
+  const lines = readFileSync(file, 'utf8').trim().split('\n');
+  t.ok(
+    lines.indexOf('{"_id":"d7","n":0}') < lines.indexOf('{"_id":"d7","n":1}'),
+    "an update's line comes after its insert's",
+  );
+  const reader = new EmbeddedCollection<Row>(file, () => undefined);
+  const kept = await reader.find({}, { sort: { _id: 1 } });
+  t.equal(kept.length, 1 + 150, 'read again: every insert but the deleted');
+  t.ok(
+    kept.every((doc) => doc._id === 'first' || doc.n === 1),
+    'each with its update',
+  );
+});
+
+t.test('a compaction while writes go on loses none of them', async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'log.db');
+  const log = new EmbeddedCollection<Row>(file, () => undefined);
+  t.teardown(() => log.close());
+  // About 3 MB: the rewrite writes it in several chunks, and writes come between them.
+  await log.insertMany(Array.from({ length: 1000 }, (_, i) => ({ _id: `d${i}`, n: 0, pad: 'x'.repeat(3000) })));
+  let compacting = true;
+  const compaction = log.compact().finally(() => (compacting = false));
+  const writes: Promise<unknown>[] = [];
+  let duringCompaction = 0;
+  // A few writes a turn of the event loop, while the rewrite writes its chunks.
+  for (let i = 0; i < 1000; i += 2) {
+    writes.push(log.updateMany({ _id: `d${i}` }, { $set: { n: 1 } }));
+    if (i % 10 === 2) writes.push(log.deleteOne({ _id: `d${i + 1}` }));
+    if (compacting) duringCompaction++;
+    if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  writes.push(log.insertOne({ _id: 'late', n: 2 }));
+  await Promise.all([compaction, ...writes]);
+  t.ok(duringCompaction > 50, `${duringCompaction} updates made while the rewrite ran`);
+  // A second reader of the file, as the process restarted after a crash would be.
+  const reader = new EmbeddedCollection<Row>(file, () => undefined);
+  t.equal(await reader.count({}), 1000 - 100 + 1, 'the deletions and the late insert are in the file');
+  t.equal(await reader.count({ n: 1 }), 500, 'so is every update');
+  t.equal((await reader.findOne({ _id: 'late' }))?.n, 2);
+});
+
+t.test('an append made while a rewrite is under way is written to the new file', async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'log.db');
+  const { datafile } = await Datafile.open(file);
+  let during: Promise<void> | undefined;
+  function* documents() {
+    yield { _id: 'before' };
+    // Read as the rewrite goes: a change made now is queued while the rewrite runs.
+    during = datafile.append([{ _id: 'during' }]);
+    yield { _id: 'after' };
+  }
+  await datafile.rewrite(documents(), []);
+  await during;
+  const { docs } = await Datafile.open(file);
+  t.strictSame(
+    docs.map((doc) => doc._id),
+    ['before', 'after', 'during'],
+    'the rewrite, then the append made during it',
+  );
 });

@@ -6,7 +6,11 @@
  * "a,b","unique":...}}` for an index; Dates as `{"$$date": ms}`, bytes as `{"$$bytes": base64}`.
  *
  * What survives a kill -9: every write acknowledged to a caller, appended before its promise
- * resolves (written to the file, not flushed to the disk, as nedb did). A rewrite goes to
+ * resolves (written to the file, not flushed to the disk, as nedb did). Appends are queued in the
+ * order they are made and written together while the file is busy: one write of the file for
+ * the changes of many concurrent requests instead of one each (a write of the file costs tens of
+ * microseconds of CPU, most of a small change's cost). A rewrite takes its turn in the same
+ * queue: appends made meanwhile go to the new file. A rewrite goes to
  * `<file>~`, flushed, then renamed over the file; a crash before the rename leaves the previous
  * file, and a file missing at load with its `~` present is the rewrite that was being renamed.
  * A last line cut short by a crash (unreadable, with no newline after it) is dropped whatever the file's size
@@ -27,9 +31,20 @@ export type StoredDoc = Record<string, unknown> & { _id: string };
 
 const CORRUPT_ALERT_SHARE = 0.1;
 
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 export class Datafile {
   /** Kept open between appends (opening the file for each cost more than the write); closed by a rewrite. */
   private appending: FileHandle | undefined;
+  /** Lines queued for the next write of the file, and who waits for them. */
+  private pending = '';
+  private waiters: Waiter[] = [];
+  /** The file's operations, one at a time: a write of the queued lines, a rewrite. */
+  private turns: Promise<void> = Promise.resolve();
+  private writeQueued = false;
 
   private constructor(private readonly filename: string) {}
 
@@ -71,25 +86,64 @@ export class Datafile {
     return { datafile, docs: [...docs.values()], indexes: [...indexes.values()] };
   }
 
-  /** Appends documents as they are now, and deletions; resolves once written to the file. */
-  async append(docs: readonly object[], deletedIds: readonly string[] = []): Promise<void> {
+  /**
+   * Appends documents as they are now, and deletions, after every earlier append: serialised
+   * before it returns, so the caller may change them next; resolves once written to the file.
+   */
+  append(docs: readonly object[], deletedIds: readonly string[] = []): Promise<void> {
     let text = '';
     for (const doc of docs) text += serialize(doc) + '\n';
     for (const _id of deletedIds) text += serialize({ $$deleted: true, _id }) + '\n';
-    if (text !== '') await this.appendText(text);
+    return text === '' ? Promise.resolve() : this.queue(text);
   }
 
-  async appendIndex(index: IndexSpec): Promise<void> {
-    await this.appendText(indexLine(index) + '\n');
+  appendIndex(index: IndexSpec): Promise<void> {
+    return this.queue(indexLine(index) + '\n');
   }
 
-  private async appendText(text: string): Promise<void> {
-    this.appending ??= await open(this.filename, 'a');
-    await this.appending.appendFile(text, 'utf8');
+  private queue(text: string): Promise<void> {
+    this.pending += text;
+    const written = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    if (!this.writeQueued) {
+      this.writeQueued = true;
+      this.turns = this.turns.then(() => this.writePending());
+    }
+    return written;
   }
 
-  /** The datafile holding only `docs` and `indexes`, replaced whole or not at all. */
-  async rewrite(docs: Iterable<object>, indexes: readonly IndexSpec[]): Promise<void> {
+  /** Writes every line queued so far in one write; what is queued meanwhile waits for the next. */
+  private async writePending(): Promise<void> {
+    const text = this.pending;
+    const waiters = this.waiters;
+    this.pending = '';
+    this.waiters = [];
+    this.writeQueued = false;
+    try {
+      this.appending ??= await open(this.filename, 'a');
+      await this.appending.appendFile(text, 'utf8');
+      for (const waiter of waiters) waiter.resolve();
+    } catch (err) {
+      for (const waiter of waiters) waiter.reject(err);
+    }
+  }
+
+  /**
+   * The datafile holding only `docs` and `indexes`, replaced whole or not at all, once the appends
+   * queued before it are written. `docs` is read as the rewrite goes: a change made meanwhile is
+   * in it or in an append queued after it, which goes to the new file.
+   */
+  rewrite(docs: Iterable<object>, indexes: readonly IndexSpec[]): Promise<void> {
+    const done = this.turns.then(() => this.replace(docs, indexes));
+    this.turns = done.catch(() => undefined);
+    return done;
+  }
+
+  /** Resolves once every append and rewrite queued so far is done. */
+  async idle(): Promise<void> {
+    await this.turns;
+  }
+
+  private async replace(docs: Iterable<object>, indexes: readonly IndexSpec[]): Promise<void> {
     const temporary = `${this.filename}~`;
     // The handle would go on appending to the file the rename replaces.
     const appending = this.appending;

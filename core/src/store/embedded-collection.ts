@@ -1,9 +1,11 @@
 /**
  * One collection of the embedded store, behind the Store port: its documents in memory
  * (document-table.ts), MongoDB filter semantics (filter-matching.ts), the update operators
- * (update-operators.ts) and, with a directory, its datafile (datafile.ts). Writes take a mutex,
- * so a findOneAndUpdate's read and write see no other write between, and each write is appended
- * to the datafile before it is acknowledged.
+ * (update-operators.ts) and, with a directory, its datafile (datafile.ts). A write reads and
+ * changes the table and queues its append in one synchronous step, so a findOneAndUpdate's read
+ * and write see no other write between and the appends keep the order of the changes, atomic
+ * within the process, which is all the embedded store has to promise; it is acknowledged once
+ * its append is written to the datafile.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -22,7 +24,6 @@ import { Datafile, type StoredDoc } from './datafile.js';
 import { assertStorable, assertStorableUpdate, holdsBytes } from './document-depth.js';
 import { DocumentTable, type Equalities } from './document-table.js';
 import { compileFilter, equalityFields, isPlainObject, type Predicate } from './filter-matching.js';
-import { Mutex } from './mutex.js';
 import { inSortOrder } from './sort-order.js';
 import { applyUpdate, assertFieldNames, copyValue, type Modifier } from './update-operators.js';
 
@@ -41,7 +42,6 @@ interface Storage {
 }
 
 export class EmbeddedCollection<T extends Doc> implements Collection<T> {
-  private readonly writes = new Mutex();
   private readonly storage: Promise<Storage>;
 
   constructor(
@@ -56,10 +56,9 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
 
   async insertOne(doc: T): Promise<void> {
     const copy = insertable(doc);
-    await this.write(async ({ table, datafile }) => {
-      table.insert([copy]);
-      await datafile?.append([copy]);
-    });
+    const { table, datafile } = await this.open();
+    table.insert([copy]);
+    await datafile?.append([copy]);
   }
 
   /** The whole batch in one step, and only when a key is held, one by one to skip just those. */
@@ -67,27 +66,26 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     if (!Array.isArray(docs)) throw new TypeError('insertMany needs an array of documents');
     const copies = docs.map(insertable);
     if (copies.length === 0) return { duplicates: [] };
-    return this.write(async ({ table, datafile }) => {
-      const duplicates: string[] = [];
-      let inserted = copies;
-      try {
-        table.insert(copies);
-      } catch (err) {
-        if (!(err instanceof DuplicateKeyError)) throw err;
-        inserted = copies.filter((copy) => {
-          try {
-            table.insert([copy]);
-            return true;
-          } catch (err) {
-            if (!(err instanceof DuplicateKeyError)) throw err;
-            duplicates.push(copy._id);
-            return false;
-          }
-        });
-      }
-      await datafile?.append(inserted);
-      return { duplicates };
-    });
+    const { table, datafile } = await this.open();
+    const duplicates: string[] = [];
+    let inserted = copies;
+    try {
+      table.insert(copies);
+    } catch (err) {
+      if (!(err instanceof DuplicateKeyError)) throw err;
+      inserted = copies.filter((copy) => {
+        try {
+          table.insert([copy]);
+          return true;
+        } catch (err) {
+          if (!(err instanceof DuplicateKeyError)) throw err;
+          duplicates.push(copy._id);
+          return false;
+        }
+      });
+    }
+    await datafile?.append(inserted);
+    return { duplicates };
   }
 
   async findOne(filter: Filter): Promise<T | null> {
@@ -105,22 +103,21 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     assertStorableUpdate(update);
     const search = searchFor(filter);
     const { modifier, setOnInsert } = splitUpdate(update);
-    return this.write(async ({ table, datafile }) => {
-      const [before] = matching(table, search, { sort: options.sort, limit: 1 });
-      if (before) {
-        const after = modifier ? updated(before, modifier) : before;
-        if (after !== before) {
-          table.replace([[before, after]]);
-          await datafile?.append([after]);
-        }
-        return copyValue(options.returnDocument === 'before' ? before : after) as unknown as T;
+    const { table, datafile } = await this.open();
+    const [before] = matching(table, search, { sort: options.sort, limit: 1 });
+    if (before) {
+      const after = modifier ? updated(before, modifier) : before;
+      if (after !== before) {
+        table.replace([[before, after]]);
+        await datafile?.append([after]);
       }
-      if (!options.upsert) return null;
-      const inserted = upsertDocument(filter, setOnInsert, modifier);
-      table.insert([inserted]);
-      await datafile?.append([inserted]);
-      return options.returnDocument === 'before' ? null : (copyValue(inserted) as unknown as T);
-    });
+      return copyValue(options.returnDocument === 'before' ? before : after) as unknown as T;
+    }
+    if (!options.upsert) return null;
+    const inserted = upsertDocument(filter, setOnInsert, modifier);
+    table.insert([inserted]);
+    await datafile?.append([inserted]);
+    return options.returnDocument === 'before' ? null : (copyValue(inserted) as unknown as T);
   }
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
@@ -128,14 +125,13 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     const search = searchFor(filter);
     // $setOnInsert alone changes nothing in documents that already exist.
     const { modifier } = splitUpdate(update);
-    return this.write(async ({ table, datafile }) => {
-      const matches = matching(table, search, {});
-      if (!modifier || matches.length === 0) return matches.length;
-      const pairs = matches.map((doc) => [doc, updated(doc, modifier)] as const);
-      table.replace(pairs);
-      await datafile?.append(pairs.map(([, after]) => after));
-      return matches.length;
-    });
+    const { table, datafile } = await this.open();
+    const matches = matching(table, search, {});
+    if (!modifier || matches.length === 0) return matches.length;
+    const pairs = matches.map((doc) => [doc, updated(doc, modifier)] as const);
+    table.replace(pairs);
+    await datafile?.append(pairs.map(([, after]) => after));
+    return matches.length;
   }
 
   deleteOne(filter: Filter): Promise<number> {
@@ -160,49 +156,41 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     if (fields.length > 1 && !options.unique) return;
     // Directions and names mean nothing here: an index serves equality lookups only.
     const spec = { fields: [...fields].sort(), unique: options.unique ?? false };
-    await this.write(async ({ table, datafile }) => {
-      if (table.ensureIndex(spec)) await datafile?.appendIndex(spec);
-    });
+    const { table, datafile } = await this.open();
+    if (table.ensureIndex(spec)) await datafile?.appendIndex(spec);
   }
 
   sweepExpired(now: Date = new Date()): Promise<number> {
     return this.deleteMany({ expiresAt: { $lte: now } });
   }
 
-  /** Waits for queued writes, then rewrites the datafile compactly (no-op in memory). */
+  /** Rewrites the datafile compactly once the queued appends are written (no-op in memory). */
   async close(): Promise<void> {
-    await this.writes.idle();
     const storage = await this.storage.catch(() => undefined);
     await storage?.datafile?.rewrite(storage.table.byId.values(), storage.table.indexSpecs);
   }
 
-  /** Rewrites the datafile with only the documents it holds now (no-op in memory). */
+  /** Rewrites the datafile with only the documents it holds (no-op in memory). */
   async compact(): Promise<void> {
     const { table, datafile } = await this.open();
-    if (datafile) await this.writes.run(() => datafile.rewrite(table.byId.values(), table.indexSpecs));
+    await datafile?.rewrite(table.byId.values(), table.indexSpecs);
   }
 
   private async remove(filter: Filter, limit: number | undefined): Promise<number> {
     const search = searchFor(filter);
-    return this.write(async ({ table, datafile }) => {
-      const matches = matching(table, search, { limit });
-      table.remove(matches);
-      await datafile?.append(
-        [],
-        matches.map((doc) => doc._id),
-      );
-      return matches.length;
-    });
+    const { table, datafile } = await this.open();
+    const matches = matching(table, search, { limit });
+    table.remove(matches);
+    await datafile?.append(
+      [],
+      matches.map((doc) => doc._id),
+    );
+    return matches.length;
   }
 
   private async open(): Promise<Storage> {
     this.assertOpen();
     return this.storage;
-  }
-
-  private async write<R>(task: (storage: Storage) => Promise<R>): Promise<R> {
-    const storage = await this.open();
-    return this.writes.run(() => task(storage));
   }
 }
 
