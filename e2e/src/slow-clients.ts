@@ -177,28 +177,38 @@ export interface HealthProbes {
 
 /**
  * probeHealth in a process of its own, so that what the attacking sockets cost the test's own
- * event loop is not counted against the service.
+ * event loop is not counted against the service. `ready` resolves once it probes: a process takes
+ * a while to start on a loaded machine.
  */
-export function probeHealthApart(url: string, everyMs = 100): { stop(): Promise<HealthProbes> } {
+export function probeHealthApart(url: string, everyMs = 100): { ready: Promise<void>; stop(): Promise<HealthProbes> } {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), url, String(everyMs)], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  let started: () => void;
+  const ready = new Promise<void>((resolve) => (started = resolve));
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.includes(READY)) started();
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
+    ready,
     async stop() {
       child.stdin.end();
       await exited;
-      return JSON.parse(out) as HealthProbes;
+      return JSON.parse(out.slice(out.indexOf(READY) + READY.length)) as HealthProbes;
     },
   };
 }
+
+const READY = 'probing\n';
 
 // `node slow-clients.js URL EVERY_MS`: probes until its stdin ends, then prints what it saw.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = performance.now();
   const probe = probeHealth(process.argv[2], Number(process.argv[3]));
+  process.stdout.write(READY);
   process.stdin.resume();
   process.stdin.once('end', () => {
     void probe

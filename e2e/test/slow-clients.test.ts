@@ -30,6 +30,7 @@ t.test(
   '200 slowloris sockets and 200 slow bodies are closed within 15 s; /health answers within 100 ms throughout',
   async (t) => {
     const probes = probeHealthApart(scene.url);
+    await probes.ready;
     // Opened over 2 s (200 a second), as attack tools ramp up; each keeps trickling whatever it is answered.
     const headers = slowHeaders(scene.url, { count: 200, from: addresses(1, 8), rampMs: 2000 });
     const bodies = slowBodies(scene.url, {
