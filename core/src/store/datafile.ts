@@ -138,11 +138,6 @@ export class Datafile {
     return done;
   }
 
-  /** Resolves once every append and rewrite queued so far is done. */
-  async idle(): Promise<void> {
-    await this.turns;
-  }
-
   private async replace(docs: Iterable<object>, indexes: readonly IndexSpec[]): Promise<void> {
     const temporary = `${this.filename}~`;
     // The handle would go on appending to the file the rename replaces.
