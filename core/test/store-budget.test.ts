@@ -34,6 +34,38 @@ t.test('client requests: exactly limit per window, then RATE_LIMITED with Retry-
   );
 });
 
+t.test('a spent budget refuses clients without a store round trip until its first slot frees', async (t) => {
+  const store = await createEmbeddedStore({});
+  t.teardown(() => store.close());
+  const clock = new TestClock({ frozen: true });
+  const budget = new UpstreamBudget(store, clock);
+  const other = new UpstreamBudget(store, clock); // another instance on the same store
+  const o = opco(50, 10_000); // allowance: 2% of the window = 200 ms
+  for (let i = 0; i < 50; i++) await (i % 2 ? budget : other).acquire(o);
+  const slots = store.collection('upstream_budget');
+  let reads = 0;
+  for (const method of ['find', 'findOneAndUpdate'] as const) {
+    const original = slots[method].bind(slots) as (...args: unknown[]) => Promise<unknown>;
+    (slots as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => (reads++, original(...args));
+  }
+  const refusal = () =>
+    budget.acquire(o).then(
+      () => 'claimed',
+      (err: { code: string; headers: Record<string, string> }) => `${err.code} ${err.headers['Retry-After']}`,
+    );
+  t.equal(await refusal(), 'RATE_LIMITED 11', 'the first refusal reads the slots');
+  t.ok(reads > 0);
+  reads = 0;
+  for (let i = 0; i < 100; i++) t.equal(await refusal(), 'RATE_LIMITED 11');
+  // Closer to it than two calls' spacing (400 ms), a client read would wait for the slot.
+  await clock.advance(10_200 - 401);
+  t.equal(await refusal(), 'RATE_LIMITED 1', 'until the first slot is about to leave the window');
+  t.equal(reads, 0, 'none of them touched the store');
+  await clock.advance(401);
+  t.equal(await refusal(), 'claimed', 'the moment it leaves, the slot is claimed');
+  t.ok(reads > 0);
+});
+
 t.test('background work leaves 10% of the budget to clients', async (t) => {
   const store = await createEmbeddedStore({});
   t.teardown(() => store.close());
