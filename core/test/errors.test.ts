@@ -57,3 +57,15 @@ t.test(
     t.equal(kept.status, 405);
   },
 );
+
+t.test('a refusal (4xx) carries no stack, a fault (5xx) does, and the process keeps its limit', async (t) => {
+  const limit = Error.stackTraceLimit;
+  const refusal = createError('RATE_LIMITED', 'budget spent');
+  const fault = createError('UPSTREAM_ERROR', 'upstream answered 502', { status: 502 });
+  const answered = createError('UPSTREAM_ERROR', 'upstream answered 409', { status: 409 });
+  t.equal(refusal.stack, 'ServiceError: budget spent', 'only its message');
+  t.equal(answered.stack, 'ServiceError: upstream answered 409', 'the status given, not the code, decides');
+  t.match(fault.stack, /\n\s+at /, 'where it was made');
+  t.equal(Error.stackTraceLimit, limit);
+  t.match(new Error('other').stack, /\n\s+at /, 'other errors keep theirs');
+});
