@@ -7,9 +7,9 @@
 // The upstream is a fixed answer (fast); the service and the baselines run as processes pinned to
 // CPU 0, autocannon here and the upstream on CPU 1 where the machine allows. FerretDB is started on a PostgreSQL
 // database of its own (its binary from .ci/ferretdb.sh), or MONGODB_URL is used.
-// Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,mongodb] [--role serve|api] [--prefetch N] [--cpu-prof DIR] [--root DIR]
+// Run after `npm run build`:  node bench/jobs.mjs [--quick] [--rounds 3] [--duration 5] [--connections 50] [--backends embedded,embedded-disk,mongodb] [--role serve|api] [--prefetch N] [--cpu-prof DIR] [--root DIR]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -29,6 +29,7 @@ const { values: opts } = parseArgs({
     rounds: { type: 'string' },
     duration: { type: 'string' },
     connections: { type: 'string', default: '50' },
+    // `embedded-disk` is the embedded store with a `path` (datafiles) for the service and both baselines.
     backends: { type: 'string', default: 'embedded,mongodb' },
     // `api` measures acceptance alone: the HTTP role with no worker in the process (D1), as when
     // the workers run in processes of their own; nothing completes, so no drain.
@@ -85,11 +86,13 @@ async function runChild(kind, port) {
     return;
   }
   const { default: Koa } = await import('koa');
-  if (kind === 'floor-embedded') return runFloor(Koa, port);
+  // `embedded-disk`: the same store writing its datafiles in BENCH_STORE_PATH (D3's `path`).
+  const storeOptions = { path: process.env.BENCH_STORE_PATH || undefined };
+  if (kind.startsWith('floor-embedded')) return runFloor(Koa, port, storeOptions);
   let insert;
-  if (kind === 'baseline-embedded') {
+  if (kind.startsWith('baseline-embedded')) {
     const { createEmbeddedStore } = await import('@opco-proxy/core');
-    const jobs = (await createEmbeddedStore({})).collection('jobs');
+    const jobs = (await createEmbeddedStore(storeOptions)).collection('jobs');
     insert = (doc) => jobs.insertOne(doc);
   } else {
     const { MongoClient } = await import('mongodb');
@@ -130,12 +133,12 @@ async function runChild(kind, port) {
  * no admission, no bounds, no log or metric. Where it is below a goal against the one-insert
  * baseline, the goal is out of reach of the service (bench/RESULTS.md).
  */
-async function runFloor(Koa, port) {
+async function runFloor(Koa, port, storeOptions) {
   const { createEmbeddedStore, createEmbeddedQueue } = await import('@opco-proxy/core');
   const { createSealer, parseMasterKey } = await import('@opco-proxy/core/application');
   const { validateRequest } = await import('@opco-proxy/schemas');
   const { randomUUID } = await import('node:crypto');
-  const store = await createEmbeddedStore({});
+  const store = await createEmbeddedStore(storeOptions);
   const [jobs, audit] = [store.collection('jobs'), store.collection('audit')];
   const queue = createEmbeddedQueue({});
   const sealer = createSealer(parseMasterKey(MASTER_KEY));
@@ -290,7 +293,17 @@ async function main() {
         const id = `bench_jobs_${process.pid}_${round}_${Date.now() % 100000}`;
         // A database of the baseline's own: its documents in the service's would be read by the
         // service's sweeps and backlog gauge as pending jobs (until 2026-11-26 they shared one).
-        const env = { BENCH_MONGODB_URL: ferret?.url, BENCH_DATABASE: `${id}_baseline` };
+        const storePath = (side) => {
+          if (backend !== 'embedded-disk') return '';
+          const dir = mkdtempSync(join(tmpdir(), `${id}-${side}-`));
+          cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+          return dir;
+        };
+        const env = {
+          BENCH_MONGODB_URL: ferret?.url,
+          BENCH_DATABASE: `${id}_baseline`,
+          BENCH_STORE_PATH: storePath('baseline'),
+        };
         const baseline = await start(self(`baseline-${backend}`), env);
         await load(baseline.url, warmS);
         const baseCpu = baseline.cpuSeconds();
@@ -298,8 +311,8 @@ async function main() {
         const baseCpuUs = ((baseline.cpuSeconds() - baseCpu) * 1e6) / Math.max(1, base['2xx']);
         await baseline.stop();
         let floor;
-        if (ACCEPT_ONLY && backend === 'embedded') {
-          const bare = await start(self('floor-embedded'));
+        if (ACCEPT_ONLY && backend.startsWith('embedded')) {
+          const bare = await start(self(`floor-${backend}`), { BENCH_STORE_PATH: storePath('floor') });
           await load(bare.url, warmS);
           const floorCpu = bare.cpuSeconds();
           const run = await load(bare.url);
@@ -309,7 +322,7 @@ async function main() {
           };
           await bare.stop();
         }
-        const config = serviceConfig(backend, upstream.url, ferret?.url, id);
+        const config = serviceConfig(backend, upstream.url, ferret?.url, id, storePath('service'));
         const file = join(mkdtempSync(join(tmpdir(), 'bench-jobs-')), 'config.json');
         writeFileSync(file, JSON.stringify(config));
         const profiling = opts['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', opts['cpu-prof']] : [];
@@ -409,7 +422,7 @@ async function main() {
   process.exit(failures ? 1 : 0);
 }
 
-function serviceConfig(backend, upstreamUrl, mongoUrl, id) {
+function serviceConfig(backend, upstreamUrl, mongoUrl, id, storePath) {
   return {
     mode: 'development',
     host: '127.0.0.1',
@@ -423,6 +436,7 @@ function serviceConfig(backend, upstreamUrl, mongoUrl, id) {
       ...(PENDING_BOUND_KNOWN && { tenantPending: { jobs: 10_000_000 } }),
       ...(opts.prefetch && { prefetch: Number(opts.prefetch) }),
     },
+    ...(storePath && { store: { type: 'embedded', path: storePath } }),
     ...(backend === 'mongodb' && {
       store: { type: 'mongodb', url: mongoUrl, database: id },
       queue: { type: 'rabbitmq', url: RABBITMQ_URL, prefix: id },
@@ -487,7 +501,11 @@ function report(results, counts, { rounds, durationS, connections, pinned }) {
     `jobs: ${rounds} interleaved round(s) of ${durationS} s at ${connections} connections, ${pinned ? `service and baselines on CPU 0, load, the upstream${opts['mongodb-url'] || !opts.backends.includes('mongodb') ? '' : " and the bench's FerretDB"} on CPU 1 (PostgreSQL and RabbitMQ not pinned)` : 'not pinned'}; Node ${process.version}`,
   );
   for (const [backend, rows] of Object.entries(results)) {
-    const name = backend === 'embedded' ? 'embedded (in-process store and queue)' : 'FerretDB-on-PostgreSQL + RabbitMQ';
+    const name = {
+      embedded: 'embedded (in-process store and queue)',
+      'embedded-disk': 'embedded, datafiles on disk (store.path; every side)',
+      mongodb: 'FerretDB-on-PostgreSQL + RabbitMQ',
+    }[backend];
     recordRatios(`${name}${ACCEPT_ONLY ? ', the api role alone' : ''}`, [
       { name: 'acceptance / baseline', values: rows.map((r) => r.accepted / r.baseline) },
       { name: 'accept p99 / baseline p99', values: rows.map((r) => r.acceptP99 / r.baseP99) },
@@ -524,7 +542,7 @@ function report(results, counts, { rounds, durationS, connections, pinned }) {
     console.log(
       `  completion / baseline          ${stats(rows.map((r) => r.completed / r.baseline))}${backend === 'mongodb' ? '   (goal >= 0.5)' : ''}`,
     );
-    if (backend === 'embedded')
+    if (backend.startsWith('embedded'))
       console.log(`  completed jobs/s               ${stats(rows.map((r) => r.completed))}   (goal >= 1000)`);
     console.log(
       `  service CPU per job, ms        ${stats(rows.map((r) => r.cpuPerJobMs))}   (acceptance and completion; 1,000 jobs/s on one core needs <= 1)`,
