@@ -11,7 +11,7 @@ export interface HealthProbe {
 }
 
 /** GET /health every `everyMs` (one at a time, on its own connection), timing each answer. */
-export function probeHealth(url: string, everyMs = 20): HealthProbe {
+export function probeHealthKeptAlive(url: string, everyMs = 20): HealthProbe {
   const agent = new Agent({ connections: 1, pipelining: 1 });
   let maxMs = 0;
   let probes = 0;

@@ -129,7 +129,7 @@ function trickle(url: string, options: SlowOptions, start: (index: number) => st
  * GET /health every `everyMs` while running, each on a new connection (as a balancer's health
  * check does, so accepting is measured too); each probe's time to answer (ms), and failures.
  */
-export function probeHealth(
+export function probeHealthNewConnections(
   url: string,
   everyMs = 100,
 ): { stop(): Promise<{ times: number[]; at: number[]; failures: string[] }> } {
@@ -176,9 +176,9 @@ export interface HealthProbes {
 }
 
 /**
- * probeHealth in a process of its own, so that what the attacking sockets cost the test's own
- * event loop is not counted against the service. `ready` resolves once it probes: a process takes
- * a while to start on a loaded machine.
+ * probeHealthNewConnections in a process of its own, so that what the attacking sockets cost the
+ * test's own event loop is not counted against the service. `ready` resolves once it probes: a
+ * process takes a while to start on a loaded machine.
  */
 export function probeHealthApart(url: string, everyMs = 100): { ready: Promise<void>; stop(): Promise<HealthProbes> } {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), url, String(everyMs)], {
@@ -207,7 +207,7 @@ const READY = 'probing\n';
 // `node slow-clients.js URL EVERY_MS`: probes until its stdin ends, then prints what it saw.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = performance.now();
-  const probe = probeHealth(process.argv[2], Number(process.argv[3]));
+  const probe = probeHealthNewConnections(process.argv[2], Number(process.argv[3]));
   process.stdout.write(READY);
   process.stdin.resume();
   process.stdin.once('end', () => {

@@ -8,7 +8,7 @@ import { brotliCompressSync, constants } from 'node:zlib';
 import t, { type Test } from 'tap';
 import { Agent, request } from 'undici';
 import { PDF, dossierBody, send, startClientScene, waitForJob, type ClientScene } from '../src/index.js';
-import { eventLoopMaxMs, probeHealth } from '../src/request-probes.js';
+import { eventLoopMaxMs, probeHealthKeptAlive } from '../src/request-probes.js';
 import { probeHealthApart, type HealthProbes } from '../src/slow-clients.js';
 
 const KEY = 'cfa-request-bounds-0001';
@@ -186,7 +186,7 @@ function slowest(probes: HealthProbes): { maxMs: number } {
 /** Sends `body`, waits for its job, and says what it cost: the slowest /health, the longest event-loop hold. */
 async function measured(t: Test, label: string, body: Buffer) {
   await eventLoopMaxMs(scene.url);
-  const health = probeHealth(scene.url, 10);
+  const health = probeHealthKeptAlive(scene.url, 10);
   const reply = await post('/sandbox/dossiers', body);
   t.equal(reply.status, 202, `${label}: ${JSON.stringify(reply.body)}`);
   const accepted = await eventLoopMaxMs(scene.url);
