@@ -49,11 +49,23 @@ ctl() {
   env $(node_env "$n") "$RABBITMQ_BIN/rabbitmqctl" -n "$(node_name "$n")" "$@"
 }
 
+# A process, and not a zombie: a node killed a moment ago stays one until it is reaped.
+alive() {
+  local state
+  state=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+  [[ $state != Z* ]]
+}
+
 launch() {
-  local n=$1
-  if [ -f "$dir/node$n/pid" ] && kill -0 "$(cat "$dir/node$n/pid")" 2>/dev/null; then
-    echo "node $(node_name "$n") already runs (pid $(cat "$dir/node$n/pid")): stop it first" >&2
-    exit 1
+  local n=$1 pid
+  pid=$(cat "$dir/node$n/pid" 2>/dev/null || true)
+  if [ -n "$pid" ]; then
+    # A node just killed may take a moment to go.
+    for _ in $(seq 1 50); do alive "$pid" || break; sleep 0.1; done
+    if alive "$pid"; then
+      echo "node $(node_name "$n") already runs (pid $pid): stop it first" >&2
+      exit 1
+    fi
   fi
   mkdir -p "$dir/node$n/log"
   printf 'listeners.tcp.local = 127.0.0.1:%s\nloopback_users.guest = true\n' "$(amqp_port "$n")" >"$dir/node$n/rabbitmq.conf"
