@@ -122,7 +122,9 @@ export class UpstreamBudget {
    * When, at the earliest, a slot of an opco (of an index or more) leaves the window, as last
    * read. Every instance only ever stamps slots later, so until then no claim can succeed: a
    * client retrying against a spent budget is refused without a search of every slot per request
-   * (measured: 350 µs of CPU per refusal at 60 slots, 2.5 ms at 1,000).
+   * (measured: 350 µs of CPU per refusal at 60 slots, 2.5 ms at 1,000). The one exception, a
+   * limit raised by another instance's config, adds free slots this one, on its old and lower
+   * limit, may then leave unused for up to a window.
    */
   private readonly spentUntil = new Map<string, number>();
   /** D11 between tenants without a hub: pacing, headroom and fair shares of background work. */
@@ -367,6 +369,9 @@ export class UpstreamBudget {
   }
 }
 
+const spentKey = (opco: BudgetKey, fromIndex: number) =>
+  `${opco.id}:${opco.rateLimit.limit}:${opco.rateLimit.windowMs}#${fromIndex}`;
+
 /**
  * This process's place in the rotation of one opco's slots, and the stamps it wrote itself. A
  * slot's stamp only ever moves later, so a slot this process stamped inside the window is known to
@@ -376,9 +381,6 @@ export class UpstreamBudget {
  * worker with prefetch > 1 both search; the later answer pointed the rotation at the other's
  * slot, and the next claim missed). The guess skips such slots.
  */
-const spentKey = (opco: BudgetKey, fromIndex: number) =>
-  `${opco.id}:${opco.rateLimit.limit}:${opco.rateLimit.windowMs}#${fromIndex}`;
-
 class SlotRotation {
   /** The slot to try next; none before the first search. */
   private next: number | undefined;
