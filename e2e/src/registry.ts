@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -120,19 +121,22 @@ export async function startRegistry(dir: string, node: string, uplink: string): 
   });
   let log = '';
   child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  const url = await listeningUrl(child, () => log);
-  const token = await signUp(url);
-  const host = url.replace(/^http:/, '');
-  writeFileSync(
-    join(dir, 'npmrc'),
-    `registry=${url}\n${host}:_authToken=${token}\nupdate-notifier=false\nfund=false\naudit=false\n`,
-  );
-  const env = { ...cleanEnv(), npm_config_userconfig: join(dir, 'npmrc'), npm_config_registry: url };
-  return {
-    url,
-    env,
-    process: child,
-  };
+  try {
+    const url = await listeningUrl(child, () => log);
+    const token = await signUp(url);
+    const host = url.replace(/^http:/, '');
+    writeFileSync(
+      join(dir, 'npmrc'),
+      `registry=${url}\n${host}:_authToken=${token}\nupdate-notifier=false\nfund=false\naudit=false\n`,
+    );
+    const env = { ...cleanEnv(), npm_config_userconfig: join(dir, 'npmrc'), npm_config_registry: url };
+    return { url, env, process: child };
+  } catch (err) {
+    // The caller never gets the process to stop: a Verdaccio left running would keep the test's
+    // process alive until its timeout (seen in CI: 25 minutes).
+    await stopGroup(child);
+    throw err;
+  }
 }
 
 /** Verdaccio prints its address in its first log line, once it listens. */
@@ -155,14 +159,26 @@ async function listeningUrl(child: ChildProcess, log: () => string): Promise<str
   });
 }
 
-/** npm's login: a new user on Verdaccio's htpasswd, answered with a token. */
+/**
+ * npm's login: a new user on Verdaccio's htpasswd, answered with a token. Verdaccio prints its
+ * address as it starts to listen: its first connection may still be refused (seen once in CI).
+ */
 async function signUp(url: string): Promise<string> {
   const name = 'journeys';
-  const answer = await fetch(`${url}-/user/org.couchdb.user:${name}`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name, password: 'journeys-password-0001' }),
-  });
+  const put = () =>
+    fetch(`${url}-/user/org.couchdb.user:${name}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name, password: 'journeys-password-0001' }),
+    });
+  let answer: Response | undefined;
+  for (let attempt = 1; !answer; attempt++) {
+    answer = await put().catch(async (err: { cause?: { code?: string } }) => {
+      if (attempt >= 50 || err.cause?.code !== 'ECONNREFUSED') throw err;
+      await sleep(100);
+      return undefined;
+    });
+  }
   const body = (await answer.json()) as { token?: string };
   if (!answer.ok || !body.token)
     throw new Error(`Verdaccio refused the user: ${answer.status} ${JSON.stringify(body)}`);
