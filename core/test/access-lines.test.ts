@@ -42,4 +42,7 @@ t.test('pino writes its lines through the batch, each a whole JSON line', async 
     Array.from({ length: 100 }, (_, i) => `r-${i}`),
   );
   t.match(lines[0], { msg: 'request', service: 'opco-proxy', status: 200 });
+  log.info('after');
+  await new Promise<void>((resolve) => log.flush(() => resolve()));
+  t.match(written.at(-1), /"msg":"after"/, "pino's flush(cb) writes what is held, then calls back");
 });

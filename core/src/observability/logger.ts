@@ -117,12 +117,15 @@ export class LineBatch {
     return true;
   }
 
-  flush(): void {
-    if (this.lines.length === 0) return;
-    const text = this.lines.length === 1 ? this.lines[0] : this.lines.join('');
-    this.lines = [];
-    this.length = 0;
-    this.out(text);
+  /** Writes what is held; `done` as pino's `logger.flush(cb)` passes it. */
+  flush(done?: () => void): void {
+    if (this.lines.length > 0) {
+      const text = this.lines.length === 1 ? this.lines[0] : this.lines.join('');
+      this.lines = [];
+      this.length = 0;
+      this.out(text);
+    }
+    done?.();
   }
 
   stop(): void {
