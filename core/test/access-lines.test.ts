@@ -1,15 +1,15 @@
 // The access lines' batch (observability/logger.ts): lines are handed on joined, in order, once
-// the batch holds its bytes, and at once when flushed (the periodic write and the exit).
+// the batch holds its characters, and at once when flushed (the periodic write and the exit).
 import t from 'tap';
 import { pino } from 'pino';
 import { LineBatch } from '../src/observability/logger.js';
 
-t.test('lines go out joined, in order, once the batch holds its bytes', async (t) => {
+t.test('lines go out joined, in order, once the batch holds its characters', async (t) => {
   const written: string[] = [];
   const batch = new LineBatch((text) => written.push(text), 200);
   t.teardown(() => batch.stop());
   for (let i = 0; i < 9; i++) batch.write(`line ${i} ${'x'.repeat(12)}\n`);
-  t.same(written, [], 'held below 200 bytes (9 lines of 20)');
+  t.same(written, [], 'held below 200 characters (9 lines of 20)');
   batch.write(`line 9 ${'x'.repeat(12)}\n`);
   t.equal(written.length, 1, 'one write for the ten lines');
   t.same(

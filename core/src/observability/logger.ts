@@ -100,20 +100,21 @@ export function createBatchedLogger(options: { level?: string } = {}): BatchedLo
  */
 export class LineBatch {
   private lines: string[] = [];
-  private length = 0;
+  /** Characters held: the lines are ASCII but for a rare name, so about their bytes. */
+  private chars = 0;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly out: (text: string) => unknown,
-    private readonly maxBytes = BATCH_BYTES,
+    private readonly maxChars = BATCH_BYTES,
   ) {
     this.timer = setInterval(() => this.flush(), BATCH_MS).unref();
   }
 
   write(line: string): boolean {
     this.lines.push(line);
-    this.length += line.length;
-    if (this.length >= this.maxBytes) this.flush();
+    this.chars += line.length;
+    if (this.chars >= this.maxChars) this.flush();
     return true;
   }
 
@@ -122,7 +123,7 @@ export class LineBatch {
     if (this.lines.length > 0) {
       const text = this.lines.length === 1 ? this.lines[0] : this.lines.join('');
       this.lines = [];
-      this.length = 0;
+      this.chars = 0;
       this.out(text);
     }
     done?.();
