@@ -56,12 +56,15 @@ const FILES_KEY = Buffer.from('_files');
 
 export class BodyBoundsScanner {
   private depth = 0;
+  // A scanner is made per request: its counts are plain arrays, as a Uint32Array's own memory
+  // costs a microsecond to set up (a scanner cost 3.5 µs with two of them, a Uint8Array's 34 bytes
+  // live on V8's heap).
   /** By depth (1: the body), the kind of the open container and its entries so far. */
   private readonly kinds = new Uint8Array(MAX_BODY_DEPTH + 2);
-  private readonly counts = new Uint32Array(MAX_BODY_DEPTH + 2);
+  private readonly counts: number[] = new Array<number>(MAX_BODY_DEPTH + 2).fill(0);
   /** By depth, the key of the member being read: its first KEY_BYTES bytes as written, at depth * KEY_BYTES, and its length. */
   private readonly keys = Buffer.allocUnsafe((MAX_BODY_DEPTH + 2) * KEY_BYTES);
-  private readonly keyLengths = new Uint32Array(MAX_BODY_DEPTH + 2);
+  private readonly keyLengths: number[] = new Array<number>(MAX_BODY_DEPTH + 2).fill(0);
   private values = 0;
   /** Bytes read so far outside the strings of files. */
   private jsonBytes = 0;

@@ -32,6 +32,7 @@ const PLACEHOLDER_TEXT = '\\u0000file:';
 const SHORT_ESCAPES = new Map([...'"\\/bfnrt'].map((c, i) => [c.charCodeAt(0), '"\\/\b\f\n\r\t'.charCodeAt(i)]));
 /** A top-level key longer than this (as written) cannot be `_files`, even spelled with \u escapes. */
 const MAX_KEY_BYTES = 64;
+const FILES_KEY = Buffer.from('_files');
 
 const OTHER = 0;
 const TOP_KEY = 1;
@@ -225,6 +226,8 @@ function hexDigit(byte: number): number {
 /** Whether a top-level key, as written between its quotes, names `_files` (escapes and all). */
 function isFilesKey(raw: number[]): boolean {
   if (raw.length > MAX_KEY_BYTES) return false;
+  // Without an escape the key is its bytes: every top-level key of every body comes here.
+  if (!raw.includes(BACKSLASH)) return raw.length === FILES_KEY.length && raw.every((byte, i) => byte === FILES_KEY[i]);
   try {
     return JSON.parse(`"${Buffer.from(raw).toString('utf8')}"`) === '_files';
   } catch {
@@ -236,9 +239,12 @@ function isFilesKey(raw: number[]): boolean {
  * The kept text, as the chunks it came in (no copy) with the short runs between cuts copied
  * together into blocks, so that a body of many small files is not one piece per file.
  */
+/** Every cutter's block until its first copy (never written: `reserve` replaces it). */
+const NO_BLOCK = Buffer.alloc(0);
+
 class TextPieces {
   private readonly pieces: Buffer[] = [];
-  private block = Buffer.alloc(0);
+  private block = NO_BLOCK;
   private blockStart = 0;
   private used = 0;
 
