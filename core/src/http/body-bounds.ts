@@ -52,7 +52,8 @@ const EXPECT_KEY = 2;
 
 /** The bytes of a key kept to name it; a longer one is named by its start. */
 const KEY_BYTES = 64;
-const FILES_KEY = Buffer.from('_files');
+/** `_files` as written without escapes (the cutter, file-cutter.ts, looks for it too). */
+export const FILES_KEY = Buffer.from('_files');
 
 export class BodyBoundsScanner {
   private depth = 0;

@@ -13,6 +13,7 @@
  */
 import { releaseBuffer } from './resizable-buffer.js';
 import { Base64File, type Base64Outcome } from './base64-file.js';
+import { FILES_KEY } from './body-bounds.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -32,7 +33,6 @@ const PLACEHOLDER_TEXT = '\\u0000file:';
 const SHORT_ESCAPES = new Map([...'"\\/bfnrt'].map((c, i) => [c.charCodeAt(0), '"\\/\b\f\n\r\t'.charCodeAt(i)]));
 /** A top-level key longer than this (as written) cannot be `_files`, even spelled with \u escapes. */
 const MAX_KEY_BYTES = 64;
-const FILES_KEY = Buffer.from('_files');
 
 const OTHER = 0;
 const TOP_KEY = 1;
@@ -235,13 +235,13 @@ function isFilesKey(raw: number[]): boolean {
   }
 }
 
+/** Every cutter's block until its first copy (never written: `reserve` replaces it). */
+const NO_BLOCK = Buffer.alloc(0);
+
 /**
  * The kept text, as the chunks it came in (no copy) with the short runs between cuts copied
  * together into blocks, so that a body of many small files is not one piece per file.
  */
-/** Every cutter's block until its first copy (never written: `reserve` replaces it). */
-const NO_BLOCK = Buffer.alloc(0);
-
 class TextPieces {
   private readonly pieces: Buffer[] = [];
   private block = NO_BLOCK;
