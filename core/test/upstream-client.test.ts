@@ -78,6 +78,37 @@ t.test('a GET carries the query and the headers of SPEC 1.1; lease and hook head
   t.equal(sent.body.length, 0, 'no body');
 });
 
+t.test(
+  "a GET's URL: the base URL's path, the route's own query, then the call's, as URL.searchParams writes them",
+  async (t) => {
+    const { upstream, client } = await setup(t);
+    const opco = inlineOpco(`${upstream.url}/base//`, { 'GET /dossiers/etats': { upstream: '/v2/etats?fixe=1' } });
+    client.authenticate(opco.id, bearer());
+    // What the URL parser makes of each, as the client did for every call before it kept the route's URL.
+    const expected = (query: Record<string, string>) => {
+      const url = new URL(`${upstream.url}/base/v2/etats?fixe=1`);
+      for (const [name, value] of Object.entries(query)) url.searchParams.append(name, value);
+      return url.pathname + url.search;
+    };
+    const queries: Record<string, string>[] = [
+      { numeroPage: '2', etat: 'a b' },
+      { q: 'x&y=z', accent: 'éçà', plus: '1+1', slash: 'a/b?c#d' },
+      {},
+      { numeroPage: '3' },
+    ];
+    for (const query of queries) await client.call(callContext(opco, 'GET /dossiers/etats', { query }));
+    t.same(
+      upstream.received.map((r) => r.path),
+      queries.map(expected),
+    );
+    t.equal(
+      upstream.received[1].path,
+      '/base/v2/etats?fixe=1&q=x%26y%3Dz&accent=%C3%A9%C3%A7%C3%A0&plus=1%2B1&slash=a%2Fb%3Fc%23d',
+    );
+    t.equal(upstream.received[2].path, '/base/v2/etats?fixe=1', "no query of its own: the route's alone");
+  },
+);
+
 t.test("without a request id, none is sent; the authentication header is the strategy's", async (t) => {
   const { upstream, client, opco } = await setup(t);
   await client.call(callContext(opco, 'GET /dossiers/etats'));

@@ -132,9 +132,17 @@ export class UpstreamClient {
 
   private async send(ctx: CallContext, authHeaders: Record<string, string>): Promise<RawAnswer> {
     const { publisher, timeoutMs } = this.options;
-    const url = new URL(ctx.opco.baseUrl.replace(/\/+$/, '') + ctx.routeProfile.upstream);
-    if (ctx.method === 'GET')
-      for (const [name, value] of Object.entries(ctx.query)) url.searchParams.append(name, value);
+    const url = routeUrl(ctx.opco.baseUrl, ctx.routeProfile.upstream);
+    let path = url.pathname + url.search;
+    if (ctx.method === 'GET') {
+      const query = Object.entries(ctx.query);
+      if (query.length > 0) {
+        // Serialised as URL.searchParams would be, after any query the route's URL has itself.
+        const params = new URLSearchParams(url.search);
+        for (const [name, value] of query) params.append(name, value);
+        path = `${url.pathname}?${params.toString()}`;
+      }
+    }
     const headers: Record<string, string> = {
       'x-api-key': ctx.tenant.apiKey,
       editeur: publisher.editeur,
@@ -160,7 +168,7 @@ export class UpstreamClient {
     }
     const signal = new CallDeadline(timeoutMs);
     try {
-      return await this.exchange(ctx, { origin: url.origin, path: url.pathname + url.search, headers, body, signal });
+      return await this.exchange(ctx, { origin: url.origin, path, headers, body, signal });
     } finally {
       signal.disarm();
     }
@@ -231,6 +239,26 @@ interface RawAnswer {
 
 function tooLarge(ctx: CallContext, maxAnswerBytes: number): ServiceError {
   return createError('UPSTREAM_INVALID_RESPONSE', `upstream ${ctx.opco.id} answered more than ${maxAnswerBytes} bytes`);
+}
+
+/**
+ * A route's upstream URL without the call's query, parsed once: the opco's base URL and the
+ * profile's path are fixed by the configuration, and parsing them again cost every call more
+ * than its query (bench/RESULTS.md, issue 40). Bounded as the other memories of keys are (kernels
+ * made one after another in a process, tests and embedders, each bring their own base URLs).
+ */
+const routeUrls = new Map<string, URL>();
+const ROUTE_URLS_MAX = 1024;
+
+function routeUrl(baseUrl: string, upstream: string): URL {
+  const text = baseUrl.replace(/\/+$/, '') + upstream;
+  let url = routeUrls.get(text);
+  if (url === undefined) {
+    url = new URL(text);
+    if (routeUrls.size >= ROUTE_URLS_MAX) routeUrls.clear();
+    routeUrls.set(text, url);
+  }
+  return url;
 }
 
 function pathOf(url: string): string {
