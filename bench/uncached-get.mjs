@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Uncached proxied read (issue 11, goals: >= 0.35x nginx proxy_pass to the same upstream; added
-// p50 <= 2 ms at c=50): `GET /sandbox/dossiers/etats` with the route's cache lifetime set to 0,
+// Uncached proxied read (issue 11, goals: >= 0.35x nginx proxy_pass to the same upstream, which
+// issue 40 restated as >= 0.25x; added p50 <= 2 ms at c=50): `GET /sandbox/dossiers/etats` with the route's cache lifetime set to 0,
 // so every request is one upstream call through the pipeline (admission by the store budget,
 // the upstream client, the response transforms and checks), against nginx `proxy_pass` (when
 // installed) and a bare node:http + undici Pool proxy, all to one fast upstream replaying a
@@ -162,7 +162,7 @@ try {
     {
       name: `req/s vs ${baseline}`,
       values: results.map((r) => r['opco-proxy'].rps / r[baseline].rps),
-      goal: '>= 0.35',
+      goal: '>= 0.25',
     },
     {
       name: `CPU/req vs ${baseline}`,
@@ -238,7 +238,7 @@ try {
     digits: 0,
   });
   printRatios(
-    `the floor: a proxy costing the undici proxy's CPU plus the answer's own (goal >= 0.35 is out of reach where this is below it)`,
+    `the floor: a proxy costing the undici proxy's CPU plus the answer's own (goal >= 0.25 is out of reach where this is below it)`,
     rowsAbove,
   );
   const last = results[results.length - 1];
