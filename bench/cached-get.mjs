@@ -88,25 +88,25 @@ try {
     { name: 'CPU/req', values: results.map((r) => r.service.cpuUsPerRequest / r.koa.cpuUsPerRequest) },
     { name: 'RSS', values: results.map((r) => r.service.rssBytes / r.koa.rssBytes) },
   ]);
-  printRatios('the floor: Koa serving the same bytes, with the access line and the two request metrics', [
-    { name: 'floor req/s / Koa', values: results.map((r) => r.floor.rps / r.koa.rps) },
-    { name: 'floor CPU/req / Koa', values: results.map((r) => r.floor.cpuUsPerRequest / r.koa.cpuUsPerRequest) },
-    { name: 'opco-proxy req/s / floor', values: results.map((r) => r.service.rps / r.floor.rps) },
+  // Each floor against Koa, and the service against the floor, on the same rows.
+  const floorRows = (side, name) => [
+    { name: `${name} req/s / Koa`, values: results.map((r) => r[side].rps / r.koa.rps) },
+    { name: `${name} CPU/req / Koa`, values: results.map((r) => r[side].cpuUsPerRequest / r.koa.cpuUsPerRequest) },
+    { name: `opco-proxy req/s / ${name}`, values: results.map((r) => r.service.rps / r[side].rps) },
     {
-      name: 'opco-proxy CPU/req / floor',
-      values: results.map((r) => r.service.cpuUsPerRequest / r.floor.cpuUsPerRequest),
+      name: `opco-proxy CPU/req / ${name}`,
+      values: results.map((r) => r.service.cpuUsPerRequest / r[side].cpuUsPerRequest),
     },
-  ]);
+  ];
+  printRatios(
+    'the floor: Koa serving the same bytes, with the access line and the two request metrics',
+    floorRows('floor', 'floor'),
+  );
   // Issue 40's goal (>= 1.0x Koa) leaves the edge and the cache only what this floor gains over Koa.
-  printRatios('the floor without Koa: node:http answering the same bytes, with the same access line and metrics', [
-    { name: 'node floor req/s / Koa', values: results.map((r) => r.bare.rps / r.koa.rps) },
-    { name: 'node floor CPU/req / Koa', values: results.map((r) => r.bare.cpuUsPerRequest / r.koa.cpuUsPerRequest) },
-    { name: 'opco-proxy req/s / node floor', values: results.map((r) => r.service.rps / r.bare.rps) },
-    {
-      name: 'opco-proxy CPU/req / node floor',
-      values: results.map((r) => r.service.cpuUsPerRequest / r.bare.cpuUsPerRequest),
-    },
-  ]);
+  printRatios(
+    'the floor without Koa: node:http answering the same bytes, with the same access line and metrics',
+    floorRows('bare', 'node floor'),
+  );
   if (other) {
     printRatios(`ratio = this checkout / ${args.root}`, [
       { name: 'req/s', values: results.map((r) => r.service.rps / r.other.rps) },
